@@ -1,0 +1,26 @@
+// Runs the test files with Node's built-in runner and the tsx loader. Node 20's `--test` takes no globs,
+// so the files are collected here. Optional arguments narrow to suites: unit, integration, e2e.
+// The runner's closing lines (# pass / # fail) are the counts CI reads.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const suites = process.argv.slice(2).length ? process.argv.slice(2) : ['unit', 'integration', 'e2e'];
+const files = [];
+const walk = (dir) => {
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p);
+    else if (name.endsWith('.test.ts')) files.push(p);
+  }
+};
+for (const suite of suites) {
+  try { walk(join('test', suite)); } catch (e) { if (e.code !== 'ENOENT') throw e; }
+}
+if (files.length === 0) {
+  console.error(`no test files under ${suites.map((s) => `test/${s}`).join(', ')}`);
+  process.exit(1);
+}
+const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '2';
+const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], { stdio: 'inherit' });
+process.exit(res.status ?? 1);

@@ -1,0 +1,53 @@
+// Command dispatch: `sno-reconfigure <command> [options]`, `--help`, `--version`. Kept thin: each command
+// lives in src/cli/commands/ and calls into the modules that do the work.
+import { VERSION } from '../version';
+import { EXIT_OK, EXIT_USAGE, UsageError, parseCommandArgs, type CliIo, type Command } from './command';
+import { COMMANDS } from './commands/index';
+
+export function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    `sno-reconfigure ${VERSION} — reconfigures a relocated Single Node OpenShift at its edge site`,
+    '',
+    'Usage: sno-reconfigure <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Options:',
+    '  --help, -h   show help (also after a command)',
+    '  --version    print the version',
+    '',
+  ].join('\n');
+}
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    io.out(mainHelp());
+    return first === undefined ? EXIT_USAGE : EXIT_OK;
+  }
+  if (first === '--version' || first === '-v') {
+    io.out(`${VERSION}\n`);
+    return EXIT_OK;
+  }
+  const cmd: Command | undefined = COMMANDS.find((c) => c.name === first);
+  if (!cmd) {
+    io.err(`sno-reconfigure: unknown command '${first}'\n\n${mainHelp()}`);
+    return EXIT_USAGE;
+  }
+  try {
+    const args = parseCommandArgs(cmd, rest);
+    if (args.values.help === true) {
+      io.out(cmd.help.endsWith('\n') ? cmd.help : `${cmd.help}\n`);
+      return EXIT_OK;
+    }
+    return await cmd.run(args, io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`sno-reconfigure ${cmd.name}: ${e.message}\nRun 'sno-reconfigure ${cmd.name} --help' for usage.\n`);
+      return EXIT_USAGE;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,4 @@
+// The command table. Order = order in `--help`.
+import type { Command } from '../command';
+
+export const COMMANDS: Command[] = [];

@@ -1,0 +1,160 @@
+// The host seam: every file the agent touches and every command it runs goes through a Host, so the same
+// code runs against `/` on a node, a temp dir in tests, `/host` inside the podman runtime and a real
+// systemd rootfs in the end-to-end tests (DESIGN.md section 2).
+import { execFile } from 'node:child_process';
+import { promises as fs, constants as fsc } from 'node:fs';
+import * as path from 'node:path';
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** Set when the command was killed (timeout or signal). */
+  signal?: string;
+}
+
+export interface RunOptions {
+  input?: string;
+  timeoutMs?: number;
+  env?: Record<string, string | undefined>;
+}
+
+export interface Host {
+  /** The host root the agent works under (`--root`, default `/`). */
+  readonly root: string;
+  /** Absolute path on this machine for a node path such as `/etc/issue.d/x` (never escapes the root). */
+  resolve(nodePath: string): string;
+  /** Runs a host tool (systemctl, nmstatectl, mount, ...). Never throws for a non-zero exit. */
+  run(cmd: string, args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
+  readFile(nodePath: string): Promise<Buffer>;
+  readText(nodePath: string): Promise<string>;
+  /** undefined when the file does not exist. */
+  readTextIfExists(nodePath: string): Promise<string | undefined>;
+  exists(nodePath: string): Promise<boolean>;
+  listDir(nodePath: string): Promise<string[]>;
+  /** Atomic replace: temp file in the same directory, fsync, rename, fsync the directory. */
+  writeFileAtomic(nodePath: string, data: string | Buffer, mode?: number): Promise<void>;
+  mkdirp(nodePath: string, mode?: number): Promise<void>;
+  remove(nodePath: string): Promise<void>;
+}
+
+export interface LocalHostOptions {
+  root?: string;
+  /**
+   * How host tools are reached. `path`: from PATH as given (a node, or tests with stand-in tools first
+   * on PATH). `chroot`: `chroot <root> cmd ...` — the podman runtime, where the host is mounted at /host.
+   */
+  tools?: 'path' | 'chroot';
+  env?: NodeJS.ProcessEnv;
+}
+
+export function resolveUnderRoot(root: string, nodePath: string): string {
+  const normalized = path.posix.normalize(`/${nodePath}`);
+  return root === '/' ? normalized : path.join(root, normalized);
+}
+
+export class LocalHost implements Host {
+  readonly root: string;
+  private readonly tools: 'path' | 'chroot';
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(opts: LocalHostOptions = {}) {
+    this.root = path.resolve(opts.root ?? '/');
+    this.tools = opts.tools ?? 'path';
+    this.env = opts.env ?? process.env;
+  }
+
+  resolve(nodePath: string): string {
+    return resolveUnderRoot(this.root, nodePath);
+  }
+
+  run(cmd: string, args: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
+    const [file, argv] = this.tools === 'chroot' && this.root !== '/' ? ['chroot', [this.root, cmd, ...args]] : [cmd, [...args]];
+    return new Promise((resolve) => {
+      const child = execFile(
+        file,
+        argv,
+        { env: { ...this.env, ...opts.env }, timeout: opts.timeoutMs ?? 0, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
+        (err, stdout, stderr) => {
+          if (!err) return resolve({ code: 0, stdout, stderr });
+          const e = err as NodeJS.ErrnoException & { code?: number | string; signal?: string; killed?: boolean };
+          if (typeof e.code === 'string') {
+            // spawn failure (ENOENT: tool missing) — report like a shell would (127).
+            return resolve({ code: 127, stdout, stderr: `${stderr}${cmd}: ${e.message}` });
+          }
+          resolve({ code: typeof e.code === 'number' ? e.code : 1, stdout, stderr, ...(e.signal ? { signal: e.signal } : {}) });
+        },
+      );
+      if (opts.input !== undefined) child.stdin?.end(opts.input);
+    });
+  }
+
+  readFile(nodePath: string): Promise<Buffer> {
+    return fs.readFile(this.resolve(nodePath));
+  }
+
+  readText(nodePath: string): Promise<string> {
+    return fs.readFile(this.resolve(nodePath), 'utf8');
+  }
+
+  async readTextIfExists(nodePath: string): Promise<string | undefined> {
+    try {
+      return await this.readText(nodePath);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
+  async exists(nodePath: string): Promise<boolean> {
+    try {
+      await fs.access(this.resolve(nodePath), fsc.F_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async listDir(nodePath: string): Promise<string[]> {
+    try {
+      return (await fs.readdir(this.resolve(nodePath))).sort();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+  }
+
+  async writeFileAtomic(nodePath: string, data: string | Buffer, mode = 0o644): Promise<void> {
+    await writeFileAtomicAt(this.resolve(nodePath), data, mode);
+  }
+
+  async mkdirp(nodePath: string, mode = 0o755): Promise<void> {
+    await fs.mkdir(this.resolve(nodePath), { recursive: true, mode });
+  }
+
+  async remove(nodePath: string): Promise<void> {
+    await fs.rm(this.resolve(nodePath), { recursive: true, force: true });
+  }
+}
+
+/** Atomic write to an absolute path: a power cut leaves either the old or the new content, never a mix. */
+export async function writeFileAtomicAt(target: string, data: string | Buffer, mode = 0o644): Promise<void> {
+  const dir = path.dirname(target);
+  await fs.mkdir(dir, { recursive: true });
+  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${Date.now()}.tmp`);
+  const fh = await fs.open(tmp, 'w', mode);
+  try {
+    await fh.writeFile(data);
+    await fh.chmod(mode);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await fs.rename(tmp, target);
+  const dh = await fs.open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+}

@@ -1,0 +1,85 @@
+// The site-config after loading and validation, with every referenced file read and resolved. This is what
+// the steps consume; the on-disk format is the contract in DESIGN.md section 4 (see schema.ts).
+
+export interface MachineMatch {
+  systemUUID?: string;
+  serialNumber?: string;
+  macAddress?: string;
+}
+
+export interface PullSecretEntry {
+  auth?: string;
+  username?: string;
+  password?: string;
+  email?: string;
+}
+
+export interface PullSecret {
+  auths: Record<string, PullSecretEntry>;
+}
+
+export interface CertificatePair {
+  certPem: string;
+  keyPem: string;
+}
+
+export interface MirrorRule {
+  source: string;
+  mirrors: string[];
+}
+
+/** Every wait's deadline in milliseconds (defaults applied; `spec.timeouts` overrides). */
+export interface Timeouts {
+  network: number;
+  kubelet: number;
+  apiReady: number;
+  csr: number;
+  settle: number;
+  /** How long every settle condition must hold at once (operators flap). */
+  settleStability: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = {
+  network: 5 * 60_000,
+  kubelet: 5 * 60_000,
+  apiReady: 30 * 60_000,
+  csr: 20 * 60_000,
+  settle: 45 * 60_000,
+  settleStability: 2 * 60_000,
+};
+
+export interface ResolvedSiteConfig {
+  /** metadata.name */
+  name: string;
+  match?: MachineMatch;
+  clusterName?: string;
+  hostname?: string;
+  baseDomain: string;
+  network?: {
+    /** nmstate desired state (inline or from nmstateFile). */
+    nmstate: Record<string, unknown>;
+    verify: { ping: string[]; resolve: string[] };
+  };
+  pullSecret?: PullSecret;
+  pullSecretMode: 'merge' | 'replace';
+  imageDigestMirrors: MirrorRule[];
+  /** PEM, one or more certificates. */
+  additionalTrustBundle?: string;
+  certificates: { api?: CertificatePair; ingress?: CertificatePair };
+  timeouts: Timeouts;
+}
+
+export interface LoadedSiteConfig {
+  resolved: ResolvedSiteConfig;
+  /** The site-config file that was loaded (absolute path on this machine). */
+  sourcePath: string;
+  /** sha256 (hex) over the site-config file and every file it references: a changed config = a new run. */
+  digest: string;
+  warnings: ValidationProblem[];
+}
+
+export interface ValidationProblem {
+  /** Field path, e.g. `spec.network.nmstate.interfaces[0].ipv4.address[0].ip`, or a file path. */
+  path: string;
+  message: string;
+}
