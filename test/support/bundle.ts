@@ -1,0 +1,19 @@
+// The artefact under test: dist/sno-reconfigure.cjs. `npm test` builds it before the tests run; a test
+// started on its own builds it when it is missing.
+import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import * as path from 'node:path';
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'sno-reconfigure.cjs');
+
+export function ensureBundle(): string {
+  if (!existsSync(BUNDLE_PATH)) {
+    execFileSync(process.execPath, ['esbuild.config.mjs'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
+  }
+  return BUNDLE_PATH;
+}
+
+export const SHARED_DIR = path.resolve(PROJECT_ROOT, '..', 'shared');
+export const CRD_DIR = path.join(SHARED_DIR, 'reference', 'openshift-api-crds');
