@@ -33,7 +33,16 @@ export interface SimStore {
   updateStatus(resource: ResourceType, obj: KubeObject): KubeObject;
   delete(resource: ResourceType, name: string, namespace?: string): boolean;
   subscribe(listener: (event: StoreEvent) => void): () => void;
+  /**
+   * Mutating admission, run synchronously inside create/update before validation and storage (e.g. the
+   * route host generated from the apps domain, as openshift-apiserver does). Returns an unregister function.
+   */
+  addAdmission(hook: AdmissionHook): () => void;
+  /** Persist to / restore from a JSON file so the "cluster" survives a simulated power cut (etcd would). */
+  saveTo(path: string): void;
 }
+
+export type AdmissionHook = (op: 'CREATE' | 'UPDATE', resource: ResourceType, obj: KubeObject, previous: KubeObject | undefined) => void;
 
 /** An error the simulator answers with a real `Status` object. */
 export class SimApiError extends Error {

@@ -1,0 +1,26 @@
+// Where things live on the node. All are node paths, resolved under the host root by the Host.
+export const UNIT_NAME = 'sno-reconfigure.service';
+export const KUBELET_UNIT = 'kubelet.service';
+export const DEFAULT_STATE_DIR = '/var/lib/sno-reconfigure';
+export const DEFAULT_DROP_DIR = '/etc/sno-reconfigure/site-config.d';
+export const TRUSTED_KEYS_DIR = '/etc/sno-reconfigure/trusted-keys';
+/** The unit's `ConditionPathExists=!` checks this: once it exists the service never starts again. */
+export const DONE_MARKER = '/etc/sno-reconfigure/done';
+/** agetty shows every *.issue file here on the console (agetty(8), "ISSUE FILES"). */
+export const BANNER_PATH = '/etc/issue.d/50-sno-reconfigure.issue';
+/**
+ * The node-local admin kubeconfig an SNO keeps for itself (kube-apiserver-operator writes it; it talks to
+ * localhost:6443, so it works whatever the domain; reference/anchor-installer.md).
+ */
+export const DEFAULT_KUBECONFIG = '/etc/kubernetes/static-pod-resources/kube-apiserver-certs/secrets/node-kubeconfigs/localhost.kubeconfig';
+/** Factory baseline written by `prepare`. */
+export const BASELINE_FILE = '/etc/sno-reconfigure/baseline.json';
+/** Where `run` keeps its files, relative to the state directory. */
+export const STATE_FILES = {
+  journal: 'journal.json',
+  report: 'report.json',
+  siteConfigCopy: 'site-config',
+  backups: 'backups',
+  kubeconfig: 'kubeconfig-new-api',
+} as const;
+export const DEFAULT_LABELS = ['site-config', 'cluster-config', 'relocation-config'];
