@@ -40,6 +40,7 @@ export function journalDestination(fd = 1, write: (s: string) => void = (s) => {
 
 export interface LoggerOptions {
   level?: string;
+  env?: NodeJS.ProcessEnv;
   /** Force the `<N>` prefix on or off; by default it is on only when stdout is the journal. */
   journal?: boolean;
   /** Where lines go; defaults to fd 1. Tests pass a collector. */
@@ -50,12 +51,13 @@ export interface LoggerOptions {
 export const REDACTED_KEYS = ['pullSecret', 'auths', 'auth', 'password', 'token', 'key', 'privateKey', '*.pullSecret', '*.auths', '*.password', '*.token', '*.privateKey'];
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  const journal = opts.journal ?? stdoutIsJournal();
+  const env = opts.env ?? process.env;
+  const journal = opts.journal ?? stdoutIsJournal(env);
   const write = opts.write ?? ((s: string) => { writeSync(1, s); });
   const dest: DestinationStream = journal ? journalDestination(1, write) : { write };
   return pino(
     {
-      level: opts.level ?? process.env.SNO_RECONFIGURE_LOG_LEVEL ?? 'info',
+      level: opts.level ?? env.SNO_RECONFIGURE_LOG_LEVEL ?? 'info',
       base: undefined,
       timestamp: journal ? false : pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },

@@ -74,14 +74,36 @@ export interface StepContext {
   warn(message: string): void;
   /** Shared values between steps of one run (e.g. node name, expected addresses). */
   readonly facts: RunFacts;
+  /** Work that keeps running after its step finished (the CSR approver), stopped when the run ends. */
+  readonly background: BackgroundTasks;
+}
+
+export interface BackgroundTask {
+  stop(): Promise<void>;
+}
+
+export interface BackgroundTasks {
+  get<T extends BackgroundTask>(name: string): T | undefined;
+  add<T extends BackgroundTask>(name: string, task: T): T;
+}
+
+export interface Endpoint {
+  host: string;
+  port: number;
 }
 
 export interface RunFacts {
   nodeName?: string;
+  /** Every IP the node may put in its serving certificate (site network, current addresses, internal IP). */
   nodeAddresses?: string[];
   clusterName?: string;
+  /** The cluster's domain before the change (DNS cluster spec.baseDomain minus the cluster name). */
   oldBaseDomain?: string;
   clusterVersion?: string;
+  /** Where the node's own API and ingress listen, for verifying the certificates they serve. */
+  endpoints?: { api: Endpoint; ingress: Endpoint };
+  /** The node-local admin kubeconfig (node path). */
+  kubeconfig?: string;
   [key: string]: unknown;
 }
 
@@ -98,6 +120,17 @@ export class StepError extends Error {
   }
 }
 
+/**
+ * The site-config itself is wrong for this site (e.g. its network never verified, its cluster name is not
+ * this cluster's): the agent stops using it and waits for corrected media instead of retrying forever.
+ */
+export class ConfigRejectedError extends StepError {
+  constructor(message: string, remedy: string) {
+    super(message, remedy, false);
+    this.name = 'ConfigRejectedError';
+  }
+}
+
 export interface Step {
   readonly name: StepName;
   /** Human title, e.g. "Apply the site network". */
@@ -109,4 +142,6 @@ export interface Step {
   apply(ctx: StepContext): Promise<void>;
   /** Throws StepError when the result is not as intended. */
   verify(ctx: StepContext): Promise<void>;
+  /** Called instead of the step when the journal says it is done and the run continues past it (restart background work). */
+  resume?(ctx: StepContext): Promise<void>;
 }

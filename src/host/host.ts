@@ -2,6 +2,7 @@
 // code runs against `/` on a node, a temp dir in tests, `/host` inside the podman runtime and a real
 // systemd rootfs in the end-to-end tests (DESIGN.md section 2).
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { promises as fs, constants as fsc } from 'node:fs';
 import * as path from 'node:path';
 
@@ -24,6 +25,11 @@ export interface Host {
   readonly root: string;
   /** Absolute path on this machine for a node path such as `/etc/issue.d/x` (never escapes the root). */
   resolve(nodePath: string): string;
+  /**
+   * A node path as a host tool will see it in its arguments: the resolved path when tools run beside us
+   * (`path`), the node path itself when they run chrooted into the host root (`chroot`).
+   */
+  toolPath(nodePath: string): string;
   /** Runs a host tool (systemctl, nmstatectl, mount, ...). Never throws for a non-zero exit. */
   run(cmd: string, args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
   readFile(nodePath: string): Promise<Buffer>;
@@ -66,6 +72,10 @@ export class LocalHost implements Host {
 
   resolve(nodePath: string): string {
     return resolveUnderRoot(this.root, nodePath);
+  }
+
+  toolPath(nodePath: string): string {
+    return this.tools === 'chroot' ? path.posix.normalize(`/${nodePath}`) : this.resolve(nodePath);
   }
 
   run(cmd: string, args: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
@@ -141,7 +151,8 @@ export class LocalHost implements Host {
 export async function writeFileAtomicAt(target: string, data: string | Buffer, mode = 0o644): Promise<void> {
   const dir = path.dirname(target);
   await fs.mkdir(dir, { recursive: true });
-  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${Date.now()}.tmp`);
+  // Unique per call: two saves of the same file may be in flight at once.
+  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   const fh = await fs.open(tmp, 'w', mode);
   try {
     await fh.writeFile(data);

@@ -1,4 +1,9 @@
 // The command table. Order = order in `--help`.
 import type { Command } from '../command';
+import { runCommand } from './run';
+import { planCommand } from './plan';
+import { statusCommand } from './status';
+import { renderCommand } from './render';
+import { validateCommand } from './validate';
 
-export const COMMANDS: Command[] = [];
+export const COMMANDS: Command[] = [runCommand, validateCommand, planCommand, statusCommand, renderCommand];

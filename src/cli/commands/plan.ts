@@ -1,0 +1,61 @@
+import { realClock } from '../../engine/clock';
+import { nodeNameOf, readBaseline } from '../../engine/identity';
+import { renderPlan } from '../../engine/plan';
+import { buildReport } from '../../engine/report';
+import { emptyJournal } from '../../engine/journal';
+import { loadSiteConfig } from '../../siteconfig/load';
+import { buildSteps } from '../../steps/index';
+import { EXIT_FAILURE, EXIT_OK, UsageError, type Command } from '../command';
+import { NODE_OPTIONS, NODE_OPTIONS_HELP, endpointFrom, hostFrom, kubeconfigFrom, loggerFor, stateDirFrom } from '../common';
+
+export const planCommand: Command = {
+  name: 'plan',
+  summary: 'what run would change on this node and cluster, step by step, without changing anything',
+  help: `Usage: sno-reconfigure plan PATH [options]
+
+PATH is a site-config file, a directory holding site-config.yaml or site-configs/, or a mounted volume.
+Prints, for each step of a run, which files, units and cluster objects it would change. The cluster steps
+need the API (node-local kubeconfig); without it the plan says so for each of them.
+
+Options:
+${NODE_OPTIONS_HELP}
+  --ingress-endpoint HOST:PORT   where this node's router listens (default: the API's host, port 443)
+
+Exit status: 0 planned, 1 invalid site-config, 2 usage.
+`,
+  options: { ...NODE_OPTIONS, 'ingress-endpoint': { type: 'string' } },
+  async run(args, io) {
+    const [path, ...extra] = args.positionals;
+    if (!path || extra.length) throw new UsageError('expects exactly one PATH');
+    const host = hostFrom(args, io);
+    const log = loggerFor(io, { level: 'warn' });
+    const result = await loadSiteConfig(path, { host });
+    if (result.status === 'not-for-this-machine') {
+      io.err(`${path}: not for this machine:\n${result.reasons.map((r) => `  - ${r}`).join('\n')}\n`);
+      return EXIT_FAILURE;
+    }
+    if (result.status === 'invalid') {
+      io.err(`${path}: invalid site-config:\n${result.errors.map((e) => `  - ${e.path}: ${e.message}`).join('\n')}\n`);
+      return EXIT_FAILURE;
+    }
+    const baseline = await readBaseline(host, log);
+    const ingressEndpoint = endpointFrom(args, 'ingress-endpoint');
+    const steps = buildSteps(() => buildReport(emptyJournal(new Date()), steps, result.site.resolved.baseDomain, new Date()));
+    io.out(
+      await renderPlan({
+        host,
+        log,
+        site: result.site,
+        steps,
+        stateDir: stateDirFrom(args),
+        clock: realClock,
+        signal: new AbortController().signal,
+        kubeconfig: kubeconfigFrom(args),
+        nodeName: await nodeNameOf(host, baseline),
+        baseline,
+        ...(ingressEndpoint ? { ingressEndpoint } : {}),
+      }),
+    );
+    return EXIT_OK;
+  },
+};

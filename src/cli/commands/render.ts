@@ -1,0 +1,123 @@
+// `sno-reconfigure render machineconfig` (DESIGN.md section 3): prints the factory MachineConfig.
+import * as path from 'node:path';
+import { LocalHost } from '../../host/host';
+import { CidrError, parseInternalAddresses } from '../../render/internal-ip';
+import { buildMachineConfig, defaultMachineConfigName, machineConfigYaml, RenderError, type NodeIpPinning, type Runtime } from '../../render/machineconfig';
+import { ImageRefError } from '../../render/podman';
+import { checkDistinctKeyPaths, parseTrustedKey, TrustedKeyError } from '../../render/trusted-keys';
+import { KUBELET_HOLD_FILE, NODE_IMAGE_ARCHIVE_PATH } from '../../render/layout';
+import { TRUSTED_KEYS_DIR } from '../../paths';
+import { VERSION } from '../../version';
+import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, listOpt, stringOpt, type Command } from '../command';
+
+/** esbuild's banner (esbuild.config.mjs): how a file shows it is the agent's bundle. */
+const BUNDLE_SHEBANG = '#!/usr/bin/env node';
+
+export const renderCommand: Command = {
+  name: 'render',
+  summary: 'print the factory MachineConfig that installs this agent',
+  help: `Usage: sno-reconfigure render machineconfig [options]
+
+Prints a machineconfiguration.openshift.io/v1 MachineConfig (Ignition 3.2.0) that installs this agent on the
+nodes of a pool: the bundle (gzip + base64), sno-reconfigure.service, a kubelet drop-in that keeps kubelet down
+while ${KUBELET_HOLD_FILE} exists, and optionally the podman launcher, the stable internal IP
+and site-config signing keys. Apply it at the factory with \`oc apply -f\`, then run \`sno-reconfigure prepare\`.
+
+Options:
+  --role ROLE            MachineConfigPool role label (default master)
+  --name NAME            object name (default ${defaultMachineConfigName('<role>')})
+  --runtime host|podman  host: /usr/bin/node on the node runs the bundle (default);
+                         podman: the bundle runs in --node-image, loaded from an archive kept on the node
+  --node-image REF       the Node image for --runtime podman, pinned by digest: NAME@sha256:DIGEST
+  --node-image-archive PATH
+                         where the factory saves that image (default ${NODE_IMAGE_ARCHIVE_PATH})
+  --internal-ip CIDR     the node's stable internal address, added to br-ex (e.g. 192.168.127.10/24;
+                         one per family); kubelet and CRI-O are pinned to it
+  --node-ip-pinning hint|dropin
+                         hint: KUBELET_NODEIP_HINT for nodeip-configuration (default; SNO on platform none);
+                         dropin: kubelet and CRI-O drop-ins, where nodeip-configuration does not run
+  --trusted-key PEMFILE  an Ed25519 or ECDSA P-256 public key trusted to sign site-configs (repeatable;
+                         installed in ${TRUSTED_KEYS_DIR}/)
+  --bundle PATH          the bundle to embed (default: this program's own file)
+  --enable               enable the unit right away (default: \`prepare\` enables it just before shipping)
+`,
+  options: {
+    role: { type: 'string' },
+    name: { type: 'string' },
+    runtime: { type: 'string' },
+    'node-image': { type: 'string' },
+    'node-image-archive': { type: 'string' },
+    'internal-ip': { type: 'string', multiple: true },
+    'node-ip-pinning': { type: 'string' },
+    'trusted-key': { type: 'string', multiple: true },
+    bundle: { type: 'string' },
+    enable: { type: 'boolean' },
+  },
+  async run(args, io) {
+    const [what, ...extra] = args.positionals;
+    if (what !== 'machineconfig' || extra.length > 0) {
+      throw new UsageError(what === undefined ? 'say what to render: `render machineconfig`' : `cannot render "${[what, ...extra].join(' ')}"; only \`render machineconfig\``);
+    }
+    const runtime = stringOpt(args, 'runtime') ?? 'host';
+    if (runtime !== 'host' && runtime !== 'podman') throw new UsageError(`--runtime must be host or podman, not "${runtime}"`);
+    const pinning = stringOpt(args, 'node-ip-pinning') ?? 'hint';
+    if (pinning !== 'hint' && pinning !== 'dropin') throw new UsageError(`--node-ip-pinning must be hint or dropin, not "${pinning}"`);
+
+    const files = new LocalHost({ root: '/', env: io.env });
+    const abs = (p: string): string => path.resolve(io.cwd, p);
+    try {
+      const bundlePath = stringOpt(args, 'bundle') ?? process.argv[1];
+      if (!bundlePath) throw new RenderError('cannot tell where this program\'s bundle is; pass --bundle PATH');
+      const bundle = await readBundle(files, abs(bundlePath));
+      const keySources = listOpt(args, 'trusted-key');
+      const trustedKeys = await Promise.all(keySources.map(async (src) => parseTrustedKey(src, await readText(files, abs(src), `--trusted-key ${src}`))));
+      checkDistinctKeyPaths(trustedKeys, keySources);
+      const archive = stringOpt(args, 'node-image-archive');
+      if (archive !== undefined && !path.posix.isAbsolute(archive)) throw new RenderError(`--node-image-archive "${archive}": expected an absolute node path`);
+      const name = stringOpt(args, 'name');
+      const nodeImage = stringOpt(args, 'node-image');
+      const mc = buildMachineConfig({
+        role: stringOpt(args, 'role') ?? 'master',
+        ...(name ? { name } : {}),
+        runtime: runtime as Runtime,
+        ...(nodeImage ? { nodeImage } : {}),
+        ...(archive ? { nodeImageArchive: archive } : {}),
+        bundle,
+        internalAddresses: parseInternalAddresses(listOpt(args, 'internal-ip')),
+        nodeIpPinning: pinning as NodeIpPinning,
+        trustedKeys,
+        enable: boolOpt(args, 'enable'),
+        version: VERSION,
+      });
+      io.out(machineConfigYaml(mc));
+      return EXIT_OK;
+    } catch (e) {
+      if (e instanceof RenderError || e instanceof CidrError || e instanceof TrustedKeyError || e instanceof ImageRefError) {
+        io.err(`sno-reconfigure render: ${e.message}\n`);
+        return EXIT_FAILURE;
+      }
+      throw e;
+    }
+  },
+};
+
+async function readText(files: LocalHost, file: string, what: string): Promise<string> {
+  try {
+    return await files.readText(file);
+  } catch (e) {
+    throw new RenderError(`${what}: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
+
+async function readBundle(files: LocalHost, file: string): Promise<Buffer> {
+  let bytes: Buffer;
+  try {
+    bytes = await files.readFile(file);
+  } catch (e) {
+    throw new RenderError(`--bundle: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  if (!bytes.subarray(0, BUNDLE_SHEBANG.length).equals(Buffer.from(BUNDLE_SHEBANG))) {
+    throw new RenderError(`--bundle: ${file} is not the agent's bundle (dist/sno-reconfigure.cjs starts with "${BUNDLE_SHEBANG}"); pass --bundle PATH`);
+  }
+  return bytes;
+}

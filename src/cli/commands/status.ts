@@ -1,0 +1,34 @@
+import { readStatus, renderStatus } from '../../engine/status';
+import { DONE_MARKER } from '../../paths';
+import { EXIT_FAILURE, EXIT_OK, boolOpt, type Command } from '../command';
+import { hostFrom, stateDirFrom } from '../common';
+
+export const statusCommand: Command = {
+  name: 'status',
+  summary: 'the current or last run: phase, steps, last error, report',
+  help: `Usage: sno-reconfigure status [--json] [--root DIR] [--state-dir DIR]
+
+Shows the phase (waiting, running, failed, succeeded), each step with its state and duration, what the
+agent is doing or waiting for now, the last error with what to do about it, and where the report is.
+
+Options:
+  --json            machine-readable output
+  --root DIR        host root (default /)
+  --state-dir DIR   state directory (default /var/lib/sno-reconfigure)
+
+Exit status: 0, or 1 when the last run failed or the state cannot be read.
+`,
+  options: { json: { type: 'boolean' }, root: { type: 'string' }, 'state-dir': { type: 'string' } },
+  async run(args, io) {
+    const host = hostFrom(args, io);
+    let view;
+    try {
+      view = await readStatus(host, stateDirFrom(args), DONE_MARKER);
+    } catch (e) {
+      io.err(`sno-reconfigure status: ${(e as Error).message}\n`);
+      return EXIT_FAILURE;
+    }
+    io.out(boolOpt(args, 'json') ? `${JSON.stringify(view, null, 2)}\n` : renderStatus(view));
+    return view.phase === 'failed' ? EXIT_FAILURE : EXIT_OK;
+  },
+};

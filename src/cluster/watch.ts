@@ -1,0 +1,136 @@
+// Watch with resume: the newline-delimited JSON event stream of `?watch=1` (one JSON object per line,
+// split anywhere across chunks), following resourceVersion — including BOOKMARKs
+// (allowWatchBookmarks) — so that a dropped or server-timed-out stream resumes where it was. A 410 Gone
+// (HTTP or an ERROR event, reason Expired/Gone) means the version left etcd's window: LIST again, hand
+// the listed objects over as ADDED and watch from the list's resourceVersion (what client-go's reflector
+// does). Connection failures and 5xx/429 back off and retry until the signal aborts.
+import { StringDecoder } from 'node:string_decoder';
+import type { V1Status } from '@kubernetes/client-node';
+import type { Logger } from '../log';
+import { realSleep, retryAfterMs, type Sleep } from './retry';
+import { ApiError, ConnectionError, type KubeObject, type ObjectList, type WatchEvent, type WatchEventType } from './types';
+
+export interface WatchBackoff {
+  initialMs: number;
+  maxMs: number;
+}
+
+export interface WatchDeps {
+  list(): Promise<ObjectList<KubeObject>>;
+  /** Opens the stream from `resourceVersion` (GET ...?watch=1&...). */
+  open(resourceVersion: string, timeoutSeconds: number): Promise<AsyncIterable<Buffer | string>>;
+  log?: Logger;
+  sleep?: Sleep;
+  backoff?: WatchBackoff;
+  /** Server-side watch duration before it closes the stream (default 5-10 min, randomized like client-go). */
+  timeoutSeconds?: () => number;
+  /** What the watch is of, for logs. */
+  what: string;
+}
+
+const EVENT_TYPES = new Set<WatchEventType>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
+
+class Expired extends Error {}
+
+export async function runWatch<T extends KubeObject>(
+  deps: WatchDeps,
+  startVersion: string | undefined,
+  signal: AbortSignal,
+  onEvent: (event: WatchEvent<T>) => void | Promise<void>,
+): Promise<void> {
+  const sleep = deps.sleep ?? realSleep;
+  const backoff = deps.backoff ?? { initialMs: 500, maxMs: 30_000 };
+  const timeoutSeconds = deps.timeoutSeconds ?? (() => 300 + Math.floor(Math.random() * 300));
+  let rv = startVersion;
+  let failures = 0;
+
+  const relist = async () => {
+    const listed = await deps.list();
+    for (const object of listed.items) {
+      if (signal.aborted) return;
+      await onEvent({ type: 'ADDED', object: object as T });
+    }
+    rv = listed.resourceVersion;
+  };
+
+  while (!signal.aborted) {
+    try {
+      if (!rv) await relist();
+      if (signal.aborted || !rv) break;
+      const stream = await deps.open(rv, timeoutSeconds());
+      failures = 0;
+      let delivered = false;
+      const decoder = new StringDecoder('utf8');
+      let pending = '';
+      const handleLine = async (line: string) => {
+        if (line.trim() === '') return;
+        const event = parseEvent(line, deps.what);
+        if (event.type === 'ERROR') {
+          const status = event.object as V1Status;
+          if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') throw new Expired(status.message ?? 'expired');
+          throw new ApiError(status.code ?? 500, status.reason ?? 'InternalError', `watch ${deps.what}: ${status.message ?? 'error event'}`, status);
+        }
+        const version = (event.object as KubeObject).metadata?.resourceVersion;
+        if (version) rv = version;
+        delivered = true;
+        await onEvent(event as WatchEvent<T>);
+      };
+      for await (const chunk of stream) {
+        pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
+        let nl: number;
+        while ((nl = pending.indexOf('\n')) >= 0) {
+          const line = pending.slice(0, nl);
+          pending = pending.slice(nl + 1);
+          await handleLine(line);
+          if (signal.aborted) return;
+        }
+      }
+      pending += decoder.end();
+      await handleLine(pending);
+      deps.log?.debug({ watch: deps.what, resourceVersion: rv, delivered }, 'watch stream ended; resuming');
+    } catch (err) {
+      if (signal.aborted) return;
+      if (err instanceof Expired || (err instanceof ApiError && err.statusCode === 410)) {
+        deps.log?.info({ watch: deps.what, resourceVersion: rv }, 'watch resourceVersion expired (410); listing again');
+        rv = undefined;
+        continue;
+      }
+      if (!isRetryableWatchError(err)) throw err;
+      failures++;
+      const ceiling = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(failures - 1, 20));
+      const delay = Math.max(Math.floor(ceiling / 2 + Math.random() * (ceiling / 2)), retryAfterMs(err) ?? 0);
+      deps.log?.warn({ watch: deps.what, err: (err as Error).message, retryInMs: delay }, 'watch interrupted; retrying');
+      try {
+        await sleep(delay, signal);
+      } catch {
+        return;
+      }
+    }
+  }
+}
+
+function isRetryableWatchError(err: unknown): boolean {
+  if (err instanceof ConnectionError) return true;
+  if (err instanceof ApiError) return err.statusCode === 429 || err.statusCode >= 500;
+  // A stream that broke while being read surfaces as a plain socket error.
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ETIMEDOUT' || code === 'EPIPE'
+    || (err instanceof Error && /aborted|socket hang up|terminated/i.test(err.message));
+}
+
+function parseEvent(line: string, what: string): { type: WatchEventType | 'ERROR'; object: unknown } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    throw new ConnectionError(`watch ${what}: the server sent a line that is not JSON (${line.length} bytes)`, 'EPROTO');
+  }
+  const e = parsed as { type?: unknown; object?: unknown };
+  if (typeof e?.type !== 'string' || typeof e.object !== 'object' || e.object === null) {
+    throw new ConnectionError(`watch ${what}: the server sent an event without type/object`, 'EPROTO');
+  }
+  if (e.type !== 'ERROR' && !EVENT_TYPES.has(e.type as WatchEventType)) {
+    throw new ConnectionError(`watch ${what}: unknown event type ${JSON.stringify(e.type).slice(0, 40)}`, 'EPROTO');
+  }
+  return { type: e.type as WatchEventType | 'ERROR', object: e.object };
+}

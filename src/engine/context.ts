@@ -1,0 +1,88 @@
+// Building a StepContext: the same for a run (journaled) and for a plan (nothing persisted).
+import type { Host } from '../host/host';
+import type { Logger } from '../log';
+import type { Notifier } from '../host/notify';
+import type { LoadedSiteConfig } from '../siteconfig/types';
+import type { ClusterClient } from '../cluster/types';
+import { createClusterClient } from '../cluster/client';
+import { loadKubeconfig } from '../cluster/kubeconfig';
+import { createDeadline } from './clock';
+import type { Journal } from './journal';
+import type { ProgressReporter } from './progress';
+import { StepError, type BackgroundTask, type BackgroundTasks, type Clock, type Endpoint, type Step, type StepContext } from './step';
+
+export class Background implements BackgroundTasks {
+  private readonly tasks = new Map<string, BackgroundTask>();
+  get<T extends BackgroundTask>(name: string): T | undefined {
+    return this.tasks.get(name) as T | undefined;
+  }
+  add<T extends BackgroundTask>(name: string, task: T): T {
+    this.tasks.set(name, task);
+    return task;
+  }
+  async stopAll(): Promise<void> {
+    await Promise.allSettled([...this.tasks.values()].map((t) => t.stop()));
+    this.tasks.clear();
+  }
+}
+
+export function clusterOnce(host: Host, kubeconfig: string, log: Logger): () => Promise<ClusterClient> {
+  let client: Promise<ClusterClient> | undefined;
+  return () => {
+    client ??= (async () => {
+      if (!(await host.exists(kubeconfig))) {
+        throw new StepError(`no kubeconfig at ${kubeconfig}`, 'The node-local kubeconfig is written by the kube-apiserver operator; pass another with --kubeconfig if this node keeps it elsewhere.');
+      }
+      return createClusterClient(await loadKubeconfig(host.resolve(kubeconfig)), { log: log.child({ component: 'api' }) });
+    })();
+    client.catch(() => {
+      client = undefined;
+    });
+    return client;
+  };
+}
+
+/** The API's host and port from the kubeconfig, and where the router listens on this node. */
+export async function endpointsOf(cluster: () => Promise<ClusterClient>, ingress: Endpoint | undefined): Promise<{ api: Endpoint; ingress: Endpoint }> {
+  const server = new URL((await cluster()).server);
+  const api = { host: server.hostname.replace(/^\[|\]$/g, ''), port: Number(server.port || 443) };
+  return { api, ingress: ingress ?? { host: api.host, port: 443 } };
+}
+
+export function makeContext(
+  step: Step,
+  base: { host: Host; log: Logger; site: LoadedSiteConfig; stateDir: string; clock: Clock; signal: AbortSignal; cluster: () => Promise<ClusterClient>; background: BackgroundTasks },
+  journal: Journal | undefined,
+  reporter: ProgressReporter | undefined,
+  notifier: Notifier | undefined,
+): StepContext {
+  const rec = journal?.step(step.name) ?? { state: 'pending' as const, attempts: 0, data: {} };
+  const facts = journal?.data.facts ?? {};
+  const log = base.log.child({ step: step.name });
+  return {
+    ...base,
+    log,
+    progress: {
+      status: (text) => {
+        rec.status = text;
+        reporter?.detail(text).catch((e: unknown) => log.debug({ err: String(e) }, 'progress update failed'));
+      },
+      extendTimeout: (ms) => {
+        notifier?.extendTimeout(ms).catch(() => undefined);
+      },
+    },
+    deadline: (label, totalMs) => createDeadline(base.clock, label, totalMs),
+    data: rec.data,
+    save: async () => journal?.save(),
+    changed: (change) => {
+      if (!journal) return;
+      const key = JSON.stringify(change);
+      if (!journal.data.changes.some((c) => JSON.stringify(c) === key)) journal.data.changes.push(change);
+    },
+    warn: (message) => {
+      log.warn(message);
+      if (journal && !journal.data.warnings.includes(message)) journal.data.warnings.push(message);
+    },
+    facts,
+  };
+}

@@ -1,0 +1,150 @@
+// Waiting for a site-config: labelled volumes (rescanned on a short interval and whenever /dev changes —
+// mounting makes no inotify event, but the kernel creates device nodes in devtmpfs) and the drop
+// directory (watched with chokidar, taken only once nothing in it changed for a while). Media that
+// could not be read, or held a config that was refused, are not read again until they change or go away.
+import { watch, type FSWatcher } from 'node:fs';
+import chokidar from 'chokidar';
+import type { Host } from '../host/host';
+import type { Logger } from '../log';
+import { findLabelledVolumes } from '../siteconfig/discovery';
+import { copyFromVolume, dropDirIsStable, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
+import type { Clock } from './step';
+
+export interface Candidate {
+  kind: 'volume' | 'drop-dir';
+  /** Device or directory, for logs and the report. */
+  location: string;
+  /** Stable identity while the media stays put: fs UUID or device; the drop directory's path. */
+  identity: string;
+  fetch(toNode: string): Promise<CopyResult>;
+}
+
+export interface DetectOptions {
+  host: Host;
+  log: Logger;
+  clock: Clock;
+  labels: string[];
+  dropDir: string;
+  /** Where a candidate is copied before it is validated (node path). */
+  candidateDir: string;
+  rescanMs: number;
+  /** The drop directory must be unchanged this long before it is taken. */
+  dropStableMs: number;
+  /** Re-read refused media that is still attached after this long (a BMC may swap an image in place). */
+  retryRefusedAfterMs: number;
+  signal: AbortSignal;
+  /** Called on every loop turn: the watchdog's proof of life. */
+  alive?: () => void;
+  onWaiting?: () => void;
+}
+
+export type Verdict = 'accepted' | 'refused';
+
+export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels' | 'dropDir' | 'dropStableMs' | 'clock'>): Promise<Candidate[]> {
+  const out: Candidate[] = (await findLabelledVolumes(opts.host, opts.labels)).map((v) => ({
+    kind: 'volume' as const,
+    location: `${v.device} (label ${v.label})`,
+    identity: `volume:${v.uuid ?? v.device}`,
+    fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
+  }));
+  const dropAbs = opts.host.resolve(opts.dropDir);
+  if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(dropAbs, opts.dropStableMs, opts.clock.now()))) {
+    out.push({ kind: 'drop-dir', location: opts.dropDir, identity: `drop-dir:${opts.dropDir}`, fetch: (to: string) => snapshotInto(opts.host, dropAbs, to) });
+  }
+  return out;
+}
+
+/**
+ * Offers every new candidate to `consider` until one is accepted. Returns undefined when `once` and none
+ * was accepted in one pass, or when aborted.
+ */
+export async function waitForSiteConfig(
+  opts: DetectOptions & { once: boolean },
+  consider: (candidate: Candidate, copy: CopyResult) => Promise<Verdict>,
+): Promise<Candidate | undefined> {
+  /** identity → what we last saw of it (tree digest, or the error) and when. */
+  const refused = new Map<string, { treeDigest?: string; at: number }>();
+  const wake = createWaker(opts);
+  try {
+    while (!opts.signal.aborted) {
+      opts.alive?.();
+      const candidates = await listCandidates(opts);
+      const present = new Set(candidates.map((c) => c.identity));
+      // Media that went away is forgotten: re-inserting it is a new attempt.
+      for (const id of refused.keys()) if (!present.has(id)) refused.delete(id);
+      for (const c of candidates) {
+        const prior = refused.get(c.identity);
+        if (prior && c.kind === 'volume' && opts.clock.now() - prior.at < opts.retryRefusedAfterMs) continue;
+        let copy: CopyResult;
+        try {
+          copy = await c.fetch(opts.candidateDir);
+        } catch (e) {
+          if (!(e instanceof MediaError)) throw e;
+          if (!prior) opts.log.error({ media: c.location, remedy: e.remedy }, `site-config media unreadable: ${e.message}`);
+          refused.set(c.identity, { at: opts.clock.now() });
+          continue;
+        }
+        if (prior?.treeDigest === copy.treeDigest) {
+          refused.set(c.identity, { ...prior, at: opts.clock.now() });
+          continue;
+        }
+        if ((await consider(c, copy)) === 'accepted') return c;
+        refused.set(c.identity, { treeDigest: copy.treeDigest, at: opts.clock.now() });
+      }
+      if (opts.once) return undefined;
+      opts.onWaiting?.();
+      await wake.wait(opts.rescanMs);
+    }
+    return undefined;
+  } finally {
+    await wake.close();
+  }
+}
+
+interface Waker {
+  wait(ms: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Resolves a wait early when the drop directory or /dev changes. */
+function createWaker(opts: DetectOptions): Waker {
+  let poke: (() => void) | undefined;
+  const trigger = () => poke?.();
+  const watchers: FSWatcher[] = [];
+  for (const dir of ['/dev', '/dev/disk/by-label']) {
+    try {
+      const w = watch(opts.host.resolve(dir), { persistent: false }, trigger);
+      w.on('error', () => undefined);
+      watchers.push(w);
+    } catch {
+      // Not there (no udev, or a test root): the interval rescan covers it.
+    }
+  }
+  const chok = chokidar.watch(opts.host.resolve(opts.dropDir), {
+    ignoreInitial: false,
+    persistent: true,
+    depth: 4,
+    // A technician may be copying over a slow link: report a file only when its size stopped changing.
+    awaitWriteFinish: { stabilityThreshold: opts.dropStableMs, pollInterval: Math.min(500, opts.dropStableMs) },
+  });
+  chok.on('all', trigger);
+  chok.on('error', (err) => opts.log.debug({ err: String(err) }, 'drop directory watch error'));
+  return {
+    wait: (ms) =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          poke = undefined;
+          opts.signal.removeEventListener('abort', done);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        poke = done;
+        opts.signal.addEventListener('abort', done, { once: true });
+      }),
+    close: async () => {
+      for (const w of watchers) w.close();
+      await chok.close();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+// Who this node is: the factory baseline written by `prepare`, and the node name.
+import { hostname as osHostname } from 'node:os';
+import type { Host } from '../host/host';
+import type { Logger } from '../log';
+import { BASELINE_FILE } from '../paths';
+
+/** What `prepare` recorded at the factory (optional: a node prepared by hand has none). */
+export interface Baseline {
+  clusterName?: string;
+  baseDomain?: string;
+  nodeName?: string;
+  nodeAddresses?: string[];
+  internalAddresses?: string[];
+  openshiftVersion?: string;
+}
+
+export async function readBaseline(host: Host, log: Logger): Promise<Baseline> {
+  const text = await host.readTextIfExists(BASELINE_FILE);
+  if (!text) return {};
+  try {
+    return JSON.parse(text) as Baseline;
+  } catch {
+    log.warn(`the factory baseline ${BASELINE_FILE} is not valid JSON; ignoring it`);
+    return {};
+  }
+}
+
+export async function nodeNameOf(host: Host, baseline: Baseline): Promise<string> {
+  if (baseline.nodeName) return baseline.nodeName;
+  const etcHostname = (await host.readTextIfExists('/etc/hostname'))?.trim();
+  return etcHostname || (host.root === '/' ? osHostname() : '');
+}

@@ -1,0 +1,129 @@
+// The journal: the run's durable memory in the state directory. Written atomically (temp file, fsync,
+// rename) at every transition, so a power cut at any moment leaves the previous or the next state and a
+// restart resumes from it (DESIGN.md section 1).
+import type { Host } from '../host/host';
+import { STATE_FILES } from '../paths';
+import type { Change, RunFacts, StepName } from './step';
+
+export type RunPhase =
+  /** No site-config found yet. */
+  | 'waiting'
+  /** A site-config was found but is invalid, or is not for this machine: waiting for a corrected one. */
+  | 'invalid-config'
+  | 'running'
+  | 'failed'
+  | 'succeeded';
+
+export type StepState = 'pending' | 'running' | 'done' | 'failed';
+
+export interface StepRecord {
+  state: StepState;
+  attempts: number;
+  startedAt?: string;
+  endedAt?: string;
+  durationMs?: number;
+  /** true when check() found the change already in place. */
+  alreadyDone?: boolean;
+  lastError?: ErrorRecord;
+  /** The step's own progress data (ctx.data). */
+  data: Record<string, unknown>;
+  /** The last progress line of this step. */
+  status?: string;
+}
+
+export interface ErrorRecord {
+  at: string;
+  step?: StepName | 'detect' | 'validate';
+  message: string;
+  remedy?: string;
+  /** Every problem of an invalid config, with its field path. */
+  problems?: { path: string; message: string }[];
+}
+
+export interface JournalData {
+  version: 1;
+  phase: RunPhase;
+  /** sha256 of the site-config in use (with every file it references). */
+  digest?: string;
+  configName?: string;
+  /** Where the config came from (device, drop directory) and where its copy is. */
+  source?: { kind: 'volume' | 'drop-dir' | 'path'; location: string; copiedTo: string };
+  startedAt?: string;
+  updatedAt: string;
+  finishedAt?: string;
+  /** How many times `run` started on this config (boots, restarts). */
+  starts: number;
+  steps: Partial<Record<StepName, StepRecord>>;
+  facts: RunFacts;
+  changes: Change[];
+  warnings: string[];
+  lastError?: ErrorRecord;
+  /** A human line: what the agent is doing or waiting for now. */
+  status?: string;
+  /** Digests of configs rejected after they were tried (e.g. the network never verified): not retried. */
+  rejectedDigests?: string[];
+}
+
+export function emptyJournal(now: Date): JournalData {
+  return { version: 1, phase: 'waiting', updatedAt: now.toISOString(), starts: 0, steps: {}, facts: {}, changes: [], warnings: [] };
+}
+
+export function journalPath(stateDir: string): string {
+  return `${stateDir}/${STATE_FILES.journal}`;
+}
+
+export async function readJournal(host: Host, stateDir: string): Promise<JournalData | undefined> {
+  const text = await host.readTextIfExists(journalPath(stateDir));
+  if (text === undefined) return undefined;
+  try {
+    const data = JSON.parse(text) as JournalData;
+    if (data.version !== 1 || typeof data.steps !== 'object') throw new Error('unknown journal version');
+    return data;
+  } catch (e) {
+    // An atomic rename cannot leave a torn file; a corrupt one means someone edited it. Start fresh but keep it.
+    await host.writeFileAtomic(`${journalPath(stateDir)}.corrupt`, text, 0o600);
+    throw new Error(`the journal ${journalPath(stateDir)} is unreadable (${(e as Error).message}); it was copied to journal.json.corrupt`);
+  }
+}
+
+/** Holds the journal in memory and persists every change atomically. */
+export class Journal {
+  constructor(
+    private readonly host: Host,
+    readonly stateDir: string,
+    public data: JournalData,
+  ) {}
+
+  static async open(host: Host, stateDir: string, now = new Date()): Promise<Journal> {
+    await host.mkdirp(stateDir, 0o700);
+    return new Journal(host, stateDir, (await readJournal(host, stateDir)) ?? emptyJournal(now));
+  }
+
+  async save(): Promise<void> {
+    this.data.updatedAt = new Date().toISOString();
+    await this.host.writeFileAtomic(journalPath(this.stateDir), `${JSON.stringify(this.data, null, 2)}\n`, 0o600);
+  }
+
+  step(name: StepName): StepRecord {
+    let rec = this.data.steps[name];
+    if (!rec) {
+      rec = { state: 'pending', attempts: 0, data: {} };
+      this.data.steps[name] = rec;
+    }
+    return rec;
+  }
+
+  /** A different config after a partial run: start over from validation (every step is idempotent). */
+  startConfig(digest: string, configName: string, source: JournalData['source'], now: Date): void {
+    const rejected = this.data.rejectedDigests;
+    this.data = {
+      ...emptyJournal(now),
+      phase: 'running',
+      digest,
+      configName,
+      source,
+      startedAt: now.toISOString(),
+      ...(rejected ? { rejectedDigests: rejected } : {}),
+    };
+  }
+}

@@ -1,0 +1,71 @@
+// report.json: what a support engineer reads after the fact — which config, what changed where, how long
+// each step took, the warnings, and where the hand-off kubeconfig is.
+import type { JournalData } from './journal';
+import type { Change, StepName } from './step';
+
+export interface ReportStep {
+  name: StepName;
+  title: string;
+  state: string;
+  attempts: number;
+  alreadyDone: boolean;
+  startedAt?: string;
+  endedAt?: string;
+  durationMs?: number;
+}
+
+export interface Report {
+  result: 'succeeded' | 'failed' | 'in-progress';
+  siteConfig: { name?: string; digest?: string; source?: JournalData['source'] };
+  startedAt?: string;
+  finishedAt?: string;
+  durationMs?: number;
+  /** How many times the agent started on this config (reboots, restarts after failures). */
+  starts: number;
+  node: { name?: string; addresses?: string[] };
+  cluster: { name?: string; oldBaseDomain?: string; newBaseDomain?: string; version?: string; apiUrl?: string; consoleUrl?: string };
+  /** The admin kubeconfig for the new API name (state directory, mode 0600). */
+  kubeconfig?: string;
+  steps: ReportStep[];
+  changes: Change[];
+  warnings: string[];
+  lastError?: JournalData['lastError'];
+}
+
+export function buildReport(j: JournalData, titles: { name: StepName; title: string }[], newBaseDomain: string | undefined, now: Date): Report {
+  const cluster = j.facts.clusterName;
+  const finishedAt = j.phase === 'succeeded' ? (j.finishedAt ?? now.toISOString()) : undefined;
+  return {
+    result: j.phase === 'succeeded' ? 'succeeded' : j.phase === 'failed' ? 'failed' : 'in-progress',
+    siteConfig: { name: j.configName, digest: j.digest, source: j.source },
+    startedAt: j.startedAt,
+    ...(finishedAt ? { finishedAt } : {}),
+    ...(j.startedAt ? { durationMs: (finishedAt ? Date.parse(finishedAt) : now.getTime()) - Date.parse(j.startedAt) } : {}),
+    starts: j.starts,
+    node: { name: j.facts.nodeName, addresses: j.facts.nodeAddresses },
+    cluster: {
+      name: cluster,
+      oldBaseDomain: j.facts.oldBaseDomain,
+      newBaseDomain,
+      version: j.facts.clusterVersion,
+      ...(cluster && newBaseDomain ? { apiUrl: `https://api.${cluster}.${newBaseDomain}:6443`, consoleUrl: `https://console-openshift-console.apps.${cluster}.${newBaseDomain}` } : {}),
+    },
+    ...(typeof j.facts.newApiKubeconfig === 'string' ? { kubeconfig: j.facts.newApiKubeconfig } : {}),
+    steps: titles.map(({ name, title }) => {
+      const r = j.steps[name];
+      return {
+        name,
+        title,
+        state: r?.state ?? 'pending',
+        attempts: r?.attempts ?? 0,
+        alreadyDone: r?.alreadyDone ?? false,
+        ...(r?.startedAt ? { startedAt: r.startedAt } : {}),
+        ...(r?.endedAt ? { endedAt: r.endedAt } : {}),
+        ...(r?.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
+      };
+    }),
+    changes: j.changes,
+    warnings: j.warnings,
+    ...(j.lastError ? { lastError: j.lastError } : {}),
+  };
+}

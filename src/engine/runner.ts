@@ -1,0 +1,283 @@
+// The run loop of `sno-reconfigure run` (DESIGN.md section 1): find a site-config, validate it, run the
+// steps in order with every transition journaled, and on a restart resume where the journal says.
+import { promises as fs } from 'node:fs';
+import type { Host } from '../host/host';
+import type { Logger } from '../log';
+import { createNotifier, type Notifier } from '../host/notify';
+import { DONE_MARKER, STATE_FILES } from '../paths';
+import { nodeNameOf, readBaseline, type Baseline } from './identity';
+import { loadSiteConfig } from '../siteconfig/load';
+import { checkAgainstCluster } from '../siteconfig/cluster-check';
+import type { LoadedSiteConfig } from '../siteconfig/types';
+import { ApiError, ConnectionError } from '../cluster/types';
+import { realClock } from './clock';
+import { waitForSiteConfig, type Candidate, type Verdict } from './detect';
+import { Journal, type ErrorRecord } from './journal';
+import { ProgressReporter } from './progress';
+import { buildReport } from './report';
+import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step } from './step';
+import { Background, clusterOnce, endpointsOf, makeContext } from './context';
+import { buildSteps } from '../steps/index';
+import { renderPlan } from './plan';
+
+export interface AgentOptions {
+  host: Host;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+  stateDir: string;
+  dropDir: string;
+  labels: string[];
+  /** Node path of the node-local admin kubeconfig. */
+  kubeconfig: string;
+  once: boolean;
+  dryRun: boolean;
+  clock?: Clock;
+  rescanMs?: number;
+  dropStableMs?: number;
+  /** Where the node's router listens (default: the API's host, port 443). */
+  ingressEndpoint?: Endpoint;
+  /** Plan output of --dry-run. */
+  out?: (text: string) => void;
+  signal?: AbortSignal;
+}
+
+export const EXIT = { ok: 0, failed: 1 } as const;
+
+function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean } {
+  if (e instanceof ConfigRejectedError) return { message: e.message, remedy: e.remedy, rejected: true };
+  if (e instanceof StepError) return { message: e.message, remedy: e.remedy, rejected: false };
+  if (e instanceof ApiError) return { message: `the API answered ${e.statusCode} ${e.reason}: ${e.message}`, remedy: 'The agent retries after a restart; if it repeats, check the cluster operators (`oc get co`).', rejected: false };
+  if (e instanceof ConnectionError) return { message: `the API could not be reached: ${e.message}`, remedy: 'The agent retries after a restart; check that kube-apiserver runs (`crictl ps | grep kube-apiserver`).', rejected: false };
+  return { message: `internal error: ${e instanceof Error ? e.message : String(e)}`, remedy: 'The agent retries after a restart; if it repeats, collect `journalctl -u sno-reconfigure -b` and report it.', rejected: false };
+}
+
+export async function runAgent(opts: AgentOptions): Promise<number> {
+  const { host, log } = opts;
+  const clock = opts.clock ?? realClock;
+  const abort = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, abort.signal]) : abort.signal;
+
+  if (!opts.dryRun && (await host.exists(DONE_MARKER))) {
+    log.info({ marker: DONE_MARKER }, 'this node was already reconfigured; nothing to do (remove the marker to run again)');
+    return EXIT.ok;
+  }
+  const journal = opts.dryRun ? undefined : await Journal.open(host, opts.stateDir);
+  const notifier: Notifier = createNotifier({ host, log, env: opts.env ?? process.env });
+  const reporter = new ProgressReporter(host, journal, notifier, log, clock.now);
+  const baseline = await readBaseline(host, log);
+  const nodeName = await nodeNameOf(host, baseline);
+  const copyDir = `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`;
+  const candidateDir = opts.dryRun ? `/run/sno-reconfigure/dry-run-${process.pid}` : `${opts.stateDir}/candidate`;
+
+  if (!opts.dryRun) {
+    await notifier.ready('starting');
+    notifier.startWatchdog();
+    await host.mkdirp(opts.dropDir, 0o700);
+  }
+
+  let accepted: LoadedSiteConfig | undefined;
+  const consider = async (c: Candidate | undefined, where: string, resumeDigest?: string): Promise<Verdict> => {
+    const result = await loadSiteConfig(host.resolve(where), { host });
+    const from = c?.location ?? where;
+    if (result.status === 'not-for-this-machine') {
+      log.warn({ media: from, reasons: result.reasons }, `the site-config on ${from} is not for this machine`);
+      await reporter.problem(`the site-config on ${from} is not for this machine`, result.reasons.slice(0, 5), 'waiting');
+      return 'refused';
+    }
+    let problems = result.status === 'invalid' ? result.errors : [];
+    if (result.status === 'valid') {
+      problems = checkAgainstCluster(result.site.resolved, { clusterName: baseline.clusterName, nodeName });
+      if (journal?.data.rejectedDigests?.includes(result.site.digest)) {
+        problems = [{ path: 'site-config', message: 'this exact site-config was already tried on this node and refused (see the earlier errors); provide a corrected one' }];
+      }
+    }
+    if (problems.length > 0) {
+      for (const p of problems) log.error({ media: from, path: p.path }, `invalid site-config: ${p.path}: ${p.message}`);
+      if (journal) {
+        journal.data.phase = 'invalid-config';
+        journal.data.lastError = { at: new Date(clock.now()).toISOString(), step: 'validate', message: `the site-config on ${from} is invalid (${problems.length} problem(s))`, remedy: 'Correct the site-config (check it with `sno-reconfigure validate`) and insert the media again.', problems };
+      }
+      await reporter.problem(`the site-config on ${from} is invalid — nothing was changed`, [...problems.slice(0, 6).map((p) => `${p.path}: ${p.message}`), ...(problems.length > 6 ? [`… and ${problems.length - 6} more (sno-reconfigure status)`] : [])]);
+      return 'refused';
+    }
+    if (result.status !== 'valid') return 'refused';
+    const site = result.site;
+    for (const w of site.warnings) log.warn({ path: w.path }, `site-config warning: ${w.path}: ${w.message}`);
+    if (resumeDigest !== undefined && site.digest === resumeDigest) {
+      accepted = site;
+      return 'accepted';
+    }
+    if (opts.dryRun) {
+      accepted = site;
+      return 'accepted';
+    }
+    // Take the candidate as the config of record: the copy is what a restart resumes from.
+    await fs.rm(host.resolve(copyDir), { recursive: true, force: true });
+    await fs.rename(host.resolve(where), host.resolve(copyDir));
+    const reloaded = await loadSiteConfig(host.resolve(copyDir), { host });
+    if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
+    accepted = reloaded.site;
+    if (journal!.data.digest !== site.digest) {
+      journal!.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.location, copiedTo: copyDir } : undefined, new Date(clock.now()));
+      log.info({ config: site.resolved.name, digest: site.digest, media: from }, `accepted site-config "${site.resolved.name}" from ${from}`);
+    }
+    journal!.data.phase = 'running';
+    await journal!.save();
+    return 'accepted';
+  };
+
+  const detectOptions = {
+    host,
+    log,
+    clock,
+    labels: opts.labels,
+    dropDir: opts.dropDir,
+    candidateDir,
+    rescanMs: opts.rescanMs ?? 5_000,
+    dropStableMs: opts.dropStableMs ?? 2_000,
+    retryRefusedAfterMs: 60_000,
+    signal,
+    alive: () => notifier.alive(),
+  };
+
+  const onSignal = () => abort.abort(new Error('stopped by a signal'));
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    for (;;) {
+      accepted = undefined;
+      const inProgress = journal && (journal.data.phase === 'running' || journal.data.phase === 'failed') && journal.data.digest && (await host.exists(`${copyDir}/.`));
+      if (inProgress) {
+        // Restarted mid-run. A different, valid config on new media wins; otherwise resume from our copy.
+        await waitForSiteConfig({ ...detectOptions, once: true }, async (c) => {
+          const verdict = await consider(c, candidateDir);
+          return verdict === 'accepted' && accepted?.digest !== journal!.data.digest ? 'accepted' : 'refused';
+        });
+        if (!accepted) {
+          const verdict = await consider(undefined, copyDir, journal!.data.digest);
+          if (verdict === 'accepted') log.info({ config: journal!.data.configName, starts: journal!.data.starts + 1 }, `resuming site-config "${journal!.data.configName}" from the journal`);
+        }
+      }
+      if (!accepted) {
+        if (journal && journal.data.phase !== 'invalid-config') {
+          journal.data.phase = 'waiting';
+          await journal.save();
+        }
+        await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: [`Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`] });
+        await waitForSiteConfig({ ...detectOptions, once: opts.once || opts.dryRun }, (c) => consider(c, candidateDir));
+      }
+      if (!accepted) {
+        if (signal.aborted) {
+          log.info('stopped while waiting for a site-config');
+          return EXIT.ok;
+        }
+        log.info('no usable site-config found');
+        return journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
+      }
+      const steps = buildSteps(() => buildReport(journal!.data, steps, accepted?.resolved.baseDomain, new Date(clock.now())));
+      if (opts.dryRun) return await printPlan(opts, accepted, steps, nodeName, baseline, clock, signal);
+      const outcome = await executeSteps({ ...opts, clock, signal }, journal!, reporter, notifier, accepted, steps, { nodeName, baseline });
+      if (outcome === 'rejected') continue;
+      return outcome === 'succeeded' ? EXIT.ok : EXIT.failed;
+    }
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    if (opts.dryRun) await fs.rm(host.resolve(candidateDir), { recursive: true, force: true });
+    await notifier.close();
+  }
+}
+
+interface RunIdentity {
+  nodeName: string;
+  baseline: Baseline;
+}
+
+async function executeSteps(
+  opts: AgentOptions & { clock: Clock; signal: AbortSignal },
+  journal: Journal,
+  reporter: ProgressReporter,
+  notifier: Notifier,
+  site: LoadedSiteConfig,
+  steps: Step[],
+  id: RunIdentity,
+): Promise<'succeeded' | 'failed' | 'rejected'> {
+  const { host, log, clock } = opts;
+  const background = new Background();
+  const cluster = clusterOnce(host, opts.kubeconfig, log);
+  const j = journal.data;
+  j.starts += 1;
+  j.phase = 'running';
+  j.facts.nodeName ??= id.nodeName;
+  j.facts.kubeconfig = opts.kubeconfig;
+  if (id.baseline.internalAddresses) j.facts.internalAddresses = id.baseline.internalAddresses;
+  try {
+    j.facts.endpoints ??= await endpointsOf(cluster, opts.ingressEndpoint);
+  } catch {
+    // No readable kubeconfig yet: the api step reports that with what to do.
+  }
+  await journal.save();
+  await reporter.phase(`applying site-config "${site.resolved.name}"`);
+  const base = { host, log, site, stateDir: opts.stateDir, clock, signal: opts.signal, cluster, background };
+  try {
+    for (const step of steps) {
+      notifier.alive();
+      const rec = journal.step(step.name);
+      const ctx = makeContext(step, base, journal, reporter, notifier);
+      if (rec.state === 'done') {
+        await step.resume?.(ctx);
+        continue;
+      }
+      rec.state = 'running';
+      rec.attempts += 1;
+      rec.startedAt = new Date(clock.now()).toISOString();
+      delete rec.lastError;
+      await journal.save();
+      await reporter.phase(step.title);
+      const started = clock.now();
+      try {
+        rec.alreadyDone = await step.check(ctx);
+        if (!rec.alreadyDone) await step.apply(ctx);
+        await step.verify(ctx);
+      } catch (e) {
+        if (opts.signal.aborted) throw e;
+        const err = describeError(e);
+        const at = new Date(clock.now()).toISOString();
+        rec.state = 'failed';
+        rec.lastError = { at, step: step.name, message: err.message, remedy: err.remedy };
+        j.lastError = rec.lastError;
+        if (err.rejected) {
+          (j.rejectedDigests ??= []).push(site.digest);
+          j.phase = 'invalid-config';
+        } else {
+          j.phase = 'failed';
+        }
+        await journal.save();
+        log.error({ step: step.name, remedy: err.remedy }, `${step.title} failed: ${err.message}`);
+        await reporter.problem(`${step.title} failed`, [err.message, `What to do: ${err.remedy}`]);
+        return err.rejected ? 'rejected' : 'failed';
+      }
+      rec.state = 'done';
+      rec.endedAt = new Date(clock.now()).toISOString();
+      rec.durationMs = clock.now() - started;
+      await journal.save();
+      log.info({ step: step.name, durationMs: rec.durationMs, alreadyDone: rec.alreadyDone }, `${step.title}: ${rec.alreadyDone ? 'already in place' : 'done'}`);
+    }
+    j.phase = 'succeeded';
+    j.finishedAt = new Date(clock.now()).toISOString();
+    delete j.lastError;
+    await journal.save();
+    log.info({ config: site.resolved.name }, `site-config "${site.resolved.name}" applied: reconfiguration complete`);
+    await notifier.status(`site-config "${site.resolved.name}" applied`);
+    return 'succeeded';
+  } finally {
+    await background.stopAll();
+  }
+}
+
+async function printPlan(opts: AgentOptions, site: LoadedSiteConfig, steps: Step[], nodeName: string, baseline: Baseline, clock: Clock, signal: AbortSignal): Promise<number> {
+  const out = opts.out ?? ((s: string) => process.stdout.write(s));
+  out(await renderPlan({ host: opts.host, log: opts.log, site, steps, stateDir: opts.stateDir, clock, signal, kubeconfig: opts.kubeconfig, nodeName, baseline, ...(opts.ingressEndpoint ? { ingressEndpoint: opts.ingressEndpoint } : {}) }));
+  return EXIT.ok;
+}
+

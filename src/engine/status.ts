@@ -1,0 +1,91 @@
+// `sno-reconfigure status`: the current or last run as a technician reads it — phase, each step's state
+// and timing, the last error with what to do, and where the report is.
+import type { Host } from '../host/host';
+import { STATE_FILES } from '../paths';
+import { formatDuration } from './clock';
+import { readJournal, type JournalData } from './journal';
+import { STEP_TITLES } from '../steps/titles';
+
+export interface StatusView {
+  phase: JournalData['phase'] | 'not-started' | 'done';
+  status?: string;
+  siteConfig?: { name?: string; digest?: string; source?: JournalData['source'] };
+  startedAt?: string;
+  finishedAt?: string;
+  starts?: number;
+  steps: { name: string; title: string; state: string; attempts: number; durationMs?: number; alreadyDone?: boolean; status?: string; error?: string }[];
+  lastError?: JournalData['lastError'];
+  warnings: string[];
+  report?: string;
+  journal: string;
+}
+
+export async function readStatus(host: Host, stateDir: string, doneMarker: string): Promise<StatusView> {
+  const journalFile = `${stateDir}/${STATE_FILES.journal}`;
+  const j = await readJournal(host, stateDir);
+  const reportFile = `${stateDir}/${STATE_FILES.report}`;
+  const report = (await host.exists(reportFile)) ? reportFile : undefined;
+  if (!j) {
+    return { phase: (await host.exists(doneMarker)) ? 'done' : 'not-started', steps: [], warnings: [], journal: journalFile, ...(report ? { report } : {}) };
+  }
+  return {
+    phase: j.phase,
+    ...(j.status ? { status: j.status } : {}),
+    siteConfig: { name: j.configName, digest: j.digest, source: j.source },
+    ...(j.startedAt ? { startedAt: j.startedAt } : {}),
+    ...(j.finishedAt ? { finishedAt: j.finishedAt } : {}),
+    starts: j.starts,
+    steps: STEP_TITLES.filter(({ name }) => j.steps[name] || j.phase === 'running' || j.phase === 'failed').map(({ name, title }) => {
+      const r = j.steps[name];
+      return {
+        name,
+        title,
+        state: r?.state ?? 'pending',
+        attempts: r?.attempts ?? 0,
+        ...(r?.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
+        ...(r?.alreadyDone ? { alreadyDone: true } : {}),
+        ...(r?.state === 'running' && r.status ? { status: r.status } : {}),
+        ...(r?.lastError ? { error: r.lastError.message } : {}),
+      };
+    }),
+    ...(j.lastError ? { lastError: j.lastError } : {}),
+    warnings: j.warnings,
+    ...(report ? { report } : {}),
+    journal: journalFile,
+  };
+}
+
+const PHASE_TEXT: Record<StatusView['phase'], string> = {
+  'not-started': 'not started: no run has been recorded on this node',
+  waiting: 'waiting for a site-config',
+  'invalid-config': 'waiting for a corrected site-config (the one found was refused)',
+  running: 'running',
+  failed: 'failed (the service retries after a pause)',
+  succeeded: 'succeeded',
+  done: 'done (this node was reconfigured; the service is disabled)',
+};
+
+export function renderStatus(v: StatusView, now = Date.now()): string {
+  const lines = [`Phase:       ${PHASE_TEXT[v.phase]}`];
+  if (v.status) lines.push(`Now:         ${v.status}`);
+  if (v.siteConfig?.name) lines.push(`Site-config: ${v.siteConfig.name}${v.siteConfig.digest ? ` (sha256 ${v.siteConfig.digest.slice(0, 12)}…)` : ''}${v.siteConfig.source ? ` from ${v.siteConfig.source.location}` : ''}`);
+  if (v.startedAt) lines.push(`Started:     ${v.startedAt}${v.starts && v.starts > 1 ? ` (${v.starts} starts)` : ''}${v.finishedAt ? `, finished ${v.finishedAt}` : ` (${formatDuration(now - Date.parse(v.startedAt))} ago)`}`);
+  if (v.steps.length) {
+    lines.push('', 'Steps:');
+    const width = Math.max(...v.steps.map((s) => s.title.length));
+    for (const s of v.steps) {
+      const timing = s.durationMs !== undefined ? formatDuration(s.durationMs) : '';
+      const extra = [s.alreadyDone ? 'already in place' : '', s.attempts > 1 ? `${s.attempts} attempts` : '', s.status ?? '', s.error ? `error: ${s.error}` : ''].filter(Boolean).join('; ');
+      lines.push(`  ${s.state.padEnd(7)} ${s.title.padEnd(width)} ${timing.padStart(7)}${extra ? `  ${extra}` : ''}`);
+    }
+  }
+  if (v.lastError && v.phase !== 'succeeded') {
+    lines.push('', `Last error (${v.lastError.at}${v.lastError.step ? `, ${v.lastError.step}` : ''}): ${v.lastError.message}`);
+    for (const p of v.lastError.problems ?? []) lines.push(`  - ${p.path}: ${p.message}`);
+    if (v.lastError.remedy) lines.push(`What to do: ${v.lastError.remedy}`);
+  }
+  if (v.warnings.length) lines.push('', 'Warnings:', ...v.warnings.map((w) => `  - ${w}`));
+  lines.push('', `Journal: ${v.journal}`);
+  if (v.report) lines.push(`Report:  ${v.report}`);
+  return `${lines.join('\n')}\n`;
+}

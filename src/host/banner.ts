@@ -1,0 +1,41 @@
+// The console banner: agetty prints every *.issue file in /etc/issue.d before the login prompt
+// (agetty(8), "ISSUE FILES"); `agetty --reload` makes running gettys redraw it (util-linux >= 2.35).
+import type { Host } from './host';
+import { BANNER_PATH } from '../paths';
+
+export type BannerTone = 'progress' | 'waiting' | 'error' | 'success';
+
+export interface BannerContent {
+  tone: BannerTone;
+  headline: string;
+  lines?: string[];
+}
+
+const TONE_PREFIX: Record<BannerTone, string> = {
+  progress: 'IN PROGRESS',
+  waiting: 'WAITING',
+  error: 'ACTION NEEDED',
+  success: 'DONE',
+};
+
+export function renderBanner(content: BannerContent, at: Date): string {
+  const rule = '='.repeat(72);
+  // agetty expands backslash escapes in issue files (\n = nodename, \4 = IPv4 …); keep our text literal.
+  const escape = (s: string) => s.replace(/\\/g, '\\\\');
+  return [
+    rule,
+    ` sno-reconfigure: ${TONE_PREFIX[content.tone]} — ${escape(content.headline)}`,
+    ...(content.lines ?? []).map((l) => `   ${escape(l)}`),
+    ` (${at.toISOString()})  details: sno-reconfigure status | journalctl -u sno-reconfigure`,
+    rule,
+    '',
+  ].join('\n');
+}
+
+export async function writeBanner(host: Host, content: BannerContent, at = new Date()): Promise<void> {
+  const text = renderBanner(content, at);
+  if ((await host.readTextIfExists(BANNER_PATH)) === text) return;
+  await host.writeFileAtomic(BANNER_PATH, text, 0o644);
+  // Best effort: without agetty (or without gettys running) the banner still shows at the next prompt.
+  await host.run('agetty', ['--reload'], { timeoutMs: 5_000 });
+}

@@ -1,0 +1,56 @@
+// Where the delivery puts things on the node: the bundle, the units, the launcher, the node-IP files.
+// Agent-wide paths (state dir, done marker, trusted keys) live in src/paths.ts.
+import { DEFAULT_STATE_DIR } from '../paths';
+
+/**
+ * The bundle as installed by the MachineConfig. RHCOS mounts /usr read-only; /usr/local is a symlink to
+ * /var/usrlocal, which the MCO writes like /etc and /var (openshift-docs PR #33523: "/usr/local is a link to
+ * a directory that is supported by the MCO for adding files"; MCO itself ships /usr/local/bin/configure-ovs.sh).
+ */
+export const MC_BUNDLE_PATH = '/usr/local/libexec/sno-reconfigure/sno-reconfigure.cjs';
+/** The bundle as installed by the RPM (%{_libexecdir}/sno-reconfigure/). */
+export const RPM_BUNDLE_PATH = '/usr/libexec/sno-reconfigure/sno-reconfigure.cjs';
+/** `sno-reconfigure status` on a node with the host runtime: a wrapper, because the MCO refuses links. */
+export const MC_WRAPPER_PATH = '/usr/local/bin/sno-reconfigure';
+/** Runs the agent in the digest-pinned Node image (DESIGN.md section 2, `podman` runtime). */
+export const PODMAN_LAUNCHER_PATH = '/usr/local/bin/sno-reconfigure-podman';
+/** KEY=value settings of the podman runtime, read by the unit (EnvironmentFile=), the launcher and `prepare`. */
+export const RUNTIME_ENV_PATH = '/etc/sno-reconfigure/runtime.env';
+/**
+ * The Node image saved at the factory (`podman save --format oci-archive`): kubelet's image GC and crio-wipe
+ * can delete an unused image from the shared containers-storage (runtime-libs.md section 6), the archive
+ * survives both. oci-archive keeps the image manifest byte for byte, so the digest still matches after a load.
+ */
+export const NODE_IMAGE_ARCHIVE_PATH = `${DEFAULT_STATE_DIR}/node-image.oci-archive`;
+
+/**
+ * While this file exists kubelet does not start (ConditionPathExists=! in the drop-in below). `prepare`
+ * creates it at the factory; the agent's kubelet step removes it before it starts kubelet.
+ * Why not `systemctl mask kubelet.service`: on RHCOS kubelet.service is a regular file in /etc/systemd/system
+ * (the MCO writes it there) and systemctl refuses to mask over a file ("Failed to mask unit, file ... already
+ * exists", measured with systemd 252). Masking from the MachineConfig instead would stop kubelet at the
+ * factory on the MC's own reboot, and the MCD then reports the unmasked unit as on-disk drift
+ * (machine-config-operator pkg/daemon: checkV3Unit expects a masked unit to link to /dev/null).
+ */
+export const KUBELET_HOLD_FILE = '/etc/sno-reconfigure/kubelet-hold';
+export const KUBELET_HOLD_DROPIN = '10-sno-reconfigure-hold.conf';
+
+/**
+ * baremetal-runtimecfg's `node-ip set` (nodeip-configuration.service, enabled on platform None, i.e. SNO)
+ * reads KUBELET_NODEIP_HINT from this file and picks the host address in the hint's subnet for kubelet
+ * (KUBELET_NODE_IP) and CRI-O (CONTAINER_STREAM_ADDRESS). machine-config-operator
+ * templates/common/_base/units/nodeip-configuration.service.yaml: EnvironmentFile=-/etc/default/nodeip-configuration;
+ * baremetal-runtimecfg cmd/runtimecfg/node-ip.go: the hint arguments select the address routing to them.
+ */
+export const NODEIP_HINT_PATH = '/etc/default/nodeip-configuration';
+/**
+ * NetworkManager runs scripts in dispatcher.d for every action except pre-up, which runs pre-up.d and waits
+ * for them before it reports the device activated (NetworkManager-dispatcher(8)). The same script goes to
+ * both: the MCO refuses Ignition links, so no symlink.
+ */
+export const DISPATCHER_NAME = '30-sno-reconfigure-internal-ip';
+export const DISPATCHER_PATHS = [`/etc/NetworkManager/dispatcher.d/${DISPATCHER_NAME}`, `/etc/NetworkManager/dispatcher.d/pre-up.d/${DISPATCHER_NAME}`] as const;
+/** ovs-configuration (configure-ovs.sh) creates this bridge and moves the node's address onto it. */
+export const BR_EX = 'br-ex';
+/** Drop-in name when kubelet/CRI-O are pinned directly instead of through the hint (after 20-nodenet.conf). */
+export const NODEIP_DROPIN = '30-sno-reconfigure-nodeip.conf';

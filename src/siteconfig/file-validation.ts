@@ -1,0 +1,402 @@
+// Validation of one site-config file and everything it references, in the order that keeps untrusted data
+// away from the parsers: signature (when the node requires one) over the raw bytes first, then parsing, the
+// document schema, the cross-field rules, the referenced files (confined, pinned) and finally their contents.
+// Every problem found is reported, not just the first.
+import * as path from 'node:path';
+import { validateCertificatePair, validateTrustBundle, type CertificateRole } from './certificates';
+import { parseDuration, formatDuration } from './duration';
+import { readConfinedFile, readRegularFile } from './files';
+import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
+import { validateNmstate } from './nmstate';
+import { parseConfigBytes } from './parse-text';
+import { Findings, isPlainObject, subPath } from './problems';
+import { validatePullSecret } from './pull-secret';
+import {
+  TIMEOUT_KEYS,
+  baseDomainSchema,
+  checkSchema,
+  clusterNameSchema,
+  hostnameSchema,
+  matchSchema,
+  mirrorSchema,
+  timeoutsSchema,
+  validValue,
+  verifySchema,
+  fileRef,
+} from './schema';
+import { decodeSignature, sha256Hex, verifyWithTrustedKeys, type TrustedKeys } from './signature';
+import { unknownFieldMessage } from './suggest';
+import {
+  DEFAULT_TIMEOUTS,
+  type CertificatePair,
+  type LoadedSiteConfig,
+  type MachineMatch,
+  type MirrorRule,
+  type PullSecret,
+  type ResolvedSiteConfig,
+  type Timeouts,
+  type ValidationProblem,
+} from './types';
+
+export interface FileValidationContext {
+  /** Real path of the site-config file. */
+  filePath: string;
+  /** How the file is named in messages (relative to what the user gave). */
+  display: string;
+  /** Real path of the directory referenced files must stay in. */
+  rootDir: string;
+  trusted: TrustedKeys;
+  now: Date;
+}
+
+export interface FileValidation {
+  errors: ValidationProblem[];
+  warnings: ValidationProblem[];
+  /** spec.match when it could be read and is well-formed (also when other parts are invalid). */
+  match?: MachineMatch;
+  /** True when the file was read and parsed far enough to know whether it is meant for this machine. */
+  matchKnown: boolean;
+  site?: LoadedSiteConfig;
+}
+
+/** A file a field of the site-config names, in a fixed order (the digest covers them in this order). */
+interface Reference {
+  field: string;
+  ref: string;
+  bytes?: Buffer;
+}
+
+function get(obj: unknown, ...keys: string[]): unknown {
+  let cur = obj;
+  for (const k of keys) {
+    if (!isPlainObject(cur)) return undefined;
+    cur = cur[k];
+  }
+  return cur;
+}
+
+function noteFor(ref: string): string {
+  return ` (in ${ref})`;
+}
+
+export async function validateSiteConfigFile(ctx: FileValidationContext): Promise<FileValidation> {
+  const f = new Findings();
+  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: f.errors, warnings: f.warnings, matchKnown: false, ...extra });
+  const read = await readRegularFile(ctx.filePath, ctx.display);
+  if (!read.ok) {
+    f.error(ctx.display, read.message);
+    return result();
+  }
+  const bytes = read.bytes;
+  const baseDir = path.dirname(ctx.filePath);
+
+  // 1. Signature, over the exact bytes, before any parser sees them.
+  const sigRef = `${path.basename(ctx.filePath)}.sig`;
+  const sigDisplay = `${ctx.display}.sig`;
+  for (const p of ctx.trusted.problems) f.warn(p.path, `trusted key ${p.message}`);
+  if (ctx.trusted.required) {
+    const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
+    if (!sig.ok) {
+      f.error(sigDisplay, sig.message.includes('does not exist')
+        ? `this node holds trusted keys, so the site-config must be signed: ${sigDisplay} (base64 detached Ed25519 or ECDSA P-256 signature) is missing`
+        : sig.message);
+      return result();
+    }
+    const signature = decodeSignature(sig.bytes.toString('latin1'));
+    if (typeof signature === 'string') {
+      f.error(sigDisplay, `${signature}: expected the base64 of a detached Ed25519 or ECDSA P-256 signature over ${ctx.display}`);
+      return result();
+    }
+    if (ctx.trusted.keys.length === 0) {
+      f.error(sigDisplay, 'cannot be verified: none of the node\'s trusted keys is usable (see the warnings)');
+      return result();
+    }
+    if (!verifyWithTrustedKeys(bytes, signature, ctx.trusted.keys)) {
+      f.error(sigDisplay, `does not verify ${ctx.display} with any of the node's ${ctx.trusted.keys.length} trusted key(s): the file was changed after signing, or signed with another key`);
+      return result();
+    }
+  } else {
+    const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
+    if (sig.ok) f.warn(sigDisplay, 'not verified: this node holds no trusted keys (/etc/sno-reconfigure/trusted-keys/*.pem), so signatures are optional');
+  }
+
+  // 2. Parse.
+  const parsed = parseConfigBytes(bytes);
+  if (!parsed.ok) {
+    for (const m of parsed.messages) f.error(ctx.display, m);
+    return result();
+  }
+  const raw = parsed.value;
+
+  // 3. Document schema.
+  const schema = checkSchema(raw, unknownFieldMessage);
+  for (const p of schema.problems) f.error(p.path, p.message);
+  const spec = get(raw, 'spec');
+  const matchValue = validValue(matchSchema, get(spec, 'match'));
+  const matchWellFormed = !f.errors.some((e) => e.path === 'spec' || e.path.startsWith('spec.match') || e.path === '(document)');
+  const match = matchWellFormed ? matchValue : undefined;
+
+  // 4. Cross-field rules.
+  const clusterName = validValue(clusterNameSchema, get(spec, 'clusterName'));
+  const baseDomain = validValue(baseDomainSchema, get(spec, 'baseDomain'));
+  const hostname = validValue(hostnameSchema, get(spec, 'hostname'));
+  if (baseDomain !== undefined) {
+    f.addAll(checkComposedNames(clusterName ?? CLUSTER_NAME_PLACEHOLDER, baseDomain, clusterName === undefined));
+    if (clusterName === undefined && get(spec, 'clusterName') === undefined) {
+      f.warn('spec.clusterName', 'not given: the cluster keeps its own name; name length limits were checked with a 1-character placeholder and are checked again against the real name when the agent starts');
+    }
+  }
+  exactlyOne(f, spec, 'spec', 'pullSecret', 'pullSecretFile', false);
+  exactlyOne(f, spec, 'spec', 'additionalTrustBundle', 'additionalTrustBundleFile', false);
+  const network = get(spec, 'network');
+  if (isPlainObject(network)) exactlyOne(f, network, 'spec.network', 'nmstate', 'nmstateFile', true);
+  if (get(spec, 'pullSecretMode') !== undefined && get(spec, 'pullSecret') === undefined && get(spec, 'pullSecretFile') === undefined) {
+    f.warn('spec.pullSecretMode', 'has no effect without pullSecret or pullSecretFile');
+  }
+  const mirrors = checkMirrors(f, get(spec, 'imageDigestMirrors'));
+  const timeouts = checkTimeouts(f, get(spec, 'timeouts'));
+
+  // 5. Referenced files: confined, read, pinned.
+  const refs = collectReferences(spec);
+  const pins = readPins(f, get(spec, 'sha256'), refs);
+  for (const r of refs) {
+    const got = await readConfinedFile(ctx.rootDir, baseDir, r.ref);
+    if (!got.ok) {
+      f.error(r.field, got.message);
+      continue;
+    }
+    r.bytes = got.bytes;
+    const digest = sha256Hex(got.bytes);
+    const pin = pins.get(path.posix.normalize(r.ref));
+    if (pin !== undefined && pin !== digest) {
+      f.error(r.field, `sha256 of '${r.ref}' is ${digest}, but spec.sha256 pins ${pin}: the file was changed after the site-config was written`);
+    } else if (pin === undefined && ctx.trusted.required) {
+      f.error(r.field, `this node requires signed media, so '${r.ref}' must be pinned in spec.sha256 (its sha256 is ${digest})`);
+    }
+  }
+  const bytesOf = (field: string) => refs.find((r) => r.field === field)?.bytes;
+
+  // 6. Contents.
+  const now = ctx.now;
+  let nmstate: Record<string, unknown> | undefined;
+  if (isPlainObject(network)) {
+    const fileBytes = bytesOf('spec.network.nmstateFile');
+    const ref = validValue(fileRef, network.nmstateFile);
+    if (network.nmstate !== undefined && network.nmstateFile === undefined) {
+      const nf = validateNmstate(network.nmstate, 'spec.network.nmstate');
+      f.addAll(nf);
+      if (nf.ok && isPlainObject(network.nmstate)) nmstate = network.nmstate;
+    } else if (fileBytes && ref !== undefined) {
+      const content = parseConfigBytes(fileBytes);
+      if (!content.ok) for (const m of content.messages) f.error('spec.network.nmstateFile', `'${ref}' ${m}`);
+      else {
+        const nf = validateNmstate(content.value, 'spec.network.nmstate', noteFor(ref));
+        f.addAll(nf);
+        if (nf.ok && isPlainObject(content.value)) nmstate = content.value;
+      }
+    }
+  }
+  let pullSecret: PullSecret | undefined;
+  const pullSecretFile = validValue(fileRef, get(spec, 'pullSecretFile'));
+  if (get(spec, 'pullSecret') !== undefined && pullSecretFile === undefined) {
+    const ps = validatePullSecret(get(spec, 'pullSecret'), 'spec.pullSecret');
+    f.addAll(ps.findings);
+    pullSecret = ps.secret;
+  } else if (pullSecretFile !== undefined && bytesOf('spec.pullSecretFile')) {
+    const content = parseConfigBytes(bytesOf('spec.pullSecretFile')!);
+    if (!content.ok) for (const m of content.messages) f.error('spec.pullSecretFile', `'${pullSecretFile}' ${m}`);
+    else {
+      const ps = validatePullSecret(content.value, 'spec.pullSecret', noteFor(pullSecretFile));
+      f.addAll(ps.findings);
+      pullSecret = ps.secret;
+    }
+  }
+  let trustBundle: string | undefined;
+  const bundleFile = validValue(fileRef, get(spec, 'additionalTrustBundleFile'));
+  const inlineBundle = get(spec, 'additionalTrustBundle');
+  if (typeof inlineBundle === 'string' && bundleFile === undefined) {
+    if (validateInto(f, validateTrustBundle(inlineBundle, 'spec.additionalTrustBundle', now).findings)) trustBundle = inlineBundle;
+  } else if (bundleFile !== undefined && bytesOf('spec.additionalTrustBundleFile')) {
+    const text = pemText(f, bytesOf('spec.additionalTrustBundleFile')!, 'spec.additionalTrustBundleFile', bundleFile);
+    if (text !== undefined && validateInto(f, validateTrustBundle(text, 'spec.additionalTrustBundleFile', now, noteFor(bundleFile)).findings)) trustBundle = text;
+  }
+  const certificates: { api?: CertificatePair; ingress?: CertificatePair } = {};
+  for (const role of ['api', 'ingress'] as const) {
+    const pair = checkPair(f, spec, role, bytesOf, { ...(clusterName !== undefined ? { clusterName } : {}), ...(baseDomain !== undefined ? { baseDomain } : {}), now });
+    if (pair) certificates[role] = pair;
+  }
+
+  const matchKnown = matchWellFormed;
+  if (!f.ok || schema.document === undefined || baseDomain === undefined) return result({ ...(match ? { match } : {}), matchKnown });
+
+  // 7. Resolved form.
+  const doc = schema.document;
+  const verify = validValue(verifySchema, network !== undefined ? get(network, 'verify') : undefined);
+  const resolved: ResolvedSiteConfig = {
+    name: doc.metadata.name,
+    ...(doc.spec.match ? { match: doc.spec.match } : {}),
+    ...(clusterName !== undefined ? { clusterName } : {}),
+    ...(hostname !== undefined ? { hostname } : {}),
+    baseDomain,
+    ...(nmstate ? { network: { nmstate, verify: { ping: verify?.ping ?? [], resolve: verify?.resolve ?? [] } } } : {}),
+    ...(pullSecret ? { pullSecret } : {}),
+    pullSecretMode: doc.spec.pullSecretMode ?? 'merge',
+    imageDigestMirrors: mirrors,
+    ...(trustBundle !== undefined ? { additionalTrustBundle: trustBundle } : {}),
+    certificates,
+    timeouts,
+  };
+  const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: f.warnings };
+  return result({ ...(match ? { match } : {}), matchKnown, site });
+}
+
+function validateInto(f: Findings, found: Findings): boolean {
+  f.addAll(found);
+  return found.ok;
+}
+
+/** Fields that come in an inline and a file form: at most one (or, with `required`, exactly one). */
+function exactlyOne(f: Findings, obj: unknown, at: string, inline: string, file: string, required: boolean): void {
+  const hasInline = get(obj, inline) !== undefined;
+  const hasFile = get(obj, file) !== undefined;
+  if (hasInline && hasFile) f.error(subPath(at, file), `give either ${inline} or ${file}, not both`);
+  else if (required && !hasInline && !hasFile) f.error(at, `needs ${inline} (inline) or ${file} (a file next to the site-config)`);
+}
+
+function checkMirrors(f: Findings, value: unknown): MirrorRule[] {
+  if (!Array.isArray(value)) return [];
+  const rules: MirrorRule[] = [];
+  const sources = new Map<string, number>();
+  value.forEach((entry, i) => {
+    const rule = validValue(mirrorSchema, entry);
+    if (!rule) return;
+    const key = rule.source.toLowerCase();
+    const first = sources.get(key);
+    if (first !== undefined) f.error(`spec.imageDigestMirrors[${i}].source`, `'${rule.source}' is already the source of spec.imageDigestMirrors[${first}]: put all its mirrors in one entry, in order of preference`);
+    else sources.set(key, i);
+    const seen = new Set<string>();
+    rule.mirrors.forEach((m, j) => {
+      // The CRD declares mirrors as a set (x-kubernetes-list-type: set): the API server rejects duplicates.
+      if (seen.has(m)) f.error(`spec.imageDigestMirrors[${i}].mirrors[${j}]`, `'${m}' is listed twice`);
+      seen.add(m);
+      if (m === rule.source) f.warn(`spec.imageDigestMirrors[${i}].mirrors[${j}]`, 'is the source itself');
+    });
+    rules.push({ source: rule.source, mirrors: rule.mirrors });
+  });
+  return rules;
+}
+
+function checkTimeouts(f: Findings, value: unknown): Timeouts {
+  const timeouts: Timeouts = { ...DEFAULT_TIMEOUTS };
+  const given = validValue(timeoutsSchema, value);
+  if (!given) return timeouts;
+  for (const key of TIMEOUT_KEYS) {
+    const text = given[key];
+    if (text !== undefined) timeouts[key] = parseDuration(text);
+  }
+  if (timeouts.settleStability >= timeouts.settle) {
+    f.error(
+      given.settleStability !== undefined ? 'spec.timeouts.settleStability' : 'spec.timeouts.settle',
+      `settleStability (${formatDuration(timeouts.settleStability)}) must be shorter than settle (${formatDuration(timeouts.settle)}): the cluster could never be seen stable in time`,
+    );
+  }
+  return timeouts;
+}
+
+function collectReferences(spec: unknown): Reference[] {
+  const fields: Array<[string, string[]]> = [
+    ['spec.network.nmstateFile', ['network', 'nmstateFile']],
+    ['spec.pullSecretFile', ['pullSecretFile']],
+    ['spec.additionalTrustBundleFile', ['additionalTrustBundleFile']],
+    ['spec.certificates.api.certFile', ['certificates', 'api', 'certFile']],
+    ['spec.certificates.api.keyFile', ['certificates', 'api', 'keyFile']],
+    ['spec.certificates.ingress.certFile', ['certificates', 'ingress', 'certFile']],
+    ['spec.certificates.ingress.keyFile', ['certificates', 'ingress', 'keyFile']],
+  ];
+  const refs: Reference[] = [];
+  for (const [field, keys] of fields) {
+    const ref = validValue(fileRef, get(spec, ...keys));
+    if (ref !== undefined) refs.push({ field, ref });
+  }
+  return refs;
+}
+
+/** spec.sha256 as normalized path → lower-case hex; a pin for a file no field references is an error (a typo). */
+function readPins(f: Findings, value: unknown, refs: Reference[]): Map<string, string> {
+  const pins = new Map<string, string>();
+  if (!isPlainObject(value)) return pins;
+  const referenced = new Set(refs.map((r) => path.posix.normalize(r.ref)));
+  for (const [file, digest] of Object.entries(value)) {
+    if (typeof digest !== 'string' || !/^(?:sha256:)?[0-9a-fA-F]{64}$/.test(digest)) continue;
+    const key = path.posix.normalize(file);
+    if (!referenced.has(key)) {
+      const near = [...referenced].sort((a, b) => a.length - b.length);
+      f.error(subPath('spec.sha256', file), `pins '${file}', which no field of the site-config references${near.length > 0 ? ` (referenced: ${near.join(', ')})` : ''}`);
+      continue;
+    }
+    pins.set(key, digest.replace(/^sha256:/, '').toLowerCase());
+  }
+  return pins;
+}
+
+function pemText(f: Findings, bytes: Buffer, field: string, ref: string): string | undefined {
+  if (bytes.includes(0)) {
+    f.error(field, `'${ref}' is binary (DER?): PEM text is expected (convert: openssl x509 -inform der -in FILE -out FILE.pem)`);
+    return undefined;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    f.error(field, `'${ref}' is not text: PEM is expected`);
+    return undefined;
+  }
+}
+
+function checkPair(
+  f: Findings,
+  spec: unknown,
+  role: CertificateRole,
+  bytesOf: (field: string) => Buffer | undefined,
+  names: { clusterName?: string; baseDomain?: string; now: Date },
+): CertificatePair | undefined {
+  const certRef = validValue(fileRef, get(spec, 'certificates', role, 'certFile'));
+  const keyRef = validValue(fileRef, get(spec, 'certificates', role, 'keyFile'));
+  const certPath = `spec.certificates.${role}.certFile`;
+  const keyPath = `spec.certificates.${role}.keyFile`;
+  const certBytes = bytesOf(certPath);
+  const keyBytes = bytesOf(keyPath);
+  if (certRef === undefined || keyRef === undefined || !certBytes || !keyBytes) return undefined;
+  const certPem = pemText(f, certBytes, certPath, certRef);
+  const keyPem = pemText(f, keyBytes, keyPath, keyRef);
+  if (certPem === undefined || keyPem === undefined) return undefined;
+  if (names.clusterName === undefined && names.baseDomain !== undefined) {
+    f.warn(certPath, `which names it must cover (${role === 'api' ? 'api' : '*.apps'}.<clusterName>.${names.baseDomain}) is checked when the agent starts: spec.clusterName is not given`);
+  }
+  const found = validateCertificatePair({
+    certPem,
+    keyPem,
+    certPath,
+    keyPath,
+    role,
+    ...(names.clusterName !== undefined ? { clusterName: names.clusterName } : {}),
+    ...(names.baseDomain !== undefined ? { baseDomain: names.baseDomain } : {}),
+    now: names.now,
+    certNote: noteFor(certRef),
+    keyNote: noteFor(keyRef),
+  });
+  f.addAll(found);
+  return found.ok ? { certPem, keyPem } : undefined;
+}
+
+/**
+ * sha256 over the site-config and every referenced file, each framed by its field and length so that moving
+ * bytes between files changes the digest: a changed config is a new run.
+ */
+export function siteDigest(main: Uint8Array, refs: ReadonlyArray<{ field: string; bytes?: Uint8Array }>): string {
+  const parts: Uint8Array[] = [Buffer.from(`site-config\0${main.length}\0`), main];
+  for (const r of refs) {
+    if (!r.bytes) continue;
+    parts.push(Buffer.from(`\0${r.field}\0${r.bytes.length}\0`), r.bytes);
+  }
+  return sha256Hex(Buffer.concat(parts));
+}

@@ -1,0 +1,147 @@
+// Turning untrusted bytes (a USB stick found at a site) into a plain JSON-like value, refusing anything
+// hostile or ambiguous before it reaches validation: oversized files, binary data, non-UTF-8 text, several
+// YAML documents, duplicate keys (yaml `uniqueKeys`), alias bombs (yaml `maxAliasCount`), non-JSON YAML types
+// and absurd nesting. Messages name positions, never content: the file may hold a pull secret.
+import { LineCounter, isAlias, isScalar, parseAllDocuments, visit, type Document } from 'yaml';
+import { controlCharIndex, formatPath, type PathSegment } from './problems';
+
+/** Every file the site-config consists of is read only up to this size. */
+export const MAX_FILE_BYTES = 1024 * 1024;
+/** Aliases allowed in one document; yaml's default check ("Excessive alias count") scales with this. */
+export const MAX_ALIAS_COUNT = 100;
+/** Deeper than any real site-config or nmstate state (nmstate's deepest is about 8). */
+export const MAX_DEPTH = 64;
+
+export type ParseOutcome = { ok: true; value: unknown } | { ok: false; messages: string[] };
+export type DecodeOutcome = { ok: true; text: string } | { ok: false; messages: string[] };
+
+export function decodeText(bytes: Uint8Array): DecodeOutcome {
+  if (bytes.length > MAX_FILE_BYTES) return { ok: false, messages: [`is ${bytes.length} bytes; files on site-config media are limited to 1 MiB`] };
+  if (bytes.includes(0)) return { ok: false, messages: ['contains NUL bytes: it is binary data, not YAML or JSON text'] };
+  let text: string;
+  try {
+    // ignoreBOM false: a leading UTF-8 byte-order mark (Windows editors) is dropped.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return { ok: false, messages: ['is not valid UTF-8 text (binary data, or saved in another encoding such as Latin-1/UTF-16?)'] };
+  }
+  // YAML 1.2 allows only printable characters plus tab, LF and CR (section 5.1).
+  const ctl = controlCharIndex(text, true);
+  if (ctl >= 0) {
+    const { line, col } = lineCol(text, ctl);
+    return { ok: false, messages: [`contains a control character (0x${text.charCodeAt(ctl).toString(16).padStart(2, '0')}) at line ${line}, column ${col}: binary data is not a site-config`] };
+  }
+  return { ok: true, text };
+}
+
+function lineCol(text: string, offset: number): { line: number; col: number } {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return { line, col: offset - before.lastIndexOf('\n') };
+}
+
+/** Parses exactly one YAML 1.2 (or JSON) document into plain data. */
+export function parseYamlText(text: string): ParseOutcome {
+  const lines = new LineCounter();
+  let docs: Document.Parsed[];
+  try {
+    const parsed = parseAllDocuments(text, {
+      version: '1.2',
+      schema: 'core',
+      uniqueKeys: true,
+      strict: true,
+      prettyErrors: false,
+      // !!binary, !!timestamp, !!set ... would produce non-JSON values; unresolved tags become errors below.
+      resolveKnownTags: false,
+      merge: false,
+      lineCounter: lines,
+    });
+    docs = Array.isArray(parsed) ? parsed : [];
+  } catch (e) {
+    return { ok: false, messages: [e instanceof RangeError ? 'is nested too deeply to parse' : 'could not be parsed as YAML'] };
+  }
+  const at = (offset: number | undefined) => {
+    if (offset === undefined) return '';
+    const p = lines.linePos(offset);
+    return `line ${p.line}, column ${p.col}: `;
+  };
+  if (docs.length === 0) return { ok: false, messages: ['is empty'] };
+  if (docs.length > 1) {
+    return { ok: false, messages: [`contains ${docs.length} YAML documents (separated by '---' at ${at(docs[1]!.range[0]).slice(0, -2)}); a site-config file holds exactly one`] };
+  }
+  const doc = docs[0]!;
+  const messages: string[] = [];
+  for (const err of doc.errors) {
+    if (err.code === 'DUPLICATE_KEY') {
+      const key = text.slice(err.pos[0], err.pos[1]).trim();
+      messages.push(`${at(err.pos[0])}duplicate key${key && key.length <= 80 ? ` '${key}'` : ''}: every key may appear only once in a mapping`);
+    } else {
+      messages.push(`${at(err.pos[0])}YAML syntax error: ${err.message}`);
+    }
+  }
+  for (const w of doc.warnings) {
+    const tag = /Unresolved tag: (.*)$/.exec(w.message);
+    messages.push(tag ? `${at(w.pos[0])}unsupported YAML tag ${tag[1]}: only plain strings, numbers, booleans, lists and mappings are allowed` : `${at(w.pos[0])}${w.message}`);
+  }
+  if (messages.length > 0) return { ok: false, messages };
+  visit(doc, {
+    Pair(_, pair) {
+      if (pair.key !== null && !isScalar(pair.key) && !isAlias(pair.key)) {
+        const range = (pair.key as { range?: [number, number, number] }).range;
+        messages.push(`${at(range?.[0])}a mapping key must be a plain string, not a list or mapping`);
+      } else if (isAlias(pair.key)) {
+        messages.push(`${at(pair.key.range?.[0])}a mapping key must be a plain string, not an alias`);
+      } else if (isScalar(pair.key) && pair.key.value === '__proto__') {
+        // Would replace the object's prototype when converted to JavaScript data.
+        messages.push(`${at(pair.key.range?.[0])}the key '__proto__' is not allowed`);
+      }
+    },
+  });
+  if (messages.length > 0) return { ok: false, messages };
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (e) {
+    if (e instanceof RangeError) return { ok: false, messages: ['is nested too deeply'] };
+    const msg = e instanceof Error ? e.message : '';
+    if (/alias count/i.test(msg)) {
+      return { ok: false, messages: [`uses YAML aliases that expand excessively (more than ${MAX_ALIAS_COUNT}; the 'billion laughs' resource-exhaustion pattern)`] };
+    }
+    if (/Unresolved alias/i.test(msg)) return { ok: false, messages: ['uses a YAML alias (*name) before its anchor (&name) is defined'] };
+    return { ok: false, messages: ['could not be converted to data'] };
+  }
+  const shapeProblem = plainDataProblem(value);
+  if (shapeProblem) return { ok: false, messages: [shapeProblem] };
+  if (value === null || value === undefined) return { ok: false, messages: ['is empty'] };
+  return { ok: true, value };
+}
+
+export function parseConfigBytes(bytes: Uint8Array): ParseOutcome {
+  const decoded = decodeText(bytes);
+  if (!decoded.ok) return decoded;
+  return parseYamlText(decoded.text);
+}
+
+/** Iterative walk (no recursion: the depth is what is being checked) for depth and non-JSON values. */
+function plainDataProblem(root: unknown): string | undefined {
+  const stack: Array<{ value: unknown; path: PathSegment[] }> = [{ value: root, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (path.length > MAX_DEPTH) return `is nested more than ${MAX_DEPTH} levels deep (at ${formatPath(path.slice(0, 8))}...)`;
+    if (value === null || typeof value === 'string' || typeof value === 'boolean') continue;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return `${formatPath(path) || 'the document'}: .inf and .nan are not allowed`;
+      continue;
+    }
+    if (Array.isArray(value)) {
+      value.forEach((v, i) => stack.push({ value: v, path: [...path, i] }));
+      continue;
+    }
+    if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) stack.push({ value: v, path: [...path, k] });
+      continue;
+    }
+    return `${formatPath(path) || 'the document'}: unsupported value type (only strings, numbers, booleans, null, lists and mappings)`;
+  }
+  return undefined;
+}

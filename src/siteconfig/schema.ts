@@ -1,0 +1,202 @@
+// The site-config document (DESIGN.md section 4, Contract) as a zod/mini schema: shapes, required fields,
+// enums, unknown fields (strict objects) and per-field syntax. Cross-field and file-content rules live in
+// semantic.ts, nmstate.ts, pull-secret.ts and certificates.ts; they get only values that pass the schemas
+// below (`validValue`), so every problem is reported once.
+//
+// Extensions to the contract's example (all optional):
+// - `spec.sha256`: pins for signed media — a mapping from each referenced file, written exactly as in its
+//   field (e.g. `network.yaml`, `certs/api.crt`), to the hex sha256 of its bytes (`sha256sum` output, an
+//   optional `sha256:` prefix is accepted). When the node has trusted keys every referenced file must be pinned.
+// - `spec.timeouts`: network, kubelet, apiReady, csr, settle, settleStability as Go durations (30m, 1h30m).
+import * as z from 'zod/mini';
+import { parseDuration } from './duration';
+import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamily, isMacAddress, repositoryProblem } from './net';
+import { controlCharIndex, formatPath, listForHumans, type PathSegment } from './problems';
+import type { ValidationProblem } from './types';
+
+export const API_VERSION = 'sno-reconfigure.io/v1';
+export const KIND = 'SiteConfig';
+export const TIMEOUT_KEYS = ['network', 'kubelet', 'apiReady', 'csr', 'settle', 'settleStability'] as const;
+/** Timeouts beyond this are refused: a deadline that long would leave a stuck node unnoticed for days. */
+export const MAX_TIMEOUT_MS = 24 * 3_600_000;
+
+/** A string schema with a rule that explains itself (the message names what is expected). */
+function ruled(problem: (s: string) => string | undefined) {
+  return z.string().check((ctx) => {
+    const p = problem(ctx.value);
+    if (p !== undefined) ctx.issues.push({ code: 'custom', message: p, input: ctx.value });
+  });
+}
+
+export function fileReferenceProblem(ref: string): string | undefined {
+  if (ref.trim() === '') return 'must name a file';
+  if (ref.startsWith('/')) return 'must be a path relative to the site-config file, not an absolute path';
+  if (ref.includes('\\')) return "must use '/' as the path separator";
+  if (controlCharIndex(ref) >= 0) return 'must not contain control characters';
+  if (ref.length > 1024) return 'is too long';
+  return undefined;
+}
+
+export const fileRef = ruled(fileReferenceProblem);
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+export const clusterNameSchema = ruled((s) => dns1123LabelProblem(s));
+export const baseDomainSchema = ruled((s) => dns1123SubdomainProblem(s));
+export const hostnameSchema = ruled((s) => {
+  const p = dns1123SubdomainProblem(s);
+  if (p !== undefined) return p;
+  if (s === 'localhost' || s.startsWith('localhost.')) return "must not be 'localhost': it must be the node's own name";
+  return undefined;
+});
+
+export const durationSchema = ruled((s) => {
+  let ms: number;
+  try {
+    ms = parseDuration(s);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  if (ms < 1000) return `'${s}' is too short: a timeout must be at least 1s`;
+  if (ms > MAX_TIMEOUT_MS) return `'${s}' is too long: a timeout must be at most 24h`;
+  return undefined;
+});
+
+const matchFieldsSchema = z.strictObject({
+  systemUUID: z.optional(ruled((s) => (UUID.test(s.trim()) ? undefined : 'must be a UUID like 4c4c4544-0042-3510-8052-b4c04f333231 (/sys/class/dmi/id/product_uuid)'))),
+  serialNumber: z.optional(ruled((s) => (s.trim() === '' ? 'must not be empty' : s.length > 255 ? 'is too long' : undefined))),
+  macAddress: z.optional(ruled((s) => (isMacAddress(s.trim()) ? undefined : "must be a MAC address like '52:54:00:12:34:56'"))),
+});
+
+export const matchSchema = matchFieldsSchema.check((ctx) => {
+  if (Object.keys(ctx.value).length === 0) ctx.issues.push({ code: 'custom', message: 'must name at least one of systemUUID, serialNumber, macAddress (or remove match)', input: ctx.value });
+});
+
+export const verifySchema = z.strictObject({
+  ping: z.optional(z.array(ruled((s) => (ipFamily(s) !== undefined ? undefined : `'${s}' is not an IP address (ping targets are addresses, so no DNS is needed to check them)`)))),
+  resolve: z.optional(z.array(ruled((s) => { const p = hostnameProblem(s); return p === undefined ? undefined : `'${s.length > 60 ? `${s.slice(0, 60)}…` : s}' ${p}`; }))),
+});
+
+const networkSchema = z.strictObject({
+  nmstate: z.optional(z.unknown()),
+  nmstateFile: z.optional(fileRef),
+  verify: z.optional(verifySchema),
+});
+
+export const mirrorSchema = z.strictObject({
+  source: ruled((s) => repositoryProblem(s, { allowWildcard: true })),
+  mirrors: z.array(ruled((s) => repositoryProblem(s, { allowWildcard: false }))).check(z.minLength(1)),
+});
+
+const certPairSchema = z.strictObject({ certFile: fileRef, keyFile: fileRef });
+
+const SHA256_HEX = /^(?:sha256:)?[0-9a-fA-F]{64}$/;
+
+export const timeoutsSchema = z.strictObject(
+  Object.fromEntries(TIMEOUT_KEYS.map((k) => [k, z.optional(durationSchema)])) as Record<(typeof TIMEOUT_KEYS)[number], z.ZodMiniOptional<typeof durationSchema>>,
+);
+
+export const specSchema = z.strictObject({
+  match: z.optional(matchSchema),
+  clusterName: z.optional(clusterNameSchema),
+  hostname: z.optional(hostnameSchema),
+  baseDomain: baseDomainSchema,
+  network: z.optional(networkSchema),
+  pullSecret: z.optional(z.unknown()),
+  pullSecretFile: z.optional(fileRef),
+  pullSecretMode: z.optional(z.enum(['merge', 'replace'])),
+  imageDigestMirrors: z.optional(z.array(mirrorSchema)),
+  additionalTrustBundle: z.optional(z.string()),
+  additionalTrustBundleFile: z.optional(fileRef),
+  certificates: z.optional(z.strictObject({ api: z.optional(certPairSchema), ingress: z.optional(certPairSchema) })),
+  timeouts: z.optional(timeoutsSchema),
+  sha256: z.optional(z.record(z.string(), ruled((s) => (SHA256_HEX.test(s) ? undefined : 'must be a sha256 digest: 64 hex characters (sha256sum output), optionally prefixed with sha256:')))),
+});
+
+export const metadataSchema = z.strictObject({
+  name: ruled((s) => {
+    if (s.trim() === '') return 'must not be empty';
+    if (s.length > 253) return `is ${s.length} characters long; at most 253`;
+    if (controlCharIndex(s) >= 0) return 'must not contain control characters';
+    return undefined;
+  }),
+});
+
+export const siteConfigSchema = z.strictObject({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(KIND),
+  metadata: metadataSchema,
+  spec: specSchema,
+});
+
+export type SiteConfigDocument = z.infer<typeof siteConfigSchema>;
+export type SpecDocument = z.infer<typeof specSchema>;
+
+/** The value when it passes `schema`, else undefined (its problems are reported by the document schema). */
+export function validValue<T>(schema: z.ZodMiniType<T>, value: unknown): T | undefined {
+  const r = schema.safeParse(value, { error: () => '' });
+  return r.success ? r.data : undefined;
+}
+
+const KNOWN_KEYS_MARK = '\u0000known:';
+
+const EXPECTED_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'a mapping',
+  record: 'a mapping',
+};
+
+function receivedName(input: unknown): string {
+  if (input === null) return 'an empty value';
+  if (Array.isArray(input)) return 'a list';
+  if (typeof input === 'object') return 'a mapping';
+  return `a ${typeof input}`;
+}
+
+// Messages for the issues the schemas above can raise. Inputs are described by type only: a value may be a secret.
+function issueMessage(iss: z.core.$ZodRawIssue): string {
+  switch (iss.code) {
+    case 'invalid_type': {
+      if (iss.input === undefined) return 'is required';
+      const expected = EXPECTED_NAMES[iss.expected] ?? iss.expected;
+      if (iss.input === null) return `has no value: expected ${expected} (give a value or remove the key)`;
+      const hint = iss.expected === 'string' && (typeof iss.input === 'number' || typeof iss.input === 'boolean') ? ' (YAML read it as a number or boolean: put it in quotes)' : '';
+      return `expected ${expected}, got ${receivedName(iss.input)}${hint}`;
+    }
+    case 'invalid_value':
+      return iss.values.length === 1 ? `must be '${String(iss.values[0])}'` : `must be one of ${listForHumans(iss.values.map(String))}`;
+    case 'too_small':
+      return iss.origin === 'array' ? `must have at least ${String(iss.minimum)} ${Number(iss.minimum) === 1 ? 'entry' : 'entries'}` : 'is too short';
+    case 'unrecognized_keys': {
+      const shape = (iss.inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape;
+      return `${KNOWN_KEYS_MARK}${JSON.stringify(Object.keys(shape ?? {}))}`;
+    }
+    default:
+      return 'is invalid';
+  }
+}
+
+export interface SchemaOutcome {
+  problems: ValidationProblem[];
+  document?: SiteConfigDocument;
+}
+
+/** Checks `raw` against the document schema; every problem has its field path. */
+export function checkSchema(raw: unknown, unknownFieldMessage: (field: string, known: string[]) => string): SchemaOutcome {
+  const r = siteConfigSchema.safeParse(raw, { error: issueMessage });
+  if (r.success) return { problems: [], document: r.data };
+  const problems: ValidationProblem[] = [];
+  for (const issue of r.error.issues) {
+    const path = issue.path as PathSegment[];
+    if (issue.code === 'unrecognized_keys' && issue.message.startsWith(KNOWN_KEYS_MARK)) {
+      const known = JSON.parse(issue.message.slice(KNOWN_KEYS_MARK.length)) as string[];
+      for (const key of issue.keys) problems.push({ path: formatPath([...path, key]), message: unknownFieldMessage(key, known) });
+      continue;
+    }
+    problems.push({ path: formatPath(path) || '(document)', message: issue.message });
+  }
+  return { problems };
+}

@@ -1,0 +1,109 @@
+// Signed media (DESIGN.md section 4): when the node holds trusted public keys (factory-installed under
+// /etc/sno-reconfigure/trusted-keys/*.pem, read through the Host), a site-config is accepted only with a valid
+// detached signature `<file>.sig`: base64 of an Ed25519 or ECDSA P-256 (SHA-256) signature over the file's
+// exact bytes — e.g. `openssl pkeyutl -sign -rawin -inkey key.pem -in site-config.yaml | base64 -w0` for
+// Ed25519, or `openssl dgst -sha256 -sign key.pem site-config.yaml | base64 -w0` for ECDSA (DER). ECDSA
+// signatures are accepted in both DER and IEEE-P1363 (r||s, 64 bytes, as WebCrypto and cloud KMS emit) encodings.
+// A trusted-keys directory holding any *.pem file means signatures are required, even if no key in it is
+// usable: a damaged key file must never switch verification off.
+import { X509Certificate, createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import type { Host } from '../host/host';
+import { TRUSTED_KEYS_DIR } from '../paths';
+import { pemBlocks } from './certificates';
+import type { ValidationProblem } from './types';
+
+export interface TrustedKey {
+  /** Node path of the key file. */
+  file: string;
+  key: KeyObject;
+  kind: 'ed25519' | 'ecdsa-p256';
+}
+
+export interface TrustedKeys {
+  /** True when the node holds any *.pem under the trusted-keys directory: signatures are then required. */
+  required: boolean;
+  keys: TrustedKey[];
+  /** Key files that cannot be used (reported as warnings; they never relax the requirement). */
+  problems: ValidationProblem[];
+}
+
+export function sha256Hex(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export async function loadTrustedKeys(host: Host): Promise<TrustedKeys> {
+  let names: string[] = [];
+  try {
+    names = (await host.listDir(TRUSTED_KEYS_DIR)).filter((n) => n.endsWith('.pem'));
+  } catch {
+    // An unreadable directory is treated as holding keys: fail closed.
+    return { required: true, keys: [], problems: [{ path: TRUSTED_KEYS_DIR, message: 'cannot be listed; signatures are required but no key can be used' }] };
+  }
+  const keys: TrustedKey[] = [];
+  const problems: ValidationProblem[] = [];
+  for (const name of names) {
+    const file = `${TRUSTED_KEYS_DIR}/${name}`;
+    let text: string;
+    try {
+      text = await host.readText(file);
+    } catch {
+      problems.push({ path: file, message: 'cannot be read' });
+      continue;
+    }
+    const parsed = parseTrustedKey(text);
+    if (typeof parsed === 'string') problems.push({ path: file, message: parsed });
+    else keys.push({ file, ...parsed });
+  }
+  return { required: names.length > 0, keys, problems };
+}
+
+/** A public key (SPKI PEM, or a certificate carrying it), or why it cannot be used. */
+export function parseTrustedKey(pem: string): { key: KeyObject; kind: TrustedKey['kind'] } | string {
+  const { blocks } = pemBlocks(pem);
+  const block = blocks[0];
+  if (!block) return 'holds no PEM public key (-----BEGIN PUBLIC KEY-----)';
+  if (/PRIVATE KEY$/.test(block.label)) return 'is a private key: only public keys belong on the node';
+  let key: KeyObject;
+  try {
+    key = block.label === 'CERTIFICATE' ? new X509Certificate(block.text).publicKey : createPublicKey(block.text);
+  } catch {
+    return 'does not parse as a public key';
+  }
+  if (key.asymmetricKeyType === 'ed25519') return { key, kind: 'ed25519' };
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return { key, kind: 'ecdsa-p256' };
+  return `is a ${key.asymmetricKeyType ?? 'unknown'} key${key.asymmetricKeyDetails?.namedCurve ? ` (${key.asymmetricKeyDetails.namedCurve})` : ''}; only Ed25519 and ECDSA P-256 keys are supported`;
+}
+
+/** Decodes the base64 text of a .sig file, or returns why it is not a signature. */
+export function decodeSignature(text: string): Buffer | string {
+  const compact = text.replace(/\s+/g, '');
+  if (compact === '') return 'is empty';
+  if (compact.length > 1024 || !/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(compact)) {
+    return 'is not a base64-encoded signature';
+  }
+  return Buffer.from(compact, 'base64');
+}
+
+/** The trusted key that verifies `signature` over `data`, or undefined. */
+export function verifyWithTrustedKeys(data: Uint8Array, signature: Buffer, keys: readonly TrustedKey[]): TrustedKey | undefined {
+  for (const trusted of keys) {
+    if (trusted.kind === 'ed25519') {
+      if (verifies(() => verify(null, data, trusted.key, signature))) return trusted;
+      continue;
+    }
+    // A DER signature is a SEQUENCE (0x30); IEEE-P1363 is r||s, 64 bytes for P-256. Either encoding is accepted.
+    for (const dsaEncoding of ['der', 'ieee-p1363'] as const) {
+      if (verifies(() => verify('sha256', data, { key: trusted.key, dsaEncoding }, signature))) return trusted;
+    }
+  }
+  return undefined;
+}
+
+/** A malformed signature makes node:crypto throw rather than return false: both mean "does not verify". */
+function verifies(check: () => boolean): boolean {
+  try {
+    return check();
+  } catch {
+    return false;
+  }
+}

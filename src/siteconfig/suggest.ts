@@ -1,0 +1,49 @@
+// "did you mean" for unknown field names: the nearest known name by optimal-string-alignment distance
+// (Levenshtein plus adjacent transpositions, so 'baseDomian' → 'baseDomain' is one edit).
+
+export function editDistance(a: string, b: string): number {
+  const rows = a.length + 1;
+  const cols = b.length + 1;
+  const d: number[][] = Array.from({ length: rows }, (_, i) => {
+    const row = new Array<number>(cols).fill(0);
+    row[0] = i;
+    return row;
+  });
+  for (let j = 0; j < cols; j++) d[0]![j] = j;
+  for (let i = 1; i < rows; i++) {
+    for (let j = 1; j < cols; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** The known name closest to `unknown`, or undefined when none is close enough to be a plausible typo. */
+export function nearestName(unknown: string, known: readonly string[]): string | undefined {
+  const lower = unknown.toLowerCase();
+  let best: string | undefined;
+  let bestScore = Infinity;
+  for (const k of known) {
+    // Case slips (basedomain, BaseDomain) and separator slips (base-domain, base_domain) count as near-misses.
+    const normalized = (s: string) => s.toLowerCase().replace(/[-_]/g, '');
+    const score = normalized(k) === normalized(unknown) ? 0.5 : editDistance(lower, k.toLowerCase());
+    if (score < bestScore) {
+      bestScore = score;
+      best = k;
+    }
+  }
+  if (best === undefined) return undefined;
+  const limit = Math.max(1, Math.min(3, Math.floor(Math.max(unknown.length, best.length) / 3)));
+  return bestScore <= limit ? best : undefined;
+}
+
+export function unknownFieldMessage(field: string, known: readonly string[]): string {
+  const near = nearestName(field, known);
+  const shown = JSON.stringify(field).slice(1, -1);
+  return near !== undefined
+    ? `unknown field '${shown}' — did you mean '${near}'?`
+    : `unknown field '${shown}' (known fields here: ${known.join(', ')})`;
+}

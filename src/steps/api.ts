@@ -1,0 +1,90 @@
+// Step "api": wait for the kube-apiserver with capped, jittered backoff and a per-request timeout, then
+// learn what the rest of the run needs from the cluster (its name, old domain, version) and refuse a
+// site-config meant for another cluster before anything in the cluster changes.
+import type { V1Node } from '@kubernetes/client-node';
+import { backoffDelay } from '../engine/clock';
+import { ConfigRejectedError, StepError, type Step, type StepContext } from '../engine/step';
+import { R } from '../cluster/resources';
+import type { KubeObject } from '../cluster/types';
+import { checkAgainstCluster } from '../siteconfig/cluster-check';
+import { titleOf } from './titles';
+
+const REQUEST_TIMEOUT_MS = 5_000;
+const BACKOFF_BASE_MS = 1_000;
+const BACKOFF_CAP_MS = 15_000;
+const PROGRESS_EVERY_MS = 10_000;
+
+interface ClusterIdentity {
+  clusterName: string;
+  baseDomain: string;
+  version?: string;
+}
+
+/** DNS `cluster` spec.baseDomain is "<clusterName>.<baseDomain>" on OpenShift (installer pkg/asset/manifests/dns.go). */
+export function splitClusterDomain(clusterDomain: string): { clusterName: string; baseDomain: string } {
+  const dot = clusterDomain.indexOf('.');
+  return dot < 0 ? { clusterName: clusterDomain, baseDomain: '' } : { clusterName: clusterDomain.slice(0, dot), baseDomain: clusterDomain.slice(dot + 1) };
+}
+
+async function readClusterIdentity(ctx: StepContext): Promise<ClusterIdentity> {
+  const client = await ctx.cluster();
+  const dns = await client.get<KubeObject & { spec?: { baseDomain?: string } }>(R.dnses, 'cluster');
+  const clusterDomain = dns?.spec?.baseDomain;
+  if (!clusterDomain) throw new StepError('the cluster has no DNS config "cluster" with spec.baseDomain', 'This does not look like an OpenShift cluster; check the kubeconfig the agent uses (--kubeconfig).');
+  const cv = await client.get<KubeObject & { status?: { desired?: { version?: string } } }>(R.clusterVersions, 'version');
+  return { ...splitClusterDomain(clusterDomain), ...(cv?.status?.desired?.version ? { version: cv.status.desired.version } : {}) };
+}
+
+export const apiStep: Step = {
+  name: 'api',
+  title: titleOf('api'),
+
+  async plan() {
+    return [];
+  },
+
+  async check(ctx) {
+    return (await (await ctx.cluster()).readyz({ timeoutMs: REQUEST_TIMEOUT_MS })).ready;
+  },
+
+  async apply(ctx) {
+    const client = await ctx.cluster();
+    const deadline = ctx.deadline('API', ctx.site.resolved.timeouts.apiReady);
+    ctx.progress.extendTimeout(deadline.totalMs);
+    let attempt = 0;
+    let lastDetail = '';
+    let lastProgressAt = -Infinity;
+    for (;;) {
+      const { ready, detail } = await client.readyz({ timeoutMs: REQUEST_TIMEOUT_MS });
+      if (ready) return;
+      lastDetail = detail;
+      if (deadline.expired()) {
+        throw new StepError(
+          `the Kubernetes API at ${client.server} did not become ready within ${deadline.progress().split(' of ')[1]} (last answer: ${lastDetail})`,
+          'Check that kubelet runs (`systemctl status kubelet`, `journalctl -u kubelet -b`) and that the static pods start (`crictl ps -a`); the agent retries after a restart.',
+        );
+      }
+      if (ctx.clock.now() - lastProgressAt >= PROGRESS_EVERY_MS) {
+        lastProgressAt = ctx.clock.now();
+        ctx.progress.status(`waiting for the API, ${deadline.progress()} (${lastDetail})`);
+      }
+      await ctx.clock.sleep(Math.min(backoffDelay(attempt++, BACKOFF_BASE_MS, BACKOFF_CAP_MS), deadline.remainingMs()), ctx.signal);
+    }
+  },
+
+  async verify(ctx) {
+    const identity = await readClusterIdentity(ctx);
+    ctx.facts.clusterName = identity.clusterName;
+    ctx.facts.oldBaseDomain = identity.baseDomain;
+    if (identity.version) ctx.facts.clusterVersion = identity.version;
+    const problems = checkAgainstCluster(ctx.site.resolved, { clusterName: identity.clusterName, nodeName: ctx.facts.nodeName ?? '' });
+    if (problems.length > 0) {
+      throw new ConfigRejectedError(
+        `the site-config does not fit this cluster: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+        'Provide a site-config written for this cluster (its clusterName and hostname must match; renaming is not supported by OpenShift).',
+      );
+    }
+    const node = await (await ctx.cluster()).get<V1Node & KubeObject>(R.nodes, ctx.facts.nodeName ?? '');
+    if (!node) ctx.warn(`the cluster has no Node named "${ctx.facts.nodeName}" yet; kubelet will register it`);
+  },
+};

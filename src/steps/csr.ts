@@ -1,0 +1,123 @@
+// Step "csr": approve the node's own kubelet CSRs — strictly, by identity (src/csr/policy.ts, DESIGN.md
+// section 5) — and keep approving in the background until the run ends. On a single node there is no
+// cluster-machine-approver that could do it (seed 002), and nothing else may be approved blindly.
+//
+// Done when the node is Ready and kubelet holds a client and a serving certificate: either issued in this
+// run through an approved CSR, or still valid on disk from the factory (kubelet then files no CSR at all).
+import { X509Certificate } from 'node:crypto';
+import type { V1Node } from '@kubernetes/client-node';
+import { R } from '../cluster/resources';
+import type { KubeObject } from '../cluster/types';
+import { startCsrApprover, type CsrApprover } from '../csr/approver';
+import type { ExpectedNode } from '../csr/policy';
+import { currentAddresses } from '../host/netcheck';
+import { StepError, type Step, type StepContext } from '../engine/step';
+import { titleOf } from './titles';
+
+const APPROVER = 'csr-approver';
+const POLL_MS = 3_000;
+/** kubelet's certificate files (kubelet --rotate-certificates, /var/lib/kubelet/pki on RHCOS). */
+export const KUBELET_CERTS = {
+  client: '/var/lib/kubelet/pki/kubelet-client-current.pem',
+  serving: '/var/lib/kubelet/pki/kubelet-server-current.pem',
+} as const;
+/** The node's and the API server's clocks are the same machine's, but kubelet may have filed just before our step began. */
+const NOT_BEFORE_SLACK_MS = 60_000;
+
+/** Addresses the node's serving certificate may carry: the site network's, the current ones, the internal IP. */
+export function addressesFromNmstate(state: Record<string, unknown> | undefined): string[] {
+  const ifaces = Array.isArray(state?.interfaces) ? (state.interfaces as Record<string, unknown>[]) : [];
+  const out: string[] = [];
+  for (const iface of ifaces) {
+    for (const family of ['ipv4', 'ipv6'] as const) {
+      const fam = iface[family] as { address?: { ip?: unknown }[] } | undefined;
+      for (const a of fam?.address ?? []) if (typeof a.ip === 'string') out.push(a.ip);
+    }
+  }
+  return out;
+}
+
+async function expectedNode(ctx: StepContext): Promise<ExpectedNode> {
+  if (!ctx.facts.nodeAddresses) {
+    ctx.facts.nodeAddresses = [...new Set([...addressesFromNmstate(ctx.site.resolved.network?.nmstate), ...(await currentAddresses(ctx.host)), ...((ctx.facts.internalAddresses as string[] | undefined) ?? [])])];
+  }
+  const kubeletStart = ctx.facts.kubeletStartedAt ? Date.parse(String(ctx.facts.kubeletStartedAt)) : ctx.clock.now();
+  return { name: ctx.facts.nodeName ?? '', addresses: ctx.facts.nodeAddresses, notBefore: new Date(kubeletStart - NOT_BEFORE_SLACK_MS), nodeExists: true };
+}
+
+async function ensureApprover(ctx: StepContext): Promise<CsrApprover> {
+  const running = ctx.background.get<CsrApprover>(APPROVER);
+  if (running) return running;
+  const expected = await expectedNode(ctx);
+  const approver = startCsrApprover({ client: await ctx.cluster(), expected: () => expected, log: ctx.log.child({ component: 'csr' }), signal: ctx.signal });
+  return ctx.background.add(APPROVER, approver);
+}
+
+/** A kubelet certificate on disk that is valid now for this node. */
+async function validCertOnDisk(ctx: StepContext, nodePath: string): Promise<boolean> {
+  const pem = await ctx.host.readTextIfExists(nodePath).catch(() => undefined);
+  if (!pem) return false;
+  try {
+    const cert = new X509Certificate(pem);
+    const now = ctx.clock.now();
+    return Date.parse(cert.validFrom) <= now && now < Date.parse(cert.validTo) && cert.subject.split('\n').includes(`CN=system:node:${ctx.facts.nodeName}`);
+  } catch {
+    return false;
+  }
+}
+
+async function nodeReady(ctx: StepContext): Promise<boolean> {
+  const node = await (await ctx.cluster()).get<V1Node & KubeObject>(R.nodes, ctx.facts.nodeName ?? '');
+  return node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+}
+
+async function progressOf(ctx: StepContext, approver: CsrApprover): Promise<{ ready: boolean; client: boolean; serving: boolean }> {
+  const issued = approver.issued();
+  return {
+    ready: await nodeReady(ctx),
+    client: issued.client || (await validCertOnDisk(ctx, KUBELET_CERTS.client)),
+    serving: issued.serving || (await validCertOnDisk(ctx, KUBELET_CERTS.serving)),
+  };
+}
+
+export const csrStep: Step = {
+  name: 'csr',
+  title: titleOf('csr'),
+
+  async plan(ctx) {
+    return [{ kind: 'CertificateSigningRequest', target: `system:node:${ctx.facts.nodeName ?? '<node>'}`, action: 'approve', detail: 'client and serving CSRs of this node only, checked by identity' }];
+  },
+
+  async check() {
+    // Always run: the approver must be up for this run, and apply returns at once when all is in place.
+    return false;
+  },
+
+  async apply(ctx) {
+    const approver = await ensureApprover(ctx);
+    const deadline = ctx.deadline('CSR approval', ctx.site.resolved.timeouts.csr);
+    ctx.progress.extendTimeout(deadline.totalMs);
+    for (;;) {
+      const p = await progressOf(ctx, approver);
+      if (p.ready && p.client && p.serving) {
+        for (const name of approver.approvedNames()) ctx.changed({ kind: 'CertificateSigningRequest', target: name, action: 'approve' });
+        return;
+      }
+      const missing = [!p.ready && 'node Ready', !p.client && 'kubelet client certificate', !p.serving && 'kubelet serving certificate'].filter(Boolean).join(', ');
+      if (deadline.expired()) {
+        throw new StepError(
+          `still waiting for ${missing} after ${deadline.progress()}`,
+          'Look at `oc get csr` (pending requests and why they were left pending are in this journal) and `journalctl -u kubelet -b`; the agent retries after a restart.',
+        );
+      }
+      ctx.progress.status(`waiting for ${missing} (${deadline.progress()}; approved so far: ${approver.approvedNames().length})`);
+      await ctx.clock.sleep(POLL_MS, ctx.signal);
+    }
+  },
+
+  async verify() {},
+
+  async resume(ctx) {
+    await ensureApprover(ctx);
+  },
+};

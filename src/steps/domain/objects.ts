@@ -1,0 +1,118 @@
+// Small helpers for the objects the cluster steps read and write: typed shapes of the fields we touch,
+// secret data encoding, stable comparison, and read-modify-write with optimistic concurrency.
+import { isDeepStrictEqual } from 'node:util';
+import type { V1Secret } from '@kubernetes/client-node';
+import { retryOnConflict } from '../../cluster/retry';
+import type { ClusterClient, KubeObject, ResourceType } from '../../cluster/types';
+import { R } from '../../cluster/resources';
+import { StepError } from '../../engine/step';
+import { MANAGED_BY, MANAGED_BY_LABEL } from './names';
+
+export type Secret = V1Secret & KubeObject;
+
+export function b64(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64');
+}
+
+export function unb64(data: string | undefined): string | undefined {
+  return data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8');
+}
+
+/** Deep equality that ignores key order (JSON data from the API comes in any order). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return isDeepStrictEqual(normalize(a), normalize(b));
+}
+
+function normalize(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(normalize);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, x]) => [k, normalize(x)]));
+  }
+  return v;
+}
+
+export function tlsSecret(namespace: string, name: string, certPem: string, keyPem: string): Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': b64(certPem), 'tls.key': b64(keyPem) },
+  };
+}
+
+export function isManagedByUs(obj: KubeObject | undefined): boolean {
+  return obj?.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY;
+}
+
+export type EnsureResult = 'created' | 'updated' | 'unchanged';
+
+/**
+ * Creates `desired` or updates the existing secret's type/data/our label (re-read on every 409). A secret of
+ * another type cannot be changed in place (type is immutable): it is deleted and re-created.
+ */
+export async function ensureSecret(client: ClusterClient, desired: Secret): Promise<EnsureResult> {
+  const ns = desired.metadata?.namespace ?? '';
+  const name = desired.metadata?.name ?? '';
+  return retryOnConflict(async () => {
+    const current = await client.get<Secret>(R.secrets, name, ns);
+    if (!current) {
+      await client.create(R.secrets, desired);
+      return 'created';
+    }
+    if (current.type !== desired.type) {
+      await client.delete(R.secrets, name, ns);
+      await client.create(R.secrets, desired);
+      return 'updated';
+    }
+    if (sameJson(current.data ?? {}, desired.data ?? {}) && isManagedByUs(current)) return 'unchanged';
+    await client.update(R.secrets, {
+      ...current,
+      metadata: { ...current.metadata, labels: { ...current.metadata?.labels, [MANAGED_BY_LABEL]: MANAGED_BY } },
+      data: desired.data,
+    });
+    return 'updated';
+  });
+}
+
+/**
+ * Read-modify-write of one object: `mutate` gets a fresh copy and returns the object to PUT, or undefined
+ * when nothing needs to change. The PUT carries the resourceVersion read, so a concurrent writer makes it
+ * fail with 409 and the whole read-modify-write runs again.
+ */
+export async function updateObject<T extends KubeObject>(
+  client: ClusterClient,
+  type: ResourceType,
+  name: string,
+  namespace: string | undefined,
+  mutate: (current: T) => T | undefined,
+  opts: { optional?: boolean } = {},
+): Promise<{ changed: boolean; before?: T; after?: T }> {
+  return retryOnConflict(async () => {
+    const current = await client.get<T>(type, name, namespace);
+    if (!current && opts.optional) return { changed: false };
+    if (!current) {
+      throw new StepError(`${type.kind} ${namespace ? `${namespace}/` : ''}${name} does not exist`, 'This object is part of every OpenShift cluster; check that the agent talks to the right cluster (--kubeconfig).');
+    }
+    const next = mutate(structuredClone(current));
+    if (!next || sameJson(next, current)) return { changed: false, before: current, after: current };
+    const after = await client.update(type, next);
+    return { changed: true, before: current, after };
+  });
+}
+
+export interface Condition {
+  type?: string;
+  status?: string;
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+export function condition(obj: { status?: { conditions?: Condition[] } } | undefined, type: string): Condition | undefined {
+  return obj?.status?.conditions?.find((c) => c.type === type);
+}
+
+export function isTrue(obj: { status?: { conditions?: Condition[] } } | undefined, type: string): boolean {
+  return condition(obj, type)?.status === 'True';
+}

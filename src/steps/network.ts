@@ -1,0 +1,143 @@
+// Step "network": apply the site network with nmstate under a checkpoint, verify connectivity, commit — or
+// roll back so a bad config can never strand the node (DESIGN.md section 1, step 3).
+//
+// On retry: a committed network is never re-applied for the same config digest (the journal marks the
+// step done). If the agent died between `apply --no-commit` and `commit`, the checkpoint is rolled back
+// first; when it is gone (the node rebooted, which drops NetworkManager's in-memory checkpoint while the
+// new profiles stay on disk) the state saved before the change is re-applied, so every attempt starts from
+// the known-good factory network.
+import { stringify } from 'yaml';
+import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError } from '../host/nmstate';
+import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
+import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
+import { titleOf } from './titles';
+
+/** After this many failed verifications of the same config it is rejected: a technician must correct it. */
+export const MAX_NETWORK_ATTEMPTS = 3;
+const RETRY_EVERY_MS = 2_000;
+
+type NetworkPhase = 'backed-up' | 'applying' | 'committed' | 'rolled-back';
+
+interface NetworkData {
+  phase?: NetworkPhase;
+  failures?: number;
+  lastVerification?: CheckOutcome[];
+}
+
+const desiredFile = (ctx: StepContext) => `${ctx.stateDir}/network-desired.yaml`;
+const backupFile = (ctx: StepContext) => `${ctx.stateDir}/backups/network-before.yaml`;
+
+function interfaceNames(state: Record<string, unknown>): string[] {
+  const ifaces = Array.isArray(state.interfaces) ? (state.interfaces as { name?: unknown }[]) : [];
+  return ifaces.map((i) => String(i.name ?? '?'));
+}
+
+/** How long connectivity may take to come up after the change, and the checkpoint that outlives it. */
+export function verifyWindows(networkTimeoutMs: number): { verifyMs: number; checkpointSeconds: number } {
+  const verifyMs = Math.max(10_000, Math.min(120_000, Math.floor(networkTimeoutMs / 2)));
+  return { verifyMs, checkpointSeconds: Math.ceil(verifyMs / 1000) + 60 };
+}
+
+async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{ ok: boolean; outcomes: CheckOutcome[] }> {
+  const verify = ctx.site.resolved.network?.verify ?? { ping: [], resolve: [] };
+  const deadline = ctx.deadline('network verification', windowMs);
+  const pending = new Map<string, () => Promise<CheckOutcome>>([
+    ...verify.ping.map((ip) => [`ping ${ip}`, () => pingOnce(ctx.host, ip)] as const),
+    ...verify.resolve.map((name) => [`resolve ${name}`, () => resolveOnce(ctx.host, name)] as const),
+  ]);
+  const results = new Map<string, CheckOutcome>();
+  for (;;) {
+    for (const [key, check] of pending) {
+      const outcome = await check();
+      results.set(key, outcome);
+      if (outcome.ok) pending.delete(key);
+    }
+    if (pending.size === 0) return { ok: true, outcomes: [...results.values()] };
+    if (deadline.expired()) return { ok: false, outcomes: [...results.values()] };
+    ctx.progress.status(`verifying the site network: waiting for ${[...pending.keys()].join(', ')} (${deadline.progress()})`);
+    await ctx.clock.sleep(Math.min(RETRY_EVERY_MS, deadline.remainingMs()), ctx.signal);
+  }
+}
+
+export const networkStep: Step = {
+  name: 'network',
+  title: titleOf('network'),
+
+  async plan(ctx): Promise<Change[]> {
+    const net = ctx.site.resolved.network;
+    if (!net) return [];
+    const checks = [...net.verify.ping.map((p) => `ping ${p}`), ...net.verify.resolve.map((r) => `resolve ${r}`)];
+    return [
+      {
+        kind: 'network',
+        target: interfaceNames(net.nmstate).join(', ') || 'nmstate state',
+        action: 'apply',
+        detail: `nmstatectl apply with a checkpoint; ${checks.length ? `verify ${checks.join(', ')}` : 'no verification checks given'}; commit, or roll back on failure`,
+      },
+    ];
+  },
+
+  async check(ctx) {
+    return !ctx.site.resolved.network || (ctx.data as NetworkData).phase === 'committed';
+  },
+
+  async apply(ctx) {
+    const net = ctx.site.resolved.network!;
+    const data = ctx.data as NetworkData;
+    const { verifyMs, checkpointSeconds } = verifyWindows(ctx.site.resolved.timeouts.network);
+
+    if (data.phase === 'applying') {
+      // Interrupted between apply and commit: get back to the known-good state before trying again.
+      const rolledBack = await nmstateRollback(ctx.host);
+      if (!rolledBack && (await ctx.host.exists(backupFile(ctx)))) {
+        ctx.log.warn('no nmstate checkpoint left from the interrupted attempt; re-applying the network state saved before the change');
+        await nmstateApply(ctx.host, backupFile(ctx));
+      }
+      data.phase = 'rolled-back';
+      await ctx.save();
+    }
+    if (!(await ctx.host.exists(backupFile(ctx)))) {
+      await ctx.host.writeFileAtomic(backupFile(ctx), await nmstateShow(ctx.host), 0o600);
+    }
+    await ctx.host.writeFileAtomic(desiredFile(ctx), stringify(net.nmstate), 0o600);
+    data.phase = 'applying';
+    await ctx.save();
+
+    ctx.progress.extendTimeout(verifyMs + checkpointSeconds * 1000);
+    ctx.progress.status(`applying the site network (${interfaceNames(net.nmstate).join(', ')}) with a ${checkpointSeconds}s checkpoint`);
+    let outcome: { ok: boolean; outcomes: CheckOutcome[]; applyError?: string };
+    try {
+      await nmstateApplyNoCommit(ctx.host, desiredFile(ctx), checkpointSeconds);
+      outcome = await verifyConnectivity(ctx, verifyMs);
+    } catch (e) {
+      if (!(e instanceof NmstateError)) throw e;
+      outcome = { ok: false, outcomes: [], applyError: e.message };
+    }
+    data.lastVerification = outcome.outcomes;
+
+    if (outcome.ok) {
+      await nmstateCommit(ctx.host);
+      data.phase = 'committed';
+      await ctx.save();
+      ctx.changed({ kind: 'network', target: interfaceNames(net.nmstate).join(', '), action: 'apply', detail: outcome.outcomes.map((o) => `${o.kind} ${o.target}: ${o.detail}`).join('; ') || 'committed (no verification checks given)' });
+      if (outcome.outcomes.length === 0) ctx.warn('the site network was committed without connectivity checks: spec.network.verify lists none');
+      return;
+    }
+
+    await nmstateRollback(ctx.host);
+    data.phase = 'rolled-back';
+    data.failures = (data.failures ?? 0) + 1;
+    await ctx.save();
+    const failed = outcome.applyError ? [outcome.applyError] : outcome.outcomes.filter((o) => !o.ok).map((o) => `${o.kind} ${o.target}: ${o.detail}`);
+    const message = `the site network did not verify and was rolled back (attempt ${data.failures} of ${MAX_NETWORK_ATTEMPTS}): ${failed.join('; ')}`;
+    const remedy = 'Check the cabling and the addresses, gateway, VLAN and DNS servers in spec.network of the site-config; the node is back on its previous network.';
+    if (data.failures >= MAX_NETWORK_ATTEMPTS) throw new ConfigRejectedError(message, `${remedy} Provide corrected media: this config will not be tried again.`);
+    throw new StepError(message, remedy);
+  },
+
+  async verify(ctx) {
+    if (ctx.site.resolved.network && (ctx.data as NetworkData).phase !== 'committed') {
+      throw new StepError('the site network is not committed', 'See the previous errors of the network step.');
+    }
+  },
+};

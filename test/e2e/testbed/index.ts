@@ -1,0 +1,142 @@
+// The end-to-end testbed: nodes booted under real systemd in namespaces, with site-config media, stand-in
+// host tools, and cleanup that holds even when a test fails. README.md beside this file tells how to use it
+// and what differs from a real node.
+import { readdirSync, readFileSync, existsSync, mkdtempSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Machine, bootedNamespaces, cgroupBase } from './machine';
+import { newDisk, removeDisk, type DiskOptions, type Disk } from './rootfs';
+import { attach, detach, makeVolume, type LoopDevice, type VolumeFiles, type VolumeOptions } from './media';
+import { registerDir, unregisterDir, testbedLoopDevices, TEMP_PREFIX } from './cleanup';
+import { processesInNamespace } from './proc';
+import { applyIgnitionLite, type IgnitionConfig } from './ignition-lite';
+
+export { Machine, MachineNotRunningError, type BootOptions, type ExecOptions, type SystemState } from './machine';
+export { ensureRootfsImage, newDisk, recipeKey, ROOTFS_RECIPE, MASKED_UNITS, installStandIn, type Disk, type DiskOptions, type RootfsImage } from './rootfs';
+export { makeVolume, attach, detach, type LoopDevice, type VolumeFiles, type VolumeOptions } from './media';
+export { preflight, TestbedUnavailableError } from './preflight';
+export { CommandError, type RunResult } from './proc';
+export { applyIgnitionLite, decodeDataUrl, type IgnitionConfig, type IgnitionFile, type IgnitionUnit } from './ignition-lite';
+
+/** Owns what a test creates; `cleanup()` (in an `after` hook) removes all of it, failures included. */
+export class Testbed {
+  private readonly machines: Machine[] = [];
+  private readonly loops = new Set<LoopDevice>();
+  private mediaDir: string | undefined;
+
+  /** A new node with a fresh disk from the cached rootfs; not booted yet (write its files first, then boot()). */
+  async machine(opts: DiskOptions = {}): Promise<Machine> {
+    const m = new Machine(await newDisk(opts));
+    this.machines.push(m);
+    return m;
+  }
+
+  /** A filesystem image with `files` (see makeVolume), kept until cleanup. */
+  async volume(files: VolumeFiles, label = 'SITE-CONFIG', opts: VolumeOptions = {}): Promise<string> {
+    if (!this.mediaDir) {
+      this.mediaDir = mkdtempSync(path.join(os.tmpdir(), `${TEMP_PREFIX}${process.pid}-media-`));
+      registerDir(this.mediaDir);
+    }
+    return makeVolume(files, label, { dir: this.mediaDir, ...opts });
+  }
+
+  async attach(image: string, opts: { readOnly?: boolean } = {}): Promise<LoopDevice> {
+    const loop = await attach(image, opts);
+    this.loops.add(loop);
+    return loop;
+  }
+
+  async detach(loop: LoopDevice): Promise<void> {
+    for (const m of this.machines) if (m.pluggedDevices().includes(loop)) await m.unplug(loop);
+    await detach(loop);
+    this.loops.delete(loop);
+  }
+
+  /** Makes a volume, attaches it and plugs it into `machine` (now, or at its next boot). */
+  async insertMedia(machine: Machine, files: VolumeFiles, label = 'SITE-CONFIG', opts: VolumeOptions & { readOnly?: boolean } = {}): Promise<LoopDevice> {
+    const loop = await this.attach(await this.volume(files, label, opts), { readOnly: opts.readOnly });
+    await machine.plug(loop);
+    return loop;
+  }
+
+  /** The technician swaps sticks: the old one is unplugged and detached, a new one with `files` plugged in. */
+  async replaceMedia(machine: Machine, old: LoopDevice, files: VolumeFiles, label = 'SITE-CONFIG', opts: VolumeOptions & { readOnly?: boolean } = {}): Promise<LoopDevice> {
+    await this.detach(old);
+    return this.insertMedia(machine, files, label, opts);
+  }
+
+  /**
+   * Installs an Ignition config (a rendered MachineConfig's spec.config) into a stopped machine's root, the way
+   * Ignition does on first boot.
+   */
+  async installIgnition(machine: Machine, config: IgnitionConfig): Promise<void> {
+    if (machine.running) throw new Error(`installIgnition: machine ${machine.name} is running; Ignition writes the disk before systemd starts`);
+    await applyIgnitionLite(machine.root, config);
+  }
+
+  /** Stops every machine (power cut), detaches every loop device, removes every disk and image. */
+  async cleanup(): Promise<void> {
+    const errors: unknown[] = [];
+    for (const m of this.machines) {
+      try {
+        await m.powerCut();
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    for (const loop of this.loops) {
+      try {
+        await detach(loop);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    this.loops.clear();
+    const disks: Disk[] = this.machines.map((m) => m.disk);
+    this.machines.length = 0;
+    for (const disk of disks) {
+      try {
+        await removeDisk(disk);
+        unregisterDir(disk.dir);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    if (this.mediaDir) {
+      try {
+        await removeDisk({ dir: this.mediaDir, root: this.mediaDir, hostname: '' });
+        unregisterDir(this.mediaDir);
+      } catch (e) {
+        errors.push(e);
+      }
+      this.mediaDir = undefined;
+    }
+    if (errors.length) throw new AggregateError(errors, `testbed cleanup failed: ${errors.map((e) => (e as Error).message).join('; ')}`);
+  }
+}
+
+export interface Leftovers {
+  /** Host PIDs still alive in a PID namespace of a machine this process booted. */
+  processes: number[];
+  loopDevices: string[];
+  /** Host mounts under this process's testbed temp dirs (the testbed makes none outside its namespaces). */
+  mounts: string[];
+  cgroups: string[];
+  tempDirs: string[];
+}
+
+/** What this process's testbed left on the host; all empty after a correct cleanup. */
+export function leftovers(): Leftovers {
+  const mine = `${TEMP_PREFIX}${process.pid}-`;
+  const base = cgroupBase();
+  return {
+    processes: [...bootedNamespaces].flatMap((ns) => processesInNamespace(ns)),
+    loopDevices: testbedLoopDevices(mine).map((l) => `${l.device} (${l.backingFile})`),
+    mounts: readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' ')[4] ?? '')
+      .filter((mp) => mp.includes(mine)),
+    cgroups: existsSync(base) ? readdirSync(base).filter((n) => n.startsWith(`${process.pid}-`)) : [],
+    tempDirs: readdirSync(os.tmpdir()).filter((n) => n.startsWith(mine)),
+  };
+}

@@ -1,0 +1,103 @@
+// Who is calling and what they may do. Authentication as the kube-apiserver's x509 and bearer-token
+// authenticators do it: a client certificate verified against the cluster CA gives CN = user and
+// O = groups; a known bearer token gives its identity; every authenticated identity is in
+// system:authenticated. Authorization is a small stand-in for RBAC + the Node authorizer covering the
+// identities the agent and the simulated cluster use.
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { Identity } from '../store-types';
+
+export const ADMIN: Identity = { user: 'system:admin', groups: ['system:masters', 'system:authenticated'] };
+export const BOOTSTRAPPER_USER = 'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper';
+/** The node-bootstrapper service account as the API server sees it (DESIGN.md section 5). */
+export const BOOTSTRAPPER: Identity = {
+  user: BOOTSTRAPPER_USER,
+  groups: ['system:serviceaccounts', 'system:serviceaccounts:openshift-machine-config-operator', 'system:authenticated'],
+};
+
+export function nodeIdentity(nodeName: string): Identity {
+  return { user: `system:node:${nodeName}`, groups: ['system:nodes', 'system:authenticated'] };
+}
+
+export interface RequestAttributes {
+  verb: string;
+  /** '' for the core group. */
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+}
+
+/** An extra grant (like an RBAC rule): who (user or group) may do which verbs on which resources. */
+export interface AccessRule {
+  user?: string;
+  group?: string;
+  verbs: string[] | '*';
+  /** "certificatesigningrequests", "nodes/status", or '*'. */
+  resources: string[] | '*';
+  /** Restrict to these object names. */
+  names?: string[];
+}
+
+function withAuthenticated(id: Identity): Identity {
+  return id.groups.includes('system:authenticated') ? id : { user: id.user, groups: [...id.groups, 'system:authenticated'] };
+}
+
+/** The identity of a request, or undefined for an anonymous one. */
+export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, Identity>): Identity | undefined {
+  const socket = req.socket as TLSSocket;
+  if (socket.authorized) {
+    const cert = socket.getPeerCertificate();
+    const subject = cert?.subject as unknown as Record<string, string | string[]> | undefined;
+    const cn = subject?.CN;
+    if (typeof cn === 'string' && cn) {
+      const o = subject?.O;
+      const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
+      return withAuthenticated({ user: cn, groups });
+    }
+  }
+  const header = req.headers.authorization;
+  const m = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+  if (m) {
+    const id = tokens.get(m[1]);
+    if (id) return withAuthenticated(id);
+  }
+  return undefined;
+}
+
+const READ = ['get', 'list', 'watch'];
+
+/** True when `id` may perform `attrs`. */
+export function authorize(id: Identity, attrs: RequestAttributes, extra: readonly AccessRule[] = []): boolean {
+  if (id.groups.includes('system:masters') || id.user === 'system:admin') return true;
+  const resource = attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource;
+
+  for (const rule of extra) {
+    if (rule.user !== undefined && rule.user !== id.user) continue;
+    if (rule.group !== undefined && !id.groups.includes(rule.group)) continue;
+    if (rule.user === undefined && rule.group === undefined) continue;
+    const verbOk = rule.verbs === '*' || rule.verbs.includes(attrs.verb);
+    const resOk = rule.resources === '*' || rule.resources.includes(resource);
+    const nameOk = !rule.names || (attrs.name !== undefined && rule.names.includes(attrs.name));
+    if (verbOk && resOk && nameOk) return true;
+  }
+
+  const isCsrs = attrs.group === 'certificates.k8s.io' && attrs.resource === 'certificatesigningrequests' && !attrs.subresource;
+  // system:node-bootstrapper ClusterRole: create/get/list/watch CSRs, nothing else.
+  if (id.user === BOOTSTRAPPER_USER) return isCsrs && ['create', ...READ].includes(attrs.verb);
+
+  const node = /^system:node:(.+)$/.exec(id.user);
+  if (node && id.groups.includes('system:nodes')) {
+    // Node authorizer + NodeRestriction, reduced: its own CSRs, its own Node object and status.
+    if (isCsrs) return ['create', ...READ].includes(attrs.verb);
+    if (attrs.group === '' && attrs.resource === 'nodes') {
+      const own = attrs.name === node[1];
+      if (attrs.verb === 'create' && !attrs.subresource) return own;
+      if (!attrs.subresource) return own && ['get', 'update', 'patch'].includes(attrs.verb);
+      if (attrs.subresource === 'status') return own && ['get', 'update', 'patch'].includes(attrs.verb);
+    }
+    return false;
+  }
+  return false;
+}

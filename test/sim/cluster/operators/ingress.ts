@@ -1,0 +1,113 @@
+// ingress operator: IngressController openshift-ingress-operator/default spec.defaultCertificate names a
+// secret in openshift-ingress (the operand namespace: cluster-ingress-operator
+// RouterEffectiveDefaultCertificateSecretName). Changing it rolls the router-default deployment out; until
+// then the router keeps serving the previous default — router-certs-default, the operator-generated
+// wildcard for *.<status.domain> signed by openshift-ingress-operator/router-ca
+// (pkg/operator/controller/certificate/default_cert.go).
+import { R } from '../../../../src/cluster/resources';
+import type { StoreEvent } from '../../store-types';
+import type { SimContext } from '../context';
+import type { OperatorRecord } from '../state';
+import { secretTlsPair, sha256, tlsSecretProblem } from '../x509';
+import { RolloutOperator, type Desired, type Problem } from './base';
+import { mergeConditions, type Condition, type WantedCondition } from './status';
+
+export interface IngressConfig {
+  secretName: string;
+  certPem: string;
+  keyPem: string;
+}
+
+export const OPERAND_NS = 'openshift-ingress';
+export const OPERATOR_NS = 'openshift-ingress-operator';
+export const GENERATED_DEFAULT_CERT = 'router-certs-default';
+
+export class IngressOperator extends RolloutOperator<IngressConfig> {
+  readonly key = 'ingress';
+  readonly coName = 'ingress';
+
+  constructor(ctx: SimContext) {
+    super(ctx);
+  }
+
+  protected durationMs(): number {
+    return this.ctx.opts.durations.ingressRollout;
+  }
+
+  protected relevant(e: StoreEvent): boolean {
+    if (e.resource.plural === R.ingressControllers.plural && e.resource.group === R.ingressControllers.group) return true;
+    return e.resource.plural === 'secrets' && e.resource.group === '' && e.object.metadata?.namespace === OPERAND_NS;
+  }
+
+  protected desired(): Desired<IngressConfig> {
+    const ic = this.ctx.store.get(R.ingressControllers, 'default', OPERATOR_NS);
+    const secretName = (ic?.spec as { defaultCertificate?: { name?: string } } | undefined)?.defaultCertificate?.name || GENERATED_DEFAULT_CERT;
+    const secret = this.ctx.store.get(R.secrets, secretName, OPERAND_NS);
+    const problem = tlsSecretProblem(secret, OPERAND_NS, secretName);
+    if (problem) {
+      return {
+        problem: {
+          reason: 'IngressDegraded',
+          message: `The "default" ingress controller reports Degraded=True: DegradedConditions: One or more other status conditions indicate a degraded state: DeploymentReplicasAllAvailable=False (DeploymentReplicasNotAvailable: 0/1 of replicas are available: ${problem})`,
+        },
+      };
+    }
+    const pair = secretTlsPair(secret);
+    const config = { secretName, certPem: pair.certPem!, keyPem: pair.keyPem! };
+    return { hash: sha256(JSON.stringify(config)), config };
+  }
+
+  protected progressingCondition(): WantedCondition {
+    return {
+      status: 'True',
+      reason: 'Reconciling',
+      message:
+        'ingresscontroller "default" is progressing: IngressControllerProgressing: One or more status conditions indicate progressing: DeploymentRollingOut=True (DeploymentRollingOut: Waiting for router deployment rollout to finish: 1 old replica(s) are pending termination...\n).',
+    };
+  }
+
+  protected settledConditions(_c: IngressConfig | undefined, _r: OperatorRecord) {
+    return {
+      progressing: { status: 'False', reason: 'AsExpected', message: 'desired and current number of IngressControllers are equal' } as WantedCondition,
+      available: { status: 'True', reason: 'IngressAvailable', message: 'The "default" ingress controller reports Available=True.' } as WantedCondition,
+    };
+  }
+
+  protected degradedCondition(problem: Problem): WantedCondition {
+    return { status: 'True', reason: problem.reason, message: problem.message };
+  }
+
+  override publish(): void {
+    super.publish();
+    this.writeIngressControllerConditions();
+  }
+
+  /** IngressController default status conditions mirror the rollout (operator.openshift.io/v1 status). */
+  private writeIngressControllerConditions(): void {
+    const ic = this.ctx.store.get(R.ingressControllers, 'default', OPERATOR_NS);
+    if (!ic) return;
+    const rolling = !!this.record.target;
+    const degraded = this.problem;
+    const wanted: Record<string, WantedCondition> = {
+      Available: { status: 'True', reason: 'Valid', message: '' },
+      DeploymentRollingOut: rolling
+        ? { status: 'True', reason: 'DeploymentRollingOut', message: 'Waiting for router deployment rollout to finish: 1 old replica(s) are pending termination...' }
+        : { status: 'False', reason: 'DeploymentNotRollingOut', message: 'Deployment is not actively rolling out' },
+      Progressing: rolling
+        ? { status: 'True', reason: 'IngressControllerProgressing', message: 'One or more status conditions indicate progressing: DeploymentRollingOut=True' }
+        : { status: 'False', reason: 'AsExpected', message: '' },
+      Degraded: degraded ? { status: 'True', reason: 'DegradedConditions', message: degraded.message } : { status: 'False', reason: 'AsExpected', message: '' },
+    };
+    const status = (ic.status ?? {}) as { conditions?: Condition[] };
+    const before = status.conditions ?? [];
+    const after = mergeConditions(before, wanted, this.ctx.clock.iso());
+    if (JSON.stringify(before) === JSON.stringify(after)) return;
+    ic.status = { ...status, conditions: after };
+    this.ctx.store.updateStatus(R.ingressControllers, ic);
+  }
+
+  /** The default certificate the router serves now. */
+  servedDefault(): IngressConfig | undefined {
+    return this.current();
+  }
+}

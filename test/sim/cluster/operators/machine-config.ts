@@ -1,0 +1,255 @@
+// machine-config operator for the single master pool. Inputs that end up on the node — the global pull
+// secret, ImageDigestMirrorSets / ImageTagMirrorSets / ImageContentSourcePolicies, image.config (registry
+// CAs), MachineConfigs for the master role — are rendered into a new `rendered-master-<hash>`; pool `master`
+// then goes Updating → Updated. Whether the node drains and reboots follows openshift-docs
+// snippets/node-icsp-no-drain.adoc: creating an IDMS or ICSP and a pull-secret change do not; creating an
+// ITMS, or modifying or deleting any of the three, and MachineConfig changes do. Pool updates never set
+// the machine-config ClusterOperator Progressing (it only reports operator upgrades:
+// machine-config-operator pkg/operator/status.go syncProgressingStatus, "Cluster version is X").
+import { R } from '../../../../src/cluster/resources';
+import type { KubeObject } from '../../../../src/cluster/types';
+import type { StoreEvent } from '../../store-types';
+import type { SimContext } from '../context';
+import type { OperatorRecord, RolloutRecord } from '../state';
+import { sha256 } from '../x509';
+import { RolloutOperator, type Desired, type Problem } from './base';
+import { mergeConditions, type Condition, type WantedCondition } from './status';
+
+export interface MachineConfigState {
+  /** Input key (pull-secret, idms/<name>, itms/<name>, icsp/<name>, image-config, mc/<name>) → content hash. */
+  sources: Record<string, string>;
+  rendered: string;
+  /** Whether applying this config (from the previous one) drains and reboots the node. */
+  reboot: boolean;
+}
+
+export interface NodeHooks {
+  /** The node goes down for a reboot (kubelet stops, the node stops reporting). */
+  halt(): void;
+  /** The node is back: kubelet starts again if it is enabled. */
+  boot(): void;
+}
+
+const POOL = 'master';
+const MCO_ANN = 'machineconfiguration.openshift.io';
+
+export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
+  readonly key = 'machine-config';
+  readonly coName = 'machine-config';
+
+  constructor(
+    ctx: SimContext,
+    private readonly node: NodeHooks,
+  ) {
+    super(ctx);
+  }
+
+  protected durationMs(): number {
+    return this.ctx.opts.durations.machineConfigRollout;
+  }
+
+  protected relevant(e: StoreEvent): boolean {
+    const r = e.resource;
+    if (r.plural === 'secrets' && r.group === '') return e.object.metadata?.namespace === 'openshift-config' && e.object.metadata?.name === 'pull-secret';
+    if (r.plural === 'configmaps' && r.group === '') return e.object.metadata?.namespace === 'openshift-config';
+    if (r.plural === R.machineConfigs.plural && r.group === R.machineConfigs.group) return !e.object.metadata?.name?.startsWith('rendered-');
+    return [R.imageDigestMirrorSets, R.imageTagMirrorSets, R.imageContentSourcePolicies, R.images].some((t) => t.plural === r.plural && t.group === r.group);
+  }
+
+  private listSafe(type: typeof R.imageDigestMirrorSets | typeof R.imageTagMirrorSets | typeof R.imageContentSourcePolicies | typeof R.machineConfigs): KubeObject[] {
+    try {
+      return this.ctx.store.list(type);
+    } catch {
+      // Below OpenShift 4.13 the IDMS/ITMS types do not exist in this cluster.
+      return [];
+    }
+  }
+
+  protected desired(): Desired<MachineConfigState> {
+    const sources: Record<string, string> = {};
+    const pull = this.ctx.store.get(R.secrets, 'pull-secret', 'openshift-config');
+    sources['pull-secret'] = sha256(JSON.stringify(pull?.data ?? {}));
+    for (const o of this.listSafe(R.imageDigestMirrorSets)) sources[`idms/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
+    for (const o of this.listSafe(R.imageTagMirrorSets)) sources[`itms/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
+    for (const o of this.listSafe(R.imageContentSourcePolicies)) sources[`icsp/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
+    const image = this.ctx.store.get(R.images, 'cluster');
+    const caName = (image?.spec as { additionalTrustedCA?: { name?: string } } | undefined)?.additionalTrustedCA?.name;
+    const ca = caName ? this.ctx.store.get(R.configMaps, caName, 'openshift-config') : undefined;
+    sources['image-config'] = sha256(JSON.stringify(image?.spec ?? {}), JSON.stringify(ca?.data ?? {}));
+    for (const mc of this.listSafe(R.machineConfigs)) {
+      const name = mc.metadata?.name ?? '';
+      const role = mc.metadata?.labels?.[`${MCO_ANN}/role`];
+      if (name.startsWith('rendered-') || role !== POOL) continue;
+      sources[`mc/${name}`] = sha256(JSON.stringify(mc.spec ?? {}));
+    }
+    const sorted = Object.fromEntries(Object.entries(sources).sort(([a], [b]) => a.localeCompare(b)));
+    const hash = sha256(JSON.stringify(sorted));
+    const previous = this.record.target?.config as MachineConfigState | undefined ?? this.current();
+    const config: MachineConfigState = { sources: sorted, rendered: `rendered-${POOL}-${hash.slice(0, 32)}`, reboot: previous ? needsReboot(previous.sources, sorted) : false };
+    return { hash, config };
+  }
+
+  protected progressingCondition(): WantedCondition {
+    return this.settledConditions().progressing;
+  }
+
+  protected settledConditions() {
+    return {
+      progressing: { status: 'False', reason: 'AsExpected', message: `Cluster version is ${this.ctx.opts.version}` } as WantedCondition,
+      available: { status: 'True', reason: 'AsExpected', message: `Cluster has deployed [{operator ${this.ctx.opts.version}}]` } as WantedCondition,
+    };
+  }
+
+  protected degradedCondition(problem: Problem): WantedCondition {
+    return { status: 'True', reason: problem.reason, message: problem.message };
+  }
+
+  override init(): void {
+    super.init();
+    const current = this.current();
+    if (current) this.ensureRendered(current);
+    if (!this.record.target && current) {
+      this.writePool(current, 'updated');
+      this.writeNode(current, 'Done', false);
+    }
+  }
+
+  protected milestones(target: MachineConfigState) {
+    if (!target.reboot) return [];
+    const d = this.ctx.opts.durations;
+    return [{ name: 'reboot', offset: d.machineConfigRollout - d.rebootOutage }];
+  }
+
+  protected onRolloutStart(target: MachineConfigState): void {
+    this.ensureRendered(target);
+    this.writePool(target, 'updating');
+    this.writeNode(target, 'Working', target.reboot);
+    // A superseded rebooting update: the node is back before the next one starts.
+    this.ctx.availability.unblock('node-reboot');
+  }
+
+  protected onMilestone(name: string): void {
+    if (name !== 'reboot') return;
+    this.ctx.log('machine-config: rebooting the node to apply the new configuration');
+    this.ctx.events.emit('reboot', { phase: 'down' });
+    this.ctx.availability.block('node-reboot');
+    this.node.halt();
+  }
+
+  protected onResume(rollout: RolloutRecord): void {
+    if (rollout.milestones.some((m) => m.name === 'reboot' && m.fired)) {
+      this.ctx.availability.block('node-reboot');
+      this.node.halt();
+    }
+  }
+
+  protected onRolloutDone(current: MachineConfigState): void {
+    if (this.ctx.availability.downReasons().includes('node-reboot')) {
+      this.ctx.availability.unblock('node-reboot');
+      this.ctx.events.emit('reboot', { phase: 'up' });
+      this.node.boot();
+    }
+    this.writeNode(current, 'Done', false);
+    this.writePool(current, 'updated');
+  }
+
+  /** The rendered MachineConfig exists (the MCO keeps old ones). */
+  private ensureRendered(cfg: MachineConfigState): void {
+    if (this.ctx.store.get(R.machineConfigs, cfg.rendered)) return;
+    const pool = this.ctx.store.get(R.machineConfigPools, POOL);
+    this.ctx.store.create(R.machineConfigs, {
+      apiVersion: 'machineconfiguration.openshift.io/v1',
+      kind: 'MachineConfig',
+      metadata: {
+        name: cfg.rendered,
+        annotations: {
+          [`${MCO_ANN}/generated-by-controller-version`]: `sim-${this.ctx.opts.version}`,
+          [`${MCO_ANN}/release-image-version`]: this.ctx.opts.version,
+        },
+        ownerReferences: pool?.metadata?.uid
+          ? [{ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfigPool', name: POOL, uid: pool.metadata.uid, controller: true, blockOwnerDeletion: true }]
+          : undefined,
+      },
+      spec: { config: { ignition: { version: '3.4.0' } }, extensions: [], fips: false, kernelArguments: [], kernelType: 'default', osImageURL: '' },
+    });
+  }
+
+  private sourceRefs(): { apiVersion: string; kind: string; name: string }[] {
+    return this.listSafe(R.machineConfigs)
+      .filter((mc) => !mc.metadata?.name?.startsWith('rendered-') && mc.metadata?.labels?.[`${MCO_ANN}/role`] === POOL)
+      .map((mc) => ({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', name: mc.metadata!.name! }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  private writePool(cfg: MachineConfigState, phase: 'updating' | 'updated'): void {
+    let pool = this.ctx.store.get(R.machineConfigPools, POOL);
+    if (!pool) return;
+    const configuration = { name: cfg.rendered, source: this.sourceRefs() };
+    const spec = (pool.spec ?? {}) as { configuration?: { name?: string } };
+    if (spec.configuration?.name !== cfg.rendered) {
+      pool.spec = { ...spec, configuration };
+      pool = this.ctx.store.update(R.machineConfigPools, pool);
+    }
+    const status = (pool.status ?? {}) as { conditions?: Condition[]; configuration?: unknown };
+    const updating = phase === 'updating';
+    const wanted: Record<string, WantedCondition> = {
+      RenderDegraded: { status: 'False', reason: '', message: '' },
+      NodeDegraded: { status: 'False', reason: '', message: '' },
+      Degraded: { status: 'False', reason: '', message: '' },
+      Updated: updating ? { status: 'False', reason: '', message: '' } : { status: 'True', reason: '', message: `All nodes are updated with MachineConfig ${cfg.rendered}` },
+      Updating: updating ? { status: 'True', reason: '', message: `All nodes are updating to MachineConfig ${cfg.rendered}` } : { status: 'False', reason: '', message: '' },
+    };
+    const nextStatus = {
+      ...status,
+      conditions: mergeConditions(status.conditions ?? [], wanted, this.ctx.clock.iso()),
+      configuration: updating ? (status.configuration ?? configuration) : configuration,
+      machineCount: 1,
+      updatedMachineCount: updating ? 0 : 1,
+      readyMachineCount: updating ? 0 : 1,
+      unavailableMachineCount: updating ? 1 : 0,
+      degradedMachineCount: 0,
+      observedGeneration: pool.metadata?.generation ?? 1,
+    };
+    if (JSON.stringify(nextStatus) === JSON.stringify(status)) return;
+    pool.status = nextStatus;
+    this.ctx.store.updateStatus(R.machineConfigPools, pool);
+  }
+
+  /** The node's machine-config-daemon annotations, and a cordon while a rebooting update drains it. */
+  private writeNode(cfg: MachineConfigState, state: 'Working' | 'Done', cordon: boolean): void {
+    const node = this.ctx.store.get(R.nodes, this.ctx.opts.nodeName);
+    if (!node) return;
+    const ann = { ...(node.metadata?.annotations ?? {}) };
+    ann[`${MCO_ANN}/desiredConfig`] = cfg.rendered;
+    if (state === 'Done') ann[`${MCO_ANN}/currentConfig`] = cfg.rendered;
+    ann[`${MCO_ANN}/state`] = state;
+    ann[`${MCO_ANN}/reason`] = '';
+    node.metadata = { ...node.metadata, annotations: ann };
+    const spec = { ...((node.spec ?? {}) as Record<string, unknown>) };
+    if (cordon) spec.unschedulable = true;
+    else delete spec.unschedulable;
+    const before = this.ctx.store.get(R.nodes, this.ctx.opts.nodeName);
+    if (JSON.stringify(before?.metadata?.annotations) === JSON.stringify(ann) && JSON.stringify(before?.spec ?? {}) === JSON.stringify(spec)) return;
+    node.spec = spec;
+    this.ctx.store.update(R.nodes, node);
+  }
+
+  /** What the pool is on now and whether it is updating (for the control endpoint's state). */
+  poolState(): { rendered: string | undefined; updating: boolean; record: OperatorRecord } {
+    return { rendered: this.current()?.rendered, updating: !!this.record.target, record: this.record };
+  }
+}
+
+/** openshift-docs node-icsp-no-drain: which input changes drain and reboot the node. */
+export function needsReboot(before: Record<string, string>, after: Record<string, string>): boolean {
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  for (const key of keys) {
+    const was = before[key];
+    const now = after[key];
+    if (was === now) continue;
+    const kind = key.split('/')[0];
+    if (kind === 'itms' || kind === 'mc') return true;
+    if ((kind === 'idms' || kind === 'icsp') && was !== undefined) return true; // modified or deleted
+  }
+  return false;
+}

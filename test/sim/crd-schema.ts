@@ -1,0 +1,635 @@
+// Structural-schema validation of objects against the real openshift/api CRDs (../shared/reference/
+// openshift-api-crds/), the way the kube-apiserver's apiextensions code handles a write:
+//   1. prune: unknown fields are dropped, not rejected (structural schemas; strict field validation is a
+//      client opt-in, not the server default), and null values of non-nullable fields are dropped;
+//   2. default: `default:` values are filled in where a field is absent;
+//   3. validate with the OpenAPI v3 rules, producing field errors worded like the real 422
+//      (kube-openapi pkg/validation/errors/schema.go, converted by apiextensions-apiserver's
+//      kubeOpenAPIResultToFieldErrors; field.Error.ErrorBody in apimachinery util/validation/field).
+// Formats: only those apiextensions validates (apiserver/validation/formats.go: uri, hostname, ipv4, ipv6,
+// cidr, date-time, byte, uuid, ...); others (ip, int32 on strings) are ignored, as there.
+// CEL `x-kubernetes-validations` are skipped except transition rules `self == oldSelf` (immutability, e.g.
+// Ingress spec.domain), reported as the real server does: `spec.domain: Invalid value: "string": <message>`.
+import { readdirSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import * as path from 'node:path';
+import { parse } from 'yaml';
+import { CRD_DIR } from '../support/bundle';
+
+export interface JsonSchema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  additionalProperties?: boolean | JsonSchema;
+  required?: string[];
+  enum?: unknown[];
+  pattern?: string;
+  format?: string;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  minProperties?: number;
+  maxProperties?: number;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  multipleOf?: number;
+  uniqueItems?: boolean;
+  nullable?: boolean;
+  default?: unknown;
+  allOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  not?: JsonSchema;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-embedded-resource'?: boolean;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: 'atomic' | 'granular';
+  'x-kubernetes-validations'?: { rule: string; message?: string; messageExpression?: string; reason?: string; fieldPath?: string }[];
+}
+
+/** Cause types of metav1.StatusCause (apimachinery field.ErrorType). */
+export type FieldErrorReason =
+  | 'FieldValueInvalid'
+  | 'FieldValueRequired'
+  | 'FieldValueNotSupported'
+  | 'FieldValueDuplicate'
+  | 'FieldValueForbidden'
+  | 'FieldValueTooLong'
+  | 'FieldValueTooMany'
+  | 'FieldValueTypeInvalid'
+  | 'FieldValueNotFound'
+  | 'InternalError';
+
+/**
+ * One field error. `message` is the body without the field (StatusCause.message); the full line the real
+ * server prints is `${field}: ${message}` (see formatFieldError).
+ */
+export interface FieldError {
+  field: string;
+  reason: FieldErrorReason;
+  message: string;
+}
+
+export function formatFieldError(e: FieldError): string {
+  return `${e.field}: ${e.message}`;
+}
+
+export interface ValidationResult {
+  errors: FieldError[];
+  /** The object after pruning and defaulting: what the server would store. */
+  pruned: unknown;
+}
+
+export interface CrdInfo {
+  group: string;
+  /** The served storage version whose schema is used. */
+  version: string;
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  categories: string[];
+  namespaced: boolean;
+  schema: JsonSchema;
+  subresources: { status: boolean; scale: boolean };
+  /** The CRD file it came from ('' for schemas registered in code). */
+  file: string;
+}
+
+export interface CrdValidator {
+  readonly crds: readonly CrdInfo[];
+  /** By kind (and group when two groups share a kind). */
+  crdFor(kind: string, group?: string): CrdInfo | undefined;
+  crdForResource(group: string, plural: string): CrdInfo | undefined;
+  /**
+   * Prunes, defaults and validates `obj` against the CRD of `apiVersion`/`kind`. Pass the stored object as
+   * `old` on updates so transition rules (immutability) apply. Throws when no CRD serves that kind/version.
+   */
+  validate(apiVersion: string, kind: string, obj: unknown, old?: unknown): ValidationResult;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Value printing as Go prints them in field errors (field.Error.ErrorBody: %q for strings, %v for
+// numbers and booleans, %#v for maps and slices).
+
+function goQuote(s: string): string {
+  return JSON.stringify(s).replace(/\\u([0-9a-f]{4})/g, (_m, h: string) => `\\u${h}`);
+}
+
+export function goValue(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'string') return goQuote(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return `[]interface {}{${v.map(goInner).join(', ')}}`;
+  return `map[string]interface {}{${Object.entries(v as Record<string, unknown>)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, x]) => `${goQuote(k)}:${goInner(x)}`)
+    .join(', ')}}`;
+}
+
+function goInner(v: unknown): string {
+  if (v === null || v === undefined) return 'interface {}(nil)';
+  return goValue(v);
+}
+
+function jsonType(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  if (typeof v === 'object') return 'object';
+  return typeof v;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => k in b && deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Go RE2 patterns as JavaScript RegExps
+
+const POSIX_CLASSES: Record<string, string> = {
+  alnum: '0-9A-Za-z',
+  alpha: 'A-Za-z',
+  ascii: '\\x00-\\x7F',
+  blank: '\\t ',
+  cntrl: '\\x00-\\x1F\\x7F',
+  digit: '0-9',
+  graph: '!-~',
+  lower: 'a-z',
+  print: ' -~',
+  punct: '!-\\/:-@\\[-`{-~',
+  space: '\\t\\n\\v\\f\\r ',
+  upper: 'A-Z',
+  word: '0-9A-Za-z_',
+  xdigit: '0-9A-Fa-f',
+};
+
+/**
+ * Translates the RE2 syntax used in the CRDs to an equivalent JS RegExp: inline `(?i)`, POSIX classes
+ * (`[[:cntrl:]]`), a `]` first in a class (literal in RE2, `[^]` means "anything" in JS), `\z`.
+ */
+export function goRegExp(pattern: string): RegExp {
+  let flags = '';
+  let src = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      const n = pattern[i + 1];
+      if (n === 'z') src += '$';
+      else if (n === 'A') src += '^';
+      else src += c + (n ?? '');
+      i++;
+      continue;
+    }
+    if (pattern.startsWith('(?i)', i)) {
+      flags += flags.includes('i') ? '' : 'i';
+      i += 3;
+      continue;
+    }
+    if (c === '[') {
+      let j = i + 1;
+      let cls = '[';
+      if (pattern[j] === '^') {
+        cls += '^';
+        j++;
+      }
+      if (pattern[j] === ']') {
+        cls += '\\]';
+        j++;
+      }
+      for (; j < pattern.length && pattern[j] !== ']'; j++) {
+        if (pattern[j] === '\\') {
+          cls += pattern[j] + (pattern[j + 1] ?? '');
+          j++;
+        } else if (pattern[j] === '[' && pattern[j + 1] === ':') {
+          const end = pattern.indexOf(':]', j + 2);
+          const name = end > 0 ? pattern.slice(j + 2, end) : '';
+          if (!(name in POSIX_CLASSES)) throw new Error(`unsupported POSIX class in pattern ${pattern}`);
+          cls += POSIX_CLASSES[name];
+          j = end + 1;
+        } else if (pattern[j] === '[') {
+          cls += '\\[';
+        } else {
+          cls += pattern[j];
+        }
+      }
+      src += `${cls}]`;
+      i = j;
+      continue;
+    }
+    src += c;
+  }
+  if (/\\p\{/.test(src)) flags += 'u';
+  return new RegExp(src, flags);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Formats (apiextensions-apiserver/pkg/apiserver/validation/formats.go lists the validated ones)
+
+const HOSTNAME_LABEL = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
+
+function validDuration(s: string): boolean {
+  // Go time.ParseDuration, or strfmt's "22 ns" style.
+  return /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$/.test(s) || s === '0' || /^\d+\s*(ns|us|ms|s|m|h|d|w)\w*$/i.test(s);
+}
+
+const FORMAT_CHECKS: Record<string, (s: string) => boolean> = {
+  hostname: (s) => s.length <= 255 && s.split('.').every((l) => HOSTNAME_LABEL.test(l)),
+  ipv4: (s) => isIP(s) === 4,
+  ipv6: (s) => isIP(s) === 6,
+  cidr: (s) => {
+    const m = /^(.+)\/(\d{1,3})$/.exec(s);
+    if (!m) return false;
+    const v = isIP(m[1]);
+    return v !== 0 && Number(m[2]) <= (v === 4 ? 32 : 128);
+  },
+  uri: (s) => {
+    if (s.startsWith('/')) return true;
+    try {
+      new URL(s);
+      return /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s);
+    } catch {
+      return false;
+    }
+  },
+  datetime: (s) => /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)),
+  date: (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s)),
+  duration: validDuration,
+  byte: (s) => /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s),
+  uuid: (s) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s),
+  mac: (s) => /^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/.test(s),
+  email: (s) => /^[^\s@]+@[^\s@]+$/.test(s),
+  password: () => true,
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Prune and default
+
+/** ObjectMeta fields a CR's metadata keeps (the apiserver prunes the rest). */
+const OBJECT_META_FIELDS = new Set([
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+]);
+
+function clone<T>(v: T): T {
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+}
+
+function pruneAndDefault(value: unknown, schema: JsonSchema, root: boolean): unknown {
+  if (isPlainObject(value)) {
+    const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
+    const props = schema.properties;
+    const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
+    if (!props && !additional && (preserve || schema['x-kubernetes-embedded-resource'])) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      if (root && (key === 'apiVersion' || key === 'kind')) {
+        out[key] = v;
+        continue;
+      }
+      if (root && key === 'metadata') {
+        out[key] = isPlainObject(v) ? Object.fromEntries(Object.entries(v).filter(([k]) => OBJECT_META_FIELDS.has(k))) : v;
+        continue;
+      }
+      const sub = props?.[key] ?? additional;
+      if (sub) {
+        if (v === null && !sub.nullable) continue; // nulls of non-nullable fields are pruned (then defaulted)
+        out[key] = pruneAndDefault(v, sub, false);
+      } else if (preserve || schema.additionalProperties === true) {
+        out[key] = v;
+      }
+      // else: unknown field, dropped
+    }
+    for (const [key, sub] of Object.entries(props ?? {})) {
+      if (!(key in out) && sub.default !== undefined) out[key] = pruneAndDefault(clone(sub.default), sub, false);
+    }
+    return out;
+  }
+  if (Array.isArray(value) && schema.items) {
+    const items = schema.items;
+    return value.map((v) => pruneAndDefault(v, items, false));
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Validate
+
+interface Ctx {
+  errors: FieldError[];
+}
+
+function child(p: string, key: string): string {
+  return p ? `${p}.${key}` : key;
+}
+
+function invalid(ctx: Ctx, field: string, value: unknown, detail: string, reason: FieldErrorReason = 'FieldValueInvalid'): void {
+  ctx.errors.push({ field, reason, message: `Invalid value: ${goValue(value)}: ${detail}` });
+}
+
+function typeMatches(value: unknown, schema: JsonSchema): boolean {
+  const t = jsonType(value);
+  if (schema['x-kubernetes-int-or-string']) return t === 'integer' || t === 'string';
+  switch (schema.type) {
+    case undefined:
+      return true;
+    case 'number':
+      return t === 'number' || t === 'integer';
+    default:
+      return t === schema.type;
+  }
+}
+
+/** Validates value against schema, recording errors. `old` is the correlated stored value (transition rules). */
+function validateValue(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, old: unknown, hasOld: boolean): void {
+  const name = fieldPath || '.';
+  if (value === null || value === undefined) {
+    if ((schema.type || schema['x-kubernetes-int-or-string']) && !schema.nullable) {
+      const expected = schema['x-kubernetes-int-or-string'] ? 'integer,string' : schema.type;
+      ctx.errors.push({ field: fieldPath, reason: 'FieldValueTypeInvalid', message: `Invalid value: "null": ${name} in body must be of type ${expected}: "null"` });
+      return;
+    }
+  } else if (!typeMatches(value, schema)) {
+    const actual = jsonType(value);
+    const expected = schema['x-kubernetes-int-or-string'] ? 'integer,string' : schema.type;
+    ctx.errors.push({ field: fieldPath, reason: 'FieldValueTypeInvalid', message: `Invalid value: "${actual}": ${name} in body must be of type ${expected}: "${actual}"` });
+    return;
+  }
+
+  if (schema.enum && !schema.enum.some((e) => deepEqual(e, value))) {
+    const values = schema.enum.map((e) => goQuote(typeof e === 'string' ? e : JSON.stringify(e)));
+    ctx.errors.push({ field: fieldPath, reason: 'FieldValueNotSupported', message: `Unsupported value: ${goValue(value)}: supported values: ${values.join(', ')}` });
+  }
+
+  if (typeof value === 'string') validateString(ctx, value, schema, fieldPath, name);
+  if (typeof value === 'number') validateNumber(ctx, value, schema, fieldPath, name);
+  if (Array.isArray(value)) validateArray(ctx, value, schema, fieldPath, name, old, hasOld);
+  if (isPlainObject(value)) validateObject(ctx, value, schema, fieldPath, name, old, hasOld);
+
+  validateCombinators(ctx, value, schema, fieldPath, name, old, hasOld);
+  validateTransitionRules(ctx, value, schema, fieldPath, old, hasOld);
+}
+
+function validateString(ctx: Ctx, value: string, schema: JsonSchema, fieldPath: string, name: string): void {
+  const length = [...value].length;
+  if (schema.maxLength !== undefined && length > schema.maxLength) {
+    ctx.errors.push({ field: fieldPath, reason: 'FieldValueTooLong', message: `Too long: may not be longer than ${schema.maxLength}` });
+  }
+  if (schema.minLength !== undefined && length < schema.minLength) {
+    invalid(ctx, fieldPath, value, `${name} in body should be at least ${schema.minLength} chars long`);
+  }
+  if (schema.pattern !== undefined && !compiledPattern(schema.pattern).test(value)) {
+    invalid(ctx, fieldPath, value, `${name} in body should match '${schema.pattern}'`);
+  }
+  if (schema.format) {
+    const check = FORMAT_CHECKS[schema.format.replace(/-/g, '')];
+    if (check && !check(value)) {
+      ctx.errors.push({ field: fieldPath, reason: 'FieldValueTypeInvalid', message: `Invalid value: ${goValue(value)}: ${name} in body must be of type ${schema.format}: ${goQuote(value)}` });
+    }
+  }
+}
+
+function validateNumber(ctx: Ctx, value: number, schema: JsonSchema, fieldPath: string, name: string): void {
+  if (schema.maximum !== undefined && (schema.exclusiveMaximum ? value >= schema.maximum : value > schema.maximum)) {
+    invalid(ctx, fieldPath, value, `${name} in body should be less than ${schema.exclusiveMaximum ? '' : 'or equal to '}${schema.maximum}`);
+  }
+  if (schema.minimum !== undefined && (schema.exclusiveMinimum ? value <= schema.minimum : value < schema.minimum)) {
+    invalid(ctx, fieldPath, value, `${name} in body should be greater than ${schema.exclusiveMinimum ? '' : 'or equal to '}${schema.minimum}`);
+  }
+  if (schema.multipleOf !== undefined && Math.abs(value / schema.multipleOf - Math.round(value / schema.multipleOf)) > 1e-9) {
+    invalid(ctx, fieldPath, value, `${name} in body should be a multiple of ${schema.multipleOf}`);
+  }
+}
+
+function validateArray(ctx: Ctx, value: unknown[], schema: JsonSchema, fieldPath: string, name: string, old: unknown, hasOld: boolean): void {
+  const listType = schema['x-kubernetes-list-type'];
+  const mapKeys = schema['x-kubernetes-list-map-keys'] ?? [];
+  const oldItems = hasOld && Array.isArray(old) ? old : undefined;
+  if (schema.items) {
+    value.forEach((item, i) => {
+      // Only map-list items correlate with the stored object (by their keys), as for CEL transition rules.
+      let oldItem: unknown;
+      let hasOldItem = false;
+      if (oldItems && listType === 'map' && isPlainObject(item)) {
+        oldItem = oldItems.find((o) => isPlainObject(o) && mapKeys.every((k) => deepEqual(o[k], item[k])));
+        hasOldItem = oldItem !== undefined;
+      }
+      validateValue(ctx, item, schema.items as JsonSchema, `${fieldPath}[${i}]`, oldItem, hasOldItem);
+    });
+  }
+  if (schema.minItems !== undefined && value.length < schema.minItems) {
+    invalid(ctx, fieldPath, value.length, `${name} in body should have at least ${schema.minItems} items`);
+  }
+  if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+    ctx.errors.push({ field: fieldPath, reason: 'FieldValueTooMany', message: `Too many: ${value.length}: must have at most ${schema.maxItems} items` });
+  }
+  if (schema.uniqueItems && value.some((v, i) => value.findIndex((w) => deepEqual(v, w)) !== i)) {
+    invalid(ctx, fieldPath, value, `${name} in body shouldn't contain duplicates`);
+  }
+  if (listType === 'set') {
+    value.forEach((v, i) => {
+      if (value.findIndex((w) => deepEqual(v, w)) !== i) ctx.errors.push({ field: `${fieldPath}[${i}]`, reason: 'FieldValueDuplicate', message: `Duplicate value: ${goValue(v)}` });
+    });
+  } else if (listType === 'map' && mapKeys.length > 0) {
+    const keyOf = (v: unknown) => (isPlainObject(v) ? Object.fromEntries(mapKeys.filter((k) => k in v).map((k) => [k, v[k]])) : v);
+    value.forEach((v, i) => {
+      if (value.findIndex((w) => deepEqual(keyOf(v), keyOf(w))) !== i) ctx.errors.push({ field: `${fieldPath}[${i}]`, reason: 'FieldValueDuplicate', message: `Duplicate value: ${goValue(keyOf(v))}` });
+    });
+  }
+}
+
+function validateObject(ctx: Ctx, value: Record<string, unknown>, schema: JsonSchema, fieldPath: string, name: string, old: unknown, hasOld: boolean): void {
+  const oldObj = hasOld && isPlainObject(old) ? old : undefined;
+  for (const key of schema.required ?? []) {
+    if (!(key in value)) ctx.errors.push({ field: child(fieldPath, key), reason: 'FieldValueRequired', message: 'Required value' });
+  }
+  const count = Object.keys(value).length;
+  if (schema.maxProperties !== undefined && count > schema.maxProperties) {
+    ctx.errors.push({ field: fieldPath, reason: 'FieldValueTooMany', message: `Too many: ${count}: must have at most ${schema.maxProperties} items` });
+  }
+  if (schema.minProperties !== undefined && count < schema.minProperties) {
+    invalid(ctx, fieldPath, count, `${name} in body should have at least ${schema.minProperties} properties`);
+  }
+  for (const [key, v] of Object.entries(value)) {
+    const sub = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+    if (!sub) continue;
+    validateValue(ctx, v, sub, child(fieldPath, key), oldObj?.[key], oldObj !== undefined && key in oldObj);
+  }
+}
+
+function validateCombinators(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, name: string, old: unknown, hasOld: boolean): void {
+  // go-openapi's schemaPropsValidator: failures are reported at the "<nil>" field with the schema path.
+  const attempt = (s: JsonSchema): FieldError[] => {
+    const sub: Ctx = { errors: [] };
+    validateValue(sub, value, s, fieldPath, old, hasOld);
+    return sub.errors;
+  };
+  if (schema.allOf) {
+    const failures = schema.allOf.map(attempt).filter((e) => e.length > 0);
+    if (failures.length > 0) {
+      ctx.errors.push({ field: '<nil>', reason: 'FieldValueInvalid', message: `Invalid value: "": "${name}" must validate all the schemas (allOf)` });
+      for (const f of failures) ctx.errors.push(...f);
+    }
+  }
+  if (schema.anyOf) {
+    const results = schema.anyOf.map(attempt);
+    if (!results.some((e) => e.length === 0)) {
+      ctx.errors.push({ field: '<nil>', reason: 'FieldValueInvalid', message: `Invalid value: "": "${name}" must validate at least one schema (anyOf)` });
+      ctx.errors.push(...results[0]);
+    }
+  }
+  if (schema.oneOf) {
+    const passing = schema.oneOf.map(attempt).filter((e) => e.length === 0).length;
+    if (passing !== 1) ctx.errors.push({ field: '<nil>', reason: 'FieldValueInvalid', message: `Invalid value: "": "${name}" must validate one and only one schema (oneOf)` });
+  }
+  if (schema.not && attempt(schema.not).length === 0) {
+    ctx.errors.push({ field: '<nil>', reason: 'FieldValueInvalid', message: `Invalid value: "": "${name}" must not validate the schema (not)` });
+  }
+}
+
+function validateTransitionRules(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, old: unknown, hasOld: boolean): void {
+  for (const rule of schema['x-kubernetes-validations'] ?? []) {
+    if (rule.rule.replace(/\s+/g, '') !== 'self==oldSelf') continue; // other CEL rules: not evaluated here
+    if (!hasOld || value === undefined) continue; // transition rules need both values
+    if (!deepEqual(value, old)) {
+      const type = schema['x-kubernetes-int-or-string'] ? 'int-or-string' : (schema.type ?? jsonType(value));
+      ctx.errors.push({ field: fieldPath, reason: 'FieldValueInvalid', message: `Invalid value: "${type}": ${rule.message ?? `failed rule: ${rule.rule}`}` });
+    }
+  }
+}
+
+const patternCache = new Map<string, RegExp>();
+
+function compiledPattern(pattern: string): RegExp {
+  let re = patternCache.get(pattern);
+  if (!re) {
+    re = goRegExp(pattern);
+    patternCache.set(pattern, re);
+  }
+  return re;
+}
+
+function eachSchema(schema: JsonSchema, visit: (s: JsonSchema) => void): void {
+  visit(schema);
+  for (const s of Object.values(schema.properties ?? {})) eachSchema(s, visit);
+  if (schema.items) eachSchema(schema.items, visit);
+  if (typeof schema.additionalProperties === 'object') eachSchema(schema.additionalProperties, visit);
+  for (const s of [...(schema.allOf ?? []), ...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) eachSchema(s, visit);
+  if (schema.not) eachSchema(schema.not, visit);
+}
+
+/**
+ * Prunes, defaults and validates one object against a structural schema (the root of an
+ * openAPIV3Schema). Used for the CRDs and for the types the simulator describes in code.
+ */
+export function validateAgainstSchema(schema: JsonSchema, obj: unknown, old?: unknown): ValidationResult {
+  const pruned = pruneAndDefault(clone(obj), schema, true);
+  const ctx: Ctx = { errors: [] };
+  const rootSchema: JsonSchema = { ...schema, properties: { ...schema.properties } };
+  // metadata is ObjectMeta, validated by the generic metadata rules, not by the CRD's `type: object`.
+  delete rootSchema.properties?.metadata;
+  validateValue(ctx, pruned, rootSchema, '', old, old !== undefined);
+  return { errors: ctx.errors, pruned };
+}
+
+interface CrdDocument {
+  kind?: string;
+  spec?: {
+    group: string;
+    scope: 'Cluster' | 'Namespaced';
+    names: { kind: string; listKind?: string; plural: string; singular?: string; shortNames?: string[]; categories?: string[] };
+    versions: { name: string; served: boolean; storage: boolean; schema?: { openAPIV3Schema: JsonSchema }; subresources?: { status?: object; scale?: object } }[];
+  };
+}
+
+const loadedDirs = new Map<string, CrdInfo[]>();
+
+/** Reads every CustomResourceDefinition YAML in dir (parsed once per process and directory: ~0.3 s). */
+export function loadCrds(dir: string = CRD_DIR): CrdInfo[] {
+  const cached = loadedDirs.get(path.resolve(dir));
+  if (cached) return cached;
+  const out: CrdInfo[] = [];
+  for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+    const doc = parse(readFileSync(path.join(dir, file), 'utf8')) as CrdDocument;
+    if (doc?.kind !== 'CustomResourceDefinition' || !doc.spec) continue;
+    const { group, names, scope, versions } = doc.spec;
+    const version = versions.find((v) => v.served && v.storage) ?? versions.find((v) => v.served);
+    if (!version?.schema) throw new Error(`${file}: no served version with a schema`);
+    const schema = version.schema.openAPIV3Schema;
+    eachSchema(schema, (s) => {
+      if (s.pattern !== undefined) {
+        try {
+          compiledPattern(s.pattern);
+        } catch (e) {
+          throw new Error(`${file}: pattern ${s.pattern} does not translate to a JS RegExp: ${(e as Error).message}`);
+        }
+      }
+    });
+    out.push({
+      group,
+      version: version.name,
+      kind: names.kind,
+      listKind: names.listKind ?? `${names.kind}List`,
+      plural: names.plural,
+      singular: names.singular ?? names.kind.toLowerCase(),
+      shortNames: names.shortNames ?? [],
+      categories: names.categories ?? [],
+      namespaced: scope === 'Namespaced',
+      schema,
+      subresources: { status: version.subresources?.status !== undefined, scale: version.subresources?.scale !== undefined },
+      file,
+    });
+  }
+  loadedDirs.set(path.resolve(dir), out);
+  return out;
+}
+
+/**
+ * Loads the CRDs of `dir` (default: the openshift/api CRDs of the reference material) plus any schemas
+ * given in `extra` (for types the reference has no CRD file for, e.g. MachineConfigPool).
+ */
+export function loadCrdValidator(dir: string = CRD_DIR, extra: CrdInfo[] = []): CrdValidator {
+  const crds = [...loadCrds(dir), ...extra];
+  const crdFor = (kind: string, group?: string) => crds.find((c) => c.kind === kind && (group === undefined || c.group === group));
+  return {
+    crds,
+    crdFor,
+    crdForResource: (group, plural) => crds.find((c) => c.group === group && c.plural === plural),
+    validate(apiVersion, kind, obj, old) {
+      const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+      const crd = crdFor(kind, group);
+      if (!crd || crd.version !== version) throw new Error(`no CRD serves ${kind} in ${apiVersion}`);
+      return validateAgainstSchema(crd.schema, obj, old);
+    },
+  };
+}

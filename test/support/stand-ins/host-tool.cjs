@@ -1,0 +1,267 @@
+#!/usr/bin/env node
+// Stand-in host tools for tests of the agent against a temp root (DESIGN.md section 7): one script,
+// symlinked under each tool's name. Every call is recorded in $STANDIN_DIR/calls.jsonl; state lives in
+// $STANDIN_DIR; a file $STANDIN_DIR/fail/<tool>[-<verb>] makes that call fail (its content = stderr).
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const http = require('node:http');
+
+const tool = path.basename(process.argv[1]);
+const args = process.argv.slice(2);
+const dir = process.env.STANDIN_DIR;
+if (!dir) {
+  process.stderr.write(`${tool} stand-in: STANDIN_DIR is not set\n`);
+  process.exit(99);
+}
+const p = (...parts) => path.join(dir, ...parts);
+const readJson = (file, dflt) => {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return dflt;
+  }
+};
+const writeJson = (file, v) => fs.writeFileSync(file, JSON.stringify(v, null, 2));
+let stdin = '';
+try {
+  if (!process.stdin.isTTY) stdin = fs.readFileSync(0, 'utf8');
+} catch {
+  stdin = '';
+}
+fs.appendFileSync(p('calls.jsonl'), `${JSON.stringify({ tool, args, time: Date.now(), env: { NOTIFY_SOCKET: process.env.NOTIFY_SOCKET } })}\n`);
+
+function failIfAsked(verb) {
+  for (const name of verb ? [`${tool}-${verb}`, tool] : [tool]) {
+    const f = p('fail', name);
+    if (fs.existsSync(f)) {
+      process.stderr.write(fs.readFileSync(f, 'utf8') || `${tool} ${verb ?? ''}: injected failure\n`);
+      process.exit(1);
+    }
+  }
+}
+
+function copyDir(from, to) {
+  fs.mkdirSync(to, { recursive: true });
+  for (const e of fs.readdirSync(from, { withFileTypes: true })) {
+    const a = path.join(from, e.name);
+    const b = path.join(to, e.name);
+    if (e.isDirectory()) copyDir(a, b);
+    else if (e.isFile()) fs.copyFileSync(a, b);
+    else if (e.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(a), b);
+  }
+}
+
+/** Devices: $STANDIN_DIR/devices/<name>/ holds the files, <name>.label the filesystem label. */
+function devices() {
+  const d = p('devices');
+  if (!fs.existsSync(d)) return [];
+  return fs
+    .readdirSync(d, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => ({ name: e.name, path: `/dev/${e.name}`, label: fs.existsSync(path.join(d, `${e.name}.label`)) ? fs.readFileSync(path.join(d, `${e.name}.label`), 'utf8').trim() : null, uuid: `UUID-${e.name}` }));
+}
+
+function post(url, body) {
+  return new Promise((resolve) => {
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', (e) => {
+      process.stderr.write(`${tool}: cannot reach the simulator: ${e.message}\n`);
+      resolve(0);
+    });
+    req.end(JSON.stringify(body ?? {}));
+  });
+}
+
+const UNIT_DEFAULTS = { 'kubelet.service': { enabled: 'masked', active: 'inactive' }, 'sno-reconfigure.service': { enabled: 'enabled', active: 'active' } };
+
+async function systemctl() {
+  const units = readJson(p('units.json'), UNIT_DEFAULTS);
+  const positional = args.filter((a) => !a.startsWith('-'));
+  const [verb, ...names] = positional;
+  const unit = (n) => (units[n] ??= { enabled: 'disabled', active: 'inactive' });
+  failIfAsked(verb);
+  switch (verb) {
+    case 'is-active':
+      process.stdout.write(`${unit(names[0]).active}\n`);
+      process.exit(unit(names[0]).active === 'active' ? 0 : 3);
+      break;
+    case 'is-enabled':
+      process.stdout.write(`${unit(names[0]).enabled}\n`);
+      process.exit(unit(names[0]).enabled === 'enabled' ? 0 : 1);
+      break;
+    case 'unmask':
+      for (const n of names) if (unit(n).enabled === 'masked') unit(n).enabled = 'disabled';
+      break;
+    case 'mask':
+      for (const n of names) unit(n).enabled = 'masked';
+      break;
+    case 'enable':
+      for (const n of names) {
+        if (unit(n).enabled === 'masked') {
+          process.stderr.write(`Failed to enable unit: Unit file /etc/systemd/system/${n} is masked.\n`);
+          process.exit(1);
+        }
+        unit(n).enabled = 'enabled';
+      }
+      break;
+    case 'disable':
+      for (const n of names) unit(n).enabled = 'disabled';
+      break;
+    case 'start':
+      for (const n of names) {
+        if (unit(n).enabled === 'masked') {
+          process.stderr.write(`Failed to start ${n}: Unit ${n} is masked.\n`);
+          process.exit(1);
+        }
+        unit(n).active = 'active';
+        unit(n).since = new Date().toISOString();
+        if (n === 'kubelet.service' && process.env.SIM_CONTROL_URL) await post(`${process.env.SIM_CONTROL_URL}/sim/kubelet/start`);
+      }
+      break;
+    case 'stop':
+      for (const n of names) unit(n).active = 'inactive';
+      break;
+    case 'show': {
+      const since = unit(names[names.length - 1]).since;
+      if (since) process.stdout.write(`${new Date(since).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/^/, 'Sun ')}\n`);
+      else process.stdout.write('\n');
+      break;
+    }
+    case 'daemon-reload':
+      break;
+    default:
+      process.stderr.write(`systemctl stand-in: unsupported verb ${verb}\n`);
+      process.exit(1);
+  }
+  writeJson(p('units.json'), units);
+}
+
+function nmstatectl() {
+  const state = p('nmstate');
+  fs.mkdirSync(state, { recursive: true });
+  const current = path.join(state, 'current.yaml');
+  const checkpoint = path.join(state, 'checkpoint.yaml');
+  if (!fs.existsSync(current)) fs.writeFileSync(current, 'interfaces:\n- name: br-ex\n  type: ovs-interface\n  state: up\n');
+  const verb = args[0];
+  failIfAsked(verb);
+  if (verb === 'show') {
+    process.stdout.write(fs.readFileSync(current, 'utf8'));
+  } else if (verb === 'apply') {
+    const file = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--timeout' && i > 0)[0];
+    const desired = file ? fs.readFileSync(file, 'utf8') : stdin;
+    if (args.includes('--no-commit')) {
+      if (fs.existsSync(checkpoint)) {
+        process.stderr.write('NmstateError: CheckpointConflict: another checkpoint exists\n');
+        process.exit(1);
+      }
+      fs.copyFileSync(current, checkpoint);
+    }
+    fs.writeFileSync(current, desired);
+    fs.appendFileSync(path.join(state, 'history.log'), `apply${args.includes('--no-commit') ? ' --no-commit' : ''}\n`);
+  } else if (verb === 'commit' || verb === 'rollback') {
+    if (!fs.existsSync(checkpoint)) {
+      process.stderr.write('NmstateError: NotFoundError: No checkpoint\n');
+      process.exit(1);
+    }
+    if (verb === 'rollback') fs.copyFileSync(checkpoint, current);
+    fs.rmSync(checkpoint);
+    fs.appendFileSync(path.join(state, 'history.log'), `${verb}\n`);
+  } else {
+    process.stderr.write(`nmstatectl stand-in: unsupported ${args.join(' ')}\n`);
+    process.exit(1);
+  }
+}
+
+function mount() {
+  failIfAsked();
+  const positional = args.filter((a, i) => !a.startsWith('-') && !['-o', '-t'].includes(args[i - 1]));
+  const [device, target] = positional;
+  const name = path.basename(device);
+  const src = p('devices', name);
+  if (!fs.existsSync(src)) {
+    process.stderr.write(`mount: ${device}: special device does not exist.\n`);
+    process.exit(32);
+  }
+  if (fs.existsSync(p('devices', `${name}.unreadable`))) {
+    process.stderr.write(`mount: ${target}: wrong fs type, bad option, bad superblock on ${device}, missing codepage or helper program, or other error.\n`);
+    process.exit(32);
+  }
+  copyDir(src, target);
+  writeJson(p('mounts.json'), { ...readJson(p('mounts.json'), {}), [target]: { device, options: args[args.indexOf('-o') + 1] } });
+}
+
+function umount() {
+  failIfAsked();
+  const target = args.filter((a) => !a.startsWith('-'))[0];
+  const mounts = readJson(p('mounts.json'), {});
+  if (!mounts[target]) {
+    process.stderr.write(`umount: ${target}: not mounted.\n`);
+    process.exit(32);
+  }
+  for (const e of fs.readdirSync(target)) fs.rmSync(path.join(target, e), { recursive: true, force: true });
+  delete mounts[target];
+  writeJson(p('mounts.json'), mounts);
+}
+
+function lsblk() {
+  failIfAsked();
+  // Without udev (as on these dev machines) lsblk shows no labels; $STANDIN_DIR/udev turns them on.
+  const udev = fs.existsSync(p('udev'));
+  process.stdout.write(JSON.stringify({ blockdevices: devices().map((d) => ({ name: d.name, label: udev ? d.label : null, fstype: udev ? 'vfat' : null, path: d.path, uuid: udev ? d.uuid : null })) }));
+}
+
+function blkid() {
+  failIfAsked();
+  const blocks = devices()
+    .filter((d) => d.label)
+    .map((d) => `DEVNAME=${d.path}\nLABEL=${d.label}\nUUID=${d.uuid}\nTYPE=vfat`);
+  if (blocks.length === 0) process.exit(2);
+  process.stdout.write(`${blocks.join('\n\n')}\n`);
+}
+
+function ping() {
+  const target = args[args.length - 1];
+  if (fs.existsSync(p('fail', 'ping')) || fs.existsSync(p('fail', `ping-${target}`))) {
+    process.stdout.write(`PING ${target} 56(84) bytes of data.\n\n--- ${target} ping statistics ---\n1 packets transmitted, 0 received, 100% packet loss, time 0ms\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`PING ${target} 56(84) bytes of data.\n64 bytes from ${target}: icmp_seq=1 ttl=64 time=0.042 ms\n`);
+}
+
+function getent() {
+  const name = args[1];
+  if (fs.existsSync(p('fail', 'getent')) || fs.existsSync(p('fail', `getent-${name}`))) process.exit(2);
+  process.stdout.write(`192.0.2.10      STREAM ${name}\n192.0.2.10      DGRAM\n`);
+}
+
+function ip() {
+  const addrs = (process.env.STANDIN_NODE_IPS || '').split(',').filter(Boolean);
+  process.stdout.write(JSON.stringify([{ ifindex: 1, ifname: 'lo', addr_info: [{ family: 'inet', local: '127.0.0.1', scope: 'host' }] }, { ifindex: 2, ifname: 'br-ex', addr_info: addrs.map((a) => ({ family: a.includes(':') ? 'inet6' : 'inet', local: a, scope: 'global' })) }]));
+}
+
+const tools = {
+  systemctl,
+  nmstatectl,
+  mount,
+  umount,
+  lsblk,
+  blkid,
+  ping,
+  getent,
+  ip,
+  'systemd-notify': () => failIfAsked(),
+  agetty: () => failIfAsked(),
+};
+const fn = tools[tool];
+if (!fn) {
+  process.stderr.write(`unknown stand-in ${tool}\n`);
+  process.exit(127);
+}
+Promise.resolve(fn()).catch((e) => {
+  process.stderr.write(`${tool} stand-in crashed: ${e.stack}\n`);
+  process.exit(98);
+});

@@ -1,0 +1,92 @@
+// A temp node for tests of the agent: a host root, the stand-in host tools on PATH, and helpers to attach
+// "volumes", inject failures and read back what the agent asked the host to do.
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TOOL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins', 'host-tool.cjs');
+export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'ip', 'systemd-notify', 'agetty'];
+
+export interface ToolCall {
+  tool: string;
+  args: string[];
+  time: number;
+  env: { NOTIFY_SOCKET?: string };
+}
+
+export interface StandInNode {
+  /** Temp dir holding root/, bin/ and standin/. */
+  dir: string;
+  root: string;
+  bin: string;
+  standinDir: string;
+  /** Environment for the agent: stand-ins first on PATH. */
+  env: NodeJS.ProcessEnv;
+  calls(tool?: string): ToolCall[];
+  /** Make `tool` (or `tool-verb`) fail; content = its stderr. */
+  fail(name: string, stderr?: string): void;
+  heal(name: string): void;
+  /** A block device with a filesystem label holding `files` (relative path → content). */
+  attachVolume(name: string, label: string, files: Record<string, string | Buffer>): void;
+  detachVolume(name: string): void;
+  units(): Record<string, { enabled: string; active: string }>;
+  nmstateHistory(): string[];
+  mounts(): Record<string, { device: string; options: string }>;
+  cleanup(): void;
+}
+
+export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[]; simControlUrl?: string; extraEnv?: NodeJS.ProcessEnv } = {}): StandInNode {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sno-node-'));
+  const root = path.join(dir, 'root');
+  const bin = path.join(dir, 'bin');
+  const standinDir = path.join(dir, 'standin');
+  for (const d of [root, bin, standinDir, path.join(standinDir, 'fail'), path.join(standinDir, 'devices'), path.join(root, 'etc'), path.join(root, 'run')]) mkdirSync(d, { recursive: true });
+  chmodSync(TOOL_SCRIPT, 0o755);
+  for (const t of STAND_IN_TOOLS) symlinkSync(TOOL_SCRIPT, path.join(bin, t));
+  writeFileSync(path.join(root, 'etc', 'hostname'), `${opts.nodeName ?? 'sno1-node'}\n`);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH}`,
+    STANDIN_DIR: standinDir,
+    STANDIN_NODE_IPS: (opts.nodeIps ?? ['192.168.42.10']).join(','),
+    ...(opts.simControlUrl ? { SIM_CONTROL_URL: opts.simControlUrl } : {}),
+    ...opts.extraEnv,
+  };
+  delete env.NOTIFY_SOCKET;
+  delete env.WATCHDOG_USEC;
+  delete env.JOURNAL_STREAM;
+  const readLines = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : []);
+  return {
+    dir,
+    root,
+    bin,
+    standinDir,
+    env,
+    calls: (tool) => readLines(path.join(standinDir, 'calls.jsonl')).map((l) => JSON.parse(l) as ToolCall).filter((c) => !tool || c.tool === tool),
+    fail: (name, stderr = '') => writeFileSync(path.join(standinDir, 'fail', name), stderr),
+    heal: (name) => rmSync(path.join(standinDir, 'fail', name), { force: true }),
+    attachVolume: (name, label, files) => {
+      const d = path.join(standinDir, 'devices', name);
+      for (const [rel, content] of Object.entries(files)) {
+        mkdirSync(path.dirname(path.join(d, rel)), { recursive: true });
+        writeFileSync(path.join(d, rel), content);
+      }
+      writeFileSync(path.join(standinDir, 'devices', `${name}.label`), label);
+    },
+    detachVolume: (name) => {
+      rmSync(path.join(standinDir, 'devices', name), { recursive: true, force: true });
+      rmSync(path.join(standinDir, 'devices', `${name}.label`), { force: true });
+    },
+    units: () => {
+      const f = path.join(standinDir, 'units.json');
+      return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as Record<string, { enabled: string; active: string }>) : {};
+    },
+    nmstateHistory: () => readLines(path.join(standinDir, 'nmstate', 'history.log')),
+    mounts: () => {
+      const f = path.join(standinDir, 'mounts.json');
+      return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as Record<string, { device: string; options: string }>) : {};
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}

@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync, utimesSync } from 'node:fs';
+import * as path from 'node:path';
+import { LocalHost } from '../../../src/host/host';
+import { waitForSiteConfig, type Candidate } from '../../../src/engine/detect';
+import { realClock } from '../../../src/engine/clock';
+import { DEFAULT_LABELS } from '../../../src/paths';
+import { createLogger } from '../../../src/log';
+import { createStandInNode } from '../../support/standin-host';
+
+function options(node: ReturnType<typeof createStandInNode>, signal: AbortSignal, logs: string[]) {
+  return {
+    host: new LocalHost({ root: node.root, env: node.env }),
+    log: createLogger({ journal: false, write: (s) => logs.push(s) }),
+    clock: realClock,
+    labels: DEFAULT_LABELS,
+    dropDir: '/etc/sno-reconfigure/site-config.d',
+    candidateDir: '/var/lib/sno-reconfigure/candidate',
+    rescanMs: 100,
+    dropStableMs: 300,
+    retryRefusedAfterMs: 60_000,
+    signal,
+  };
+}
+
+test('waits, refuses a bad stick without re-reading it, takes the replacement media', async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  const logs: string[] = [];
+  try {
+    mkdirSync(path.join(node.root, 'etc/sno-reconfigure/site-config.d'), { recursive: true });
+    const seen: string[] = [];
+    let turns = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, logs), once: false, onWaiting: () => turns++ }, async (c: Candidate, copy) => {
+      seen.push(`${c.kind}:${c.location}:${copy.files}`);
+      return c.location.startsWith('/dev/loop1') ? 'accepted' : 'refused';
+    });
+    await new Promise((r) => setTimeout(r, 400));
+    assert.deepEqual(seen, [], 'nothing attached yet');
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'bad' });
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.deepEqual(seen, ['volume:/dev/loop0 (label SITE-CONFIG):1'], 'the refused stick is read once while it stays attached');
+    node.detachVolume('loop0');
+    node.attachVolume('loop1', 'site-config', { 'site-config.yaml': 'good', 'pull-secret.json': '{}' });
+    const got = await waiting;
+    assert.equal(got?.location, '/dev/loop1 (label site-config)');
+    assert.ok(turns >= 2, 'it waited between scans');
+    assert.equal(node.calls('mount').length, node.calls('umount').length, 'every mount was undone');
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
+
+test('the drop directory is taken only after it stopped changing; an unchanged refused config is not re-offered', async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    writeFileSync(path.join(drop, 'site-config.yaml'), 'v1');
+    const offered: string[] = [];
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async (c, copy) => {
+      offered.push(copy.treeDigest.slice(0, 8));
+      return offered.length >= 2 ? 'accepted' : 'refused';
+    });
+    await new Promise((r) => setTimeout(r, 1_200));
+    assert.equal(offered.length, 1, 'refused once, not again while unchanged');
+    writeFileSync(path.join(drop, 'site-config.yaml'), 'v2');
+    const got = await waiting;
+    assert.equal(got?.kind, 'drop-dir');
+    assert.equal(offered.length, 2);
+    assert.notEqual(offered[0], offered[1]);
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
+
+test('--once: one pass, nothing found, returns undefined; a file still being written is not taken', async () => {
+  const node = createStandInNode();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    writeFileSync(path.join(drop, 'site-config.yaml'), 'partial');
+    const now = new Date();
+    utimesSync(path.join(drop, 'site-config.yaml'), now, now);
+    let offered = 0;
+    const got = await waitForSiteConfig({ ...options(node, new AbortController().signal, []), dropStableMs: 10_000, once: true }, async () => {
+      offered++;
+      return 'accepted';
+    });
+    assert.equal(got, undefined);
+    assert.equal(offered, 0);
+  } finally {
+    node.cleanup();
+  }
+});

@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { LocalHost } from '../../../src/host/host';
+import { Journal } from '../../../src/engine/journal';
+import { readStatus, renderStatus } from '../../../src/engine/status';
+import { backoffDelay, createDeadline, formatDuration } from '../../../src/engine/clock';
+import { DONE_MARKER } from '../../../src/paths';
+import { fastClock } from '../../support/step-context';
+
+test('the journal survives a reopen, is written atomically and privately, and a new config starts over', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
+  try {
+    const host = new LocalHost({ root });
+    const j = await Journal.open(host, '/var/lib/sno-reconfigure');
+    j.startConfig('a'.repeat(64), 'store-1', { kind: 'volume', location: '/dev/sdb1', copiedTo: '/x' }, new Date());
+    j.step('network').state = 'done';
+    j.data.rejectedDigests = ['b'.repeat(64)];
+    await j.save();
+    const file = path.join(root, 'var/lib/sno-reconfigure/journal.json');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.deepEqual(readdirSync(path.dirname(file)).filter((f) => f.endsWith('.tmp')), [], 'no temp files left');
+    const again = await Journal.open(host, '/var/lib/sno-reconfigure');
+    assert.equal(again.data.steps.network?.state, 'done');
+    again.startConfig('c'.repeat(64), 'store-2', undefined, new Date());
+    assert.deepEqual(again.data.steps, {}, 'a different config starts over from validation');
+    assert.deepEqual(again.data.rejectedDigests, ['b'.repeat(64)], 'refused configs stay refused');
+    writeFileSync(file, '{not json');
+    await assert.rejects(Journal.open(host, '/var/lib/sno-reconfigure'), /unreadable.*journal\.json\.corrupt/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('status renders phase, steps, the last error with its remedy, and the report', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'status-'));
+  try {
+    const host = new LocalHost({ root });
+    assert.equal((await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER)).phase, 'not-started');
+    const j = await Journal.open(host, '/var/lib/sno-reconfigure');
+    j.startConfig('a'.repeat(64), 'store-0042', { kind: 'volume', location: '/dev/sdb1 (label SITE-CONFIG)', copiedTo: '/x' }, new Date(Date.now() - 200_000));
+    Object.assign(j.step('network'), { state: 'done', attempts: 1, durationMs: 12_000 });
+    Object.assign(j.step('kubelet'), { state: 'done', attempts: 1, durationMs: 2_000, alreadyDone: true });
+    Object.assign(j.step('api'), { state: 'failed', attempts: 2, lastError: { at: 'now', message: 'the Kubernetes API did not become ready within 30m' } });
+    j.data.phase = 'failed';
+    j.data.lastError = { at: '2026-11-22T10:00:00Z', step: 'api', message: 'the Kubernetes API did not become ready within 30m', remedy: 'Check kubelet.' };
+    await j.save();
+    const view = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER);
+    const text = renderStatus(view);
+    assert.match(text, /Phase: +failed/);
+    assert.match(text, /Site-config: store-0042 \(sha256 aaaaaaaaaaaa…\) from \/dev\/sdb1/);
+    assert.match(text, /done +Apply the site network +12s/);
+    assert.match(text, /done +Start kubelet +2s +already in place/);
+    assert.match(text, /failed +Wait for the Kubernetes API .*2 attempts/);
+    assert.match(text, /pending +Move the cluster to the new domain/);
+    assert.match(text, /What to do: Check kubelet\./);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('durations, deadlines and backoff', () => {
+  assert.equal(formatDuration(192_000), '3m12s');
+  assert.equal(formatDuration(30 * 60_000), '30m');
+  assert.equal(formatDuration(3_720_000), '1h2m');
+  const clock = fastClock();
+  const d = createDeadline(clock, 'API', 30 * 60_000);
+  clock.advance(192_000);
+  assert.equal(d.progress(), '3m12s of 30m');
+  assert.equal(d.expired(), false);
+  clock.advance(30 * 60_000);
+  assert.equal(d.expired(), true);
+  assert.equal(d.remainingMs(), 0);
+  for (let attempt = 0; attempt < 12; attempt++) {
+    const lo = backoffDelay(attempt, 1_000, 15_000, () => 0);
+    const hi = backoffDelay(attempt, 1_000, 15_000, () => 1);
+    assert.ok(lo >= 500 && hi <= 15_000 && lo <= hi);
+  }
+  assert.equal(backoffDelay(20, 1_000, 15_000, () => 1), 15_000, 'capped');
+});

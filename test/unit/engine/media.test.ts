@@ -1,0 +1,129 @@
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { LocalHost } from '../../../src/host/host';
+import { decodeUdevName, findLabelledVolumes, parseBlkidExport, parseLsblk } from '../../../src/siteconfig/discovery';
+import { copyFromVolume, copyTree, dropDirIsStable, MediaError } from '../../../src/siteconfig/media';
+import { DEFAULT_LABELS } from '../../../src/paths';
+import { createStandInNode, type StandInNode } from '../../support/standin-host';
+
+describe('finding the site-config volume', () => {
+  test('parsers match labels case-insensitively and walk lsblk children', () => {
+    const lsblk = JSON.stringify({ blockdevices: [{ name: 'sdb', label: null, path: '/dev/sdb', children: [{ name: 'sdb1', label: 'SITE-CONFIG', fstype: 'vfat', path: '/dev/sdb1', uuid: '7DB1-D881' }] }, { name: 'sdc', label: 'DATA', path: '/dev/sdc' }] });
+    assert.deepEqual(parseLsblk(lsblk, DEFAULT_LABELS), [{ device: '/dev/sdb1', nodeDevice: '/dev/sdb1', label: 'SITE-CONFIG', uuid: '7DB1-D881', fstype: 'vfat', foundBy: 'lsblk' }]);
+    const blkid = 'DEVNAME=/dev/loop0\nSEC_TYPE=msdos\nLABEL_FATBOOT=SITE-CONFIG\nLABEL=SITE-CONFIG\nUUID=7DB1-D881\nTYPE=vfat\n\nDEVNAME=/dev/vda1\nLABEL=root\nTYPE=ext4\n\nDEVNAME=/dev/sr0\nLABEL=relocation-config\nTYPE=iso9660\n';
+    assert.deepEqual(parseBlkidExport(blkid, DEFAULT_LABELS).map((c) => [c.device, c.label, c.fstype]), [['/dev/loop0', 'SITE-CONFIG', 'vfat'], ['/dev/sr0', 'relocation-config', 'iso9660']]);
+    assert.deepEqual(parseLsblk('not json', DEFAULT_LABELS), []);
+    assert.equal(decodeUdevName('SITE\\x20CONFIG'), 'SITE CONFIG');
+  });
+
+  let node: StandInNode;
+  beforeEach(() => {
+    node = createStandInNode();
+  });
+  afterEach(() => node.cleanup());
+
+  test('without udev (no by-label link, lsblk without labels) blkid probing finds the volume', async () => {
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    node.attachVolume('loop1', 'OTHER', { 'a.txt': 'x' });
+    const host = new LocalHost({ root: node.root, env: node.env });
+    const found = await findLabelledVolumes(host, DEFAULT_LABELS);
+    assert.deepEqual(found.map((f) => [f.device, f.foundBy]), [['/dev/loop0', 'blkid']]);
+  });
+
+  test('udev by-label links are used first and resolve to the same device lsblk reports', async () => {
+    node.attachVolume('sdb1', 'Cluster-Config', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(node.standinDir, 'udev'), '');
+    mkdirSync(path.join(node.root, 'dev/disk/by-label'), { recursive: true });
+    symlinkSync('../../sdb1', path.join(node.root, 'dev/disk/by-label/Cluster-Config'));
+    const host = new LocalHost({ root: node.root, env: node.env });
+    const found = await findLabelledVolumes(host, DEFAULT_LABELS);
+    assert.equal(found.length, 1, 'the device is offered once');
+    assert.equal(found[0]!.foundBy, 'by-label');
+    assert.equal(found[0]!.device, path.join(node.root, 'dev/sdb1'));
+  });
+
+  test('extra labels from --label are accepted', async () => {
+    node.attachVolume('sdc', 'STORE-42', { 'site-config.yaml': 'x' });
+    const host = new LocalHost({ root: node.root, env: node.env });
+    assert.equal((await findLabelledVolumes(host, DEFAULT_LABELS)).length, 0);
+    assert.equal((await findLabelledVolumes(host, [...DEFAULT_LABELS, 'store-42'])).length, 1);
+  });
+});
+
+describe('reading the media', () => {
+  let node: StandInNode;
+  let host: LocalHost;
+  beforeEach(() => {
+    node = createStandInNode();
+    host = new LocalHost({ root: node.root, env: node.env });
+  });
+  afterEach(() => node.cleanup());
+
+  test('mounts read-only, nosuid, nodev, noexec on a private dir, copies, and unmounts at once', async () => {
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'apiVersion: x\n', 'certs/api.crt': 'PEM' });
+    const res = await copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate', 'vfat');
+    assert.equal(res.files, 2);
+    const mountCall = node.calls('mount')[0]!;
+    assert.deepEqual(mountCall.args.slice(0, 4), ['-o', 'ro,nosuid,nodev,noexec', '-t', 'vfat']);
+    assert.match(mountCall.args.at(-1)!, /\/run\/sno-reconfigure\/media-[0-9a-f]{12}$/);
+    assert.equal(node.calls('umount').length, 1);
+    assert.deepEqual(node.mounts(), {}, 'nothing left mounted');
+    assert.equal(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/certs/api.crt'), 'utf8'), 'PEM');
+    assert.deepEqual(readdirSync(path.join(node.root, 'run/sno-reconfigure')), [], 'mount point removed');
+  });
+
+  test('an unreadable filesystem is a MediaError that says what to do, and nothing is left behind', async () => {
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(node.standinDir, 'devices', 'loop0.unreadable'), '');
+    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate'), (e: unknown) => e instanceof MediaError && /cannot mount \/dev\/loop0/.test(e.message) && /FAT, ext4 or ISO9660/.test(e.remedy));
+    assert.ok(!existsSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate')));
+  });
+
+  test('media pulled out mid-copy is reported as such and the previous copy stays intact', async () => {
+    const src = mkdtempSync(path.join(tmpdir(), 'media-'));
+    try {
+      writeFileSync(path.join(src, 'site-config.yaml'), 'x');
+      const host2 = new LocalHost({ root: node.root });
+      await copyTree(src, path.join(node.root, 'keep'));
+      rmSync(src, { recursive: true });
+      const { snapshotInto } = await import('../../../src/siteconfig/media');
+      await assert.rejects(snapshotInto(host2, src, '/keep'), (e: unknown) => e instanceof MediaError && /removed while it was being read/.test(e.message));
+      assert.equal(readFileSync(path.join(node.root, 'keep/site-config.yaml'), 'utf8'), 'x');
+    } finally {
+      rmSync(src, { recursive: true, force: true });
+    }
+  });
+
+  test('copy limits and symlinks: links are never followed, oversized media is refused', async () => {
+    const src = mkdtempSync(path.join(tmpdir(), 'media-'));
+    const dst = mkdtempSync(path.join(tmpdir(), 'copy-'));
+    try {
+      writeFileSync(path.join(src, 'site-config.yaml'), 'x');
+      symlinkSync('/etc/shadow', path.join(src, 'shadow'));
+      const res = await copyTree(src, path.join(dst, 'a'));
+      assert.equal(res.files, 1);
+      assert.ok(!existsSync(path.join(dst, 'a', 'shadow')));
+      await assert.rejects(copyTree(src, path.join(dst, 'b'), { maxFiles: 256, maxFileBytes: 0, maxTotalBytes: 10, maxDepth: 6 }), MediaError);
+      const again = await copyTree(src, path.join(dst, 'c'));
+      assert.equal(again.treeDigest, res.treeDigest, 'same content, same digest');
+    } finally {
+      rmSync(src, { recursive: true, force: true });
+      rmSync(dst, { recursive: true, force: true });
+    }
+  });
+
+  test('the drop directory is taken only once it stopped changing', async () => {
+    const d = mkdtempSync(path.join(tmpdir(), 'drop-'));
+    try {
+      writeFileSync(path.join(d, 'site-config.yaml'), 'x');
+      assert.equal(await dropDirIsStable(d, 2_000), false);
+      assert.equal(await dropDirIsStable(d, 2_000, Date.now() + 2_500), true);
+      assert.equal(await dropDirIsStable(mkdtempSync(path.join(tmpdir(), 'empty-')), 0), false, 'an empty directory holds no config');
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,86 @@
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { LocalHost } from '../../../src/host/host';
+import { networkStep, MAX_NETWORK_ATTEMPTS } from '../../../src/steps/network';
+import { ConfigRejectedError, StepError } from '../../../src/engine/step';
+import { createStandInNode, type StandInNode } from '../../support/standin-host';
+import { fastClock, siteOf, testContext } from '../../support/step-context';
+import { DEFAULT_TIMEOUTS } from '../../../src/siteconfig/types';
+
+const NMSTATE = { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }] } }] };
+// A short network timeout keeps the failing-verification retries (each a stand-in process) few.
+const site = siteOf({ network: { nmstate: NMSTATE, verify: { ping: ['192.168.42.1'], resolve: ['api.sno1.store42.example.com'] } }, timeouts: { ...DEFAULT_TIMEOUTS, network: 20_000 } });
+
+describe('network step', () => {
+  let node: StandInNode;
+  let host: LocalHost;
+  beforeEach(() => {
+    node = createStandInNode();
+    host = new LocalHost({ root: node.root, env: node.env });
+  });
+  afterEach(() => node.cleanup());
+
+  test('applies with a checkpoint, verifies, commits, and keeps a backup of the previous state', async () => {
+    const { ctx, journal } = await testContext(networkStep, { host, site, clock: fastClock() });
+    assert.equal(await networkStep.check(ctx), false);
+    await networkStep.apply(ctx);
+    await networkStep.verify(ctx);
+    assert.deepEqual(node.nmstateHistory(), ['apply --no-commit', 'commit']);
+    const apply = node.calls('nmstatectl').find((c) => c.args[0] === 'apply')!;
+    assert.deepEqual(apply.args.slice(0, 3), ['apply', '--no-commit', '--timeout']);
+    assert.ok(Number(apply.args[3]) >= 70, 'checkpoint outlives the verification window');
+    assert.match(readFileSync(path.join(node.standinDir, 'nmstate', 'current.yaml'), 'utf8'), /192\.168\.42\.10/);
+    assert.ok(existsSync(path.join(node.root, 'var/lib/sno-reconfigure/backups/network-before.yaml')));
+    assert.deepEqual(node.calls('ping').map((c) => c.args.at(-1)), ['192.168.42.1']);
+    assert.deepEqual(node.calls('getent').map((c) => c.args), [['ahosts', 'api.sno1.store42.example.com']]);
+    assert.equal((journal.data.steps.network?.data as { phase: string }).phase, 'committed');
+    assert.equal(await networkStep.check(ctx), true, 'a committed network is never re-applied');
+  });
+
+  test('a failing verification rolls back and fails with what did not answer', async () => {
+    node.fail('ping-192.168.42.1');
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    await assert.rejects(networkStep.apply(ctx), (e: unknown) => {
+      assert.ok(e instanceof StepError && !(e instanceof ConfigRejectedError));
+      assert.match(e.message, /did not verify and was rolled back \(attempt 1 of 3\): ping 192\.168\.42\.1/);
+      return true;
+    });
+    assert.deepEqual(node.nmstateHistory(), ['apply --no-commit', 'rollback']);
+    assert.match(readFileSync(path.join(node.standinDir, 'nmstate', 'current.yaml'), 'utf8'), /br-ex/, 'back on the previous network');
+  });
+
+  test(`after ${MAX_NETWORK_ATTEMPTS} failed verifications the config is rejected`, async () => {
+    node.fail('getent');
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    for (let i = 1; i < MAX_NETWORK_ATTEMPTS; i++) await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof StepError && !(e instanceof ConfigRejectedError));
+    await assert.rejects(networkStep.apply(ctx), ConfigRejectedError);
+  });
+
+  test('an nmstate apply error counts as a failed attempt and leaves no checkpoint behind', async () => {
+    node.fail('nmstatectl-apply', 'NmstateError: InvalidArgument: Interface eno1 not found\n');
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    await assert.rejects(networkStep.apply(ctx), /Interface eno1 not found/);
+    assert.ok(!existsSync(path.join(node.standinDir, 'nmstate', 'checkpoint.yaml')));
+  });
+
+  test('resuming after a crash between apply and commit with the checkpoint gone restores the saved state first', async () => {
+    const { ctx, journal } = await testContext(networkStep, { host, site, clock: fastClock() });
+    // First attempt died after `apply --no-commit`; the reboot dropped NetworkManager's checkpoint.
+    await host.writeFileAtomic('/var/lib/sno-reconfigure/backups/network-before.yaml', 'interfaces:\n- name: br-ex\n  type: ovs-interface\n  state: up\n');
+    Object.assign(ctx.data, { phase: 'applying' });
+    await journal.save();
+    await networkStep.apply(ctx);
+    const verbs = node.calls('nmstatectl').map((c) => `${c.args[0]}${c.args.includes('--no-commit') ? ' --no-commit' : ''}`);
+    assert.deepEqual(verbs, ['rollback', 'apply', 'apply --no-commit', 'commit']);
+    const restore = node.calls('nmstatectl')[1]!;
+    assert.ok(restore.args[1]!.endsWith('backups/network-before.yaml'));
+  });
+
+  test('without a network section there is nothing to do', async () => {
+    const { ctx } = await testContext(networkStep, { host, site: siteOf(), clock: fastClock() });
+    assert.equal(await networkStep.check(ctx), true);
+    assert.deepEqual(await networkStep.plan(ctx), []);
+  });
+});

@@ -1,0 +1,74 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LocalHost } from '../../../src/host/host';
+import { createNotifier } from '../../../src/host/notify';
+import { createLogger } from '../../../src/log';
+import { createStandInNode } from '../../support/standin-host';
+
+const quiet = createLogger({ journal: false, level: 'silent', write: () => undefined });
+
+test('sd_notify goes through the host systemd-notify, blocking, never with --pid', async () => {
+  const node = createStandInNode();
+  try {
+    const env = { ...node.env, NOTIFY_SOCKET: '/run/systemd/notify' };
+    const n = createNotifier({ host: new LocalHost({ root: node.root, env }), log: quiet, env });
+    await n.ready('starting');
+    await n.status('waiting for the API');
+    await n.status('waiting for the API');
+    await n.extendTimeout(90_000);
+    await n.close();
+    const calls = node.calls('systemd-notify').map((c) => c.args);
+    assert.deepEqual(calls, [['READY=1', 'STATUS=starting'], ['STATUS=waiting for the API'], ['EXTEND_TIMEOUT_USEC=90000000']]);
+    for (const c of calls) assert.ok(!c.some((a) => a.startsWith('--pid') || a === '--no-block'));
+  } finally {
+    node.cleanup();
+  }
+});
+
+test('no NOTIFY_SOCKET: nothing is sent', async () => {
+  const node = createStandInNode();
+  try {
+    const n = createNotifier({ host: new LocalHost({ root: node.root, env: node.env }), log: quiet, env: node.env });
+    await n.ready('x');
+    n.startWatchdog();
+    await n.close();
+    assert.equal(node.calls('systemd-notify').length, 0);
+  } finally {
+    node.cleanup();
+  }
+});
+
+test('the watchdog pings at half of WATCHDOG_USEC only while the main loop shows progress', async () => {
+  const node = createStandInNode();
+  try {
+    let now = 0;
+    const env = { ...node.env, NOTIFY_SOCKET: '/run/systemd/notify', WATCHDOG_USEC: '1000000', WATCHDOG_PID: String(process.pid) };
+    const n = createNotifier({ host: new LocalHost({ root: node.root, env }), log: quiet, env, staleAfterMs: 5_000, now: () => now });
+    n.startWatchdog();
+    await new Promise((r) => setTimeout(r, 1_300));
+    const alive = node.calls('systemd-notify').filter((c) => c.args[0] === 'WATCHDOG=1').length;
+    assert.ok(alive >= 1, `pinged while alive (${alive})`);
+    now = 10_000; // the main loop has not called alive() for 10 s: hung
+    await new Promise((r) => setTimeout(r, 600));
+    const before = node.calls('systemd-notify').length;
+    await new Promise((r) => setTimeout(r, 1_200));
+    assert.equal(node.calls('systemd-notify').length, before, 'no pings from a hung loop');
+    await n.close();
+  } finally {
+    node.cleanup();
+  }
+});
+
+test('WATCHDOG_PID for another process: we do not ping in its place', async () => {
+  const node = createStandInNode();
+  try {
+    const env = { ...node.env, NOTIFY_SOCKET: '/run/systemd/notify', WATCHDOG_USEC: '1000000', WATCHDOG_PID: '1' };
+    const n = createNotifier({ host: new LocalHost({ root: node.root, env }), log: quiet, env });
+    n.startWatchdog();
+    await new Promise((r) => setTimeout(r, 1_200));
+    await n.close();
+    assert.equal(node.calls('systemd-notify').length, 0);
+  } finally {
+    node.cleanup();
+  }
+});

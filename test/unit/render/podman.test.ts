@@ -1,0 +1,181 @@
+// The podman runtime's launcher, run for real by bash with a stand-in `podman` first on PATH that records every
+// call: the exact command line it ends with, the archive fallback, and its errors.
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ImageRefError, parseNodeImageRef, parseRuntimeEnv, renderPodmanLauncher, renderRuntimeEnv } from '../../../src/render/podman';
+import { MC_BUNDLE_PATH, NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
+
+const IMAGE = 'registry.example.com:5000/ubi9/nodejs-20-minimal@sha256:9711ea3b74ca3cfb4278465d7203870d742441c7a21c5e22efa458a28e6d0fae';
+
+describe('parseNodeImageRef', () => {
+  test('accepts digest-pinned references, with or without a tag', () => {
+    assert.equal(parseNodeImageRef(IMAGE), IMAGE);
+    const tagged = 'quay.io/org/node:20-minimal@sha256:' + 'a'.repeat(64);
+    assert.equal(parseNodeImageRef(` ${tagged} `), tagged);
+  });
+
+  test('rejects a tag-only reference, saying what is expected', () => {
+    assert.throws(() => parseNodeImageRef('registry.access.redhat.com/ubi9/nodejs-20-minimal:latest'), (e: unknown) => {
+      assert.ok(e instanceof ImageRefError);
+      assert.match(e.message, /^--node-image: .* is not pinned by digest\. Expected NAME@sha256:<64 hex digits>/);
+      return true;
+    });
+  });
+
+  test('rejects short digests, other algorithms and invalid names', () => {
+    assert.throws(() => parseNodeImageRef('quay.io/a/b@sha256:abc'), ImageRefError);
+    assert.throws(() => parseNodeImageRef('quay.io/a/b@sha512:' + 'a'.repeat(128)), ImageRefError);
+    assert.throws(() => parseNodeImageRef('quay.io/A/B@sha256:' + 'a'.repeat(64)), /not a valid image reference/);
+    assert.throws(() => parseNodeImageRef('quay.io/a b@sha256:' + 'a'.repeat(64)), ImageRefError);
+  });
+});
+
+describe('runtime.env', () => {
+  test('round-trips through parseRuntimeEnv', () => {
+    const s = { image: IMAGE, archive: NODE_IMAGE_ARCHIVE_PATH, bundle: MC_BUNDLE_PATH };
+    assert.deepEqual(parseRuntimeEnv(renderRuntimeEnv(s)), s);
+  });
+
+  test('is not the podman runtime without SNO_RECONFIGURE_RUNTIME=podman, and names missing keys', () => {
+    assert.equal(parseRuntimeEnv('# nothing\n'), undefined);
+    assert.throws(() => parseRuntimeEnv('SNO_RECONFIGURE_RUNTIME=podman\nSNO_RECONFIGURE_BUNDLE=/x\n'), /missing SNO_RECONFIGURE_NODE_IMAGE, SNO_RECONFIGURE_NODE_IMAGE_ARCHIVE/);
+  });
+
+  test('refuses values a settings file cannot carry', () => {
+    assert.throws(() => renderRuntimeEnv({ image: IMAGE, archive: '/var/lib/x; rm -rf /', bundle: MC_BUNDLE_PATH }), /archive/);
+  });
+});
+
+describe('sno-reconfigure-podman launcher', () => {
+  let dir: string;
+  let log: string;
+  let storage: string;
+  let archive: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'sno-podman-'));
+    mkdirSync(path.join(dir, 'bin'));
+    log = path.join(dir, 'calls.jsonl');
+    storage = path.join(dir, 'image-present');
+    archive = path.join(dir, 'node-image.oci-archive');
+    // Stand-in podman: records argv as JSON lines; `image exists` answers from a marker file; `load -i A`
+    // "loads" when A contains the image name.
+    writeFileSync(
+      path.join(dir, 'bin', 'podman'),
+      `#!/usr/bin/env node
+const fs = require('fs');
+const args = process.argv.slice(2);
+fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(args) + '\\n');
+if (args[0] === 'image' && args[1] === 'exists') process.exit(fs.existsSync(${JSON.stringify(storage)}) ? 0 : 1);
+if (args[0] === 'load') {
+  const text = fs.readFileSync(args[2], 'utf8');
+  if (text.includes(${JSON.stringify(IMAGE)})) fs.writeFileSync(${JSON.stringify(storage)}, '');
+  console.log('Loaded image: ' + text.trim());
+  process.exit(0);
+}
+process.exit(0);
+`,
+      { mode: 0o755 },
+    );
+    writeFileSync(path.join(dir, 'sno-reconfigure-podman'), renderPodmanLauncher(), { mode: 0o755 });
+  });
+
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function launch(args: string[], env: Record<string, string> = {}): { code: number | null; stderr: string; calls: string[][] } {
+    const res = spawnSync('bash', [path.join(dir, 'sno-reconfigure-podman'), ...args], {
+      encoding: 'utf8',
+      env: {
+        PATH: `${path.join(dir, 'bin')}:/usr/bin:/bin`,
+        SNO_RECONFIGURE_NODE_IMAGE: IMAGE,
+        SNO_RECONFIGURE_NODE_IMAGE_ARCHIVE: archive,
+        SNO_RECONFIGURE_BUNDLE: MC_BUNDLE_PATH,
+        ...env,
+      },
+    });
+    const calls = existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as string[]) : [];
+    return { code: res.status, stderr: res.stderr, calls };
+  }
+
+  const RUN_PREFIX = [
+    'run', '--rm', '--replace', '--name', 'sno-reconfigure', '--pull=never',
+    '--privileged', '--security-opt', 'label=disable', '--pid=host', '--net=host', '--uts=host',
+    '--cgroups=split', '--sdnotify=ignore', '--log-driver=passthrough', '--user', '0:0',
+    '--volume', '/:/host',
+    '--env', 'SNO_RECONFIGURE_HOST_TOOLS=chroot',
+  ];
+
+  test('image present: runs the bundle from /host with --root /host, nothing loaded', () => {
+    writeFileSync(storage, '');
+    const res = launch(['run', '--once']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.deepEqual(res.calls, [
+      ['image', 'exists', IMAGE],
+      [...RUN_PREFIX, IMAGE, 'node', `/host${MC_BUNDLE_PATH}`, 'run', '--root', '/host', '--once'],
+    ]);
+  });
+
+  test('image gone (image GC, crio-wipe): loads the archive, then runs', () => {
+    writeFileSync(archive, IMAGE);
+    const res = launch(['run']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.deepEqual(res.calls.slice(0, 3), [['image', 'exists', IMAGE], ['load', '-i', archive], ['image', 'exists', IMAGE]]);
+    assert.deepEqual(res.calls[3], [...RUN_PREFIX, IMAGE, 'node', `/host${MC_BUNDLE_PATH}`, 'run', '--root', '/host']);
+    assert.match(res.stderr, /loading .*node-image\.oci-archive/);
+  });
+
+  test('image gone and no archive: fails with what to do at the factory, runs nothing', () => {
+    const res = launch(['run']);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /is not in local storage and its archive .* is missing/);
+    assert.match(res.stderr, /podman save --format oci-archive -o /);
+    assert.equal(res.calls.some((c) => c[0] === 'run'), false);
+  });
+
+  test('an archive without the image: fails instead of pulling', () => {
+    writeFileSync(archive, 'quay.io/other/image@sha256:' + 'b'.repeat(64));
+    const res = launch(['run']);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /does not contain/);
+    assert.equal(res.calls.some((c) => c[0] === 'run'), false);
+  });
+
+  test('passes NOTIFY_SOCKET (and mounts it), WATCHDOG_USEC, JOURNAL_STREAM; never WATCHDOG_PID', () => {
+    writeFileSync(storage, '');
+    const res = launch(['run'], { NOTIFY_SOCKET: '/run/systemd/notify', WATCHDOG_USEC: '60000000', WATCHDOG_PID: '4242', JOURNAL_STREAM: '8:12345' });
+    assert.equal(res.code, 0, res.stderr);
+    const run = res.calls.at(-1) ?? [];
+    const imageAt = run.indexOf(IMAGE);
+    const options = run.slice(0, imageAt);
+    assert.deepEqual(options.slice(RUN_PREFIX.length), [
+      '--env', 'NOTIFY_SOCKET=/run/systemd/notify',
+      '--volume', '/run/systemd/notify:/run/systemd/notify',
+      '--env', 'WATCHDOG_USEC=60000000',
+      '--env', 'JOURNAL_STREAM=8:12345',
+    ]);
+    assert.equal(run.some((a) => a.includes('WATCHDOG_PID')), false);
+  });
+
+  test('an abstract notify socket is passed but not mounted', () => {
+    writeFileSync(storage, '');
+    const run = launch(['run'], { NOTIFY_SOCKET: '@/org/freedesktop/systemd1/notify' }).calls.at(-1) ?? [];
+    assert.ok(run.includes('NOTIFY_SOCKET=@/org/freedesktop/systemd1/notify'));
+    assert.equal(run.filter((a) => a.includes('systemd1/notify')).length, 1);
+  });
+
+  test('other commands pass through without --root', () => {
+    writeFileSync(storage, '');
+    const run = launch(['status', '--json']).calls.at(-1) ?? [];
+    assert.deepEqual(run.slice(run.indexOf(IMAGE)), [IMAGE, 'node', `/host${MC_BUNDLE_PATH}`, 'status', '--json']);
+  });
+
+  test('without settings it says which one is missing', () => {
+    const res = spawnSync('bash', [path.join(dir, 'sno-reconfigure-podman'), 'run'], { encoding: 'utf8', env: { PATH: `${path.join(dir, 'bin')}:/usr/bin:/bin` } });
+    assert.notEqual(res.status, 0);
+    assert.match(res.stderr, /SNO_RECONFIGURE_NODE_IMAGE is not set/);
+  });
+});
