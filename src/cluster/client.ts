@@ -23,6 +23,15 @@ export interface ClusterClientOptions {
   sleep?: Sleep;
   /** Server-side watch duration in seconds (default random 300-600, like client-go's reflector). */
   watchTimeoutSeconds?: number;
+  /** Re-read interval of the kubeconfig's tokenFile (default 60 s, as client-go). */
+  tokenFileTtlMs?: number;
+  /**
+   * A watch stream silent for this long is taken for dead and re-opened from its resourceVersion
+   * (default 150 s: kube-apiserver's watch cache sends a BOOKMARK about every minute to watches that
+   * allow them, so a healthy stream is never that quiet; a peer gone without a RST otherwise goes
+   * unnoticed for the kernel's ~11 min of TCP keepalive probes).
+   */
+  watchIdleTimeoutMs?: number;
 }
 
 /** A ClusterClient that can also release its keep-alive sockets. */
@@ -41,6 +50,7 @@ export function createClusterClient(kc: Kubeconfig, opts: ClusterClientOptions =
     timeoutMs: opts.timeoutMs ?? 30_000,
     userAgent: opts.userAgent ?? `sno-reconfigure/${VERSION}`,
     log: opts.log,
+    tokenFileTtlMs: opts.tokenFileTtlMs,
   });
 
   /** Sends and decodes JSON; non-2xx → ApiError. */
@@ -131,8 +141,7 @@ export function createClusterClient(kc: Kubeconfig, opts: ClusterClientOptions =
           list: () => list<KubeObject>(type, { namespace: o.namespace, ...selectors }),
           open: (resourceVersion, timeoutSeconds) => {
             const path = basePath + query({ watch: '1', resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds), ...selectors });
-            // The server ends the stream after timeoutSeconds; a silent stream well past that is dead.
-            return transport.stream(path, o.signal, (timeoutSeconds + 60) * 1000);
+            return transport.stream(path, o.signal, opts.watchIdleTimeoutMs ?? Math.min(timeoutSeconds + 60, 150) * 1000);
           },
         },
         o.resourceVersion,

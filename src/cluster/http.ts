@@ -15,6 +15,8 @@ export interface TransportOptions {
   timeoutMs: number;
   userAgent: string;
   log?: Logger;
+  /** How long a token read from tokenFile is used before the file is read again (default 60 s). */
+  tokenFileTtlMs?: number;
 }
 
 export interface HttpRequest {
@@ -86,14 +88,14 @@ export class Transport {
   /** Opens a streaming GET (watch). Non-2xx answers are read fully and thrown as ApiError. */
   async stream(path: string, signal: AbortSignal, idleTimeoutMs: number): Promise<IncomingMessage> {
     const started = Date.now();
-    const { req, res } = await this.open({ method: 'GET', path, signal }, idleTimeoutMs).catch((err: unknown) => {
+    const { req, res, destroyedBy } = await this.open({ method: 'GET', path, signal }, idleTimeoutMs).catch((err: unknown) => {
       throw err instanceof ReusedSocketReset ? err.cause : err;
     });
     if (res.statusCode && res.statusCode >= 200 && res.statusCode < 300) {
       this.logDone('GET', path, res.statusCode, started);
       return res;
     }
-    const body = await readBody(res, req, path);
+    const body = await readBody(res, req, `GET ${this.server.origin}${path.split('?')[0]}`, destroyedBy);
     this.logDone('GET', path, res.statusCode ?? 0, started);
     throw apiErrorFrom(res.statusCode ?? 0, res.headers, body, 'GET', path);
   }
@@ -101,8 +103,8 @@ export class Transport {
   private async once(req: HttpRequest): Promise<HttpResponse> {
     const started = Date.now();
     const timeoutMs = req.timeoutMs ?? this.opts.timeoutMs;
-    const { req: creq, res } = await this.open(req, timeoutMs, timeoutMs);
-    const body = await readBody(res, creq, req.path);
+    const { req: creq, res, destroyedBy } = await this.open(req, timeoutMs, timeoutMs);
+    const body = await readBody(res, creq, `${req.method} ${this.server.origin}${req.path.split('?')[0]}`, destroyedBy);
     this.logDone(req.method, req.path, res.statusCode ?? 0, started);
     return { statusCode: res.statusCode ?? 0, headers: res.headers, body };
   }
@@ -111,7 +113,7 @@ export class Transport {
    * Sends the request and resolves when the response headers arrive. `idleMs` bounds socket inactivity;
    * `totalMs` (when given) bounds the whole exchange including the body.
    */
-  private async open(req: HttpRequest, idleMs: number, totalMs?: number): Promise<{ req: http.ClientRequest; res: IncomingMessage }> {
+  private async open(req: HttpRequest, idleMs: number, totalMs?: number): Promise<Opened> {
     const headers: http.OutgoingHttpHeaders = { Accept: 'application/json', 'User-Agent': this.opts.userAgent };
     const token = await this.currentToken();
     if (token) headers.Authorization = `Bearer ${token}`;
@@ -128,6 +130,8 @@ export class Transport {
       let settled = false;
       const lib = this.isHttps ? https : http;
       const creq = lib.request(target, { method: req.method, headers, agent: this.agent });
+      let destroyReason: Error | undefined;
+      const kill = (err: Error) => { destroyReason ??= err; creq.destroy(err); };
       const fail = (err: unknown) => {
         if (settled) return;
         settled = true;
@@ -137,12 +141,12 @@ export class Transport {
         else reject(mapped);
       };
       const total = totalMs !== undefined
-        ? setTimeout(() => creq.destroy(new TimeoutError(`no complete answer within ${totalMs} ms`)), totalMs)
+        ? setTimeout(() => kill(new TimeoutError(`no complete answer within ${totalMs} ms`)), totalMs)
         : undefined;
-      const onAbort = () => creq.destroy(new AbortedError());
+      const onAbort = () => kill(new AbortedError());
       const cleanup = () => { req.signal?.removeEventListener('abort', onAbort); };
       if (req.signal?.aborted) { onAbort(); } else req.signal?.addEventListener('abort', onAbort, { once: true });
-      creq.setTimeout(idleMs, () => creq.destroy(new TimeoutError(`no data for ${idleMs} ms`)));
+      creq.setTimeout(idleMs, () => kill(new TimeoutError(`no data for ${idleMs} ms`)));
       creq.on('error', (err) => {
         if (total) clearTimeout(total);
         fail(err);
@@ -152,16 +156,17 @@ export class Transport {
         settled = true;
         // The total timer keeps running until the body is read; the idle timer keeps guarding the stream.
         res.on('close', () => { if (total) clearTimeout(total); cleanup(); });
-        resolve({ req: creq, res });
+        resolve({ req: creq, res, destroyedBy: () => destroyReason });
       });
       creq.end(payload);
     });
   }
 
   private async currentToken(): Promise<string | undefined> {
-    if (this.kc.tokenFile && Date.now() - this.tokenReadAt > TOKEN_FILE_TTL_MS) {
+    if (this.kc.tokenFile && Date.now() - this.tokenReadAt >= (this.opts.tokenFileTtlMs ?? TOKEN_FILE_TTL_MS)) {
       try {
-        this.token = (await readFile(this.kc.tokenFile, 'utf8')).trim();
+        const read = this.kc.readFile ?? ((p: string) => readFile(p));
+        this.token = (await read(this.kc.tokenFile)).toString('utf8').trim();
         this.tokenReadAt = Date.now();
       } catch (e) {
         // Keep the last good token; the server will say 401 if it really expired.
@@ -174,6 +179,13 @@ export class Transport {
   private logDone(method: string, path: string, status: number, started: number): void {
     this.opts.log?.debug({ method, path: path.split('?')[0], status, ms: Date.now() - started }, 'api request');
   }
+}
+
+interface Opened {
+  req: http.ClientRequest;
+  res: IncomingMessage;
+  /** The error we destroyed the request with (deadline, abort), if we did. */
+  destroyedBy: () => Error | undefined;
 }
 
 class ReusedSocketReset extends Error {
@@ -193,22 +205,29 @@ export class AbortedError extends Error {
   }
 }
 
-function readBody(res: IncomingMessage, req: http.ClientRequest, path: string): Promise<Buffer> {
+function readBody(res: IncomingMessage, req: http.ClientRequest, where: string, destroyedBy: () => Error | undefined): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let done = false;
+    const fail = (err: unknown) => {
+      if (done) return;
+      done = true;
+      // When we destroyed the request (deadline, abort), say so rather than "connection reset".
+      reject(toConnectionError(destroyedBy() ?? err, where));
+    };
     res.on('data', (c: Buffer) => {
       size += c.length;
       if (size > MAX_BODY_BYTES) {
+        fail(new ConnectionError(`${where}: the answer exceeds ${MAX_BODY_BYTES} bytes`, 'E2BIG'));
         req.destroy();
-        reject(new ConnectionError(`response to ${path.split('?')[0]} exceeds ${MAX_BODY_BYTES} bytes`, 'E2BIG'));
         return;
       }
       chunks.push(c);
     });
-    res.on('end', () => resolve(Buffer.concat(chunks)));
-    res.on('error', (err) => reject(toConnectionError(err, `GET ${path.split('?')[0]}`)));
-    res.on('aborted', () => reject(new ConnectionError(`connection closed while reading the answer to ${path.split('?')[0]}`, 'ECONNRESET')));
+    res.on('end', () => { if (!done) { done = true; resolve(Buffer.concat(chunks)); } });
+    res.on('error', fail);
+    res.on('aborted', () => fail(Object.assign(new Error('connection closed while reading the answer'), { code: 'ECONNRESET' })));
   });
 }
 

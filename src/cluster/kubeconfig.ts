@@ -26,6 +26,8 @@ export interface Kubeconfig {
   token?: string;
   /** Absolute path; the client re-reads it (bound service-account tokens rotate). */
   tokenFile?: string;
+  /** The reader the kubeconfig was loaded with, so tokenFile is re-read the same way (e.g. under a host root). */
+  readFile?: ReadFile;
 }
 
 export class KubeconfigError extends Error {
@@ -139,6 +141,7 @@ export async function parseKubeconfig(text: string, opts: ParseOptions): Promise
     userName,
     server: serverText.replace(/\/+$/, ''),
     insecureSkipTlsVerify: cluster['insecure-skip-tls-verify'] === true,
+    readFile: read,
   };
   const ca = await dataOrFile('certificate-authority-data', 'certificate-authority', cluster, at);
   if (ca) kc.ca = ca;

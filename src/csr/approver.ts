@@ -112,6 +112,8 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
     const exp = readExpected();
     if (!exp) return;
     noteIssued(csr, exp.node);
+    // Events queued while an approval was in flight still show the CSR pending: it is done.
+    if (approved.includes(name)) return;
     const key = `${csr.metadata?.resourceVersion ?? ''}|${exp.key}`;
     if (evaluatedAt.get(name) === key) return;
     evaluatedAt.set(name, key);
@@ -210,15 +212,19 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
 
   const watches = Promise.all([watchSigner(CLIENT_SIGNER), watchSigner(SERVING_SIGNER)]);
   let stopped: Promise<void> | undefined;
+  const finish = async () => {
+    await watches;
+    await chain;
+    resolveIssued(issuedState.client && issuedState.serving);
+  };
   const stop = (): Promise<void> => {
-    stopped ??= (async () => {
-      clearInterval(recheck);
-      if (!signal.aborted) controller.abort(new Error('CSR approver stopped'));
-      opts.signal.removeEventListener('abort', onOuterAbort);
-      await watches;
-      await chain;
-      resolveIssued(issuedState.client && issuedState.serving);
-    })();
+    if (stopped) return stopped;
+    let release!: () => void;
+    stopped = new Promise<void>((r) => { release = r; });
+    clearInterval(recheck);
+    opts.signal.removeEventListener('abort', onOuterAbort);
+    if (!signal.aborted) controller.abort(new Error('CSR approver stopped'));
+    void finish().then(release, release);
     return stopped;
   };
   signal.addEventListener('abort', () => { void stop(); }, { once: true });

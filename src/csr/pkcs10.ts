@@ -180,7 +180,7 @@ function parseUnchecked(der: Buffer): ParsedCsr {
 
   const [algOid] = seq(sigAlg, 'signatureAlgorithm');
   const alg = oidOf(algOid, 'signatureAlgorithm');
-  const signature = bitStringBytes(sigBits, 'signature');
+  const signature = bitStringBytes(sigBits, 'signature', true);
   const known = SIGNATURE_ALGORITHMS[alg];
   parsed.signatureAlgorithm = known?.name ?? KNOWN_UNSUPPORTED[alg] ?? alg;
   if (!known) {
@@ -334,10 +334,11 @@ function oidOf(node: Asn1 | undefined, what: string): string {
   return forge.asn1.derToOid(bytesOf(node));
 }
 
-function bitStringBytes(node: Asn1 | undefined, what: string): Buffer {
+function bitStringBytes(node: Asn1 | undefined, what: string, wholeBytes = false): Buffer {
   expectType(node, Type.BITSTRING, what);
   const raw = bytesOf(node);
   if (raw.length === 0) throw new CsrParseError(`${what} bit string is empty`);
+  if (wholeBytes && raw.charCodeAt(0) !== 0) throw new CsrParseError(`${what} bit string has unused bits`);
   return Buffer.from(raw.slice(1), 'latin1');
 }
 

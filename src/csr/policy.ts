@@ -66,6 +66,7 @@ export function evaluateCsr(csr: V1CertificateSigningRequest, node: ExpectedNode
   }
   const state = decidedState(csr);
   if (state) return leave(`${kind} CSR is already ${state}`);
+  if (!node.name) return leave(`${kind} CSR cannot be matched: the expected node name is not known yet`);
   const window = timeWindowProblem(csr, node);
   if (window) return leave(window);
   const verdict = checkIdentity(csr, node, kind);

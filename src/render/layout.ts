@@ -17,11 +17,17 @@ export const PODMAN_LAUNCHER_PATH = '/usr/local/bin/sno-reconfigure-podman';
 /** KEY=value settings of the podman runtime, read by the unit (EnvironmentFile=), the launcher and `prepare`. */
 export const RUNTIME_ENV_PATH = '/etc/sno-reconfigure/runtime.env';
 /**
- * The Node image saved at the factory (`podman save --format oci-archive`): kubelet's image GC and crio-wipe
- * can delete an unused image from the shared containers-storage (runtime-libs.md section 6), the archive
- * survives both. oci-archive keeps the image manifest byte for byte, so the digest still matches after a load.
+ * The Node image saved at the factory by `prepare` (`podman save --format docker-archive`): kubelet's image GC
+ * and crio-wipe can delete an unused image from the shared containers-storage (runtime-libs.md section 6); the
+ * archive survives both. A save/load round trip re-serializes the manifest, so the digest of NAME@sha256:…
+ * no longer resolves afterwards (measured with podman 4.3: oci-archive refuses to load at all, "Digest of
+ * source image's manifest would not match destination reference"; docker-archive and docker-dir load under a
+ * new digest). The image ID (the config digest, which pins every layer's content) survives: `prepare` records
+ * it next to the archive (NODE_IMAGE_ID_SUFFIX) and the launcher runs the image by that ID.
  */
-export const NODE_IMAGE_ARCHIVE_PATH = `${DEFAULT_STATE_DIR}/node-image.oci-archive`;
+export const NODE_IMAGE_ARCHIVE_PATH = `${DEFAULT_STATE_DIR}/node-image.docker-archive.tar`;
+/** `<archive>.id` holds the image ID (64 hex digits) recorded by `prepare`. */
+export const NODE_IMAGE_ID_SUFFIX = '.id';
 
 /**
  * While this file exists kubelet does not start (ConditionPathExists=! in the drop-in below). `prepare`

@@ -1,6 +1,6 @@
 // The podman runtime (DESIGN.md section 2): RHCOS ships no Node.js, so the agent runs in a digest-pinned Node
 // image with the host mounted at /host. These are the launcher script the unit runs and its settings file.
-import { MC_BUNDLE_PATH, NODE_IMAGE_ARCHIVE_PATH, RUNTIME_ENV_PATH } from './layout';
+import { MC_BUNDLE_PATH, NODE_IMAGE_ARCHIVE_PATH, NODE_IMAGE_ID_SUFFIX, RUNTIME_ENV_PATH } from './layout';
 
 export class ImageRefError extends Error {
   constructor(message: string) {
@@ -83,7 +83,10 @@ export function parseRuntimeEnv(text: string): PodmanRuntimeSettings | undefined
 
 /**
  * The launcher. Settings come from the environment (runtime.env through the unit), so one script serves every
- * image. Why each podman option:
+ * image. Why each step and podman option:
+ * - The image is run by the ID `prepare` recorded next to the archive: unlike NAME@sha256:DIGEST it still
+ *   resolves after a save/load round trip (see NODE_IMAGE_ARCHIVE_PATH). Without that record (prepare not run),
+ *   the digest reference, which resolves as long as the pulled image is in storage.
  * - `image exists || load -i`: kubelet image GC and crio-wipe can remove an unused image; the archive stays.
  * - `--pull=never`: the site may have no registry access; a missing image is an error, not a download attempt.
  * - `--privileged --security-opt label=disable --pid=host --net=host --uts=host -v /:/host`: the agent drives the
@@ -116,16 +119,26 @@ image="\${${ENV_KEYS.image}:?${ENV_KEYS.image} is not set (${RUNTIME_ENV_PATH})}
 archive="\${${ENV_KEYS.archive}:?${ENV_KEYS.archive} is not set (${RUNTIME_ENV_PATH})}"
 bundle="\${${ENV_KEYS.bundle}:?${ENV_KEYS.bundle} is not set (${RUNTIME_ENV_PATH})}"
 
-if ! podman image exists "$image"; then
+# The image ID recorded by \`sno-reconfigure prepare\` survives the archive round trip; the digest does not.
+ref="$image"
+if [ -r "$archive${NODE_IMAGE_ID_SUFFIX}" ]; then
+  id="$(tr -d '[:space:]' < "$archive${NODE_IMAGE_ID_SUFFIX}")"
+  case "$id" in
+    *[!0-9a-f]*|"") echo "sno-reconfigure-podman: ignoring $archive${NODE_IMAGE_ID_SUFFIX}: not an image ID" >&2 ;;
+    *) [ \${#id} -eq 64 ] && ref="$id" ;;
+  esac
+fi
+
+if ! podman image exists "$ref"; then
   if [ ! -r "$archive" ]; then
-    echo "sno-reconfigure-podman: image $image is not in local storage and its archive $archive is missing;" >&2
-    echo "sno-reconfigure-podman: at the factory run: podman pull $image && podman save --format oci-archive -o $archive $image" >&2
+    echo "sno-reconfigure-podman: image $image ($ref) is not in local storage and its archive $archive is missing;" >&2
+    echo "sno-reconfigure-podman: at the factory, run 'sno-reconfigure prepare' (it pulls and saves the image)" >&2
     exit 1
   fi
-  echo "sno-reconfigure-podman: image $image not in local storage; loading $archive" >&2
+  echo "sno-reconfigure-podman: image $ref not in local storage; loading $archive" >&2
   podman load -i "$archive" >&2
-  if ! podman image exists "$image"; then
-    echo "sno-reconfigure-podman: $archive does not contain $image (save it with podman save --format oci-archive)" >&2
+  if ! podman image exists "$ref"; then
+    echo "sno-reconfigure-podman: $archive does not contain $ref; re-run 'sno-reconfigure prepare' at the factory" >&2
     exit 1
   fi
 fi
@@ -151,6 +164,6 @@ if [ "$command" = run ]; then
 else
   set -- "$command" "$@"
 fi
-exec podman "\${args[@]}" "$image" node "/host$bundle" "$@"
+exec podman "\${args[@]}" "$ref" node "/host$bundle" "$@"
 `;
 }

@@ -7,7 +7,7 @@ import { validateCertificatePair, validateTrustBundle, type CertificateRole } fr
 import { parseDuration, formatDuration } from './duration';
 import { readConfinedFile, readRegularFile } from './files';
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
-import { validateNmstate } from './nmstate';
+import { nmstateHostname, validateNmstate } from './nmstate';
 import { parseConfigBytes } from './parse-text';
 import { Findings, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
@@ -82,7 +82,7 @@ function noteFor(ref: string): string {
 export async function validateSiteConfigFile(ctx: FileValidationContext): Promise<FileValidation> {
   const f = new Findings();
   const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: f.errors, warnings: f.warnings, matchKnown: false, ...extra });
-  const read = await readRegularFile(ctx.filePath, ctx.display);
+  const read = await readRegularFile(ctx.filePath, '');
   if (!read.ok) {
     f.error(ctx.display, read.message);
     return result();
@@ -195,6 +195,10 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
         if (nf.ok && isPlainObject(content.value)) nmstate = content.value;
       }
     }
+  }
+  const nmHost = nmstate ? nmstateHostname(nmstate) : undefined;
+  if (hostname !== undefined && nmHost !== undefined && nmHost !== hostname) {
+    f.error('spec.network.nmstate.hostname.config', `sets the host name '${nmHost}', but spec.hostname is '${hostname}': the node's host name cannot change (unsupported by OpenShift)`);
   }
   let pullSecret: PullSecret | undefined;
   const pullSecretFile = validValue(fileRef, get(spec, 'pullSecretFile'));

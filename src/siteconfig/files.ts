@@ -14,21 +14,25 @@ function isInside(root: string, candidate: string): boolean {
   return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
 }
 
-/** Reads a regular file of at most MAX_FILE_BYTES; `realPath` must already be free of symbolic links. */
+/**
+ * Reads a regular file of at most MAX_FILE_BYTES; `realPath` must already be free of symbolic links. Messages
+ * start with `shown` (how the file is named to the user), or with the verb when `shown` is ''.
+ */
 export async function readRegularFile(realPath: string, shown: string): Promise<ReadOutcome> {
+  const subject = shown === '' ? '' : `${shown} `;
   let st;
   try {
     st = await fs.lstat(realPath);
   } catch (e) {
-    return { ok: false, message: fsMessage(e, shown) };
+    return { ok: false, message: fsMessage(e, subject) };
   }
-  if (!st.isFile()) return { ok: false, message: `${shown} is not a regular file` };
-  if (st.size > MAX_FILE_BYTES) return { ok: false, message: `${shown} is ${st.size} bytes; files on site-config media are limited to 1 MiB` };
+  if (!st.isFile()) return { ok: false, message: `${subject}is not a regular file` };
+  if (st.size > MAX_FILE_BYTES) return { ok: false, message: `${subject}is ${st.size} bytes; files on site-config media are limited to 1 MiB` };
   let fh;
   try {
     fh = await fs.open(realPath, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK);
   } catch (e) {
-    return { ok: false, message: fsMessage(e, shown) };
+    return { ok: false, message: fsMessage(e, subject) };
   }
   try {
     // Read one byte past the limit: a file that grew after stat is still caught.
@@ -38,11 +42,11 @@ export async function readRegularFile(realPath: string, shown: string): Promise<
       const { bytesRead } = await fh.read(buf, total, buf.length - total, total);
       if (bytesRead === 0) break;
       total += bytesRead;
-      if (total > MAX_FILE_BYTES) return { ok: false, message: `${shown} is larger than 1 MiB, the limit for files on site-config media` };
+      if (total > MAX_FILE_BYTES) return { ok: false, message: `${subject}is larger than 1 MiB, the limit for files on site-config media` };
     }
     return { ok: true, bytes: buf.subarray(0, total), realPath };
   } catch (e) {
-    return { ok: false, message: fsMessage(e, shown) };
+    return { ok: false, message: fsMessage(e, subject) };
   } finally {
     await fh.close();
   }
@@ -60,7 +64,7 @@ export async function readConfinedFile(rootDir: string, baseDir: string, ref: st
   try {
     real = await fs.realpath(candidate);
   } catch (e) {
-    return { ok: false, message: fsMessage(e, `'${ref}'`) };
+    return { ok: false, message: fsMessage(e, `'${ref}' `) };
   }
   if (!isInside(rootDir, real)) return { ok: false, message: `'${ref}' is a symbolic link that resolves outside the site-config directory; it is not read` };
   return readRegularFile(real, `'${ref}'`);
@@ -94,20 +98,21 @@ export async function listDirectory(dir: string): Promise<string[]> {
 
 export { isInside };
 
-function fsMessage(e: unknown, shown: string): string {
+/** `subject` is '' or ends with a space. */
+function fsMessage(e: unknown, subject: string): string {
   switch ((e as NodeJS.ErrnoException).code) {
     case 'ENOENT':
-      return `${shown} does not exist`;
+      return `${subject}does not exist`;
     case 'EACCES':
     case 'EPERM':
-      return `${shown} cannot be read (permission denied)`;
+      return `${subject}cannot be read (permission denied)`;
     case 'ELOOP':
-      return `${shown} is a symbolic link loop, or was replaced by a symbolic link`;
+      return `${subject}is a symbolic link loop, or was replaced by a symbolic link`;
     case 'EISDIR':
-      return `${shown} is a directory, not a file`;
+      return `${subject}is a directory, not a file`;
     case 'ENOTDIR':
-      return `${shown} does not exist (a path component is not a directory)`;
+      return `${subject}does not exist (a path component is not a directory)`;
     default:
-      return `${shown} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`;
+      return `${subject}cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`;
   }
 }

@@ -73,10 +73,12 @@ export function parseYamlText(text: string): ParseOutcome {
   const messages: string[] = [];
   for (const err of doc.errors) {
     if (err.code === 'DUPLICATE_KEY') {
-      const key = text.slice(err.pos[0], err.pos[1]).trim();
+      // err.pos marks the start of the key; the key itself is the rest of that line up to its ':'.
+      const line = text.slice(err.pos[0], text.indexOf('\n', err.pos[0]) < 0 ? undefined : text.indexOf('\n', err.pos[0]));
+      const key = /^("[^"]*"|'[^']*'|[^:#]+?)\s*:/.exec(line)?.[1] ?? '';
       messages.push(`${at(err.pos[0])}duplicate key${key && key.length <= 80 ? ` '${key}'` : ''}: every key may appear only once in a mapping`);
     } else {
-      messages.push(`${at(err.pos[0])}YAML syntax error: ${err.message}`);
+      messages.push(`${at(err.pos[0])}syntax error: ${err.message}`);
     }
   }
   for (const w of doc.warnings) {

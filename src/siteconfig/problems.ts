@@ -11,8 +11,9 @@ export function formatPath(segments: readonly PathSegment[]): string {
   let out = '';
   for (const seg of segments) {
     if (typeof seg === 'number') out += `[${seg}]`;
-    else if (PLAIN_KEY.test(seg)) out += out === '' ? seg : `.${seg}`;
-    else out += `[${JSON.stringify(seg)}]`;
+    else if (PLAIN_KEY.test(seg) && seg.length <= 100) out += out === '' ? seg : `.${seg}`;
+    // A hostile file's megabyte-long key must not become a megabyte-long path.
+    else out += `[${JSON.stringify(seg.length > 100 ? `${seg.slice(0, 100)}…` : seg)}]`;
   }
   return out;
 }

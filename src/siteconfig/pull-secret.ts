@@ -1,7 +1,8 @@
 // The pull secret: the `.dockerconfigjson` of openshift-config/pull-secret, `{"auths": {"<registry>":
 // {"auth": base64("user:password"), "email": ...}}}` (openshift-docs images-update-global-pull-secret.adoc;
 // reference/anchor-ztpfw-domain.md 3.4). Entries may give username+password instead of auth (containers-auth.json(5)).
-// Registry keys are host[:port][/path], or *.host (containers-auth.json(5)). Nothing of the secret ever
+// Registry keys are a host[:port] or a namespace host[:port]/path (containers-auth.json(5): "a single hostname
+// (e.g., docker.io) or a namespace (e.g., quay.io/user/image)"); no scheme, tag or wildcard. Nothing of the secret ever
 // appears in a message: only key names and what is wrong.
 import { repositoryProblem } from './net';
 import { Findings, controlCharIndex, describeType, isPlainObject, subPath } from './problems';
@@ -51,7 +52,7 @@ export function validatePullSecret(value: unknown, path: string, note = ''): Pul
   const auths: Record<string, PullSecretEntry> = {};
   for (const registry of registries) {
     const p = subPath(authsPath, registry);
-    const registryProblem = repositoryProblem(registry, { allowWildcard: true });
+    const registryProblem = repositoryProblem(registry, { allowWildcard: false });
     if (registryProblem !== undefined) error(p, `registry key ${registryProblem}`);
     const entry = data.auths[registry];
     if (!isPlainObject(entry)) {
@@ -65,13 +66,9 @@ export function validatePullSecret(value: unknown, path: string, note = ''): Pul
         entryOk = false;
       }
     }
-    for (const key of ENTRY_KEYS) {
-      if (entry[key] !== undefined && typeof entry[key] !== 'string') {
-        error(subPath(p, key), `expected a string, got ${describeType(entry[key])}`);
-        entryOk = false;
-      }
-    }
-    if (!entryOk) continue;
+    const wrongTypes = ENTRY_KEYS.filter((key) => entry[key] !== undefined && typeof entry[key] !== 'string');
+    for (const key of wrongTypes) error(subPath(p, key), `expected a string, got ${describeType(entry[key])}`);
+    if (wrongTypes.length > 0) continue;
     const { auth, username, password, email } = entry as PullSecretEntry;
     let decoded: { user: string; password: string } | undefined;
     if (auth !== undefined) {

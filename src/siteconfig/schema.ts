@@ -10,7 +10,7 @@
 // - `spec.timeouts`: network, kubelet, apiReady, csr, settle, settleStability as Go durations (30m, 1h30m).
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
-import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamily, isMacAddress, repositoryProblem } from './net';
+import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamilyWithZone, isMacAddress, repositoryProblem } from './net';
 import { controlCharIndex, formatPath, listForHumans, type PathSegment } from './problems';
 import type { ValidationProblem } from './types';
 
@@ -73,7 +73,7 @@ export const matchSchema = matchFieldsSchema.check((ctx) => {
 });
 
 export const verifySchema = z.strictObject({
-  ping: z.optional(z.array(ruled((s) => (ipFamily(s) !== undefined ? undefined : `'${s}' is not an IP address (ping targets are addresses, so no DNS is needed to check them)`)))),
+  ping: z.optional(z.array(ruled((s) => (ipFamilyWithZone(s) !== undefined ? undefined : `'${s}' is not an IP address (ping targets are addresses, so no DNS is needed to check them)`)))),
   resolve: z.optional(z.array(ruled((s) => { const p = hostnameProblem(s); return p === undefined ? undefined : `'${s.length > 60 ? `${s.slice(0, 60)}…` : s}' ${p}`; }))),
 });
 

@@ -71,7 +71,7 @@ export function parseTrustedKey(pem: string): { key: KeyObject; kind: TrustedKey
   }
   if (key.asymmetricKeyType === 'ed25519') return { key, kind: 'ed25519' };
   if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return { key, kind: 'ecdsa-p256' };
-  return `is a ${key.asymmetricKeyType ?? 'unknown'} key${key.asymmetricKeyDetails?.namedCurve ? ` (${key.asymmetricKeyDetails.namedCurve})` : ''}; only Ed25519 and ECDSA P-256 keys are supported`;
+  return `is an unsupported key (${(key.asymmetricKeyType ?? 'unknown').toUpperCase()}${key.asymmetricKeyDetails?.namedCurve ? ` ${key.asymmetricKeyDetails.namedCurve}` : ''}): only Ed25519 and ECDSA P-256 keys are supported`;
 }
 
 /** Decodes the base64 text of a .sig file, or returns why it is not a signature. */

@@ -23,6 +23,8 @@ export function editDistance(a: string, b: string): number {
 
 /** The known name closest to `unknown`, or undefined when none is close enough to be a plausible typo. */
 export function nearestName(unknown: string, known: readonly string[]): string | undefined {
+  // No real typo is this long; skipping it keeps a hostile file's huge keys from costing quadratic time.
+  if (unknown.length > 64) return undefined;
   const lower = unknown.toLowerCase();
   let best: string | undefined;
   let bestScore = Infinity;
@@ -42,7 +44,8 @@ export function nearestName(unknown: string, known: readonly string[]): string |
 
 export function unknownFieldMessage(field: string, known: readonly string[]): string {
   const near = nearestName(field, known);
-  const shown = JSON.stringify(field).slice(1, -1);
+  const escaped = JSON.stringify(field).slice(1, -1);
+  const shown = escaped.length > 64 ? `${escaped.slice(0, 64)}…` : escaped;
   return near !== undefined
     ? `unknown field '${shown}' — did you mean '${near}'?`
     : `unknown field '${shown}' (known fields here: ${known.join(', ')})`;

@@ -26,9 +26,12 @@ export function createFinishStep(report: () => Report): Step {
     },
 
     async apply(ctx) {
-      const r = report();
+      // The report is final once this step is: write it as such (a power cut after this write leaves the
+      // marker unwritten, and the step runs again).
+      const draft = report();
+      const r: Report = { ...draft, result: 'succeeded', steps: draft.steps.map((st) => (st.name === 'finish' ? { ...st, state: 'done' } : st)) };
       const reportPath = `${ctx.stateDir}/${STATE_FILES.report}`;
-      await ctx.host.writeFileAtomic(reportPath, `${JSON.stringify({ ...r, result: 'succeeded' }, null, 2)}\n`, 0o644);
+      await ctx.host.writeFileAtomic(reportPath, `${JSON.stringify(r, null, 2)}\n`, 0o644);
       await writeBanner(ctx.host, {
         tone: 'success',
         headline: `site configuration "${r.siteConfig.name}" applied`,

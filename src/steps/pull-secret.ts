@@ -12,7 +12,7 @@ import type { ClusterClient } from '../cluster/types';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import type { PullSecret, PullSecretEntry } from '../siteconfig/types';
 import { STATE_FILES } from '../paths';
-import { b64, sameJson, unb64, updateObject, type Secret } from './domain/objects';
+import { b64, resilient, sameJson, unb64, updateObject, type Secret } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './settle/rollouts';
 
 export const PULL_SECRET = { namespace: 'openshift-config', name: 'pull-secret' } as const;
@@ -20,7 +20,7 @@ const KEY = '.dockerconfigjson';
 export const PULL_SECRET_BACKUP = `${STATE_FILES.backups}/pull-secret.json`;
 
 interface DockerConfig {
-  auths?: Record<string, PullSecretEntry & Record<string, unknown>>;
+  auths?: Record<string, PullSecretEntry>;
   [field: string]: unknown;
 }
 
@@ -104,7 +104,7 @@ async function backUp(ctx: StepContext, secret: Secret | undefined): Promise<voi
   await ctx.save();
 }
 
-export const pullSecretStep: Step = {
+export const pullSecretStep: Step = resilient({
   name: 'pull-secret',
   title: 'Update the pull secret',
 
@@ -146,4 +146,4 @@ export const pullSecretStep: Step = {
       throw new StepError(`${PULL_SECRET.namespace}/${PULL_SECRET.name} does not hold the site's registries after the update (${a.changes[0]?.detail})`, 'Something else changed the secret at the same time; the agent retries after a restart.');
     }
   },
-};
+});

@@ -359,7 +359,8 @@ function buildCertificate(opts: BuildOptions): string {
   const signingKey = crypto.createPrivateKey(opts.signingKeyPem);
   if (signingKey.asymmetricKeyType !== 'rsa') throw new Error('the simulator CA signs with RSA keys only');
   cert.siginfo.algorithmOid = forge.pki.oids.sha256WithRSAEncryption;
-  const tbs = forge.pki.getTBSCertificate(cert);
+  // getTBSCertificate exists in node-forge (lib/x509.js) but @types/node-forge does not declare it.
+  const tbs = (forge.pki as unknown as { getTBSCertificate(c: forge.pki.Certificate): forge.asn1.Asn1 }).getTBSCertificate(cert);
   const tbsFields = tbs.value as forge.asn1.Asn1[];
   if (Buffer.isBuffer(opts.subject)) {
     tbsFields[5] = toForgeAsn1(opts.subject);

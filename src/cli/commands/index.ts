@@ -4,6 +4,7 @@ import { runCommand } from './run';
 import { planCommand } from './plan';
 import { statusCommand } from './status';
 import { renderCommand } from './render';
+import { prepareCommand } from './prepare';
 import { validateCommand } from './validate';
 
-export const COMMANDS: Command[] = [runCommand, validateCommand, planCommand, statusCommand, renderCommand];
+export const COMMANDS: Command[] = [runCommand, validateCommand, planCommand, statusCommand, renderCommand, prepareCommand];

@@ -10,8 +10,8 @@ import { TRUSTED_KEYS_DIR } from '../../paths';
 import { VERSION } from '../../version';
 import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, listOpt, stringOpt, type Command } from '../command';
 
-/** esbuild's banner (esbuild.config.mjs): how a file shows it is the agent's bundle. */
-const BUNDLE_SHEBANG = '#!/usr/bin/env node';
+/** esbuild's banner (esbuild.config.mjs), or the RPM's rewrite of it: how a file shows it is the agent's bundle. */
+const BUNDLE_SHEBANGS = ['#!/usr/bin/env node\n', '#!/usr/bin/node\n'];
 
 export const renderCommand: Command = {
   name: 'render',
@@ -116,8 +116,8 @@ async function readBundle(files: LocalHost, file: string): Promise<Buffer> {
   } catch (e) {
     throw new RenderError(`--bundle: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  if (!bytes.subarray(0, BUNDLE_SHEBANG.length).equals(Buffer.from(BUNDLE_SHEBANG))) {
-    throw new RenderError(`--bundle: ${file} is not the agent's bundle (dist/sno-reconfigure.cjs starts with "${BUNDLE_SHEBANG}"); pass --bundle PATH`);
+  if (!BUNDLE_SHEBANGS.some((s) => bytes.subarray(0, s.length).equals(Buffer.from(s)))) {
+    throw new RenderError(`--bundle: ${file} is not the agent's bundle (dist/sno-reconfigure.cjs starts with "#!/usr/bin/env node"); pass --bundle PATH`);
   }
   return bytes;
 }

@@ -109,7 +109,7 @@ function humanReport(r: JsonReport, result: LoadResult | undefined): string {
     const domain = `${s.clusterName ?? '<cluster name>'}.${s.baseDomain}`;
     lines.push(`${r.source}: valid — site "${s.name}", cluster domain ${domain}${r.warnings.length ? `, ${plural(r.warnings.length, 'warning')}` : ''}`);
   } else if (r.status === 'not-for-this-machine') {
-    lines.push(`${r.source}: NOT FOR THIS MACHINE — no site-config here matches this machine's identity`);
+    lines.push(`${r.source}: NOT FOR THIS MACHINE — no site-config here matches this machine's identity (validating for another machine? use --any-machine)`);
   } else {
     lines.push(`${r.source}: INVALID — ${plural(r.errors.length, 'error')}${r.warnings.length ? `, ${plural(r.warnings.length, 'warning')}` : ''}`);
   }

@@ -17,7 +17,7 @@ import { defaultCertificateTarget, ensureDefaultCertificate, readDefaultCertific
 import { desiredComponentRoutes, ensureIngress, ingressDiff, type IngressDesired } from './ingress';
 import { ensureHandoffKubeconfig, handoffPath, renderHandoffKubeconfig } from './kubeconfig';
 import { CONFIG_NAMESPACE, INGRESS_NAMESPACE, SECRETS, SIGNERS, COMPONENT_ROUTES, routeKey } from './names';
-import { ensureSecret, isManagedByUs, tlsSecret, unb64, type Secret } from './objects';
+import { ensureSecret, isManagedByUs, resilient, tlsSecret, unb64, type Secret } from './objects';
 import { readDomainState, saveDomainStateOnce } from './state';
 import { domainTargets, readIngressConfig, type DomainTargets } from './targets';
 import { routesToReplace, type RoutePolicy } from './routes';
@@ -231,7 +231,7 @@ export async function routePolicy(ctx: StepContext, client: ClusterClient, targe
   return { oldDomains: [...old], newAppsDomain: t.names.appsDomain, componentRoutes };
 }
 
-export const domainStep: Step = {
+export const domainStep: Step = resilient({
   name: 'domain',
   title: 'Move the cluster to the new domain',
 
@@ -268,4 +268,4 @@ export const domainStep: Step = {
       throw new StepError(`the domain configuration is not in place after writing it: ${left.map((c) => `${c.kind} ${c.target}${c.detail ? ` (${c.detail})` : ''}`).join('; ')}`, 'Something else changed these objects at the same time; the agent retries after a restart.');
     }
   },
-};
+});

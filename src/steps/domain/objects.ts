@@ -2,7 +2,9 @@
 // secret data encoding, stable comparison, and read-modify-write with optimistic concurrency.
 import { isDeepStrictEqual } from 'node:util';
 import type { V1Secret } from '@kubernetes/client-node';
-import { retryOnConflict } from '../../cluster/retry';
+import { isTransient, retryOnConflict } from '../../cluster/retry';
+import { backoffDelay } from '../../engine/clock';
+import type { Step, StepContext } from '../../engine/step';
 import type { ClusterClient, KubeObject, ResourceType } from '../../cluster/types';
 import { R } from '../../cluster/resources';
 import { StepError } from '../../engine/step';
@@ -115,4 +117,39 @@ export function condition(obj: { status?: { conditions?: Condition[] } } | undef
 
 export function isTrue(obj: { status?: { conditions?: Condition[] } } | undefined, type: string): boolean {
   return condition(obj, type)?.status === 'True';
+}
+
+/** How long a step rides out an unreachable or restarting API (an SNO kube-apiserver restart takes ~1 min). */
+export const API_OUTAGE_BUDGET_MS = 3 * 60_000;
+
+/**
+ * Runs an idempotent piece of step work again when the API is briefly unavailable (503, 429, connection
+ * refused/reset: isTransient), with capped, jittered backoff on ctx.clock, for at most API_OUTAGE_BUDGET_MS.
+ * Every step here re-reads before it writes, so running it again is safe.
+ */
+export async function rideOutApiOutages<T>(ctx: StepContext, what: string, fn: () => Promise<T>): Promise<T> {
+  let giveUpAt: number | undefined;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      // The budget counts from the first failure: how long the API has been away, not how long the step ran.
+      giveUpAt ??= ctx.clock.now() + API_OUTAGE_BUDGET_MS;
+      if (!isTransient(e) || ctx.signal.aborted || ctx.clock.now() >= giveUpAt) throw e;
+      const delay = Math.min(backoffDelay(attempt, 1_000, 15_000), Math.max(0, giveUpAt - ctx.clock.now()));
+      ctx.log.warn({ err: (e as Error).message, retryInMs: delay }, `${what}: the API is not available; trying again`);
+      await ctx.clock.sleep(delay, ctx.signal);
+    }
+  }
+}
+
+/** The step with every phase riding out short API outages (rideOutApiOutages). */
+export function resilient(step: Step): Step {
+  return {
+    ...step,
+    plan: (ctx) => rideOutApiOutages(ctx, step.title, () => step.plan(ctx)),
+    check: (ctx) => rideOutApiOutages(ctx, step.title, () => step.check(ctx)),
+    apply: (ctx) => rideOutApiOutages(ctx, step.title, () => step.apply(ctx)),
+    verify: (ctx) => rideOutApiOutages(ctx, step.title, () => step.verify(ctx)),
+  };
 }

@@ -8,19 +8,32 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { isAlive, processesInNamespace } from './proc';
 
-/** Temp dirs are named after the owning process so a later run can sweep what a killed run left behind. */
-export const TEMP_PREFIX = 'sno-testbed-';
+/**
+ * Temp dirs (and the cgroup base) are named after the owning process so a later run can sweep what a killed
+ * run left behind. SNO_TESTBED_PREFIX gives a process a namespace of its own that no other run sweeps (the
+ * cleanup tests use it for the test processes they kill on purpose).
+ */
+export const TEMP_PREFIX = testbedPrefix();
+
+function testbedPrefix(): string {
+  const p = process.env.SNO_TESTBED_PREFIX ?? 'sno-testbed-';
+  if (!/^[a-z][a-z0-9-]*-$/.test(p)) throw new Error(`SNO_TESTBED_PREFIX: expected lowercase letters, digits and dashes ending in "-", got "${p}"`);
+  return p;
+}
 
 /** What the safety net needs to know about a running machine. */
 export interface LiveMachine {
   pid1: number;
   pidNamespace: string;
+  /** An open fd on the namespace: keeps its inode number from being reused while we compare with it. */
+  nsFd: number;
   /** Host path of the machine's cgroup (v2). */
   cgroup: string;
 }
 
 const machines = new Set<LiveMachine>();
 const loops = new Set<string>();
+const mounts = new Set<string>();
 const dirs = new Set<string>();
 
 export function registerMachine(m: LiveMachine): void {
@@ -36,6 +49,14 @@ export function registerLoop(device: string): void {
 }
 export function unregisterLoop(device: string): void {
   loops.delete(device);
+}
+/** Host mounts (the machines' overlay disks). */
+export function registerMount(mountPoint: string): void {
+  mounts.add(mountPoint);
+  installSafetyNet();
+}
+export function unregisterMount(mountPoint: string): void {
+  mounts.delete(mountPoint);
 }
 export function registerDir(dir: string): void {
   dirs.add(dir);
@@ -99,8 +120,36 @@ export function cleanupEverythingSync(): void {
   machines.clear();
   for (const dev of loops) detachLoopSync(dev);
   loops.clear();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  for (const mp of mounts) unmountLazySync(mp);
+  mounts.clear();
+  for (const dir of dirs) removeTreeSync(dir);
   dirs.clear();
+}
+
+function unmountLazySync(mountPoint: string): void {
+  try {
+    execFileSync('umount', ['-l', mountPoint], { stdio: 'ignore' });
+  } catch {
+    // not mounted
+  }
+}
+
+/** rm -rf that never crosses into another filesystem (a mount left inside must not be emptied). */
+function removeTreeSync(dir: string): void {
+  try {
+    execFileSync('rm', ['-rf', '--one-file-system', dir], { stdio: 'ignore' });
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Mount points on the host whose path contains `fragment`, deepest first. */
+export function hostMountsContaining(fragment: string): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '')
+    .filter((mp) => mp.includes(fragment))
+    .sort((a, b) => b.length - a.length);
 }
 
 export function detachLoopSync(device: string): void {
@@ -146,9 +195,12 @@ function ownerIsDead(name: string, prefix: string): boolean {
 
 let swept = false;
 
-/** Removes machines, loop devices and temp dirs of earlier test processes that died without cleaning up. */
-export function sweepStale(cgroupBase: string, prefix: string): string[] {
-  if (swept) return [];
+/**
+ * Removes machines, loop devices and temp dirs of earlier test processes that died without cleaning up
+ * (once per process unless `force`). Returns what it removed.
+ */
+export function sweepStale(cgroupBase: string, prefix: string, opts: { force?: boolean } = {}): string[] {
+  if (swept && !opts.force) return [];
   swept = true;
   const removed: string[] = [];
   if (existsSync(cgroupBase)) {
@@ -176,8 +228,13 @@ export function sweepStale(cgroupBase: string, prefix: string): string[] {
   }
   for (const name of readdirSync(os.tmpdir())) {
     if (name.startsWith(prefix) && ownerIsDead(name, prefix)) {
-      rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
-      removed.push(path.join(os.tmpdir(), name));
+      const dir = path.join(os.tmpdir(), name);
+      for (const mp of hostMountsContaining(`${dir}/`)) {
+        unmountLazySync(mp);
+        removed.push(mp);
+      }
+      removeTreeSync(dir);
+      removed.push(dir);
     }
   }
   return removed;

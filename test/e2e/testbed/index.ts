@@ -1,22 +1,24 @@
 // The end-to-end testbed: nodes booted under real systemd in namespaces, with site-config media, stand-in
 // host tools, and cleanup that holds even when a test fails. README.md beside this file tells how to use it
 // and what differs from a real node.
-import { readdirSync, readFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { readdirSync, existsSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Machine, bootedNamespaces, cgroupBase } from './machine';
 import { newDisk, removeDisk, type DiskOptions, type Disk } from './rootfs';
 import { attach, detach, makeVolume, type LoopDevice, type VolumeFiles, type VolumeOptions } from './media';
-import { registerDir, unregisterDir, testbedLoopDevices, TEMP_PREFIX } from './cleanup';
+import { registerDir, unregisterDir, testbedLoopDevices, sweepStale, hostMountsContaining, TEMP_PREFIX } from './cleanup';
 import { processesInNamespace } from './proc';
-import { applyIgnitionLite, type IgnitionConfig } from './ignition-lite';
+import { applyIgnition, ignitionFromMachineConfig, type ApplyResult, type IgnConfig } from '../../support/ignition';
 
-export { Machine, MachineNotRunningError, type BootOptions, type ExecOptions, type SystemState } from './machine';
+export { Machine, MachineNotRunningError, type Bind, type BootOptions, type ExecOptions, type MachineWiring, type SystemState } from './machine';
 export { ensureRootfsImage, newDisk, recipeKey, ROOTFS_RECIPE, MASKED_UNITS, installStandIn, type Disk, type DiskOptions, type RootfsImage } from './rootfs';
 export { makeVolume, attach, detach, type LoopDevice, type VolumeFiles, type VolumeOptions } from './media';
 export { preflight, TestbedUnavailableError } from './preflight';
-export { CommandError, type RunResult } from './proc';
-export { applyIgnitionLite, decodeDataUrl, type IgnitionConfig, type IgnitionFile, type IgnitionUnit } from './ignition-lite';
+export { CommandError, isAlive, type RunResult } from './proc';
+export { cgroupBase } from './machine';
+export type { IgnConfig, IgnUnit, IgnFile, ApplyResult } from '../../support/ignition';
+export { TEMP_PREFIX } from './cleanup';
 
 /** Owns what a test creates; `cleanup()` (in an `after` hook) removes all of it, failures included. */
 export class Testbed {
@@ -66,12 +68,17 @@ export class Testbed {
   }
 
   /**
-   * Installs an Ignition config (a rendered MachineConfig's spec.config) into a stopped machine's root, the way
-   * Ignition does on first boot.
+   * Installs an Ignition config into a stopped machine's root the way Ignition and the machine-config-daemon
+   * do (test/support/ignition.ts: files, units, drop-ins, masks, `systemctl --root enable`).
    */
-  async installIgnition(machine: Machine, config: IgnitionConfig): Promise<void> {
+  async installIgnition(machine: Machine, config: IgnConfig): Promise<ApplyResult> {
     if (machine.running) throw new Error(`installIgnition: machine ${machine.name} is running; Ignition writes the disk before systemd starts`);
-    await applyIgnitionLite(machine.root, config);
+    return applyIgnition(config, machine.root);
+  }
+
+  /** Installs a rendered MachineConfig (YAML or JSON text, e.g. `sno-reconfigure render machineconfig`). */
+  async installMachineConfig(machine: Machine, machineConfigText: string): Promise<ApplyResult> {
+    return this.installIgnition(machine, ignitionFromMachineConfig(machineConfigText));
   }
 
   /** Stops every machine (power cut), detaches every loop device, removes every disk and image. */
@@ -104,7 +111,7 @@ export class Testbed {
     }
     if (this.mediaDir) {
       try {
-        await removeDisk({ dir: this.mediaDir, root: this.mediaDir, hostname: '' });
+        await removeDisk({ dir: this.mediaDir, root: this.mediaDir, kind: 'copy' });
         unregisterDir(this.mediaDir);
       } catch (e) {
         errors.push(e);
@@ -132,11 +139,13 @@ export function leftovers(): Leftovers {
   return {
     processes: [...bootedNamespaces].flatMap((ns) => processesInNamespace(ns)),
     loopDevices: testbedLoopDevices(mine).map((l) => `${l.device} (${l.backingFile})`),
-    mounts: readFileSync('/proc/self/mountinfo', 'utf8')
-      .split('\n')
-      .map((l) => l.split(' ')[4] ?? '')
-      .filter((mp) => mp.includes(mine)),
+    mounts: hostMountsContaining(mine),
     cgroups: existsSync(base) ? readdirSync(base).filter((n) => n.startsWith(`${process.pid}-`)) : [],
     tempDirs: readdirSync(os.tmpdir()).filter((n) => n.startsWith(mine)),
   };
+}
+
+/** Sweeps what testbed processes that died without cleanup left behind (machines, loop devices, temp dirs). */
+export function sweepStaleNow(prefix = TEMP_PREFIX): string[] {
+  return sweepStale(cgroupBase(prefix), prefix, { force: true });
 }

@@ -14,6 +14,7 @@
 // The network namespace is the host's: the node reaches a simulator listening on the host's 127.0.0.1.
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { resolveUnderRoot } from '../../../src/host/host';
 import { cgroup2Mount } from './preflight';
@@ -24,7 +25,24 @@ import type { LoopDevice } from './media';
 
 export type SystemState = 'initializing' | 'starting' | 'running' | 'degraded' | 'maintenance' | 'stopping' | 'offline' | 'unknown';
 
-export interface BootOptions {
+/** Host directories or files bind-mounted into the machine (e.g. the project, for a simulator run as a unit). */
+export interface Bind {
+  hostPath: string;
+  nodePath: string;
+  readOnly?: boolean;
+}
+
+/** What the machine is wired to; kept across reboots until a boot gives new values. */
+export interface MachineWiring {
+  /**
+   * host (default): the host's network namespace, so the node reaches a simulator on the host's 127.0.0.1.
+   * private: a network namespace with only `lo` (up): two machines can both listen on 6443.
+   */
+  network?: 'host' | 'private';
+  binds?: Bind[];
+}
+
+export interface BootOptions extends MachineWiring {
   /** Return once `systemctl is-system-running` reports one of these (default ['running']); 'none': once PID 1 runs. */
   waitFor?: SystemState[] | 'none';
   timeoutMs?: number;
@@ -39,13 +57,17 @@ export interface ExecOptions extends RunOptions {
 const NODE_PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Host cgroup under which every machine gets its own: `<cgroup2>/sno-testbed/<owner pid>-<machine>-<boot>`. */
-export function cgroupBase(): string {
+export function cgroupBase(prefix = TEMP_PREFIX): string {
   const mount = cgroup2Mount();
   if (!mount) throw new Error('no cgroup2 hierarchy on the host');
-  return path.join(mount, 'sno-testbed');
+  return path.join(mount, prefix.replace(/-$/, ''));
 }
 
-/** Namespaces of every machine this process booted: leftovers() checks none of them still has a process. */
+/**
+ * PID namespaces of the machines not yet seen gone: leftovers() checks none of them has a process. Each is
+ * pinned by an open fd on /proc/<pid1>/ns/pid until the machine is seen gone: the kernel reuses namespace
+ * inode numbers, so without the pin a dead machine's `pid:[N]` could name another test's live machine.
+ */
 export const bootedNamespaces = new Set<string>();
 
 let machineSeq = 0;
@@ -58,7 +80,13 @@ const PID1_SCRIPT = `set -euo pipefail
 R="$TB_ROOT"
 mount --bind "$R" "$R"
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
-for p in sys sysrq-trigger; do mount --bind "$R/proc/$p" "$R/proc/$p"; mount -o remount,bind,ro "$R/proc/$p"; done
+for p in sys sysrq-trigger; do
+  [ -e "$R/proc/$p" ] || continue
+  mount --bind "$R/proc/$p" "$R/proc/$p"; mount -o remount,bind,ro "$R/proc/$p"
+done
+# A boot ID of this boot, not the host kernel's (which every boot of the machine would share): the journal
+# tells boots apart by it (journalctl -b -1). systemd-nspawn does the same (nspawn.c setup_boot_id).
+mount --bind "$TB_BOOT_ID" "$R/proc/sys/kernel/random/boot_id"
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 mount -t cgroup2 -o nosuid,nodev,noexec,nsdelegate cgroup2 "$R/sys/fs/cgroup"
 mount -t tmpfs -o mode=755,nosuid,size=4m tmpfs "$R/dev"
@@ -79,6 +107,13 @@ for d in $TB_DEVS; do
 done
 mount -t tmpfs -o mode=755,nosuid,nodev tmpfs "$R/run"
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$R/tmp"
+while IFS=$'\t' read -r host node ro; do
+  [ -n "$host" ] || continue
+  if [ -d "$host" ]; then mkdir -p "$R$node"; else mkdir -p "$(dirname "$R$node")"; [ -e "$R$node" ] || touch "$R$node"; fi
+  mount --rbind "$host" "$R$node"
+  [ "$ro" = ro ] && mount -o remount,bind,ro "$R$node"
+done <<<"$TB_BINDS"
+if [ "$TB_NETWORK" = private ]; then ip link set lo up; fi
 [ -e "$R/usr/bin/node" ] || touch "$R/usr/bin/node"
 mount --bind "$TB_NODE" "$R/usr/bin/node"; mount -o remount,bind,ro "$R/usr/bin/node"
 for lib in $TB_LIBS; do
@@ -104,6 +139,7 @@ export class Machine {
   private live: Live | undefined;
   private readonly plugged = new Map<string, LoopDevice>();
   private nodeLibs: string[] | undefined;
+  private readonly wiring: MachineWiring = {};
 
   constructor(readonly disk: Disk) {
     this.name = `m${++machineSeq}`;
@@ -161,6 +197,9 @@ export class Machine {
 
   async boot(opts: BootOptions = {}): Promise<void> {
     if (this.live) throw new Error(`machine ${this.name} is already running (PID 1 = ${this.live.pid1})`);
+    if (opts.network !== undefined) this.wiring.network = opts.network;
+    if (opts.binds !== undefined) this.wiring.binds = opts.binds;
+    for (const b of this.wiring.binds ?? []) if (!existsSync(b.hostPath)) throw new Error(`boot: bind source ${b.hostPath} does not exist`);
     const base = cgroupBase();
     sweepStale(base, TEMP_PREFIX);
     const started = Date.now();
@@ -173,6 +212,8 @@ export class Machine {
     writeFileSync(pid1Script, PID1_SCRIPT, { mode: 0o755 });
     const consoleLog = path.join(this.disk.dir, `console-${this.bootCount}.log`);
     writeFileSync(consoleLog, '');
+    const bootIdFile = path.join(this.disk.dir, 'boot_id');
+    writeFileSync(bootIdFile, `${randomUUID()}\n`, { mode: 0o444 });
     const logFd = openSync(path.join(this.disk.dir, `boot-${this.bootCount}.log`), 'w');
     const env: NodeJS.ProcessEnv = {
       PATH: NODE_PATH_ENV,
@@ -182,10 +223,14 @@ export class Machine {
       TB_LIBS: this.nodeLibs.join(' '),
       TB_DEVS: [...this.plugged.values()].map((l) => `${path.basename(l.device)}:${l.major}:${l.minor}`).join(' '),
       TB_CGROUP: cgroup,
+      TB_BOOT_ID: bootIdFile,
       TB_PID1: pid1Script,
+      TB_NETWORK: this.wiring.network ?? 'host',
+      TB_BINDS: (this.wiring.binds ?? []).map((b) => `${b.hostPath}\t${path.posix.normalize(`/${b.nodePath}`)}\t${b.readOnly ? 'ro' : 'rw'}`).join('\n'),
     };
+    const netFlag = this.wiring.network === 'private' ? ' --net' : '';
     // The outer shell joins the machine's cgroup *before* unshare, so the new cgroup namespace is rooted there.
-    const outer = 'echo $$ > "$TB_CGROUP/cgroup.procs" && exec unshare --pid --fork --mount --uts --ipc --cgroup --propagation private /bin/bash "$TB_PID1"';
+    const outer = `echo $$ > "$TB_CGROUP/cgroup.procs" && exec unshare --pid --fork --mount --uts --ipc --cgroup${netFlag} --propagation private /bin/bash "$TB_PID1"`;
     const child = spawn('/bin/bash', ['-c', outer], { env, detached: true, stdio: ['ignore', logFd, logFd] });
     closeSync(logFd);
     child.unref();
@@ -212,7 +257,12 @@ export class Machine {
       () => new Error(`machine ${this.name}: PID 1 (${pid1}) has no PID namespace of its own:\n${this.bootLog()}`),
       5,
     );
-    this.live = { pid1, unsharePid, pidNamespace, cgroup };
+    const nsFd = openSync(`/proc/${pid1}/ns/pid`, 'r');
+    if (pidNamespaceOf(pid1) !== pidNamespace) {
+      closeSync(nsFd);
+      throw new Error(`machine ${this.name}: PID 1 (${pid1}) died during boot:\n${this.bootLog()}`);
+    }
+    this.live = { pid1, unsharePid, pidNamespace, nsFd, cgroup };
     registerMachine(this.live);
     bootedNamespaces.add(pidNamespace);
     const waitFor = opts.waitFor ?? ['running'];
@@ -224,7 +274,7 @@ export class Machine {
   async exec(argv: readonly string[], opts: ExecOptions = {}): Promise<RunResult> {
     if (!this.running) throw new MachineNotRunningError(this.name, `cannot run ${argv.join(' ')}`);
     const envArgs = Object.entries({ PATH: NODE_PATH_ENV, LANG: 'C.UTF-8', ...opts.env }).map(([k, v]) => `${k}=${v}`);
-    const full = ['nsenter', '-t', String(this.pid), '-m', '-u', '-i', '-p', '-C', '-r', '-w', '--', '/usr/bin/env', '-i', ...envArgs, ...argv];
+    const full = ['nsenter', '-t', String(this.pid), '-m', '-u', '-i', '-n', '-p', '-C', '-r', '-w', '--', '/usr/bin/env', '-i', ...envArgs, ...argv];
     return run(full, { ...opts, env: { PATH: NODE_PATH_ENV } });
   }
 
@@ -325,6 +375,8 @@ export class Machine {
       20,
     );
     unregisterMachine(live);
+    bootedNamespaces.delete(live.pidNamespace);
+    closeSync(live.nsFd);
     this.live = undefined;
   }
 

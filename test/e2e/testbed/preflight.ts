@@ -25,6 +25,7 @@ const HOST_TOOLS: Record<string, string> = {
   'mkfs.vfat': 'dosfstools',
   mcopy: 'mtools',
   'mkfs.ext4': 'e2fsprogs',
+  ip: 'iproute2', // lo up in a machine with a private network
 };
 
 function onPath(tool: string): boolean {

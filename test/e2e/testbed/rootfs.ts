@@ -1,16 +1,19 @@
 // The node's disk: a Debian 12 rootfs built once with debootstrap and cached as a tarball keyed by a hash of
-// the recipe, so a re-run costs a tar extraction (measured < 1 s) instead of a debootstrap (measured ~65 s).
-// Each machine gets a fresh copy in its own temp dir. overlayfs also works inside the namespace (measured:
-// mount 0.3 s) but was not used: the tests write a node's files before it boots (the way Ignition would) and
-// read them after it stops, which an overlay only allows through a merged mount on the host.
+// the recipe (~/.cache/sno-reconfigure/rootfs-<key>.tar), so a re-run costs seconds instead of a
+// debootstrap (measured ~70 s). The tarball is unpacked once per recipe into a read-only lower directory
+// beside it; each machine's disk is an overlayfs mount of it with its own upper directory, mounted on the
+// host for the machine's lifetime so the tests can write a node's files before it boots (the way Ignition
+// would) and read them after it stops. Measured per machine: overlay ~0.05 s to create and remove, against
+// 3-4.5 s to extract a copy plus 1-2 s to delete it (page-cache pressure makes copies slower as a run goes
+// on). Where overlayfs cannot be mounted, the disk is a full copy of the tarball.
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, copyFileSync, lstatSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, copyFileSync, lstatSync, unlinkSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkMirror, debianMirror, preflight } from './preflight';
 import { runOk, run } from './proc';
-import { registerDir, TEMP_PREFIX } from './cleanup';
+import { registerDir, registerMount, unregisterMount, TEMP_PREFIX } from './cleanup';
 
 export const ROOTFS_RECIPE = {
   /** Bump when the build script below changes in a way the package list does not show. */
@@ -128,9 +131,27 @@ export interface DiskOptions {
 export interface Disk {
   /** The machine's directory: the rootfs plus the testbed's own files (boot script, logs). */
   dir: string;
-  /** The rootfs: the node's `/`. */
+  /** The rootfs: the node's `/` (an overlay mount point, or a plain directory for a copy). */
   root: string;
   hostname: string;
+  /** overlay: lower = the cached rootfs, upper = `<dir>/upper` (what this node changed). copy: a full copy. */
+  kind: 'overlay' | 'copy';
+}
+
+/** The cached rootfs unpacked (once per recipe, under the same lock as the build): overlay lower directory. */
+async function ensureLowerDir(image: RootfsImage): Promise<string> {
+  const lower = image.tarball.replace(/\.tar$/, '');
+  if (existsSync(path.join(lower, 'etc', 'os-release'))) return lower;
+  const script = `set -euo pipefail
+[ -e "$LOWER/etc/os-release" ] && exit 0
+rm -rf "$LOWER.partial"; mkdir "$LOWER.partial"
+tar -C "$LOWER.partial" --numeric-owner -xf "$TARBALL"
+rm -rf "$LOWER"; mv "$LOWER.partial" "$LOWER"
+# unpacked trees of older recipes that no overlay uses any more
+for d in "$CACHE"/rootfs-*/; do d=\${d%/}; [ "$d" = "$LOWER" ] && continue; grep -qF "lowerdir=$d" /proc/self/mountinfo || rm -rf "$d"; done
+`;
+  await runOk(['flock', path.join(cacheDir(), 'rootfs.lock'), 'bash', '-c', script], { env: { ...process.env, LOWER: lower, TARBALL: image.tarball, CACHE: cacheDir() }, timeoutMs: 10 * 60_000 });
+  return lower;
 }
 
 /** A fresh node disk from the cached rootfs: its own machine-id and hostname, testbed masks and stand-ins. */
@@ -140,7 +161,17 @@ export async function newDisk(opts: DiskOptions = {}): Promise<Disk> {
   registerDir(dir);
   const root = path.join(dir, 'rootfs');
   mkdirSync(root);
-  await runOk(['tar', '-C', root, '--numeric-owner', '-xf', image.tarball], { timeoutMs: 5 * 60_000 });
+  let kind: Disk['kind'] = 'overlay';
+  const lower = await ensureLowerDir(image);
+  mkdirSync(path.join(dir, 'upper'));
+  mkdirSync(path.join(dir, 'work'));
+  const mounted = await run(['mount', '-t', 'overlay', 'overlay', '-o', `lowerdir=${lower},upperdir=${dir}/upper,workdir=${dir}/work`, root]);
+  if (mounted.code === 0) {
+    registerMount(root);
+  } else {
+    kind = 'copy';
+    await runOk(['tar', '-C', root, '--numeric-owner', '-xf', image.tarball], { timeoutMs: 5 * 60_000 });
+  }
   const hostname = opts.hostname ?? 'sno-node';
   // machine-id: a node has its own; the journal of each boot is kept under it across reboots.
   writeFileSync(path.join(root, 'etc/machine-id'), `${randomBytes(16).toString('hex')}\n`, { mode: 0o444 });
@@ -149,7 +180,7 @@ export async function newDisk(opts: DiskOptions = {}): Promise<Disk> {
   for (const unit of MASKED_UNITS) forceSymlink('/dev/null', path.join(root, 'etc/systemd/system', unit));
   installStandIn(root, 'mount.vfat', '/usr/sbin/mount.vfat');
   if (opts.nmstatectl !== false) installStandIn(root, 'nmstatectl.cjs', '/usr/bin/nmstatectl');
-  return { dir, root, hostname };
+  return { dir, root, hostname, kind };
 }
 
 /** Copies a stand-in tool from test/e2e/testbed/stand-ins into the rootfs, executable. */
@@ -171,11 +202,25 @@ function forceSymlink(target: string, linkPath: string): void {
   symlinkSync(target, linkPath);
 }
 
-/** Deletes a disk's directory (the machine must be stopped). */
-export async function removeDisk(disk: Disk): Promise<void> {
-  // rm(1) is several times faster than fs.rm on a rootfs of ~10k files
+/** Unmounts (overlay) and deletes a disk's directory; the machine must be stopped. */
+export async function removeDisk(disk: Pick<Disk, 'dir' | 'root' | 'kind'>): Promise<void> {
+  if (disk.kind === 'overlay') {
+    const un = await run(['umount', disk.root]);
+    if (un.code !== 0 && isMountPoint(disk.root)) {
+      // still busy (a process of the host holding a file in it): detach it now, the kernel frees it later
+      await runOk(['umount', '-l', disk.root]);
+    }
+    unregisterMount(disk.root);
+  }
+  // rm(1) is several times faster than fs.rm on a rootfs of ~10k files; --one-file-system guards the host
   const res = await run(['rm', '-rf', '--one-file-system', disk.dir], { timeoutMs: 120_000 });
-  if (res.code !== 0) rmSync(disk.dir, { recursive: true, force: true });
+  if (res.code !== 0) throw new Error(`removing ${disk.dir} failed: ${res.stderr.trim()}`);
+}
+
+export function isMountPoint(dir: string): boolean {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[4] === dir);
 }
 
 /** Libraries the host's node binary loads that the rootfs lacks: they get bind-mounted next to node. */

@@ -20,7 +20,7 @@ function resourceEntries(r: ServedResource): Record<string, unknown>[] {
     name: `${r.type.plural}/${s}`,
     singularName: '',
     namespaced: r.type.namespaced,
-    ...(s === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : { kind: r.type.kind }),
+    kind: r.type.kind,
     verbs: SUBRESOURCE_VERBS,
   }));
   return [main, ...subs];

@@ -6,7 +6,8 @@ import { R } from '../../../src/cluster/resources';
 import { loadCrds, type CrdInfo, type JsonSchema } from '../crd-schema';
 import { noSuchResource } from './status';
 
-export type Subresource = 'status' | 'approval' | 'scale';
+/** Subresources served. (IngressController's CRD also declares `scale`; the simulator does not serve it.) */
+export type Subresource = 'status' | 'approval';
 
 export interface ServedResource {
   type: ResourceType;
@@ -200,7 +201,7 @@ function fromCrd(type: ResourceType, crd: CrdInfo, extra: Partial<ServedResource
     listKind: crd.listKind,
     shortNames: crd.shortNames,
     categories: crd.categories,
-    subresources: [...(crd.subresources.status ? (['status'] as const) : []), ...(crd.subresources.scale ? (['scale'] as const) : [])],
+    subresources: crd.subresources.status ? ['status'] : [],
     schema: crd.schema,
     builtIn: false,
     tracksGeneration: true,

@@ -61,10 +61,6 @@ export function forbidden(user: string, verb: string, type: ResourceType, resour
   );
 }
 
-export function forbiddenPath(user: string, verb: string, urlPath: string): SimApiError {
-  return new SimApiError(403, 'Forbidden', `forbidden: User "${user}" cannot ${verb} path "${urlPath}"`, {});
-}
-
 export function unauthorized(): SimApiError {
   return new SimApiError(401, 'Unauthorized', 'Unauthorized');
 }

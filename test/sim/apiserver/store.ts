@@ -327,8 +327,15 @@ export class SimObjectStore implements SimStore {
     if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersion) {
       throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${apiVersion})`);
     }
-    obj.apiVersion = apiVersion;
-    obj.kind = r.type.kind;
+    const rest: Record<string, unknown> = { ...obj };
+    delete rest.apiVersion;
+    delete rest.kind;
+    delete rest.metadata;
+    const ordered: KubeObject = { apiVersion, kind: r.type.kind, metadata: obj.metadata ?? {}, ...rest };
+    return this.foldStringData(r, ordered);
+  }
+
+  private foldStringData(r: ServedResource, obj: KubeObject): KubeObject {
     if (r.type.plural === 'secrets' && obj.stringData && typeof obj.stringData === 'object') {
       const data = { ...((obj.data as Record<string, string>) ?? {}) };
       for (const [k, v] of Object.entries(obj.stringData as Record<string, unknown>)) data[k] = Buffer.from(String(v)).toString('base64');

@@ -8,6 +8,8 @@ export interface Credentials {
   caPem: string;
   certPem?: string;
   keyPem?: string;
+  /** TLS server name to send and verify (kubeconfig tls-server-name). */
+  tlsServerName?: string;
 }
 
 export interface HttpAnswer {
@@ -27,7 +29,7 @@ export class KubeHttpError extends Error {
 }
 
 function tlsOptions(c: Credentials) {
-  return { ca: c.caPem, cert: c.certPem, key: c.keyPem, rejectUnauthorized: true };
+  return { ca: c.caPem, cert: c.certPem, key: c.keyPem, rejectUnauthorized: true, ...(c.tlsServerName ? { servername: c.tlsServerName } : {}) };
 }
 
 /** One request; resolves with the status and parsed JSON (or text); rejects only when no answer came. */

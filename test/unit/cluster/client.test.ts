@@ -54,6 +54,20 @@ describe('cluster client over real HTTPS', () => {
     assert.equal(last?.clientCN, undefined);
   });
 
+  test('tokenFile: the token is re-read when it rotates', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const tokenPath = join(pki.dir, 'token');
+    writeFileSync(tokenPath, 'first-token\n');
+    server.setHandler((_req, res) => sendJson(res, 200, node));
+    const client = await connect(kubeconfigYaml(server.url, pki, { cluster: { 'certificate-authority-data': b64(pki.caCert) }, user: { tokenFile: tokenPath } }), { tokenFileTtlMs: 0 });
+    await client.get(R.nodes, 'sno1');
+    assert.equal(server.requests.at(-1)?.headers.authorization, 'Bearer first-token');
+    writeFileSync(tokenPath, 'rotated-token\n');
+    await client.get(R.nodes, 'sno1');
+    assert.equal(server.requests.at(-1)?.headers.authorization, 'Bearer rotated-token');
+  });
+
   test('a server certificate from another CA is a ConnectionError explaining the TLS failure', async () => {
     server.setHandler((_req, res) => sendJson(res, 200, node));
     const client = await connect(kubeconfigYaml(server.url, pki, { cluster: { 'certificate-authority-data': b64(pki.otherCaCert) } }));
@@ -145,6 +159,12 @@ describe('cluster client over real HTTPS', () => {
     await assert.rejects(client.get(R.nodes, 'sno1'), (err: unknown) => err instanceof ConnectionError && err.code === 'ETIMEDOUT' && /timed out/.test(err.message));
     const fast = await connect(kubeconfigYaml(server.url, pki), { timeoutMs: 60_000 });
     await assert.rejects(fast.get(R.nodes, 'sno1', undefined, { timeoutMs: 200 }), (err: unknown) => err instanceof ConnectionError && err.code === 'ETIMEDOUT');
+  });
+
+  test('an answer whose body stalls midway also hits the deadline, reported as a timeout', async () => {
+    server.setHandler((_req, res) => { res.writeHead(200, { 'Content-Type': 'application/json' }); res.write('{"kind":"Node",'); });
+    const client = await connect(kubeconfigYaml(server.url, pki), { timeoutMs: 300 });
+    await assert.rejects(client.get(R.nodes, 'sno1'), (err: unknown) => err instanceof ConnectionError && err.code === 'ETIMEDOUT' && /GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/nodes\/sno1: timed out/.test(err.message));
   });
 
   test('patch types map to their content types; create posts to the namespaced collection', async () => {

@@ -49,6 +49,13 @@ export class CsrApi {
     this.write('MODIFIED', o);
   }
 
+  /** An approval made by someone else (an earlier run, kube-controller-manager). */
+  approveDirectly(name: string, reason = 'EarlierRun'): void {
+    const o = this.mustGet(name);
+    o.status = { ...(o.status ?? {}), conditions: [...(o.status?.conditions ?? []), { type: 'Approved', status: 'True', reason, message: 'approved earlier' }] };
+    this.write('MODIFIED', o);
+  }
+
   deny(name: string): void {
     const o = this.mustGet(name);
     o.status = { ...(o.status ?? {}), conditions: [...(o.status?.conditions ?? []), { type: 'Denied', status: 'True', reason: 'Test', message: 'denied in test' }] };

@@ -175,6 +175,31 @@ describe('watch', () => {
     assert.deepEqual(names(events), ['ADDED:a', 'ADDED:b']);
   });
 
+  test('a stream that stays silent past the idle timeout is taken for dead and re-opened from its version', async () => {
+    const quiet = createClusterClient(await parseKubeconfig(kubeconfigYaml(server.url, pki), { source: 'test', baseDir: pki.dir }), {
+      watchBackoff: { initialMs: 5, maxMs: 20 },
+      watchIdleTimeoutMs: 150,
+    });
+    try {
+      let calls = 0;
+      const start = server.requests.length;
+      server.setHandler((_req, res) => {
+        calls++;
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        if (calls === 1) res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'q', resourceVersion: '77' } } })}\n`);
+        // then silence: no data, no end, no reset
+      });
+      const ac = new AbortController();
+      const done = quiet.watch(R.nodes, { signal: ac.signal, resourceVersion: '70' }, () => undefined);
+      await waitFor(() => calls >= 2, 'a new connection after the silence');
+      ac.abort();
+      await done;
+      assert.equal(server.requests.slice(start)[1]?.query.get('resourceVersion'), '77');
+    } finally {
+      quiet.close();
+    }
+  });
+
   test('a non-transient error (403) ends the watch with an ApiError', async () => {
     server.setHandler((_req, res) => sendJson(res, 403, status(403, 'Forbidden', 'certificatesigningrequests is forbidden: User "system:anonymous" cannot watch resource')));
     const ac = new AbortController();

@@ -40,7 +40,7 @@ let counter = 0;
 /** A PEM CSR. `subject` like '/O=system:nodes/CN=system:node:sno1'; `sans` like ['DNS:sno1', 'IP:10.0.0.1']. */
 export function opensslCsr(opts: { subject: string; sans?: string[]; key?: KeyKind; addext?: string[]; digest?: string }): string {
   const out = path.join(workDir(), `req-${++counter}.csr`);
-  const args = ['req', '-new', '-key', keyFile(opts.key ?? 'ec'), '-subj', opts.subject, '-out', out, `-${opts.digest ?? 'sha256'}`];
+  const args = ['req', '-new', '-utf8', '-key', keyFile(opts.key ?? 'ec'), '-subj', opts.subject, '-out', out, `-${opts.digest ?? 'sha256'}`];
   if (opts.sans?.length) args.push('-addext', `subjectAltName=${opts.sans.join(',')}`);
   for (const ext of opts.addext ?? []) args.push('-addext', ext);
   execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });

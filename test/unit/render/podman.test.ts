@@ -51,6 +51,7 @@ describe('runtime.env', () => {
 });
 
 describe('sno-reconfigure-podman launcher', () => {
+  const IMAGE_ID = 'e'.repeat(64);
   let dir: string;
   let log: string;
   let storage: string;
@@ -60,24 +61,22 @@ describe('sno-reconfigure-podman launcher', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'sno-podman-'));
     mkdirSync(path.join(dir, 'bin'));
     log = path.join(dir, 'calls.jsonl');
-    storage = path.join(dir, 'image-present');
-    archive = path.join(dir, 'node-image.oci-archive');
-    // Stand-in podman: records argv as JSON lines; `image exists` answers from a marker file; `load -i A`
-    // "loads" when A contains the image name.
+    storage = path.join(dir, 'storage');
+    archive = path.join(dir, 'node-image.docker-archive.tar');
+    // Stand-in podman: records argv as JSON lines; local storage is a file listing the references it resolves;
+    // `load -i A` adds the references listed in A.
     writeFileSync(
       path.join(dir, 'bin', 'podman'),
       `#!/usr/bin/env node
 const fs = require('fs');
 const args = process.argv.slice(2);
 fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(args) + '\\n');
-if (args[0] === 'image' && args[1] === 'exists') process.exit(fs.existsSync(${JSON.stringify(storage)}) ? 0 : 1);
+const present = () => (fs.existsSync(${JSON.stringify(storage)}) ? fs.readFileSync(${JSON.stringify(storage)}, 'utf8').split('\\n') : []);
+if (args[0] === 'image' && args[1] === 'exists') process.exit(present().includes(args[2]) ? 0 : 1);
 if (args[0] === 'load') {
-  const text = fs.readFileSync(args[2], 'utf8');
-  if (text.includes(${JSON.stringify(IMAGE)})) fs.writeFileSync(${JSON.stringify(storage)}, '');
-  console.log('Loaded image: ' + text.trim());
-  process.exit(0);
+  fs.appendFileSync(${JSON.stringify(storage)}, fs.readFileSync(args[2], 'utf8') + '\\n');
+  console.log('Loaded image: sha256:' + ${JSON.stringify(IMAGE_ID)});
 }
-process.exit(0);
 `,
       { mode: 0o755 },
     );
@@ -109,8 +108,8 @@ process.exit(0);
     '--env', 'SNO_RECONFIGURE_HOST_TOOLS=chroot',
   ];
 
-  test('image present: runs the bundle from /host with --root /host, nothing loaded', () => {
-    writeFileSync(storage, '');
+  test('image present (pulled by digest, prepare not run): runs it by digest from /host with --root /host', () => {
+    writeFileSync(storage, IMAGE);
     const res = launch(['run', '--once']);
     assert.equal(res.code, 0, res.stderr);
     assert.deepEqual(res.calls, [
@@ -119,20 +118,38 @@ process.exit(0);
     ]);
   });
 
-  test('image gone (image GC, crio-wipe): loads the archive, then runs', () => {
-    writeFileSync(archive, IMAGE);
+  test('with the image ID recorded by prepare, it checks and runs the image by ID', () => {
+    writeFileSync(storage, IMAGE_ID);
+    writeFileSync(`${archive}.id`, `${IMAGE_ID}\n`);
     const res = launch(['run']);
     assert.equal(res.code, 0, res.stderr);
-    assert.deepEqual(res.calls.slice(0, 3), [['image', 'exists', IMAGE], ['load', '-i', archive], ['image', 'exists', IMAGE]]);
-    assert.deepEqual(res.calls[3], [...RUN_PREFIX, IMAGE, 'node', `/host${MC_BUNDLE_PATH}`, 'run', '--root', '/host']);
-    assert.match(res.stderr, /loading .*node-image\.oci-archive/);
+    assert.deepEqual(res.calls, [['image', 'exists', IMAGE_ID], [...RUN_PREFIX, IMAGE_ID, 'node', `/host${MC_BUNDLE_PATH}`, 'run', '--root', '/host']]);
+  });
+
+  test('image gone (image GC, crio-wipe): loads the archive, then runs the loaded image by ID', () => {
+    writeFileSync(archive, IMAGE_ID);
+    writeFileSync(`${archive}.id`, IMAGE_ID);
+    const res = launch(['run']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.deepEqual(res.calls.slice(0, 3), [['image', 'exists', IMAGE_ID], ['load', '-i', archive], ['image', 'exists', IMAGE_ID]]);
+    assert.deepEqual(res.calls[3], [...RUN_PREFIX, IMAGE_ID, 'node', `/host${MC_BUNDLE_PATH}`, 'run', '--root', '/host']);
+    assert.match(res.stderr, /loading .*node-image\.docker-archive\.tar/);
+  });
+
+  test('a damaged ID record is ignored, saying so', () => {
+    writeFileSync(storage, IMAGE);
+    writeFileSync(`${archive}.id`, 'not-an-id');
+    const res = launch(['run']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /ignoring .*\.id: not an image ID/);
+    assert.equal(res.calls.at(-1)?.includes(IMAGE), true);
   });
 
   test('image gone and no archive: fails with what to do at the factory, runs nothing', () => {
     const res = launch(['run']);
     assert.equal(res.code, 1);
     assert.match(res.stderr, /is not in local storage and its archive .* is missing/);
-    assert.match(res.stderr, /podman save --format oci-archive -o /);
+    assert.match(res.stderr, /run 'sno-reconfigure prepare'/);
     assert.equal(res.calls.some((c) => c[0] === 'run'), false);
   });
 
@@ -145,7 +162,7 @@ process.exit(0);
   });
 
   test('passes NOTIFY_SOCKET (and mounts it), WATCHDOG_USEC, JOURNAL_STREAM; never WATCHDOG_PID', () => {
-    writeFileSync(storage, '');
+    writeFileSync(storage, IMAGE);
     const res = launch(['run'], { NOTIFY_SOCKET: '/run/systemd/notify', WATCHDOG_USEC: '60000000', WATCHDOG_PID: '4242', JOURNAL_STREAM: '8:12345' });
     assert.equal(res.code, 0, res.stderr);
     const run = res.calls.at(-1) ?? [];
@@ -161,14 +178,14 @@ process.exit(0);
   });
 
   test('an abstract notify socket is passed but not mounted', () => {
-    writeFileSync(storage, '');
+    writeFileSync(storage, IMAGE);
     const run = launch(['run'], { NOTIFY_SOCKET: '@/org/freedesktop/systemd1/notify' }).calls.at(-1) ?? [];
     assert.ok(run.includes('NOTIFY_SOCKET=@/org/freedesktop/systemd1/notify'));
     assert.equal(run.filter((a) => a.includes('systemd1/notify')).length, 1);
   });
 
   test('other commands pass through without --root', () => {
-    writeFileSync(storage, '');
+    writeFileSync(storage, IMAGE);
     const run = launch(['status', '--json']).calls.at(-1) ?? [];
     assert.deepEqual(run.slice(run.indexOf(IMAGE)), [IMAGE, 'node', `/host${MC_BUNDLE_PATH}`, 'status', '--json']);
   });

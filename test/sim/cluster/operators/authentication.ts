@@ -101,7 +101,7 @@ export class AuthenticationOperator extends RolloutOperator<AuthenticationConfig
     return { status: 'True', reason: problem.reason, message: problem.message };
   }
 
-  protected onRolloutStart(target: AuthenticationConfig): void {
+  protected override onRolloutStart(target: AuthenticationConfig): void {
     this.applyRoute(target.oauth.hostname);
     this.writeStatus(target.oauth.hostname, {
       Progressing: { status: 'True', reason: 'ErrorReachingOutToService', message: `unexpected error at ${target.oauth.hostname}: the oauth server is not serving this host yet` },
@@ -109,14 +109,14 @@ export class AuthenticationOperator extends RolloutOperator<AuthenticationConfig
     });
   }
 
-  protected onRolloutDone(current: AuthenticationConfig): void {
+  protected override onRolloutDone(current: AuthenticationConfig): void {
     this.writeStatus(current.oauth.hostname, {
       Progressing: { status: 'False', reason: 'AsExpected', message: 'All is well' },
       Degraded: { status: 'False', reason: 'AsExpected', message: 'All is well' },
     });
   }
 
-  protected onProblemChanged(problem: Problem | undefined): void {
+  protected override onProblemChanged(problem: Problem | undefined): void {
     const host = this.target()?.oauth.hostname ?? this.current()?.oauth.hostname ?? `oauth-openshift.${this.domain()}`;
     if (problem) {
       const message = `Error Configuring custom route: [${problem.message.replace(/^CustomRouteControllerDegraded: custom route configuration failed verification: /, '')}]`;

@@ -96,18 +96,18 @@ export class ConsoleOperator extends RolloutOperator<ConsoleConfig> {
     return { status: 'True', reason: problem.reason, message: problem.message };
   }
 
-  protected onRolloutStart(target: ConsoleConfig): void {
+  protected override onRolloutStart(target: ConsoleConfig): void {
     for (const route of ROUTES) {
       this.applyCustomRoute(route, target[route]);
       this.writeStatus(route, target[route], { status: 'True', reason: 'SyncLoopRefresh_InProgress', message: 'Working toward the new route' });
     }
   }
 
-  protected onRolloutDone(current: ConsoleConfig): void {
+  protected override onRolloutDone(current: ConsoleConfig): void {
     for (const route of ROUTES) this.writeStatus(route, current[route], { status: 'False', reason: 'AsExpected', message: 'All is well' });
   }
 
-  protected onProblemChanged(problem: Problem | undefined): void {
+  protected override onProblemChanged(problem: Problem | undefined): void {
     for (const route of ROUTES) {
       const cfg = this.target()?.[route] ?? this.current()?.[route] ?? { hostname: this.defaultHost(route), custom: false };
       const mine = problem && problem.reason.toLowerCase().startsWith(route);

@@ -93,27 +93,27 @@ export class KubeApiserverOperator extends RolloutOperator<KubeApiserverConfig> 
     return { status: 'True', reason: problem.reason, message: problem.message };
   }
 
-  protected milestones() {
+  protected override milestones() {
     const d = this.ctx.opts.durations;
     return d.kubeApiserverRestartOutage > 0 ? [{ name: 'restart', offset: d.kubeApiserverRollout - d.kubeApiserverRestartOutage }] : [];
   }
 
-  protected onRolloutStart(): void {
+  protected override onRolloutStart(): void {
     // A newer revision supersedes one whose pod was being replaced: that replacement is over.
     this.ctx.availability.unblock('kube-apiserver-restart');
   }
 
-  protected onMilestone(name: string): void {
+  protected override onMilestone(name: string): void {
     if (name !== 'restart') return;
     this.ctx.log('kube-apiserver: replacing the static pod with the new revision (API unavailable)');
     this.ctx.availability.block('kube-apiserver-restart');
   }
 
-  protected onResume(rollout: RolloutRecord): void {
+  protected override onResume(rollout: RolloutRecord): void {
     if (rollout.milestones.some((m) => m.name === 'restart' && m.fired)) this.ctx.availability.block('kube-apiserver-restart');
   }
 
-  protected onRolloutDone(): void {
+  protected override onRolloutDone(): void {
     this.ctx.availability.unblock('kube-apiserver-restart');
   }
 

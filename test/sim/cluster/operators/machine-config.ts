@@ -114,13 +114,13 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     }
   }
 
-  protected milestones(target: MachineConfigState) {
+  protected override milestones(target: MachineConfigState) {
     if (!target.reboot) return [];
     const d = this.ctx.opts.durations;
     return [{ name: 'reboot', offset: d.machineConfigRollout - d.rebootOutage }];
   }
 
-  protected onRolloutStart(target: MachineConfigState): void {
+  protected override onRolloutStart(target: MachineConfigState): void {
     this.ensureRendered(target);
     this.writePool(target, 'updating');
     this.writeNode(target, 'Working', target.reboot);
@@ -128,7 +128,7 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     this.ctx.availability.unblock('node-reboot');
   }
 
-  protected onMilestone(name: string): void {
+  protected override onMilestone(name: string): void {
     if (name !== 'reboot') return;
     this.ctx.log('machine-config: rebooting the node to apply the new configuration');
     this.ctx.events.emit('reboot', { phase: 'down' });
@@ -136,14 +136,14 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     this.node.halt();
   }
 
-  protected onResume(rollout: RolloutRecord): void {
+  protected override onResume(rollout: RolloutRecord): void {
     if (rollout.milestones.some((m) => m.name === 'reboot' && m.fired)) {
       this.ctx.availability.block('node-reboot');
       this.node.halt();
     }
   }
 
-  protected onRolloutDone(current: MachineConfigState): void {
+  protected override onRolloutDone(current: MachineConfigState): void {
     if (this.ctx.availability.downReasons().includes('node-reboot')) {
       this.ctx.availability.unblock('node-reboot');
       this.ctx.events.emit('reboot', { phase: 'up' });

@@ -1,0 +1,267 @@
+// `prepare` preflight: everything that must hold before a factory node is shut down for shipping. Each check
+// says what it found and, when it fails, what the technician can do. Reads the cluster through the cluster
+// client and the node through the Host; changes nothing.
+import { X509Certificate } from 'node:crypto';
+import type { ClusterClient, KubeObject } from '../cluster/types';
+import { R } from '../cluster/resources';
+import type { Host } from '../host/host';
+import { UNIT_NAME } from '../paths';
+import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../render/layout';
+import { parseRuntimeEnv, type PodmanRuntimeSettings } from '../render/podman';
+
+export interface Check {
+  id: string;
+  ok: boolean;
+  /** What was found, in a sentence. */
+  detail: string;
+  /** What to do about a failure. */
+  remedy?: string;
+}
+
+export interface ClusterFacts {
+  clusterName: string;
+  baseDomain: string;
+  apiServerURL?: string;
+  infrastructureName?: string;
+  platform?: string;
+  openshiftVersion?: string;
+  clusterID?: string;
+  nodeName?: string;
+  nodeAddresses: string[];
+}
+
+export interface InstallFacts {
+  unitPath?: string;
+  runtime: 'host' | 'podman';
+  podman?: PodmanRuntimeSettings;
+  internalAddresses: string[];
+}
+
+export interface CertFacts {
+  client?: { subject: string; notBefore: string; notAfter: string };
+  server?: { subject: string; notBefore: string; notAfter: string };
+}
+
+type Condition = { type?: string; status?: string; reason?: string; message?: string };
+
+function conditionsOf(obj: KubeObject | undefined): Condition[] {
+  const status = obj?.status as { conditions?: Condition[] } | undefined;
+  return Array.isArray(status?.conditions) ? status.conditions : [];
+}
+
+function cond(obj: KubeObject | undefined, type: string): Condition | undefined {
+  return conditionsOf(obj).find((c) => c.type === type);
+}
+
+function describe(c: Condition | undefined): string {
+  if (!c) return 'not reported';
+  return `${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message.split('\n')[0]}` : ''})` : ''}`;
+}
+
+export const KUBELET_CLIENT_CERT = '/var/lib/kubelet/pki/kubelet-client-current.pem';
+export const KUBELET_SERVER_CERT = '/var/lib/kubelet/pki/kubelet-server-current.pem';
+
+/** Cluster health and identity: ClusterVersion, ClusterOperators, the one node, the MachineConfigPool. */
+export async function checkCluster(client: ClusterClient, role: string): Promise<{ checks: Check[]; facts: ClusterFacts }> {
+  const checks: Check[] = [];
+  const facts: ClusterFacts = { clusterName: '', baseDomain: '', nodeAddresses: [] };
+
+  const ready = await client.readyz();
+  checks.push({ id: 'api', ok: ready.ready, detail: ready.ready ? `kube-apiserver at ${client.server} is ready` : `kube-apiserver at ${client.server} is not ready: ${ready.detail}`, remedy: 'Prepare a node whose cluster is up: wait for the API, check `oc get clusteroperators`.' });
+  if (!ready.ready) return { checks, facts };
+
+  const cv = await client.get<KubeObject>(R.clusterVersions, 'version');
+  const available = cond(cv, 'Available');
+  const progressing = cond(cv, 'Progressing');
+  const failing = cond(cv, 'Failing');
+  const history = ((cv?.status as { history?: { state?: string; version?: string }[] } | undefined)?.history ?? []);
+  facts.openshiftVersion = history.find((h) => h.state === 'Completed')?.version ?? (cv?.status as { desired?: { version?: string } } | undefined)?.desired?.version;
+  facts.clusterID = (cv?.spec as { clusterID?: string } | undefined)?.clusterID;
+  const cvOk = available?.status === 'True' && progressing?.status !== 'True' && failing?.status !== 'True';
+  checks.push({
+    id: 'clusterversion',
+    ok: cvOk,
+    detail: cv ? `ClusterVersion ${facts.openshiftVersion ?? '(no completed version)'}: Available=${describe(available)}, Progressing=${describe(progressing)}${failing ? `, Failing=${describe(failing)}` : ''}` : 'no ClusterVersion "version"',
+    remedy: 'Wait until the installation or update has finished (`oc get clusterversion`: Available=True, Progressing=False).',
+  });
+
+  const cos = await client.list<KubeObject>(R.clusterOperators);
+  const unhealthy = cos.items
+    .filter((co) => cond(co, 'Degraded')?.status === 'True' || cond(co, 'Available')?.status !== 'True')
+    .map((co) => `${co.metadata?.name} (Available=${cond(co, 'Available')?.status ?? '?'}, Degraded=${cond(co, 'Degraded')?.status ?? '?'})`);
+  checks.push({
+    id: 'clusteroperators',
+    ok: cos.items.length > 0 && unhealthy.length === 0,
+    detail: unhealthy.length === 0 ? `${cos.items.length} ClusterOperators available, none degraded` : `not healthy: ${unhealthy.join(', ')}`,
+    remedy: 'Fix the operators first (`oc get clusteroperators`, `oc describe clusteroperator NAME`): a node shipped degraded arrives degraded.',
+  });
+
+  const infra = await client.get<KubeObject>(R.infrastructures, 'cluster');
+  const infraStatus = (infra?.status ?? {}) as { controlPlaneTopology?: string; infrastructureName?: string; apiServerURL?: string; platformStatus?: { type?: string }; platform?: string };
+  facts.infrastructureName = infraStatus.infrastructureName;
+  facts.apiServerURL = infraStatus.apiServerURL;
+  facts.platform = infraStatus.platformStatus?.type ?? infraStatus.platform;
+  checks.push({
+    id: 'topology',
+    ok: infraStatus.controlPlaneTopology === 'SingleReplica',
+    detail: `control plane topology ${infraStatus.controlPlaneTopology ?? 'unknown'}, platform ${facts.platform ?? 'unknown'}`,
+    remedy: 'sno-reconfigure relocates single-node OpenShift only (Infrastructure status.controlPlaneTopology=SingleReplica).',
+  });
+
+  // dns.config.openshift.io spec.baseDomain is "<cluster name>.<base domain>" (the installer's metadata.name + baseDomain).
+  const dns = await client.get<KubeObject>(R.dnses, 'cluster');
+  const clusterDomain = (dns?.spec as { baseDomain?: string } | undefined)?.baseDomain ?? '';
+  const dot = clusterDomain.indexOf('.');
+  facts.clusterName = dot > 0 ? clusterDomain.slice(0, dot) : '';
+  facts.baseDomain = dot > 0 ? clusterDomain.slice(dot + 1) : '';
+  checks.push({
+    id: 'domain',
+    ok: dot > 0,
+    detail: dot > 0 ? `cluster ${facts.clusterName}, base domain ${facts.baseDomain}` : `DNS "cluster" has no usable spec.baseDomain (${JSON.stringify(clusterDomain)})`,
+    remedy: 'The cluster\'s DNS config (`oc get dns cluster -o yaml`) must carry <cluster name>.<base domain>.',
+  });
+
+  const nodes = await client.list<KubeObject>(R.nodes);
+  const node = nodes.items[0];
+  if (nodes.items.length === 1 && node) {
+    facts.nodeName = node.metadata?.name;
+    const addrs = ((node.status as { addresses?: { type?: string; address?: string }[] } | undefined)?.addresses ?? []).filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP');
+    facts.nodeAddresses = addrs.map((a) => a.address ?? '').filter(Boolean);
+  }
+  const nodeReady = node ? cond(node, 'Ready') : undefined;
+  checks.push({
+    id: 'node',
+    ok: nodes.items.length === 1 && nodeReady?.status === 'True',
+    detail: nodes.items.length === 1 ? `node ${facts.nodeName} Ready=${describe(nodeReady)}, addresses ${facts.nodeAddresses.join(', ') || 'none'}` : `${nodes.items.length} nodes (${nodes.items.map((n) => n.metadata?.name).join(', ')}); exactly one is expected`,
+    remedy: nodes.items.length === 1 ? 'Wait until the node is Ready (`oc get nodes`).' : 'Only single-node clusters can be relocated; remove the extra nodes or use another tool.',
+  });
+
+  const pool = await client.get<KubeObject>(R.machineConfigPools, role);
+  const updated = cond(pool, 'Updated');
+  const degraded = cond(pool, 'Degraded');
+  checks.push({
+    id: 'machineconfigpool',
+    ok: pool !== undefined && updated?.status === 'True' && degraded?.status !== 'True',
+    detail: pool ? `MachineConfigPool ${role}: Updated=${describe(updated)}, Degraded=${describe(degraded)}` : `no MachineConfigPool "${role}"`,
+    remedy: `Wait until the MCO has rolled out the sno-reconfigure MachineConfig (\`oc get mcp ${role}\`: UPDATED True, DEGRADED False).`,
+  });
+  return { checks, facts };
+}
+
+function certFacts(pem: string): { cert: X509Certificate; facts: { subject: string; notBefore: string; notAfter: string } } {
+  const cert = new X509Certificate(pem);
+  return { cert, facts: { subject: cert.subject.replace(/\n/g, ', '), notBefore: new Date(cert.validFrom).toISOString(), notAfter: new Date(cert.validTo).toISOString() } };
+}
+
+const DAY_MS = 86_400_000;
+
+/** kubelet's --bootstrap-kubeconfig on RHCOS (machine-config-operator templates: kubelet.service). */
+export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
+
+/**
+ * kubelet's client and serving certificates should outlive the shipment. OpenShift signs them for 30 days
+ * (kube-controller-manager --cluster-signing-duration=720h) and kubelet renews them after 70-90 % of their
+ * lifetime (client-go certificate manager), so a healthy node has 3 to 30 days left at any time. When they
+ * expire on the way, kubelet bootstraps again at the site with its bootstrap kubeconfig and the agent approves
+ * the new CSRs (strictly, DESIGN.md section 5): slower, but not stranded, provided that bootstrap credential
+ * still works, which is checked too.
+ */
+export async function checkKubeletCerts(host: Host, nowMs: number, minValidityMs: number, nodeName: string | undefined): Promise<{ checks: Check[]; certs: CertFacts }> {
+  const checks: Check[] = [];
+  const certs: CertFacts = {};
+  const days = (ms: number) => `${Math.floor(ms / DAY_MS)} days`;
+  for (const [kind, file] of [['client', KUBELET_CLIENT_CERT], ['server', KUBELET_SERVER_CERT]] as const) {
+    const text = await host.readTextIfExists(file);
+    if (text === undefined) {
+      checks.push({ id: `kubelet-${kind}-cert`, ok: false, detail: `${file} is missing`, remedy: 'Run prepare on the node itself (or pass --root to its filesystem), after kubelet has joined the cluster.' });
+      continue;
+    }
+    let parsed;
+    try {
+      parsed = certFacts(text);
+    } catch (e) {
+      checks.push({ id: `kubelet-${kind}-cert`, ok: false, detail: `${file} is not a readable certificate (${(e as Error).message})`, remedy: 'Let kubelet renew it: restart kubelet and approve its CSRs (`oc get csr`).' });
+      continue;
+    }
+    certs[kind] = parsed.facts;
+    const left = Date.parse(parsed.facts.notAfter) - nowMs;
+    const cn = /CN=([^,\n]+)/.exec(parsed.cert.subject)?.[1];
+    const problems: string[] = [];
+    if (Date.parse(parsed.facts.notBefore) > nowMs) problems.push(`it is not valid before ${parsed.facts.notBefore} (is the clock right?)`);
+    if (left < minValidityMs) problems.push(`it expires ${parsed.facts.notAfter}, in ${days(Math.max(0, left))}, less than the ${days(minValidityMs)} a shipment needs`);
+    if (nodeName && cn !== `system:node:${nodeName}`) problems.push(`it is for ${cn ?? 'an unknown subject'}, not system:node:${nodeName}`);
+    checks.push({
+      id: `kubelet-${kind}-cert`,
+      ok: problems.length === 0,
+      detail: problems.length === 0 ? `kubelet ${kind} certificate valid until ${parsed.facts.notAfter} (${days(left)})` : `kubelet ${kind} certificate ${file}: ${problems.join('; ')}`,
+      remedy: 'Ship within that time and lower --min-cert-validity, or let kubelet renew first (it does at 70-90 % of the lifetime; approve pending CSRs with `oc get csr`). Certificates that expire in transit are renewed at the site through the bootstrap kubeconfig, which takes longer.',
+    });
+  }
+  checks.push(await checkBootstrapKubeconfig(host, nowMs, minValidityMs));
+  return { checks, certs };
+}
+
+async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<Check> {
+  const id = 'kubelet-bootstrap';
+  const remedy = 'kubelet needs its bootstrap kubeconfig to get new certificates if the current ones expire in transit; restore it from the MachineConfig (`oc get mc 01-master-kubelet`) or ship within the certificates\' lifetime.';
+  const text = await host.readTextIfExists(KUBELET_BOOTSTRAP_KUBECONFIG);
+  if (text === undefined) return { id, ok: false, detail: `${KUBELET_BOOTSTRAP_KUBECONFIG} is missing`, remedy };
+  const token = /^\s*token:\s*\S+/m.test(text);
+  const certData = /client-certificate-data:\s*([A-Za-z0-9+/=]+)/.exec(text)?.[1];
+  if (certData) {
+    try {
+      const { facts } = certFacts(Buffer.from(certData, 'base64').toString('utf8'));
+      const left = Date.parse(facts.notAfter) - nowMs;
+      return left >= minValidityMs
+        ? { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: client certificate valid until ${facts.notAfter}` }
+        : { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: its client certificate expires ${facts.notAfter}`, remedy };
+    } catch (e) {
+      return { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: unreadable client certificate (${(e as Error).message})`, remedy };
+    }
+  }
+  if (token) return { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: node-bootstrapper token present` };
+  return { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG} has neither a token nor a client certificate`, remedy };
+}
+
+/** The agent as the MachineConfig (or the RPM) installed it. */
+export async function checkInstall(host: Host): Promise<{ checks: Check[]; install: InstallFacts }> {
+  const checks: Check[] = [];
+  const unitPaths = [`/etc/systemd/system/${UNIT_NAME}`, `/usr/lib/systemd/system/${UNIT_NAME}`];
+  let unitPath: string | undefined;
+  for (const p of unitPaths) if (!unitPath && (await host.exists(p))) unitPath = p;
+  const unitText = unitPath ? await host.readText(unitPath) : '';
+  checks.push({ id: 'unit', ok: unitPath !== undefined, detail: unitPath ? `${UNIT_NAME} installed at ${unitPath}` : `${UNIT_NAME} is not installed`, remedy: 'Apply the MachineConfig from `sno-reconfigure render machineconfig` (or install the RPM) and wait for the pool to update.' });
+
+  const holdPaths = [`/etc/systemd/system/kubelet.service.d/${KUBELET_HOLD_DROPIN}`, `/usr/lib/systemd/system/kubelet.service.d/${KUBELET_HOLD_DROPIN}`];
+  let hold: string | undefined;
+  for (const p of holdPaths) if (!hold && (await host.exists(p))) hold = p;
+  checks.push({ id: 'kubelet-hold-dropin', ok: hold !== undefined, detail: hold ? `kubelet hold drop-in at ${hold}` : 'the kubelet hold drop-in is not installed', remedy: 'Apply the current MachineConfig from `sno-reconfigure render machineconfig`; without the drop-in kubelet would start before the site network is in place.' });
+
+  const execStart = /^ExecStart=(\S+)(?:\s+(\S+))?/m.exec(unitText);
+  const install: InstallFacts = { runtime: 'host', internalAddresses: [] };
+  if (unitPath) install.unitPath = unitPath;
+  const envText = await host.readTextIfExists(RUNTIME_ENV_PATH);
+  let settings: PodmanRuntimeSettings | undefined;
+  if (envText !== undefined) {
+    try {
+      settings = parseRuntimeEnv(envText);
+    } catch (e) {
+      checks.push({ id: 'runtime-env', ok: false, detail: `${RUNTIME_ENV_PATH}: ${(e as Error).message}`, remedy: 'Re-render and re-apply the MachineConfig with --runtime podman --node-image NAME@sha256:DIGEST.' });
+    }
+  }
+  if (settings) {
+    install.runtime = 'podman';
+    install.podman = settings;
+    const ok = await host.exists(settings.bundle);
+    checks.push({ id: 'bundle', ok, detail: ok ? `bundle ${settings.bundle} (podman runtime, image ${settings.image})` : `bundle ${settings.bundle} is missing`, remedy: 'Re-apply the MachineConfig.' });
+  } else if (execStart?.[1]) {
+    const bundle = execStart[1].endsWith('/node') ? execStart[2] : undefined;
+    const ok = bundle !== undefined && (await host.exists(bundle));
+    checks.push({ id: 'bundle', ok, detail: ok ? `bundle ${bundle}, run by ${execStart[1]}` : `the unit runs ${execStart[1]} ${execStart[2] ?? ''}, but ${bundle ?? 'its bundle'} is missing`, remedy: 'Re-apply the MachineConfig (or reinstall the RPM).' });
+    const node = await host.exists(execStart[1]);
+    checks.push({ id: 'node-runtime', ok: node, detail: node ? `${execStart[1]} present` : `${execStart[1]} is missing: RHCOS ships no Node.js`, remedy: 'Use an RHCOS image layered with nodejs, or re-render with --runtime podman --node-image NAME@sha256:DIGEST.' });
+  }
+  const script = await host.readTextIfExists(DISPATCHER_PATHS[0]);
+  if (script) install.internalAddresses = [...script.matchAll(/^add_address [46] ([0-9a-fA-F.:]+)\/\d+/gm)].map((m) => m[1] ?? '').filter(Boolean);
+  return { checks, install };
+}

@@ -1,0 +1,198 @@
+// `sno-reconfigure prepare` (DESIGN.md section 3): the last step at the factory. Preflight (./preflight), then
+// arm the node: keep kubelet down at the next boot (the hold file), enable the agent, make sure the podman
+// runtime's image survives in an archive, and record the factory baseline the agent compares against.
+// Every action is idempotent: running prepare again after a power cut finishes the job.
+import type { ClusterClient } from '../cluster/types';
+import type { Host } from '../host/host';
+import { BASELINE_FILE, DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
+import { KUBELET_HOLD_FILE, NODE_IMAGE_ID_SUFFIX } from '../render/layout';
+import { checkCluster, checkInstall, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
+
+export interface PrepareOptions {
+  host: Host;
+  /** Created on demand, so an unreadable kubeconfig is reported like any failed check. */
+  cluster: () => Promise<ClusterClient>;
+  role: string;
+  minCertValidityMs: number;
+  stateDir: string;
+  dryRun: boolean;
+  now: () => number;
+  version: string;
+}
+
+export interface PrepareAction {
+  id: string;
+  description: string;
+  apply(): Promise<void>;
+}
+
+export interface Baseline {
+  preparedAt: string;
+  agentVersion: string;
+  clusterName: string;
+  baseDomain: string;
+  nodeName?: string;
+  nodeAddresses: string[];
+  internalAddresses: string[];
+  openshiftVersion?: string;
+  clusterID?: string;
+  infrastructureName?: string;
+  platform?: string;
+  apiServerURL?: string;
+  runtime: 'host' | 'podman';
+  nodeImage?: string;
+  kubeletCertificates: CertFacts;
+}
+
+export interface PrepareResult {
+  ok: boolean;
+  dryRun: boolean;
+  checks: Check[];
+  /** What was done (or, in a dry run or after a refusal, what would be done). */
+  actions: { id: string; description: string; done: boolean }[];
+  baseline?: Baseline;
+  /** Earliest kubelet certificate expiry: the node must be powered on at its site before then. */
+  shipBy?: string;
+}
+
+/** The node kubeconfig's kubelet authfile: what the cluster pulls with, so the Node image pulls with it too. */
+const PULL_AUTHFILE = '/var/lib/kubelet/config.json';
+
+/** The podman runtime's Node image: pulled if needed, saved to its archive with its image ID beside it. */
+export async function nodeImageActions(host: Host, install: InstallFacts, checks: Check[]): Promise<PrepareAction[]> {
+  const settings = install.podman;
+  if (!settings) return [];
+  const idFile = `${settings.archive}${NODE_IMAGE_ID_SUFFIX}`;
+  const archivePresent = await host.exists(settings.archive);
+  const recordedId = (await host.readTextIfExists(idFile))?.trim();
+  const idValid = recordedId !== undefined && IMAGE_ID_RE.test(recordedId);
+  const exists = await host.run('podman', ['image', 'exists', settings.image], { timeoutMs: 60_000 });
+  if (exists.code === 127) {
+    checks.push({ id: 'podman', ok: false, detail: 'podman is not available on this node', remedy: 'The podman runtime needs podman on the host (RHCOS has it).' });
+    return [];
+  }
+  const imagePresent = exists.code === 0;
+  checks.push({
+    id: 'node-image',
+    ok: true,
+    detail: `Node image ${settings.image}: ${imagePresent ? 'in local storage' : 'not in local storage'}; archive ${settings.archive} ${archivePresent ? 'present' : 'missing'}${idValid ? `, image ID ${recordedId.slice(0, 12)}` : ''}`,
+  });
+  if (archivePresent && idValid) return [];
+  const actions: PrepareAction[] = [];
+  if (!imagePresent) {
+    actions.push({
+      id: 'pull-node-image',
+      description: `podman pull --authfile ${PULL_AUTHFILE} ${settings.image}`,
+      apply: async () => {
+        const res = await host.run('podman', ['pull', '--authfile', host.toolPath(PULL_AUTHFILE), settings.image], { timeoutMs: 30 * 60_000 });
+        if (res.code !== 0) throw new Error(`podman pull ${settings.image} failed (exit ${res.code}): ${lastLines(res.stderr)}`);
+      },
+    });
+  }
+  actions.push({
+    id: 'save-node-image',
+    description: `podman save --format docker-archive -o ${settings.archive} ${settings.image}, and its image ID to ${idFile} (survives image GC and crio-wipe)`,
+    apply: async () => {
+      const inspect = await host.run('podman', ['image', 'inspect', '--format', '{{.Id}}', settings.image], { timeoutMs: 60_000 });
+      const id = inspect.stdout.trim();
+      if (inspect.code !== 0 || !IMAGE_ID_RE.test(id)) throw new Error(`podman image inspect ${settings.image} gave no image ID (exit ${inspect.code}): ${lastLines(inspect.stderr || inspect.stdout)}`);
+      await host.mkdirp(settings.archive.replace(/\/[^/]+$/, ''), 0o700);
+      const partial = `${settings.archive}.partial`;
+      await host.remove(partial);
+      const res = await host.run('podman', ['save', '--format', 'docker-archive', '-o', host.toolPath(partial), settings.image], { timeoutMs: 30 * 60_000 });
+      if (res.code !== 0) throw new Error(`podman save ${settings.image} failed (exit ${res.code}): ${lastLines(res.stderr)}`);
+      // Into place only when complete (fsync + rename): a power cut never leaves a truncated archive under its name.
+      await host.writeFileAtomic(settings.archive, await host.readFile(partial), 0o600);
+      await host.remove(partial);
+      await host.writeFileAtomic(idFile, `${id}\n`, 0o600);
+    },
+  });
+  return actions;
+}
+
+function lastLines(text: string): string {
+  return text.trim().split('\n').slice(-3).join(' ');
+}
+
+/** podman's image ID: the sha256 of the image config, 64 hex digits. */
+const IMAGE_ID_RE = /^[0-9a-f]{64}$/;
+
+function earliest(certs: CertFacts): string | undefined {
+  const all = [certs.client?.notAfter, certs.server?.notAfter].filter((x): x is string => Boolean(x)).sort();
+  return all[0];
+}
+
+export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
+  const { host } = opts;
+  const checks: Check[] = [];
+  let facts: ClusterFacts | undefined;
+  try {
+    const client = await opts.cluster();
+    const res = await checkCluster(client, opts.role);
+    checks.push(...res.checks);
+    facts = res.facts;
+  } catch (e) {
+    checks.push({ id: 'api', ok: false, detail: `cannot query the cluster: ${(e as Error).message}`, remedy: 'Check --kubeconfig (default: the node-local localhost.kubeconfig) and that the API is up.' });
+  }
+  const certs = await checkKubeletCerts(host, opts.now(), opts.minCertValidityMs, facts?.nodeName);
+  checks.push(...certs.checks);
+  const install = await checkInstall(host);
+  checks.push(...install.checks);
+
+  const actions: PrepareAction[] = [];
+  if (await host.exists(DONE_MARKER)) {
+    actions.push({ id: 'clear-done-marker', description: `remove ${DONE_MARKER} (left by an earlier relocation; the agent would never start)`, apply: () => host.remove(DONE_MARKER) });
+  }
+  for (const file of [STATE_FILES.journal, STATE_FILES.siteConfigCopy]) {
+    const p = `${opts.stateDir}/${file}`;
+    if (await host.exists(p)) actions.push({ id: `clear-${file}`, description: `remove ${p} (an earlier run's state; the agent would resume it at the site)`, apply: () => host.remove(p) });
+  }
+  actions.push(...(await nodeImageActions(host, install.install, checks)));
+
+  const baseline: Baseline | undefined = facts
+    ? {
+        preparedAt: new Date(opts.now()).toISOString(),
+        agentVersion: opts.version,
+        clusterName: facts.clusterName,
+        baseDomain: facts.baseDomain,
+        ...(facts.nodeName ? { nodeName: facts.nodeName } : {}),
+        nodeAddresses: facts.nodeAddresses,
+        internalAddresses: install.install.internalAddresses,
+        ...(facts.openshiftVersion ? { openshiftVersion: facts.openshiftVersion } : {}),
+        ...(facts.clusterID ? { clusterID: facts.clusterID } : {}),
+        ...(facts.infrastructureName ? { infrastructureName: facts.infrastructureName } : {}),
+        ...(facts.platform ? { platform: facts.platform } : {}),
+        ...(facts.apiServerURL ? { apiServerURL: facts.apiServerURL } : {}),
+        runtime: install.install.runtime,
+        ...(install.install.podman ? { nodeImage: install.install.podman.image } : {}),
+        kubeletCertificates: certs.certs,
+      }
+    : undefined;
+  if (baseline) {
+    actions.push({ id: 'baseline', description: `record the factory baseline in ${BASELINE_FILE}`, apply: () => host.writeFileAtomic(BASELINE_FILE, `${JSON.stringify(baseline, null, 2)}\n`, 0o644) });
+  }
+  actions.push({
+    id: 'enable-agent',
+    description: `systemctl enable ${UNIT_NAME}`,
+    apply: async () => {
+      const res = await host.run('systemctl', ['enable', UNIT_NAME], { timeoutMs: 60_000 });
+      if (res.code !== 0) throw new Error(`systemctl enable ${UNIT_NAME} failed (exit ${res.code}): ${(res.stderr || res.stdout).trim()}`);
+    },
+  });
+  actions.push({
+    id: 'hold-kubelet',
+    description: `create ${KUBELET_HOLD_FILE}: kubelet stays down at the next boot until the agent has applied the site network`,
+    apply: () => host.writeFileAtomic(KUBELET_HOLD_FILE, `held by sno-reconfigure prepare at ${new Date(opts.now()).toISOString()}; the agent removes this file when it starts kubelet\n`, 0o644),
+  });
+
+  const ok = checks.every((c) => c.ok);
+  const shipBy = earliest(certs.certs);
+  const result: PrepareResult = { ok, dryRun: opts.dryRun, checks, actions: actions.map((a) => ({ id: a.id, description: a.description, done: false })), ...(baseline ? { baseline } : {}), ...(shipBy ? { shipBy } : {}) };
+  if (!ok || opts.dryRun) return result;
+  for (const [i, action] of actions.entries()) {
+    await action.apply();
+    const entry = result.actions[i];
+    if (entry) entry.done = true;
+  }
+  return result;
+}

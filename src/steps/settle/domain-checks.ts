@@ -1,0 +1,90 @@
+// The domain's part of settling: every new name must serve a certificate that verifies (checked on the wire
+// against the node's own API and ingress addresses), and the routes still on an old apps domain are replaced
+// as soon as openshift-apiserver generates hosts on the new one.
+import type { ClusterClient } from '../../cluster/types';
+import type { Endpoint, StepContext } from '../../engine/step';
+import { planCertificates, type CertPlan } from '../domain/certificates';
+import { routePolicy } from '../domain/index';
+import { generatesHostsOn, replaceRoutes, routesToReplace, type RoutePolicy, type RouteProgress } from '../domain/routes';
+import { domainTargets, type DomainTargets } from '../domain/targets';
+import { checkServedCertificate, type ServedCheck } from '../domain/tls-check';
+import type { Blocker } from './conditions';
+
+export interface TlsExpectation {
+  endpoint: 'api' | 'ingress';
+  serverName: string;
+  anchors: string[];
+}
+
+export interface DomainChecks {
+  targets: DomainTargets;
+  tls: TlsExpectation[];
+  routes: RoutePolicy;
+  endpoints: { api: Endpoint; ingress: Endpoint };
+}
+
+/** Where the node's own API and ingress listen: facts.endpoints, else the kubeconfig's server and 127.0.0.1:443 (the SNO router binds the host's 443). */
+export function endpointsOf(ctx: StepContext, client: ClusterClient): { api: Endpoint; ingress: Endpoint } {
+  const fromFacts = ctx.facts.endpoints;
+  const server = new URL(client.server);
+  return {
+    api: fromFacts?.api ?? { host: server.hostname.replace(/^\[|\]$/g, ''), port: Number(server.port || 443) },
+    ingress: fromFacts?.ingress ?? { host: '127.0.0.1', port: 443 },
+  };
+}
+
+function anchorsOf(plans: CertPlan[], role: CertPlan['role']): string[] {
+  return plans.find((p) => p.role === role)?.anchors ?? plans.find((p) => p.role === 'ingress')?.anchors ?? [];
+}
+
+export async function domainChecks(ctx: StepContext, client: ClusterClient): Promise<DomainChecks> {
+  const targets = await domainTargets(ctx, client);
+  const routes = await routePolicy(ctx, client, targets);
+  const endpoints = endpointsOf(ctx, client);
+  if (targets.mode === 'native') return { targets, tls: [], routes, endpoints };
+  const plans = await planCertificates(ctx, client, targets);
+  const { names } = targets;
+  const ingress = anchorsOf(plans, 'ingress');
+  return {
+    targets,
+    routes,
+    endpoints,
+    tls: [
+      { endpoint: 'api', serverName: names.api, anchors: anchorsOf(plans, 'api') },
+      { endpoint: 'ingress', serverName: names.console, anchors: ingress },
+      { endpoint: 'ingress', serverName: names.oauth, anchors: anchorsOf(plans, 'oauth') },
+      // Any other name under the new apps domain gets the IngressController's default certificate.
+      { endpoint: 'ingress', serverName: `sno-reconfigure-check.${names.appsDomain}`, anchors: ingress },
+    ],
+  };
+}
+
+export async function tlsBlockers(checks: DomainChecks): Promise<{ blockers: Blocker[]; results: ServedCheck[] }> {
+  const results = await Promise.all(checks.tls.map((t) => checkServedCertificate(checks.endpoints[t.endpoint], t.serverName, t.anchors)));
+  return { results, blockers: results.filter((r) => !r.ok).map((r) => ({ key: `tls/${r.serverName}`, text: `${r.serverName} to serve its new certificate (${r.detail})` })) };
+}
+
+export interface RouteFollowUp {
+  /** Routes on an old apps domain left to replace. */
+  pending: number;
+  /** Whether generated hosts already land on the new apps domain. */
+  hostsReady: boolean;
+}
+
+/**
+ * One pass: nothing to do when no route is on an old apps domain; otherwise, once openshift-apiserver
+ * generates hosts on the new apps domain, replace them (routes.ts). Returns what is left.
+ */
+export async function followUpRoutes(ctx: StepContext, client: ClusterClient, checks: DomainChecks, progress: RouteProgress, save: () => Promise<void>): Promise<RouteFollowUp> {
+  const todo = await routesToReplace(client, checks.routes);
+  if (todo.length === 0 && !progress.inFlight) return { pending: 0, hostsReady: true };
+  const probe = await generatesHostsOn(client, checks.routes.newAppsDomain);
+  if (!probe.ready) {
+    ctx.log.info({ generatedHost: probe.host, appsDomain: checks.routes.newAppsDomain }, 'openshift-apiserver does not generate hosts on the new apps domain yet; routes wait');
+    return { pending: todo.length, hostsReady: false };
+  }
+  const result = await replaceRoutes(ctx, client, checks.routes, progress, save);
+  for (const change of result.changes) ctx.changed(change);
+  for (const r of result.unexpected) ctx.warn(`route ${r} was re-created but its generated host is not on ${checks.routes.newAppsDomain}`);
+  return { pending: (await routesToReplace(client, checks.routes)).length, hostsReady: true };
+}

@@ -1,0 +1,234 @@
+// `sno-reconfigure prepare` against the cluster simulator (a running factory SNO), with a temp host root in
+// which the agent was installed from a rendered MachineConfig, the kubelet's real certificates, and stand-in
+// systemctl/podman on PATH that record what they were asked to do.
+import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { startSimulator, type Simulator } from '../../sim/index';
+import { createStandInNode, type StandInNode } from '../../support/standin-host';
+import { applyIgnition } from '../../support/ignition';
+import { runCli } from '../../../src/cli/cli';
+import { buildMachineConfig } from '../../../src/render/machineconfig';
+import { parseInternalAddresses } from '../../../src/render/internal-ip';
+import { KUBELET_HOLD_FILE, NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
+import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
+import type { PrepareResult } from '../../../src/factory/prepare';
+import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/factory/preflight';
+
+const IMAGE = 'registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:' + 'c'.repeat(64);
+const IMAGE_ID = 'd'.repeat(64);
+const BUNDLE = Buffer.from('#!/usr/bin/env node\nconsole.log("agent")\n');
+
+describe('prepare', () => {
+  let sim: Simulator;
+  let node: StandInNode;
+
+  before(async () => {
+    sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
+    await sim.waitFor(() => sim.apiUp(), 10_000, 'API up');
+  });
+  after(async () => {
+    await sim.stop();
+  });
+
+  /** A node root as the factory leaves it: kubeconfig, kubelet certificates, the agent installed by the MCD. */
+  async function installNode(runtime: 'host' | 'podman'): Promise<StandInNode> {
+    const n = createStandInNode({ nodeName: sim.options.nodeName });
+    const kc = path.join(n.root, DEFAULT_KUBECONFIG);
+    mkdirSync(path.dirname(kc), { recursive: true });
+    copyFileSync(sim.kubeconfigs.localhost, kc);
+    const pki = path.join(n.root, 'var/lib/kubelet/pki');
+    mkdirSync(pki, { recursive: true });
+    for (const f of ['kubelet-client-current.pem', 'kubelet-server-current.pem']) copyFileSync(path.join(sim.dir, 'kubelet', 'pki', f), path.join(pki, f));
+    copyFileSync(sim.kubeconfigs.bootstrap, path.join(n.root, KUBELET_BOOTSTRAP_KUBECONFIG));
+    const mc = buildMachineConfig({
+      role: 'master',
+      runtime,
+      ...(runtime === 'podman' ? { nodeImage: IMAGE } : {}),
+      bundle: BUNDLE,
+      internalAddresses: parseInternalAddresses(['192.168.127.10/24']),
+      nodeIpPinning: 'hint',
+      trustedKeys: [],
+      enable: false,
+      version: '0.0.0-test',
+    });
+    await applyIgnition(mc.spec.config, n.root);
+    mkdirSync(path.join(n.root, 'usr/bin'), { recursive: true });
+    writeFileSync(path.join(n.root, 'usr/bin/node'), '#!/bin/sh\n', { mode: 0o755 });
+    return n;
+  }
+
+  async function prepare(n: StandInNode, ...args: string[]): Promise<{ code: number; out: string; err: string; result?: PrepareResult }> {
+    let out = '';
+    let err = '';
+    const code = await runCli(['prepare', '--root', n.root, ...args], { out: (s) => (out += s), err: (s) => (err += s), env: n.env, cwd: n.dir });
+    const result = args.includes('--json') && out ? (JSON.parse(out) as PrepareResult) : undefined;
+    return { code, out, err, ...(result ? { result } : {}) };
+  }
+
+  function writeKubeletCert(n: StandInNode, days: number, cn = `system:node:${sim.options.nodeName}`): void {
+    const dir = path.join(n.dir, 'cert');
+    mkdirSync(dir, { recursive: true });
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', String(days), '-subj', `/O=system:nodes/CN=${cn}`], { stdio: 'ignore' });
+    writeFileSync(path.join(n.root, 'var/lib/kubelet/pki/kubelet-client-current.pem'), readFileSync(path.join(dir, 'cert.pem'), 'utf8') + readFileSync(path.join(dir, 'key.pem'), 'utf8'));
+  }
+
+  const untouched = (n: StandInNode) => {
+    assert.equal(existsSync(path.join(n.root, KUBELET_HOLD_FILE)), false, 'no kubelet hold');
+    assert.equal(existsSync(path.join(n.root, BASELINE_FILE)), false, 'no baseline');
+    assert.deepEqual(n.calls('systemctl'), [], 'systemctl not called');
+  };
+
+  describe('host runtime', () => {
+    beforeEach(async () => {
+      node = await installNode('host');
+    });
+    afterEach(() => node.cleanup());
+
+    test('dry run on a healthy factory node: every check passes, the plan is shown, nothing changes', async () => {
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 0, res.out + res.err);
+      assert.doesNotMatch(res.out, /FAIL/);
+      assert.match(res.out, /Dry run, nothing changed\. prepare would:/);
+      assert.match(res.out, /systemctl enable sno-reconfigure\.service/);
+      assert.match(res.out, new RegExp(`create ${KUBELET_HOLD_FILE}`));
+      untouched(node);
+    });
+
+    test('prepares: clears an old run, records the baseline, enables the agent, holds kubelet', async () => {
+      mkdirSync(path.dirname(path.join(node.root, DONE_MARKER)), { recursive: true });
+      writeFileSync(path.join(node.root, DONE_MARKER), '');
+      mkdirSync(path.join(node.root, DEFAULT_STATE_DIR), { recursive: true });
+      writeFileSync(path.join(node.root, DEFAULT_STATE_DIR, STATE_FILES.journal), '{}');
+      const res = await prepare(node, '--json');
+      assert.equal(res.code, 0, res.out + res.err);
+      assert.ok(res.result?.ok);
+      assert.ok(res.result.actions.every((a) => a.done));
+      assert.equal(existsSync(path.join(node.root, DONE_MARKER)), false, 'done marker removed');
+      assert.equal(existsSync(path.join(node.root, DEFAULT_STATE_DIR, STATE_FILES.journal)), false, 'stale journal removed');
+      assert.ok(existsSync(path.join(node.root, KUBELET_HOLD_FILE)), 'kubelet held');
+      assert.deepEqual(node.calls('systemctl').map((c) => c.args), [['enable', 'sno-reconfigure.service']]);
+      const baseline = JSON.parse(readFileSync(path.join(node.root, BASELINE_FILE), 'utf8')) as Record<string, unknown>;
+      assert.equal(baseline.clusterName, sim.options.clusterName);
+      assert.equal(baseline.baseDomain, sim.options.baseDomain);
+      assert.equal(baseline.nodeName, sim.options.nodeName);
+      assert.deepEqual(baseline.nodeAddresses, sim.options.nodeIPs);
+      assert.deepEqual(baseline.internalAddresses, ['192.168.127.10']);
+      assert.equal(baseline.openshiftVersion, sim.options.version);
+      assert.equal(baseline.runtime, 'host');
+      assert.match(String((baseline.kubeletCertificates as { client?: { notAfter?: string } }).client?.notAfter), /^\d{4}-\d\d-\d\dT/);
+      assert.equal(res.result.shipBy, [(baseline.kubeletCertificates as { client: { notAfter: string } }).client.notAfter, (baseline.kubeletCertificates as { server: { notAfter: string } }).server.notAfter].sort()[0]);
+      // Idempotent: a second run (after a power cut, say) passes and changes nothing new.
+      const again = await prepare(node);
+      assert.equal(again.code, 0, again.out);
+      assert.match(again.out, /Prepared\. Shut the node down now/);
+    });
+
+    test('refuses when kubelet\'s client certificate would expire during the shipment', async () => {
+      writeKubeletCert(node, 5);
+      const res = await prepare(node);
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}kubelet-client-cert +kubelet client certificate .*: it expires .*, in 4 days, less than the 7 days a shipment needs/);
+      assert.match(res.out, /Refused: 1 check failed \(kubelet-client-cert\)\. Nothing was changed\./);
+      untouched(node);
+      const shorter = await prepare(node, '--min-cert-validity', '3d', '--dry-run');
+      assert.equal(shorter.code, 0, shorter.out);
+      const longer = await prepare(node, '--min-cert-validity', '30d', '--dry-run');
+      assert.match(longer.out, /kubelet-server-cert .*less than the 30 days/);
+    });
+
+    test('refuses without a working bootstrap kubeconfig (the way back if certificates expire in transit)', async () => {
+      rmSync(path.join(node.root, KUBELET_BOOTSTRAP_KUBECONFIG));
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}kubelet-bootstrap +\/etc\/kubernetes\/kubeconfig is missing/);
+    });
+
+    test('refuses a certificate that is not this node\'s', async () => {
+      writeKubeletCert(node, 365, 'system:node:another-node');
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 1);
+      assert.match(res.out, /it is for system:node:another-node, not system:node:/);
+    });
+
+    test('refuses while a ClusterOperator is degraded', async () => {
+      sim.degradeOperator('ingress', 'RouterDown', 'router pods crash-looping');
+      try {
+        const res = await prepare(node);
+        assert.equal(res.code, 1);
+        assert.match(res.out, /FAIL {2}clusteroperators +not healthy: ingress \(Available=\w+, Degraded=True\)/);
+        untouched(node);
+      } finally {
+        sim.recoverOperator('ingress');
+      }
+    });
+
+    test('refuses without the agent installed or a kubeconfig, saying what to do', async () => {
+      rmSync(path.join(node.root, 'etc/systemd/system'), { recursive: true, force: true });
+      rmSync(path.join(node.root, DEFAULT_KUBECONFIG));
+      const res = await prepare(node, '--json');
+      assert.equal(res.code, 1);
+      const failed = new Map(res.result?.checks.filter((c) => !c.ok).map((c) => [c.id, c]));
+      assert.match(failed.get('api')?.detail ?? '', /no kubeconfig at/);
+      assert.match(failed.get('unit')?.remedy ?? '', /sno-reconfigure render machineconfig/);
+      assert.ok(failed.has('kubelet-hold-dropin'));
+      untouched(node);
+    });
+
+    test('bad usage: exit 2', async () => {
+      const res = await prepare(node, '--min-cert-validity', 'a month');
+      assert.equal(res.code, 2);
+      assert.match(res.err, /--min-cert-validity must be a positive number of days/);
+    });
+  });
+
+  describe('podman runtime', () => {
+    beforeEach(async () => {
+      node = await installNode('podman');
+      // Stand-in podman: the image is in local storage with ID_OF_IMAGE; `save -o FILE` writes FILE; every call
+      // is recorded. (test/integration/delivery/podman.test.ts runs the real podman.)
+      writeFileSync(
+        path.join(node.bin, 'podman'),
+        `#!/usr/bin/env node
+const fs = require('fs');
+const args = process.argv.slice(2);
+fs.appendFileSync(${JSON.stringify(path.join(node.standinDir, 'podman.jsonl'))}, JSON.stringify(args) + '\\n');
+if (args[0] === 'image' && args[1] === 'inspect') console.log(${JSON.stringify(IMAGE_ID)});
+if (args[0] === 'save') fs.writeFileSync(args[args.indexOf('-o') + 1], 'docker-archive of ' + args[args.length - 1]);
+`,
+        { mode: 0o755 },
+      );
+    });
+    afterEach(() => node.cleanup());
+
+    const podmanCalls = (): string[][] => {
+      const f = path.join(node.standinDir, 'podman.jsonl');
+      return existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]) : [];
+    };
+
+    test('saves the Node image into its archive, so image GC and crio-wipe cannot lose it', async () => {
+      const res = await prepare(node);
+      assert.equal(res.code, 0, res.out + res.err);
+      const archive = path.join(node.root, NODE_IMAGE_ARCHIVE_PATH);
+      assert.equal(readFileSync(archive, 'utf8'), `docker-archive of ${IMAGE}`);
+      assert.equal(statSync(archive).mode & 0o777, 0o600);
+      assert.equal(existsSync(`${archive}.partial`), false);
+      assert.equal(readFileSync(`${archive}.id`, 'utf8'), `${IMAGE_ID}\n`);
+      assert.deepEqual(podmanCalls().map((c) => c.slice(0, 3)), [['image', 'exists', IMAGE], ['image', 'inspect', '--format'], ['save', '--format', 'docker-archive']]);
+      const baseline = JSON.parse(readFileSync(path.join(node.root, BASELINE_FILE), 'utf8')) as Record<string, unknown>;
+      assert.equal(baseline.runtime, 'podman');
+      assert.equal(baseline.nodeImage, IMAGE);
+    });
+
+    test('with the archive and its image ID already saved, nothing is pulled or saved again', async () => {
+      mkdirSync(path.dirname(path.join(node.root, NODE_IMAGE_ARCHIVE_PATH)), { recursive: true });
+      writeFileSync(path.join(node.root, NODE_IMAGE_ARCHIVE_PATH), 'archive');
+      writeFileSync(path.join(node.root, `${NODE_IMAGE_ARCHIVE_PATH}.id`), `${IMAGE_ID}\n`);
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 0, res.out);
+      assert.doesNotMatch(res.out, /podman (pull|save)/);
+    });
+  });
+});

@@ -1,0 +1,179 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { statSync, readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { startSimulator, type Simulator } from '../../sim/index';
+import { issueServerCert, sharedCa } from '../../sim/pki';
+import { R } from '../../../src/cluster/resources';
+import type { KubeObject } from '../../../src/cluster/types';
+import { domainStep } from '../../../src/steps/domain/index';
+import { SECRETS } from '../../../src/steps/domain/names';
+import { sanDnsNames } from '../../../src/certs/verify';
+import { checkServedCertificate } from '../../../src/steps/domain/tls-check';
+import { createHarness, writesIn, type Harness } from './harness';
+import { OpensslWorkdir } from '../../unit/certs/openssl';
+
+const NEW = 'store42.example.com';
+const API = `api.sno1.${NEW}`;
+const APPS = `apps.sno1.${NEW}`;
+
+type Spec = KubeObject & { spec?: Record<string, unknown> };
+
+function secretPem(sim: Simulator, ns: string, name: string, key = 'tls.crt'): string {
+  const s = sim.store.get(R.secrets, name, ns) as (KubeObject & { data?: Record<string, string> }) | undefined;
+  return Buffer.from(s?.data?.[key] ?? '', 'base64').toString('utf8');
+}
+
+describe('domain step against the simulator', () => {
+  let sim: Simulator;
+  let h: Harness;
+  const userNamed = { names: ['corp-api.example.com'], servingCertificate: { name: 'corp-api-cert' } };
+  const userRoute = { namespace: 'openshift-monitoring', name: 'grafana', hostname: 'grafana.corp.example.com', servingCertKeyPairSecret: { name: 'grafana-cert' } };
+
+  before(async () => {
+    sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
+    // Someone else's configuration the agent must keep (with its secret: a dangling one degrades kube-apiserver).
+    const corp = issueServerCert(sharedCa('corp-ca'), { dnsNames: ['corp-api.example.com'] });
+    sim.store.create(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'corp-api-cert', namespace: 'openshift-config' }, type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from(corp.certPem).toString('base64'), 'tls.key': Buffer.from(corp.keyPem).toString('base64') } });
+    const apiserver = sim.store.get(R.apiServers, 'cluster') as Spec;
+    sim.store.update(R.apiServers, { ...apiserver, spec: { ...apiserver.spec, servingCerts: { namedCertificates: [userNamed] } } });
+    const ingress = sim.store.get(R.ingresses, 'cluster') as Spec;
+    sim.store.update(R.ingresses, { ...ingress, spec: { ...ingress.spec, componentRoutes: [userRoute] } });
+    // Let the rollouts these start finish first (kube-apiserver restarts at the end of its revision).
+    await sim.waitFor(() => sim.snapshot().rollouts.length === 0 && sim.apiUp(), 20_000, 'fixture rollouts');
+    h = await createHarness(sim);
+  });
+  after(async () => {
+    await h?.cleanup();
+    await sim?.stop();
+  });
+
+  test('plan lists every change and writes nothing', async () => {
+    sim.api.clearRequests();
+    const changes = await domainStep.plan(h.contextFor('domain'));
+    assert.deepEqual(writesIn(sim.api.requests), []);
+    const targets = changes.map((c) => `${c.kind} ${c.target}`);
+    for (const t of [`Secret openshift-config/${SECRETS.api}`, `Secret openshift-config/${SECRETS.ingress}`, `Secret openshift-config/${SECRETS.oauth}`, `Secret openshift-ingress/${SECRETS.ingress}`, 'APIServer cluster', 'Ingress cluster', 'IngressController openshift-ingress-operator/default', 'Route shop/storefront', 'Route shop/checkout']) {
+      assert.ok(targets.includes(t), `plan misses ${t}: ${targets.join(', ')}`);
+    }
+    assert.ok(!targets.includes('Route inventory/dashboard'), 'a route outside the apps domain is not touched');
+    assert.ok(!targets.includes('Route openshift-console/console'), 'component routes are moved by their operator');
+  });
+
+  test('apply merges into what others configured and never touches spec.domain', async () => {
+    const domainBefore = (sim.store.get(R.ingresses, 'cluster') as Spec).spec?.domain;
+    assert.equal(await h.run(domainStep), 'applied');
+
+    const named = ((sim.store.get(R.apiServers, 'cluster') as Spec).spec?.servingCerts as { namedCertificates: unknown[] }).namedCertificates;
+    assert.deepEqual(named, [userNamed, { names: [API], servingCertificate: { name: SECRETS.api } }]);
+
+    const ingress = sim.store.get(R.ingresses, 'cluster') as Spec;
+    assert.equal(ingress.spec?.domain, domainBefore);
+    assert.equal(ingress.spec?.appsDomain, APPS);
+    const routes = ingress.spec?.componentRoutes as { namespace: string; name: string; hostname: string; servingCertKeyPairSecret: { name: string } }[];
+    assert.deepEqual(routes[0], userRoute);
+    assert.deepEqual(routes.slice(1).map((r) => [r.name, r.hostname, r.servingCertKeyPairSecret.name]), [
+      ['console', `console-openshift-console.${APPS}`, SECRETS.ingress],
+      ['downloads', `downloads-openshift-console.${APPS}`, SECRETS.ingress],
+      ['oauth-openshift', `oauth-openshift.${APPS}`, SECRETS.oauth],
+    ]);
+    const ic = sim.store.get(R.ingressControllers, 'default', 'openshift-ingress-operator') as Spec;
+    assert.deepEqual(ic.spec?.defaultCertificate, { name: SECRETS.ingress });
+
+    // Certificates: exact names, signed by the cluster's own CAs, chain in tls.crt.
+    const api = new X509Certificate(secretPem(sim, 'openshift-config', SECRETS.api));
+    assert.deepEqual(sanDnsNames(api), [API]);
+    assert.ok(api.verify(new X509Certificate(sim.signers.lbSigner.certPem).publicKey));
+    const wildcard = new X509Certificate(secretPem(sim, 'openshift-config', SECRETS.ingress));
+    assert.deepEqual(sanDnsNames(wildcard), [`*.${APPS}`, '*.apps.sno1.factory.example.com']);
+    assert.ok(wildcard.verify(new X509Certificate(sim.signers.routerCa.certPem).publicKey));
+    assert.deepEqual(sanDnsNames(new X509Certificate(secretPem(sim, 'openshift-config', SECRETS.oauth))), [`oauth-openshift.${APPS}`]);
+    assert.equal(secretPem(sim, 'openshift-ingress', SECRETS.ingress), secretPem(sim, 'openshift-config', SECRETS.ingress));
+    assert.equal((sim.store.get(R.secrets, SECRETS.api, 'openshift-config') as KubeObject & { type?: string }).type, 'kubernetes.io/tls');
+
+    // The hand-off kubeconfig: 0600, new server name, the load-balancer signer in its CA data.
+    const kcPath = h.file('/var/lib/sno-reconfigure/kubeconfig-new-api');
+    assert.equal(statSync(kcPath).mode & 0o777, 0o600);
+    const kc = parseYaml(readFileSync(kcPath, 'utf8')) as { clusters: { cluster: Record<string, string> }[]; users: { user: Record<string, string> }[] };
+    assert.equal(kc.clusters[0]?.cluster.server, `https://${API}:6443`);
+    const caData = Buffer.from(kc.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString();
+    assert.ok(caData.includes(sim.signers.lbSigner.certPem.trim().split('\n')[1] ?? 'x'));
+    assert.ok(kc.users[0]?.user['client-key-data']);
+    assert.equal(h.facts.newApiKubeconfig, '/var/lib/sno-reconfigure/kubeconfig-new-api');
+    assert.ok(h.changes.some((c) => c.kind === 'file' && c.target.endsWith('kubeconfig-new-api')));
+  });
+
+  test('a re-run finds everything in place and makes no writes', async () => {
+    sim.api.clearRequests();
+    const before = secretPem(sim, 'openshift-config', SECRETS.api);
+    assert.equal(await h.run(domainStep), 'done');
+    assert.deepEqual(writesIn(sim.api.requests), []);
+    assert.equal(secretPem(sim, 'openshift-config', SECRETS.api), before, 'the stored certificate is reused, not re-issued');
+  });
+
+  test('once kube-apiserver rolled out, the API serves the new certificate and the hand-off CA verifies it', async () => {
+    const kc = parseYaml(readFileSync(h.file('/var/lib/sno-reconfigure/kubeconfig-new-api'), 'utf8')) as { clusters: { cluster: Record<string, string> }[] };
+    const ca = Buffer.from(kc.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString();
+    await sim.waitFor(async () => (await checkServedCertificate(sim.endpoints.api, API, [ca])).ok, 20_000, 'new API certificate served');
+    const served = await checkServedCertificate(sim.endpoints.api, API, [ca]);
+    assert.equal(served.fingerprint, new X509Certificate(secretPem(sim, 'openshift-config', SECRETS.api)).fingerprint256);
+  });
+});
+
+describe('domain step: conflicts and provided certificates', () => {
+  test('409 Conflicts on writes are retried and the result is the same', async () => {
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
+    const h = await createHarness(sim);
+    try {
+      sim.api.faults = { conflictsOnNextWrites: 3 };
+      assert.equal(await h.run(domainStep), 'applied');
+      assert.equal(sim.api.faults.conflictsOnNextWrites ?? 0, 0, 'the conflicts were hit');
+      assert.ok(sim.api.requests.some((r) => r.status === 409));
+      assert.equal((sim.store.get(R.ingresses, 'cluster') as Spec).spec?.appsDomain, APPS);
+      assert.equal(await h.run(domainStep), 'done');
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
+  });
+
+  test('site-provided certificates are used as given; no OAuth certificate is issued', async () => {
+    const ssl = new OpensslWorkdir();
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
+    const root = ssl.rootCa('site-root');
+    const api = ssl.signed('api', root, { dnsNames: [API] });
+    const apps = ssl.signed('apps', root, { dnsNames: [`*.${APPS}`] });
+    const h = await createHarness(sim, { site: { certificates: { api: { certPem: api.certPem + root.certPem, keyPem: api.keyPem }, ingress: { certPem: apps.certPem + root.certPem, keyPem: apps.keyPem } } } });
+    try {
+      assert.equal(await h.run(domainStep), 'applied');
+      assert.equal(secretPem(sim, 'openshift-config', SECRETS.api), api.certPem + root.certPem);
+      assert.equal(secretPem(sim, 'openshift-config', SECRETS.ingress, 'tls.key'), apps.keyPem);
+      assert.equal(sim.store.get(R.secrets, SECRETS.oauth, 'openshift-config'), undefined);
+      const routes = (sim.store.get(R.ingresses, 'cluster') as Spec).spec?.componentRoutes as { name: string; servingCertKeyPairSecret: { name: string } }[];
+      assert.equal(routes.find((r) => r.name === 'oauth-openshift')?.servingCertKeyPairSecret.name, SECRETS.ingress);
+      assert.equal(await h.run(domainStep), 'done');
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+      ssl.cleanup();
+    }
+  });
+
+  test('a provided certificate that does not cover the API name is refused before anything changes', async () => {
+    const ssl = new OpensslWorkdir();
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
+    const root = ssl.rootCa('site-root');
+    const wrong = ssl.signed('wrong', root, { dnsNames: ['api.other.example.com'] });
+    const h = await createHarness(sim, { site: { certificates: { api: { certPem: wrong.certPem, keyPem: wrong.keyPem } } } });
+    try {
+      sim.api.clearRequests();
+      await assert.rejects(h.run(domainStep), (e: Error) => e.name === 'ConfigRejectedError' && /spec.certificates.api: the certificate does not cover api.sno1.store42.example.com/.test(e.message));
+      assert.deepEqual(writesIn(sim.api.requests), []);
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+      ssl.cleanup();
+    }
+  });
+});

@@ -1,0 +1,115 @@
+// One relocation scenario for tests, the demo and the benchmark: the cluster simulator, a stand-in node
+// (temp root, stand-in host tools on PATH that tell the simulator when kubelet starts), the node-local
+// kubeconfig where the agent expects it, and a site-config "volume" for this cluster.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, copyFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../sim/index';
+import { DEFAULT_KUBECONFIG } from '../../src/paths';
+import { createStandInNode, type StandInNode } from './standin-host';
+import { ensureBundle } from './bundle';
+
+export interface Scenario {
+  sim: Simulator;
+  node: StandInNode;
+  /** Arguments every agent run of this scenario needs (root, ingress endpoint). */
+  agentArgs: string[];
+  /** Runs the bundled agent's `run` to completion. */
+  run(extraArgs?: string[], opts?: { timeoutMs?: number; env?: NodeJS.ProcessEnv }): Promise<AgentRun>;
+  /** Starts the bundled agent's `run` and returns the child process (for kills and live output). */
+  spawnRun(extraArgs?: string[], env?: NodeJS.ProcessEnv): ChildProcess;
+  cleanup(): Promise<void>;
+}
+
+export interface AgentRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as pino JSON lines. */
+  logs: { level: string; msg: string; [k: string]: unknown }[];
+}
+
+export interface SiteConfigOptions {
+  name?: string;
+  baseDomain?: string;
+  withNetwork?: boolean;
+  extraSpec?: Record<string, unknown>;
+}
+
+/** A site-config document for the simulated cluster (everything the agent changes, unless turned off). */
+export function siteConfigFor(sim: Simulator, opts: SiteConfigOptions = {}): string {
+  const ip = sim.options.nodeIPs[0]!;
+  const spec: Record<string, unknown> = {
+    clusterName: sim.options.clusterName,
+    hostname: sim.options.nodeName,
+    baseDomain: opts.baseDomain ?? 'store42.example.com',
+    ...(opts.withNetwork === false
+      ? {}
+      : {
+          network: {
+            nmstate: {
+              interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip, 'prefix-length': 24 }] } }],
+              routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': ip.replace(/\.\d+$/, '.1'), 'next-hop-interface': 'eno1' }] },
+              'dns-resolver': { config: { server: [ip.replace(/\.\d+$/, '.1')] } },
+            },
+            verify: { ping: [ip.replace(/\.\d+$/, '.1')], resolve: ['registry.store42.example.com'] },
+          },
+        }),
+    timeouts: { settleStability: '2s' },
+    ...opts.extraSpec,
+  };
+  return stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: opts.name ?? 'store-0042' }, spec });
+}
+
+export function parseLogs(stdout: string): AgentRun['logs'] {
+  return stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as AgentRun['logs'][number]);
+}
+
+export async function startScenario(opts: { sim?: SimulatorOptions } = {}): Promise<Scenario> {
+  const bundle = ensureBundle();
+  const sim = await startSimulator({ timeScale: 0.002, ...opts.sim });
+  const node = createStandInNode({ nodeName: sim.options.nodeName, nodeIps: sim.options.kubeletIPs, simControlUrl: sim.controlUrl });
+  const kubeconfig = path.join(node.root, DEFAULT_KUBECONFIG);
+  mkdirSync(path.dirname(kubeconfig), { recursive: true });
+  copyFileSync(sim.kubeconfigs.localhost, kubeconfig);
+  const agentArgs = ['--root', node.root, '--ingress-endpoint', `${sim.endpoints.ingress.host}:${sim.endpoints.ingress.port}`];
+  const children = new Set<ChildProcess>();
+  const spawnRun = (extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}) => {
+    const child = spawn(process.execPath, [bundle, 'run', ...agentArgs, ...extraArgs], { env: { ...node.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    child.on('exit', () => children.delete(child));
+    return child;
+  };
+  return {
+    sim,
+    node,
+    agentArgs,
+    spawnRun,
+    run: (extraArgs = [], runOpts = {}) =>
+      new Promise<AgentRun>((resolve, reject) => {
+        const child = spawnRun(extraArgs, runOpts.env);
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`agent run did not finish within ${runOpts.timeoutMs ?? 120_000} ms\n${stdout.slice(-4000)}\n${stderr.slice(-2000)}`));
+        }, runOpts.timeoutMs ?? 120_000);
+        child.on('exit', (code, signal) => {
+          clearTimeout(timer);
+          resolve({ code, signal, stdout, stderr, logs: parseLogs(stdout) });
+        });
+      }),
+    cleanup: async () => {
+      for (const c of children) c.kill('SIGKILL');
+      await sim.stop();
+      node.cleanup();
+    },
+  };
+}

@@ -1,0 +1,145 @@
+// The MachineConfig's structure, decoded back: what lands where on the node, with which mode, and what is
+// refused. Runs the real `render` command in-process against a stand-in bundle.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runCli } from '../../../src/cli/cli';
+import { decodeFileContents, ignitionFromMachineConfig, type IgnConfig } from '../../support/ignition';
+import { parse } from 'yaml';
+import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from '../../../src/render/layout';
+import { TRUSTED_KEYS_DIR } from '../../../src/paths';
+
+const IMAGE = 'registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:' + '1'.repeat(64);
+
+describe('render machineconfig', () => {
+  let dir: string;
+  let bundle: string;
+  const bundleBytes = Buffer.from(`#!/usr/bin/env node\n"use strict";${'console.log("agent");'.repeat(200)}\n`);
+
+  before(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'sno-render-'));
+    bundle = path.join(dir, 'sno-reconfigure.cjs');
+    writeFileSync(bundle, bundleBytes);
+    writeFileSync(path.join(dir, 'site.pub.pem'), generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }));
+    writeFileSync(path.join(dir, 'site.key'), generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function render(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await runCli(['render', 'machineconfig', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env: {}, cwd: dir });
+    return { code, out, err };
+  }
+
+  function files(cfg: IgnConfig): Map<string, { mode: number | undefined; text: Buffer }> {
+    return new Map((cfg.storage?.files ?? []).map((f) => [f.path, { mode: f.mode, text: decodeFileContents(f) }]));
+  }
+
+  test('host runtime: the bundle (gzip, 0755), a wrapper, the unit (not enabled) and the kubelet hold', async () => {
+    const res = await render();
+    assert.equal(res.code, 0, res.err);
+    const mc = parse(res.out) as { metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> } };
+    assert.equal(mc.metadata.name, '50-master-sno-reconfigure');
+    assert.deepEqual(mc.metadata.labels, { 'machineconfiguration.openshift.io/role': 'master' });
+    assert.equal(mc.metadata.annotations['sno-reconfigure.io/runtime'], 'host');
+    const cfg = ignitionFromMachineConfig(res.out);
+    assert.equal(cfg.ignition.version, '3.2.0');
+    const f = files(cfg);
+    assert.deepEqual([...f.keys()], [MC_WRAPPER_PATH, MC_BUNDLE_PATH].sort());
+    assert.deepEqual(f.get(MC_BUNDLE_PATH)?.text, bundleBytes);
+    assert.equal(f.get(MC_BUNDLE_PATH)?.mode, 0o755);
+    assert.equal(cfg.storage?.files?.find((x) => x.path === MC_BUNDLE_PATH)?.contents?.compression, 'gzip');
+    assert.match(String(f.get(MC_WRAPPER_PATH)?.text), new RegExp(`exec /usr/bin/node ${MC_BUNDLE_PATH} "\\$@"`));
+    const units = new Map((cfg.systemd?.units ?? []).map((u) => [u.name, u]));
+    assert.deepEqual([...units.keys()], ['kubelet.service', 'sno-reconfigure.service']);
+    const agent = units.get('sno-reconfigure.service');
+    assert.match(agent?.contents ?? '', new RegExp(`^ExecStart=/usr/bin/node ${MC_BUNDLE_PATH} run$`, 'm'));
+    assert.equal(agent?.enabled, undefined, '`prepare` arms the unit, not the MachineConfig');
+    const kubelet = units.get('kubelet.service');
+    assert.equal(kubelet?.contents, undefined, 'the MCO\'s kubelet.service stays as it is');
+    assert.equal(kubelet?.mask, undefined, 'never masked from the MachineConfig');
+    assert.deepEqual(kubelet?.dropins?.map((d) => d.name), [KUBELET_HOLD_DROPIN]);
+  });
+
+  test('podman runtime: launcher, runtime.env and the podman unit', async () => {
+    const res = await render('--runtime', 'podman', '--node-image', IMAGE, '--role', 'edge', '--enable');
+    assert.equal(res.code, 0, res.err);
+    const cfg = ignitionFromMachineConfig(res.out);
+    const f = files(cfg);
+    assert.equal(f.get(PODMAN_LAUNCHER_PATH)?.mode, 0o755);
+    assert.match(String(f.get(RUNTIME_ENV_PATH)?.text), new RegExp(`^SNO_RECONFIGURE_NODE_IMAGE=${IMAGE.replace(/[.]/g, '\\.')}$`, 'm'));
+    assert.equal(f.has(MC_WRAPPER_PATH), false);
+    const agent = cfg.systemd?.units?.find((u) => u.name === 'sno-reconfigure.service');
+    assert.match(agent?.contents ?? '', new RegExp(`^ExecStart=${PODMAN_LAUNCHER_PATH} run$`, 'm'));
+    assert.match(agent?.contents ?? '', /^Delegate=yes$/m);
+    assert.equal(agent?.enabled, true);
+    assert.match(res.out, /name: 50-edge-sno-reconfigure/);
+  });
+
+  test('internal IP and a trusted key: dispatcher scripts, hint, key file', async () => {
+    const res = await render('--internal-ip', '192.168.127.10/24', '--trusted-key', 'site.pub.pem');
+    assert.equal(res.code, 0, res.err);
+    const f = files(ignitionFromMachineConfig(res.out));
+    for (const p of DISPATCHER_PATHS) {
+      assert.equal(f.get(p)?.mode, 0o755, p);
+      assert.match(String(f.get(p)?.text), /^add_address 4 192\.168\.127\.10\/24$/m);
+    }
+    assert.match(String(f.get(NODEIP_HINT_PATH)?.text), /^KUBELET_NODEIP_HINT="192\.168\.127\.0"$/m);
+    assert.match(String(f.get(`${TRUSTED_KEYS_DIR}/site.pem`)?.text), /^-----BEGIN PUBLIC KEY-----/);
+  });
+
+  test('--node-ip-pinning dropin pins kubelet and CRI-O with drop-ins instead of the hint', async () => {
+    const res = await render('--internal-ip', '192.168.127.10/24', '--node-ip-pinning', 'dropin');
+    assert.equal(res.code, 0, res.err);
+    const cfg = ignitionFromMachineConfig(res.out);
+    assert.equal(files(cfg).has(NODEIP_HINT_PATH), false);
+    const units = new Map((cfg.systemd?.units ?? []).map((u) => [u.name, u]));
+    assert.deepEqual(units.get('kubelet.service')?.dropins?.map((d) => d.name), [KUBELET_HOLD_DROPIN, NODEIP_DROPIN]);
+    assert.match(units.get('crio.service')?.dropins?.[0]?.contents ?? '', /CONTAINER_STREAM_ADDRESS=192\.168\.127\.10/);
+  });
+
+  test('output is deterministic', async () => {
+    const a = await render('--internal-ip', 'fd00::10/64', '--trusted-key', 'site.pub.pem');
+    const b = await render('--internal-ip', 'fd00::10/64', '--trusted-key', 'site.pub.pem');
+    assert.equal(a.out, b.out);
+  });
+
+  test('bad input: clear message naming the flag, exit 1; bad usage: exit 2', async () => {
+    const cases: [string[], number, RegExp][] = [
+      [['--runtime', 'podman'], 1, /--runtime podman needs --node-image NAME@sha256:DIGEST/],
+      [['--runtime', 'podman', '--node-image', 'registry.access.redhat.com/ubi9/nodejs-20-minimal:1'], 1, /--node-image: .* is not pinned by digest/],
+      [['--node-image', IMAGE], 1, /--node-image only applies to --runtime podman/],
+      [['--internal-ip', '192.168.127.0/24'], 1, /--internal-ip "192\.168\.127\.0\/24": .* subnet address/],
+      [['--trusted-key', 'site.key'], 1, /--trusted-key site\.key: this is a PRIVATE key/],
+      [['--trusted-key', 'missing.pem'], 1, /--trusted-key missing\.pem: cannot read .*missing\.pem \(ENOENT\)/],
+      [['--role', 'Master'], 1, /--role "Master"/],
+      [['--node-ip-pinning', 'dropin'], 1, /needs --internal-ip/],
+      [['--runtime', 'docker'], 2, /--runtime must be host or podman/],
+      [['--node-image-archive', 'relative.tar', '--runtime', 'podman', '--node-image', IMAGE], 1, /expected an absolute node path/],
+    ];
+    for (const [args, code, re] of cases) {
+      const res = await render(...args);
+      assert.equal(res.code, code, `${args.join(' ')}: ${res.err}`);
+      assert.match(res.err, re, args.join(' '));
+      assert.equal(res.out, '');
+    }
+  });
+
+  test('refuses to embed a file that is not the bundle', async () => {
+    let err = '';
+    const code = await runCli(['render', 'machineconfig', '--bundle', path.join(dir, 'site.pub.pem')], { out: () => undefined, err: (s) => (err += s), env: {}, cwd: dir });
+    assert.equal(code, 1);
+    assert.match(err, /is not the agent's bundle/);
+  });
+
+  test('render needs a subject', async () => {
+    let err = '';
+    const code = await runCli(['render'], { out: () => undefined, err: (s) => (err += s), env: {}, cwd: dir });
+    assert.equal(code, 2);
+    assert.match(err, /render machineconfig/);
+  });
+});

@@ -1,0 +1,53 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LocalHost } from '../../../src/host/host';
+import { matchProblems, readMachineIdentity } from '../../../src/siteconfig/identity';
+
+const tmpDirs: string[] = [];
+after(async () => {
+  for (const d of tmpDirs) await fs.rm(d, { recursive: true, force: true });
+});
+
+async function rootWith(files: Record<string, string>): Promise<string> {
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-id-'));
+  tmpDirs.push(root);
+  for (const [rel, text] of Object.entries(files)) {
+    await fs.mkdir(path.dirname(path.join(root, rel)), { recursive: true });
+    await fs.writeFile(path.join(root, rel), text);
+  }
+  return root;
+}
+
+test('readMachineIdentity reads DMI and every interface address under the root', async () => {
+  const root = await rootWith({
+    'sys/class/dmi/id/product_uuid': '4C4C4544-0042-3510-8052-B4C04F333231\n',
+    'sys/class/dmi/id/product_serial': ' ABC1234 \n',
+    'sys/class/net/lo/address': '00:00:00:00:00:00\n',
+    'sys/class/net/eno1/address': '52:54:00:AA:BB:01\n',
+    'sys/class/net/eno2/address': '52:54:00:aa:bb:01\n',
+    'sys/class/net/eno2/bonding_slave/perm_hwaddr': '52:54:00:aa:bb:02\n',
+    'sys/class/net/bond0/address': '52:54:00:aa:bb:01\n',
+  });
+  const id = await readMachineIdentity(new LocalHost({ root }));
+  assert.deepEqual(id, { systemUUID: '4C4C4544-0042-3510-8052-B4C04F333231', serialNumber: 'ABC1234', macAddresses: ['52:54:00:aa:bb:01', '52:54:00:aa:bb:02'] });
+});
+
+test('a machine without DMI or interfaces has an empty identity', async () => {
+  const root = await rootWith({ 'sys/class/dmi/id/product_serial': '\n' });
+  assert.deepEqual(await readMachineIdentity(new LocalHost({ root })), { macAddresses: [] });
+});
+
+test('matchProblems: every given field must fit, case-insensitively', () => {
+  const id = { systemUUID: '4C4C4544-0042-3510-8052-B4C04F333231', serialNumber: 'ABC1234', macAddresses: ['52:54:00:aa:bb:01'] };
+  assert.deepEqual(matchProblems(undefined, id), []);
+  assert.deepEqual(matchProblems({ systemUUID: '4c4c4544-0042-3510-8052-b4c04f333231', serialNumber: 'abc1234', macAddress: '52-54-00-AA-BB-01' }, id), []);
+  const reasons = matchProblems({ systemUUID: '00000000-0000-0000-0000-000000000000', serialNumber: 'X', macAddress: '52:54:00:aa:bb:99' }, id);
+  assert.equal(reasons.length, 3);
+  assert.match(reasons[0]!, /systemUUID 00000000-.* does not match this machine's 4c4c4544/);
+  assert.match(reasons[1]!, /serialNumber X does not match this machine's ABC1234/);
+  assert.match(reasons[2]!, /52:54:00:aa:bb:99 is not one of this machine's interfaces \(52:54:00:aa:bb:01\)/);
+  assert.match(matchProblems({ serialNumber: 'X' }, { macAddresses: [] })[0]!, /cannot be read/);
+});

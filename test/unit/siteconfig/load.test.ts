@@ -1,0 +1,121 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LocalHost } from '../../../src/host/host';
+import { loadSiteConfig, validateEveryCandidate, type LoadResult } from '../../../src/siteconfig/load';
+import { DEFAULT_TIMEOUTS, type LoadedSiteConfig } from '../../../src/siteconfig/types';
+import { prepareCase, type PreparedCase } from './corpus';
+
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  await Promise.all(cleanups.map((c) => c()));
+});
+
+async function prepared(kind: 'valid' | 'invalid', name: string): Promise<PreparedCase> {
+  const c = await prepareCase(kind, name);
+  cleanups.push(c.cleanup);
+  return c;
+}
+
+function valid(result: LoadResult): LoadedSiteConfig {
+  assert.equal(result.status, 'valid', JSON.stringify(result, null, 1));
+  return (result as { site: LoadedSiteConfig }).site;
+}
+
+async function tempDir(): Promise<string> {
+  const d = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-load-'));
+  cleanups.push(() => fs.rm(d, { recursive: true, force: true }));
+  return d;
+}
+
+test('the full site-config resolves every field, files read, timeouts in ms', async () => {
+  const c = await prepared('valid', 'v02-full');
+  const site = valid(await loadSiteConfig(c.location, { host: new LocalHost({ root: c.root }) }));
+  const r = site.resolved;
+  assert.equal(site.sourcePath, path.join(await fs.realpath(c.location), 'site-config.yaml'));
+  assert.equal(r.name, 'store-0042');
+  assert.deepEqual(r.match, { systemUUID: '4C4C4544-0042-3510-8052-B4C04F333231', serialNumber: 'ABC1234', macAddress: '52:54:00:12:34:56' });
+  assert.equal(r.clusterName, 'sno1');
+  assert.equal(r.hostname, 'sno1-node');
+  assert.equal(r.baseDomain, 'store42.example.com');
+  assert.deepEqual(r.network?.verify, { ping: ['192.168.42.1', 'fd00:42::1'], resolve: ['api.sno1.store42.example.com', 'registry.store42.example.com.'] });
+  assert.equal((r.network?.nmstate.interfaces as Array<{ name: string }>)[0]!.name, 'eth0');
+  assert.deepEqual(r.pullSecret, { auths: { 'quay.io': { auth: 'dXNlcjpwYXNzd29yZA==', email: 'ops@example.com' }, 'registry.store42.example.com:8443': { username: 'store', password: 's3cret' } } });
+  assert.equal(r.pullSecretMode, 'replace');
+  assert.deepEqual(r.imageDigestMirrors.map((m) => m.source), ['quay.io/openshift-release-dev/ocp-release', 'quay.io/openshift-release-dev/ocp-v4.0-art-dev']);
+  assert.match(r.additionalTrustBundle!, /^-----BEGIN CERTIFICATE-----/);
+  assert.match(r.certificates.api!.certPem, /BEGIN CERTIFICATE[\s\S]*BEGIN CERTIFICATE/);
+  assert.match(r.certificates.ingress!.keyPem, /BEGIN PRIVATE KEY/);
+  assert.deepEqual(r.timeouts, { network: 600_000, kubelet: 300_000, apiReady: 3_600_000, csr: 1_200_000, settle: 5_400_000, settleStability: 90_000 });
+  assert.deepEqual(site.warnings, []);
+});
+
+test('defaults: merge, no mirrors, no certificates, DEFAULT_TIMEOUTS', async () => {
+  const c = await prepared('valid', 'v01-minimal');
+  const r = valid(await loadSiteConfig(c.location, { host: new LocalHost({ root: c.root }) })).resolved;
+  assert.deepEqual(r, { name: 'minimal', baseDomain: 'store42.example.com', pullSecretMode: 'merge', imageDigestMirrors: [], certificates: {}, timeouts: DEFAULT_TIMEOUTS });
+});
+
+test('the digest covers the site-config and its files, wherever they are', async () => {
+  const c = await prepared('valid', 'v04-nmstate-file');
+  const host = new LocalHost({ root: c.root });
+  const first = valid(await loadSiteConfig(c.location, { host }));
+  const copy = path.join(await tempDir(), 'copy');
+  await fs.cp(c.location, copy, { recursive: true });
+  assert.equal(valid(await loadSiteConfig(copy, { host })).digest, first.digest, 'a copy elsewhere has the same digest');
+  await fs.appendFile(path.join(copy, 'network/site.yaml'), '# a comment\n');
+  assert.notEqual(valid(await loadSiteConfig(copy, { host })).digest, first.digest, 'a changed referenced file changes the digest');
+});
+
+test('the time of validation decides expiry', async () => {
+  const c = await prepared('valid', 'v07-certificates');
+  const host = new LocalHost({ root: c.root });
+  const later = await loadSiteConfig(c.location, { host, now: new Date('2200-01-01T00:00:00Z') });
+  assert.equal(later.status, 'invalid');
+  assert.ok(later.status === 'invalid' && later.errors.some((e) => e.path === 'spec.certificates.api.certFile' && /expired on/.test(e.message)));
+});
+
+test('a referenced file may be a symbolic link that stays inside the site-config directory', async () => {
+  const c = await prepared('valid', 'v15-file-location');
+  const dir = path.dirname(c.location);
+  await fs.mkdir(path.join(dir, 'real'));
+  await fs.rename(path.join(dir, 'net.yaml'), path.join(dir, 'real', 'net.yaml'));
+  await fs.symlink('real/net.yaml', path.join(dir, 'net.yaml'));
+  valid(await loadSiteConfig(c.location, { host: new LocalHost({ root: c.root }) }));
+});
+
+test('a machine-specific site-config for another machine is "not for this machine", before its other problems', async () => {
+  const dir = await tempDir();
+  await fs.writeFile(path.join(dir, 'site-config.yaml'), 'apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: x}\nspec:\n  match: {serialNumber: S1}\n  baseDomain: BAD\n');
+  const result = await loadSiteConfig(dir, { host: new LocalHost({ root: dir }), identity: { serialNumber: 'S2', macAddresses: [] } });
+  assert.deepEqual(result, { status: 'not-for-this-machine', reasons: ["site-config.yaml: serialNumber S1 does not match this machine's S2"] });
+});
+
+test('site-configs/: an unreadable candidate is a warning when another one fits', async () => {
+  const dir = await tempDir();
+  await fs.mkdir(path.join(dir, 'site-configs'));
+  await fs.writeFile(path.join(dir, 'site-configs', 'a.yaml'), 'apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: a}\nspec:\n  match: {serialNumber: S1}\n  clusterName: sno1\n  baseDomain: a.example.com\n');
+  await fs.writeFile(path.join(dir, 'site-configs', 'b.yaml'), 'spec: [\n');
+  await fs.symlink('/etc/hostname', path.join(dir, 'site-configs', 'c.yaml'));
+  const site = valid(await loadSiteConfig(dir, { host: new LocalHost({ root: dir }), identity: { serialNumber: 'S1', macAddresses: [] } }));
+  assert.equal(site.resolved.name, 'a');
+  assert.deepEqual(site.warnings.map((w) => w.path), ['site-configs/b.yaml', 'site-configs/c.yaml']);
+  assert.match(site.warnings[1]!.message, /resolves outside/);
+});
+
+test('validateEveryCandidate checks every machine\'s file, ignoring spec.match', async () => {
+  const c = await prepared('valid', 'v08-multi-machine');
+  const reports = await validateEveryCandidate(c.location, { host: new LocalHost({ root: await tempDir() }) });
+  assert.deepEqual(reports.map((r) => [r.display, r.valid]), [
+    ['site-configs/store-0041.yaml', true],
+    ['site-configs/store-0042.yaml', true],
+    ['site-configs/store-0043.yml', true],
+  ]);
+});
+
+test('a location that does not exist', async () => {
+  const missing = path.join(await tempDir(), 'nope');
+  assert.deepEqual(await loadSiteConfig(missing, { host: new LocalHost({ root: '/' }) }), { status: 'invalid', errors: [{ path: missing, message: 'does not exist' }], warnings: [] });
+});

@@ -1,0 +1,116 @@
+// `sno-reconfigure validate` through its Command object (the bundle is exercised in
+// test/integration/validate-bundle.test.ts): exit codes, human output, the --json contract.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { EXIT_USAGE, UsageError, parseCommandArgs, type CliIo } from '../../../src/cli/command';
+import { validateCommand } from '../../../src/cli/commands/validate';
+import { prepareCase } from './corpus';
+
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  await Promise.all(cleanups.map((c) => c()));
+});
+
+async function run(argv: string[], cwd = process.cwd()): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CliIo = { out: (s) => (out += s), err: (s) => (err += s), env: {}, cwd };
+  try {
+    const args = parseCommandArgs(validateCommand, argv);
+    if (args.values.help === true) return { code: 0, out: validateCommand.help, err };
+    return { code: await validateCommand.run(args, io), out, err };
+  } catch (e) {
+    if (e instanceof UsageError) return { code: EXIT_USAGE, out, err: e.message };
+    throw e;
+  }
+}
+
+async function caseDir(kind: 'valid' | 'invalid', name: string) {
+  const c = await prepareCase(kind, name);
+  cleanups.push(c.cleanup);
+  return c;
+}
+
+test('usage errors exit 2', async () => {
+  assert.equal((await run([])).code, 2);
+  assert.match((await run([])).err, /missing PATH/);
+  assert.equal((await run(['a', 'b'])).code, 2);
+  assert.equal((await run(['a', '--bogus'])).code, 2);
+  const root = path.join(os.tmpdir(), `sno-no-such-root-${process.pid}`);
+  assert.match((await run(['a', '--root', root])).err, /no such directory/);
+});
+
+test('--help explains the command with an example', async () => {
+  const { code, out } = await run(['--help']);
+  assert.equal(code, 0);
+  assert.match(out, /Usage: sno-reconfigure validate PATH/);
+  assert.match(out, /Examples:\n {2}sno-reconfigure validate/);
+});
+
+test('a valid site-config: exit 0 and a one-line summary', async () => {
+  const c = await caseDir('valid', 'v03-network-inline');
+  const { code, out } = await run([c.location, '--root', c.root]);
+  assert.equal(code, 0);
+  assert.match(out, /site-config\.yaml: valid — site "net-inline", cluster domain sno1\.store42\.example\.com/);
+});
+
+test('an invalid site-config: exit 1 and every problem with its location', async () => {
+  const c = await caseDir('invalid', 'i140-many-problems');
+  const { code, out } = await run([c.location, '--root', c.root]);
+  assert.equal(code, 1);
+  assert.match(out, /INVALID — 11 errors, 1 warning/);
+  assert.match(out, /\n {2}spec\.network\.nmstate\.interfaces\[0\]\.ipv4\.address\[0\]\.ip: '10\.0\.0\.256' is not a valid IPv4 address\n/);
+  assert.equal(out.split('\n').filter((l) => l.startsWith('  spec.')).length, 12);
+});
+
+test('--json prints exactly the contract shape (plus status and source)', async () => {
+  const c = await caseDir('invalid', 'i005-typo-basedomain');
+  const { code, out } = await run([c.location, '--json', '--root', c.root]);
+  assert.equal(code, 1);
+  const report = JSON.parse(out) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(report).sort(), ['errors', 'source', 'status', 'valid', 'warnings']);
+  assert.equal(report.valid, false);
+  assert.equal(report.status, 'invalid');
+  assert.deepEqual(report.errors, [
+    { path: 'spec.baseDomain', message: 'is required' },
+    { path: 'spec.baseDomian', message: "unknown field 'baseDomian' — did you mean 'baseDomain'?" },
+  ]);
+  assert.deepEqual(report.warnings, []);
+  const v = await caseDir('valid', 'v01-minimal');
+  const ok = JSON.parse((await run([v.location, '--json', '--root', v.root])).out) as { valid: boolean; errors: unknown[]; warnings: Array<Record<string, unknown>> };
+  assert.equal(ok.valid, true);
+  assert.deepEqual(ok.errors, []);
+  assert.deepEqual(Object.keys(ok.warnings[0]!).sort(), ['message', 'path']);
+});
+
+test('not for this machine: exit 1, and it says so', async () => {
+  const c = await caseDir('invalid', 'i113-multi-none-match');
+  const human = await run([c.location, '--root', c.root]);
+  assert.equal(human.code, 1);
+  assert.match(human.out, /NOT FOR THIS MACHINE/);
+  const json = JSON.parse((await run([c.location, '--json', '--root', c.root])).out) as { status: string; errors: Array<{ path: string; message: string }> };
+  assert.equal(json.status, 'not-for-this-machine');
+  assert.deepEqual(json.errors.map((e) => e.path), ['site-configs/a.yaml', 'site-configs/b.yaml']);
+  assert.match(json.errors[0]!.message, /^not for this machine: serialNumber S1/);
+});
+
+test('--any-machine validates every site-config, whichever machine it is for', async () => {
+  const c = await caseDir('invalid', 'i113-multi-none-match');
+  const all = await run([c.location, '--any-machine', '--root', c.root]);
+  assert.equal(all.code, 0, all.out);
+  assert.match(all.out, /all 2 site-configs valid/);
+  await fs.writeFile(path.join(c.location, 'site-configs', 'b.yaml'), 'apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: b}\nspec: {baseDomain: x..y}\n');
+  const json = JSON.parse((await run([c.location, '--any-machine', '--json', '--root', c.root])).out) as { valid: boolean; errors: Array<{ path: string }>; files: Array<{ path: string; valid: boolean }> };
+  assert.equal(json.valid, false);
+  assert.deepEqual(json.files.map((f) => [f.path, f.valid]), [['site-configs/a.yaml', true], ['site-configs/b.yaml', false]]);
+  assert.deepEqual(json.errors.map((e) => e.path), ['site-configs/b.yaml:spec.baseDomain']);
+});
+
+test('a relative PATH is resolved against the working directory', async () => {
+  const c = await caseDir('valid', 'v12-json');
+  const { code, out } = await run(['.', '--root', c.root], c.location);
+  assert.equal(code, 0, out);
+});

@@ -1,0 +1,120 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { classifyRoute, recreatable, HOST_GENERATED_ANNOTATION, type Route, type RoutePolicy } from '../../../../src/steps/domain/routes';
+import { clusterBlockers, poolBlockers, rolloutStarted, type ClusterSnapshot } from '../../../../src/steps/settle/conditions';
+import type { ExpectedRollout } from '../../../../src/steps/settle/rollouts';
+
+const policy: RoutePolicy = {
+  oldDomains: ['apps.sno1.factory.example.com', 'apps.sno1.store41.example.com'],
+  newAppsDomain: 'apps.sno1.store42.example.com',
+  componentRoutes: new Set(['openshift-console/console', 'openshift-authentication/oauth-openshift']),
+};
+
+const route = (ns: string, name: string, host: string | undefined, generated = false, extra: Partial<Route> = {}): Route => ({
+  apiVersion: 'route.openshift.io/v1',
+  kind: 'Route',
+  metadata: { namespace: ns, name, uid: 'u1', resourceVersion: '7', creationTimestamp: new Date(0), ...(generated ? { annotations: { [HOST_GENERATED_ANNOTATION]: 'true', keep: 'me' } } : {}) },
+  spec: { ...(host ? { host } : {}), to: { kind: 'Service', name } },
+  status: { ingress: [] },
+  ...extra,
+});
+
+describe('route classification', () => {
+  test('generated hosts on an old apps domain are re-created', () => {
+    const d = classifyRoute(route('shop', 'web', 'web-shop.apps.sno1.factory.example.com', true), policy);
+    assert.equal(d.action, 'recreate');
+  });
+
+  test('explicit hosts on an old apps domain keep their name under the new one (also a previous appsDomain)', () => {
+    assert.deepEqual(
+      { ...classifyRoute(route('shop', 'pay', 'pay.apps.sno1.factory.example.com'), policy) },
+      { key: 'shop/pay', host: 'pay.apps.sno1.factory.example.com', action: 'rewrite', newHost: 'pay.apps.sno1.store42.example.com', reason: 'explicit host on an old apps domain' },
+    );
+    assert.equal(classifyRoute(route('shop', 'a', 'a.b.apps.sno1.store41.example.com'), policy).newHost, 'a.b.apps.sno1.store42.example.com');
+  });
+
+  test('left alone: outside the old domains, already moved, component routes, subdomain routes, a look-alike suffix', () => {
+    assert.equal(classifyRoute(route('shop', 'ext', 'shop.corp.example.com'), policy).action, 'keep');
+    assert.equal(classifyRoute(route('shop', 'new', 'new-shop.apps.sno1.store42.example.com', true), policy).action, 'keep');
+    assert.equal(classifyRoute(route('openshift-console', 'console', 'console-openshift-console.apps.sno1.factory.example.com', true), policy).action, 'keep');
+    assert.equal(classifyRoute(route('shop', 'sub', undefined), policy).action, 'keep');
+    assert.equal(classifyRoute(route('shop', 'evil', 'xapps.sno1.factory.example.com'), policy).action, 'keep');
+    assert.equal(classifyRoute(route('shop', 'bare', 'apps.sno1.factory.example.com'), policy).action, 'keep');
+  });
+
+  test('the target domain is never treated as old', () => {
+    const p = { ...policy, oldDomains: [...policy.oldDomains, policy.newAppsDomain] };
+    assert.equal(classifyRoute(route('shop', 'new', 'new-shop.apps.sno1.store42.example.com', true), p).action, 'keep');
+  });
+
+  test('recreatable drops host, status, server fields and the generated marker; keeps the rest', () => {
+    const owner = { apiVersion: 'v1', kind: 'Service', name: 'web', uid: 'x' };
+    const r = recreatable(route('shop', 'web', 'web-shop.apps.sno1.factory.example.com', true, {}));
+    assert.deepEqual(r.metadata, { name: 'web', namespace: 'shop', annotations: { keep: 'me' } });
+    assert.deepEqual(r.spec, { to: { kind: 'Service', name: 'web' } });
+    assert.equal('status' in r, false);
+    const withOwner = route('shop', 'web', 'h.apps.sno1.factory.example.com', true);
+    withOwner.metadata = { ...withOwner.metadata, ownerReferences: [owner], labels: { app: 'web' } };
+    assert.deepEqual(recreatable(withOwner).metadata?.ownerReferences, [owner]);
+    assert.deepEqual(recreatable(withOwner).metadata?.labels, { app: 'web' });
+  });
+});
+
+const cond = (type: string, status: string, reason = '', message = '', lastTransitionTime = '2026-01-01T00:00:00Z') => ({ type, status, reason, message, lastTransitionTime });
+const co = (name: string, progressing = false, degraded = false, ltt = '2026-01-01T00:00:00Z') => ({
+  metadata: { name },
+  status: { conditions: [cond('Available', 'True'), cond('Progressing', progressing ? 'True' : 'False', progressing ? 'NodeInstaller' : 'AsExpected', progressing ? 'revision 8' : '', ltt), cond('Degraded', degraded ? 'True' : 'False', degraded ? 'SecretMissing' : '', degraded ? 'secret openshift-config/x not found' : '')] },
+});
+const pool = (target: string, current: string, updated = true) => ({
+  metadata: { name: 'master', generation: 3 },
+  spec: { configuration: { name: target } },
+  status: { observedGeneration: 3, machineCount: 1, updatedMachineCount: updated ? 1 : 0, configuration: { name: current }, conditions: [cond('Updated', updated ? 'True' : 'False'), cond('Updating', updated ? 'False' : 'True'), cond('Degraded', 'False')] },
+});
+const settled = (): ClusterSnapshot => ({
+  clusterVersion: { metadata: { name: 'version' }, status: { conditions: [cond('Available', 'True'), cond('Progressing', 'False')] } },
+  operators: [co('kube-apiserver'), co('ingress')],
+  pools: [pool('rendered-master-a', 'rendered-master-a')],
+  nodes: [{ metadata: { name: 'sno1-node' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }],
+  csrs: [],
+});
+
+describe('settle conditions', () => {
+  test('a settled cluster has no blockers', () => {
+    assert.deepEqual(clusterBlockers(settled(), { nodeName: 'sno1-node', rollouts: [] }), []);
+  });
+
+  test('progressing and degraded operators, unready node, updating pool are all named', () => {
+    const snap = settled();
+    snap.operators = [co('kube-apiserver', true), co('authentication', false, true)];
+    snap.pools = [pool('rendered-master-b', 'rendered-master-a', false)];
+    snap.nodes = [{ metadata: { name: 'sno1-node' }, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady' }] } }];
+    const texts = clusterBlockers(snap, { nodeName: 'sno1-node', rollouts: [] }).map((b) => b.text);
+    assert.ok(texts.includes('kube-apiserver (Progressing: NodeInstaller: revision 8)'), texts.join('\n'));
+    assert.ok(texts.includes('authentication Degraded (SecretMissing: secret openshift-config/x not found)'));
+    assert.ok(texts.some((t) => t.startsWith('machine-config pool master (Updating 0/1 updated to rendered-master-b)')));
+    assert.ok(texts.some((t) => t.startsWith('node sno1-node not Ready (KubeletNotReady')));
+    const degraded = clusterBlockers(snap, { nodeName: 'sno1-node', rollouts: [] }).find((b) => b.degraded);
+    assert.deepEqual(degraded?.degraded, { name: 'cluster operator authentication', message: 'SecretMissing: secret openshift-config/x not found' });
+  });
+
+  test('a pool whose status lags its generation or target config is not updated', () => {
+    const p = pool('rendered-master-b', 'rendered-master-b');
+    assert.deepEqual(poolBlockers(p), []);
+    assert.equal(poolBlockers({ ...p, metadata: { name: 'master', generation: 4 } }).length, 1);
+    assert.equal(poolBlockers(pool('rendered-master-b', 'rendered-master-a')).length, 1);
+  });
+
+  test('expected rollouts count as started only when their baseline moved', () => {
+    const r: ExpectedRollout = { id: 'co/kube-apiserver', kind: 'clusteroperator', name: 'kube-apiserver', reason: 'APIServer namedCertificates', step: 'domain', baseline: 'False@2026-01-01T00:00:00Z', recordedAt: '' };
+    const snap = settled();
+    assert.equal(rolloutStarted(r, snap), false);
+    assert.equal(clusterBlockers(snap, { rollouts: [r] }).some((b) => b.notStarted?.id === 'co/kube-apiserver'), true);
+    snap.operators = [co('kube-apiserver', false, false, '2026-01-01T00:09:00Z')];
+    assert.equal(rolloutStarted(r, snap), true);
+    const m: ExpectedRollout = { id: 'mcp/master', kind: 'machineconfigpool', name: 'master', reason: 'pull secret', step: 'pull-secret', baseline: 'rendered-master-a', recordedAt: '' };
+    assert.equal(rolloutStarted(m, settled()), false);
+    const moved = settled();
+    moved.pools = [pool('rendered-master-b', 'rendered-master-b')];
+    assert.equal(rolloutStarted(m, moved), true);
+  });
+});
