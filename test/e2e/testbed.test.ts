@@ -4,10 +4,11 @@
 // When the machine cannot host the namespace, every test FAILS with the reason (never skips).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureBundle, PROJECT_ROOT } from '../support/bundle';
 import { Testbed, cgroupBase, ensureRootfsImage, isAlive, leftovers, sweepStaleNow, type IgnConfig, type IgnUnit, type RootfsImage } from './testbed/index';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -96,6 +97,24 @@ describe('systemd testbed: boot and units', () => {
     const start = await m.systemctl('start', 'kubelet.service');
     assert.notEqual(start.code, 0);
     assert.match(start.stderr, /masked/);
+  });
+
+  test('the rendered MachineConfig installs like Ignition would: its unit loads and verifies, the bundle runs on the node', async () => {
+    await ready();
+    const bundle = ensureBundle();
+    const mc = execFileSync(process.execPath, [bundle, 'render', 'machineconfig'], { encoding: 'utf8' });
+    const m = await bed.machine();
+    const applied = await bed.installMachineConfig(m, mc);
+    assert.ok(applied.units.includes('sno-reconfigure.service'), JSON.stringify(applied));
+    // keep the agent itself from running here (agent scenarios are separate): its done marker stops the unit
+    m.writeFile('/etc/sno-reconfigure/done', '');
+    await m.boot();
+    const unit = await m.unitProperties('sno-reconfigure.service', ['LoadState', 'ConditionResult', 'ActiveState']);
+    assert.deepEqual(unit, { LoadState: 'loaded', ConditionResult: 'no', ActiveState: 'inactive' });
+    const verify = await m.exec(['systemd-analyze', 'verify', 'sno-reconfigure.service']);
+    assert.deepEqual([verify.code, verify.stderr], [0, '']);
+    const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
+    assert.equal((await m.execOk(['sno-reconfigure', '--version'])).trim(), pkg.version);
   });
 
   test('Type=notify with WatchdogSec: READY and STATUS sent with /usr/bin/systemd-notify reach systemd', async () => {

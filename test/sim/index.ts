@@ -193,12 +193,12 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   const authentication = new AuthenticationOperator(ctx);
   const consoleOp = new ConsoleOperator(ctx);
   const ingress = new IngressOperator(ctx);
-  let endpointsRef: Endpoints | undefined;
+  const late: { endpoints?: Endpoints } = {};
   const machineConfig = new MachineConfigOperator(ctx, {
     halt: () => {
       kubelet.stop();
       nodeLifecycle.kubeletStopped();
-      endpointsRef?.dropIngressConnections();
+      late.endpoints?.dropIngressConnections();
     },
     boot: () => {
       if (!file.state.kubeletEnabled) return;
@@ -223,7 +223,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   rollouts.resumeAll();
 
   const endpoints = new Endpoints({ ctx, api, kubeApiserver, authentication, console: consoleOp, ingress, router });
-  endpointsRef = endpoints;
+  late.endpoints = endpoints;
   await endpoints.start({ ingress: file.state.ports.ingress });
   file.state.ports.ingress = endpoints.ingressEndpoint!.port;
 
@@ -342,6 +342,12 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     },
     async applyFaults(f: FaultRequest) {
       if (f.api) api.faults = { ...api.faults, ...(f.api as ApiFaults) };
+      for (const [key, field] of [['apiUnavailableForMs', 'unavailableUntil'], ['apiResetForMs', 'resetUntil']] as const) {
+        const ms = f[key];
+        if (ms === undefined) continue;
+        if (typeof ms !== 'number' || !(ms >= 0)) throw new Error(`${key}: expected simulated milliseconds >= 0`);
+        api.faults[field] = clock.now() + ms;
+      }
       if (f.apiNeverUp !== undefined) {
         file.state.faults.apiNeverUp = f.apiNeverUp;
         api.faults.neverUp = f.apiNeverUp;
@@ -359,9 +365,19 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     },
     async waitFor(predicate, timeoutMs, what = 'condition') {
       const deadline = Date.now() + timeoutMs;
+      let lastError: unknown;
       for (;;) {
-        if (await predicate()) return;
-        if (Date.now() > deadline) throw new Error(`simulator: timed out after ${timeoutMs} ms waiting for ${what}\n${logLines.slice(-15).join('\n')}`);
+        try {
+          if (await predicate()) return;
+          lastError = undefined;
+        } catch (e) {
+          // A predicate that reads through the API may meet an outage the cluster is going through.
+          lastError = e;
+        }
+        if (Date.now() > deadline) {
+          const why = lastError ? ` (last error: ${(lastError as Error).message})` : '';
+          throw new Error(`simulator: timed out after ${timeoutMs} ms waiting for ${what}${why}\nrecent simulator log:\n${logLines.slice(-15).join('\n')}`);
+        }
         await new Promise((r) => setTimeout(r, 5));
       }
     },

@@ -77,6 +77,25 @@ describe('simulated API server: verbs, discovery and auth over HTTPS', () => {
     assert.equal((await admin.get('/apis/nothing.example.com/v1')).status, 404);
   });
 
+  test('OpenShift 4.12: no ImageDigestMirrorSet/ImageTagMirrorSet in discovery or at their paths; ICSP served', async () => {
+    const old = await startApiServer({ clusterVersion: '4.12.40' });
+    const c = new SimClient(old, { identity: ADMIN });
+    try {
+      const config = (await c.get('/apis/config.openshift.io/v1')).body as { resources: { name: string }[] };
+      const names = config.resources.map((r) => r.name);
+      assert.ok(names.includes('ingresses'));
+      assert.ok(!names.includes('imagedigestmirrorsets') && !names.includes('imagetagmirrorsets'));
+      const idms = await c.get('/apis/config.openshift.io/v1/imagedigestmirrorsets');
+      assert.equal(idms.status, 404);
+      assert.equal(status(idms.body).message, 'the server could not find the requested resource');
+      assert.equal((await c.get('/apis/operator.openshift.io/v1alpha1/imagecontentsourcepolicies')).status, 200);
+      assert.match((await c.get('/version')).text, /"gitVersion":"v1\.25\./);
+    } finally {
+      c.close();
+      await old.close();
+    }
+  });
+
   test('create: 201, generateName, 409 AlreadyExists, namespace mismatch 400, unsupported body type 415', async () => {
     const created = await admin.request('POST', CM, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { a: '1' } } });
     assert.equal(created.status, 201);

@@ -368,12 +368,17 @@ export class SimObjectStore implements SimStore {
         return;
       }
       default:
-        // Custom resources with a status subresource ignore status on create.
+        // "create cannot set status" for custom resources with a status subresource
+        // (apiextensions-apiserver pkg/registry/customresource/strategy.go PrepareForCreate).
         if (!r.builtIn && this.registry.hasStatus(r)) delete obj.status;
     }
   }
 
-  /** Which parts of the incoming object an update through `via` may change (the registry strategies). */
+  /**
+   * Which parts of the incoming object an update through `via` may change: the registry strategies'
+   * PrepareForUpdate (customresource strategy/status strategy: the main resource keeps the stored status,
+   * /status keeps everything but status; certificates csrStrategy/csrStatusStrategy/csrApprovalStrategy).
+   */
   private applyUpdatePath(r: ServedResource, incoming: KubeObject, old: KubeObject, via: UpdatePath): KubeObject {
     const isCsr = r.type.plural === 'certificatesigningrequests';
     if (via === 'approval') {

@@ -3,7 +3,8 @@
 // <dir>/control-url.
 //   POST /sim/kubelet/start   — `systemctl start kubelet`
 //   POST /sim/kubelet/stop    — `systemctl stop kubelet`
-//   POST /sim/faults          — {"api": ApiFaults, "kubeletFilesNoCsrs": bool, "apiNeverUp": bool,
+//   POST /sim/faults          — {"api": ApiFaults, "apiUnavailableForMs": n, "apiResetForMs": n,
+//                                "kubeletFilesNoCsrs": bool, "apiNeverUp": bool,
 //                                "hostileCsr": kind, "degrade": {"operator","reason","message"}, "recover": operator}
 //   GET  /sim/state           — what the simulated cluster is doing now
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -12,7 +13,12 @@ import type { ApiFaults } from '../store-types';
 import type { HostileCsrKind, InjectedCsr } from './hostile';
 
 export interface FaultRequest {
+  /** Raw API faults (deadlines in simulated ms since 1970, like the simulator's clock). */
   api?: ApiFaults;
+  /** 503 ServiceUnavailable for this many simulated ms from now. */
+  apiUnavailableForMs?: number;
+  /** Connections reset for this many simulated ms from now. */
+  apiResetForMs?: number;
   kubeletFilesNoCsrs?: boolean;
   apiNeverUp?: boolean;
   hostileCsr?: HostileCsrKind;

@@ -1,0 +1,114 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { closeSync, fstatSync, openSync, readFileSync, existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { startScenario, siteConfigFor, parseLogs, type Scenario } from '../../support/scenario';
+import { BUNDLE_PATH } from '../../support/bundle';
+
+async function withScenario(fn: (s: Scenario) => Promise<void>, sim: Parameters<typeof startScenario>[0] = {}): Promise<void> {
+  const s = await startScenario(sim);
+  try {
+    await fn(s);
+  } finally {
+    await s.cleanup();
+  }
+}
+
+function status(s: Scenario): { phase: string; lastError?: { message: string; remedy?: string; problems?: { path: string }[] }; steps: { name: string; state: string }[] } {
+  // `status` exits 1 when the last run failed; its JSON is on stdout either way.
+  const res = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--json', '--root', s.node.root], { encoding: 'utf8' });
+  const view = JSON.parse(res.stdout);
+  assert.equal(res.status, view.phase === 'failed' ? 1 : 0, 'status exit code follows the phase');
+  return view;
+}
+
+function banner(s: Scenario): string {
+  return readFileSync(path.join(s.node.root, 'etc/issue.d/50-sno-reconfigure.issue'), 'utf8');
+}
+
+const waitUntil = async (what: string, cond: () => boolean, ms = 60_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+test('an invalid site-config changes nothing, is reported at priority err, and a corrected one proceeds', async () =>
+  withScenario(async (s) => {
+    const bad = siteConfigFor(s.sim).replace('baseDomain: store42.example.com', 'baseDomain: Store_42..example.com');
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': bad });
+    // stdout to a file that JOURNAL_STREAM names, as systemd does: the agent then prefixes priorities.
+    const logFile = path.join(s.node.dir, 'journal.out');
+    const fd = openSync(logFile, 'w');
+    const st = fstatSync(fd);
+    const child = spawn(process.execPath, [BUNDLE_PATH, 'run', ...s.agentArgs], { env: { ...s.node.env, JOURNAL_STREAM: `${st.dev}:${st.ino}`, NOTIFY_SOCKET: '/run/systemd/notify' }, stdio: ['ignore', fd, 'pipe'] });
+    closeSync(fd);
+    try {
+      await waitUntil('the invalid config to be reported', () => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('invalid site-config'));
+      await waitUntil('status to say so', () => status(s).phase === 'invalid-config');
+      const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean);
+      const errLines = lines.filter((l) => l.startsWith('<3>'));
+      assert.ok(errLines.some((l) => l.includes('spec.baseDomain')), 'the field is named at priority err');
+      assert.ok(lines.every((l) => /^<[2-7]>\{/.test(l)), 'every journal line carries a priority');
+      assert.match(banner(s), /ACTION NEEDED — the site-config on .* is invalid — nothing was changed/);
+      assert.match(banner(s), /spec\.baseDomain/);
+      const st1 = status(s);
+      assert.ok(st1.lastError?.problems?.some((p) => p.path === 'spec.baseDomain'));
+      assert.equal(s.node.calls('nmstatectl').length, 0, 'nothing was changed');
+      assert.equal(s.node.calls('systemctl').filter((c) => !c.args[0]!.startsWith('is-')).length, 0);
+      const notify = s.node.calls('systemd-notify').map((c) => c.args.join(' '));
+      assert.ok(notify.some((a) => a.startsWith('READY=1')), 'READY=1 sent');
+      assert.ok(notify.some((a) => a.includes('STATUS=the site-config on') && a.includes('invalid')), 'STATUS= says why it waits');
+      // The technician swaps the stick.
+      s.node.detachVolume('sdb1');
+      s.node.attachVolume('sdc1', 'site-config', { 'site-config.yaml': siteConfigFor(s.sim) });
+      const code = await new Promise<number | null>((r) => child.on('exit', r));
+      assert.equal(code, 0, readFileSync(logFile, 'utf8').slice(-3000));
+      assert.equal(status(s).phase, 'succeeded');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }));
+
+test('a site-config for another machine is ignored', async () =>
+  withScenario(async (s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { match: { serialNumber: 'NOT-THIS-ONE' } } }) });
+    const res = await s.run(['--once']);
+    assert.equal(res.code, 0);
+    assert.ok(res.logs.some((l) => l.level === 'warn' && /not for this machine/.test(l.msg)));
+    assert.equal(s.node.calls('nmstatectl').length, 0);
+    assert.match(banner(s), /WAITING — the site-config on .* is not for this machine/);
+  }));
+
+test('an API that never comes up ends in a clear failure at its deadline', async () =>
+  withScenario(
+    async (s) => {
+      s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { apiReady: '3s', settleStability: '2s' } } }) });
+      const res = await s.run(['--once'], { env: { NOTIFY_SOCKET: '/run/systemd/notify' } });
+      assert.equal(res.code, 1);
+      const st = status(s);
+      assert.equal(st.phase, 'failed');
+      assert.match(st.lastError!.message, /did not become ready within 3s/);
+      assert.match(st.lastError!.remedy!, /journalctl -u kubelet/);
+      assert.match(banner(s), /ACTION NEEDED — Wait for the Kubernetes API failed/);
+      assert.ok(parseLogs(res.stdout).some((l) => l.level === 'error' && l.step === 'api'));
+      const notify = s.node.calls('systemd-notify').map((c) => c.args.join(' '));
+      assert.ok(notify.some((a) => a.startsWith('EXTEND_TIMEOUT_USEC=')), 'asked for more time before the long wait');
+      assert.ok(notify.some((a) => a.includes('waiting for the API')), 'progress in STATUS=');
+    },
+    { sim: { faults: { apiNeverUp: true } } },
+  ));
+
+test('a site network that does not verify is rolled back and the failure names the check', async () =>
+  withScenario(async (s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { network: '20s', settleStability: '2s' } } }) });
+    s.node.fail('getent');
+    const res = await s.run(['--once']);
+    assert.equal(res.code, 1);
+    assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'rollback']);
+    const st = status(s);
+    assert.match(st.lastError!.message, /resolve registry\.store42\.example\.com: does not resolve/);
+    assert.equal(s.node.units()['kubelet.service']?.enabled ?? 'masked', 'masked', 'kubelet untouched');
+  }));

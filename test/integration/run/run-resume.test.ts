@@ -1,0 +1,71 @@
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { R } from '../../../src/cluster/resources';
+import { titleOf } from '../../../src/steps/titles';
+import type { StepName } from '../../../src/engine/step';
+import { startScenario, siteConfigFor, type Scenario } from '../../support/scenario';
+
+let s: Scenario;
+before(async () => {
+  s = await startScenario();
+});
+after(async () => {
+  await s?.cleanup();
+});
+
+/** Starts the agent and SIGKILLs it (a power cut, for the agent) once `when` holds. */
+async function killWhen(when: (out: string) => boolean, label: string): Promise<string> {
+  const child: ChildProcess = s.spawnRun();
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (when(out)) {
+        clearInterval(timer);
+        child.kill('SIGKILL');
+      }
+    }, 20);
+    child.on('exit', (code, signal) => {
+      clearInterval(timer);
+      if (signal === 'SIGKILL') resolve();
+      else reject(new Error(`agent exited (${code}) before the kill point "${label}"\n${out.slice(-3000)}`));
+    });
+  });
+  return out;
+}
+
+const phaseStarted = (step: StepName) => (out: string) => out.includes(`"msg":"${titleOf(step)}"`);
+
+test('killed at every step boundary and mid-step, the agent resumes and converges to the same end state', async () => {
+  s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
+  // mid-network: after `nmstatectl apply --no-commit`, before the commit
+  await killWhen(() => s.node.nmstateHistory().includes('apply --no-commit'), 'network applied, not committed');
+  await killWhen(phaseStarted('kubelet'), 'kubelet');
+  await killWhen(phaseStarted('api'), 'api');
+  await killWhen((out) => out.includes('"msg":"CSR approved"'), 'csr: first approval');
+  await killWhen(phaseStarted('finish'), 'finish');
+  const res = await s.run([], { timeoutMs: 180_000 });
+  assert.equal(res.code, 0, `${res.stdout.slice(-3000)}\n${res.stderr}`);
+
+  // The network change was committed exactly once; the interrupted attempt was rolled back first.
+  assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'rollback', 'apply --no-commit', 'commit']);
+  const journal = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), 'utf8'));
+  assert.equal(journal.phase, 'succeeded');
+  assert.equal(journal.starts, 6, 'one start per boot of the agent');
+  assert.equal(journal.steps.network.attempts, 2);
+  assert.equal(journal.steps.kubelet.attempts, 2, 'kubelet step re-run after being killed at its start');
+  // No step that was done ran again.
+  assert.equal(journal.steps.network.state, 'done');
+  const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8'));
+  assert.equal(report.result, 'succeeded');
+  const keys = report.changes.map((c: unknown) => JSON.stringify(c));
+  assert.equal(new Set(keys).size, keys.length, 'no change recorded twice');
+  // Same end state as an uninterrupted run.
+  const node = s.sim.store.get(R.nodes, s.sim.options.nodeName) as { status?: { conditions?: { type: string; status: string }[] } };
+  assert.equal(node.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+  assert.equal(s.node.units()['kubelet.service']?.active, 'active');
+  assert.equal(s.node.units()['sno-reconfigure.service']?.enabled, 'disabled');
+});
