@@ -17,6 +17,12 @@ export default tseslint.config(
     },
   },
   {
+    // Stand-in host tools are plain CommonJS scripts run by node as executables.
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', __filename: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['src/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {

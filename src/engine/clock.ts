@@ -1,5 +1,8 @@
 // Real time, and bounded waits on top of it. Every wait in the agent has a deadline (DESIGN.md section 1).
 import type { Clock, Deadline } from './step';
+import { formatDuration } from '../siteconfig/duration';
+
+export { formatDuration };
 
 export const realClock: Clock = {
   now: () => Date.now(),
@@ -20,17 +23,6 @@ export const realClock: Clock = {
 
 function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error('aborted');
-}
-
-/** "3m12s", "45s", "1h2m" */
-export function formatDuration(ms: number): string {
-  const totalSeconds = Math.max(0, Math.round(ms / 1000));
-  const h = Math.floor(totalSeconds / 3600);
-  const m = Math.floor((totalSeconds % 3600) / 60);
-  const s = totalSeconds % 60;
-  if (h > 0) return `${h}h${m > 0 ? `${m}m` : ''}${s > 0 && m === 0 ? `${s}s` : ''}`;
-  if (m > 0) return `${m}m${s > 0 ? `${s}s` : ''}`;
-  return `${s}s`;
 }
 
 export function createDeadline(clock: Clock, label: string, totalMs: number, startedAt = clock.now()): Deadline {

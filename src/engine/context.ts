@@ -4,7 +4,7 @@ import type { Logger } from '../log';
 import type { Notifier } from '../host/notify';
 import type { LoadedSiteConfig } from '../siteconfig/types';
 import type { ClusterClient } from '../cluster/types';
-import { createClusterClient } from '../cluster/client';
+import { createClusterClient, type ClosableClusterClient } from '../cluster/client';
 import { loadKubeconfig } from '../cluster/kubeconfig';
 import { createDeadline } from './clock';
 import type { Journal } from './journal';
@@ -26,9 +26,15 @@ export class Background implements BackgroundTasks {
   }
 }
 
-export function clusterOnce(host: Host, kubeconfig: string, log: Logger): () => Promise<ClusterClient> {
-  let client: Promise<ClusterClient> | undefined;
-  return () => {
+export interface LazyCluster {
+  (): Promise<ClusterClient>;
+  /** Frees the client's keep-alive sockets (when one was made). */
+  close(): Promise<void>;
+}
+
+export function clusterOnce(host: Host, kubeconfig: string, log: Logger): LazyCluster {
+  let client: Promise<ClosableClusterClient> | undefined;
+  const get = () => {
     client ??= (async () => {
       if (!(await host.exists(kubeconfig))) {
         throw new StepError(`no kubeconfig at ${kubeconfig}`, 'The node-local kubeconfig is written by the kube-apiserver operator; pass another with --kubeconfig if this node keeps it elsewhere.');
@@ -40,6 +46,12 @@ export function clusterOnce(host: Host, kubeconfig: string, log: Logger): () => 
     });
     return client;
   };
+  return Object.assign(get, {
+    close: async () => {
+      const made = await client?.catch(() => undefined);
+      made?.close();
+    },
+  });
 }
 
 /** The API's host and port from the kubeconfig, and where the router listens on this node. */

@@ -72,5 +72,6 @@ export async function renderPlan(input: PlanInput): Promise<string> {
     }
   }
   await background.stopAll();
+  await cluster.close();
   return `${lines.join('\n')}\n`;
 }

@@ -272,6 +272,7 @@ async function executeSteps(
     return 'succeeded';
   } finally {
     await background.stopAll();
+    await cluster.close();
   }
 }
 

@@ -2,7 +2,7 @@
 // and timing, the last error with what to do, and where the report is.
 import type { Host } from '../host/host';
 import { STATE_FILES } from '../paths';
-import { formatDuration } from './clock';
+import { formatDuration } from '../siteconfig/duration';
 import { readJournal, type JournalData } from './journal';
 import { STEP_TITLES } from '../steps/titles';
 

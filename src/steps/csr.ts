@@ -16,6 +16,7 @@ import { titleOf } from './titles';
 
 const APPROVER = 'csr-approver';
 const POLL_MS = 3_000;
+const ADDRESS_REFRESH_MS = 30_000;
 /** kubelet's certificate files (kubelet --rotate-certificates, /var/lib/kubelet/pki on RHCOS). */
 export const KUBELET_CERTS = {
   client: '/var/lib/kubelet/pki/kubelet-client-current.pem',
@@ -37,18 +38,28 @@ export function addressesFromNmstate(state: Record<string, unknown> | undefined)
   return out;
 }
 
-async function expectedNode(ctx: StepContext): Promise<ExpectedNode> {
-  if (!ctx.facts.nodeAddresses) {
-    ctx.facts.nodeAddresses = [...new Set([...addressesFromNmstate(ctx.site.resolved.network?.nmstate), ...(await currentAddresses(ctx.host)), ...((ctx.facts.internalAddresses as string[] | undefined) ?? [])])];
-  }
-  const kubeletStart = ctx.facts.kubeletStartedAt ? Date.parse(String(ctx.facts.kubeletStartedAt)) : ctx.clock.now();
-  return { name: ctx.facts.nodeName ?? '', addresses: ctx.facts.nodeAddresses, notBefore: new Date(kubeletStart - NOT_BEFORE_SLACK_MS), nodeExists: true };
+/** Every address the node has had during this run; addresses are only added (DHCP may renew mid-run). */
+async function refreshAddresses(ctx: StepContext): Promise<string[]> {
+  const fromSite = addressesFromNmstate(ctx.site.resolved.network?.nmstate);
+  const internal = (ctx.facts.internalAddresses as string[] | undefined) ?? [];
+  ctx.facts.nodeAddresses = [...new Set([...(ctx.facts.nodeAddresses ?? []), ...fromSite, ...(await currentAddresses(ctx.host)), ...internal])];
+  return ctx.facts.nodeAddresses;
 }
 
 async function ensureApprover(ctx: StepContext): Promise<CsrApprover> {
   const running = ctx.background.get<CsrApprover>(APPROVER);
   if (running) return running;
-  const expected = await expectedNode(ctx);
+  const kubeletStart = ctx.facts.kubeletStartedAt ? Date.parse(String(ctx.facts.kubeletStartedAt)) : ctx.clock.now();
+  let expected: ExpectedNode = { name: ctx.facts.nodeName ?? '', addresses: await refreshAddresses(ctx), notBefore: new Date(kubeletStart - NOT_BEFORE_SLACK_MS), nodeExists: true };
+  // The approver re-reads expected() every few seconds: keep it current without I/O on its path.
+  const timer = setInterval(() => {
+    refreshAddresses(ctx).then(
+      (addresses) => (expected = { ...expected, addresses }),
+      () => undefined,
+    );
+  }, ADDRESS_REFRESH_MS);
+  timer.unref();
+  ctx.background.add('csr-addresses', { stop: async () => clearInterval(timer) });
   const approver = startCsrApprover({ client: await ctx.cluster(), expected: () => expected, log: ctx.log.child({ component: 'csr' }), signal: ctx.signal });
   return ctx.background.add(APPROVER, approver);
 }

@@ -5,7 +5,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, rmdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBundle, PROJECT_ROOT } from '../support/bundle';
@@ -376,6 +376,20 @@ describe('systemd testbed: cleanup', () => {
       assert.ok(during.processes.length > 3, `processes while running: ${during.processes.length}`);
       assert.equal(during.loopDevices.length, 1);
       assert.equal(during.cgroups.length, 1);
+    } finally {
+      await bed.cleanup();
+    }
+    assert.deepEqual(leftovers(), { processes: [], loopDevices: [], mounts: [], cgroups: [], tempDirs: [] });
+  });
+
+  test('a node that cannot boot fails with the reason, and its cleanup still leaves nothing', async () => {
+    await ready();
+    const bed = new Testbed();
+    try {
+      const m = await bed.machine();
+      rmSync(m.path('/lib/systemd/systemd'));
+      await assert.rejects(m.boot({ timeoutMs: 20_000 }), /PID 1 died while waiting for running:[\s\S]*\/lib\/systemd\/systemd/);
+      assert.equal(m.running, false);
     } finally {
       await bed.cleanup();
     }

@@ -53,12 +53,14 @@ export const prepareCommand: Command = {
   help: `Usage: sno-reconfigure prepare [options]
 
 Run on the node at the factory, after the sno-reconfigure MachineConfig has rolled out and the cluster has
-been validated, right before shutting the node down for shipping. Checks that the cluster is healthy
-(ClusterVersion Available, no degraded operator, one Ready node, the MachineConfigPool updated), that
-kubelet's client and serving certificates outlive the shipment, and that the agent is installed. Then:
-keeps kubelet down at the next boot (${KUBELET_HOLD_FILE}; systemctl cannot mask the MCO's kubelet.service,
-which is a file in /etc), enables sno-reconfigure.service, saves the Node image archive (podman runtime)
-and records the factory baseline in ${BASELINE_FILE}. Refuses, changing nothing, when a check fails.
+been validated, right before shutting the node down for shipping.
+
+Checks that the cluster is healthy (ClusterVersion Available, no degraded operator, one Ready node, the
+MachineConfigPool updated), that kubelet's certificates outlive the shipment and its bootstrap kubeconfig
+is there, and that the agent is installed. Then keeps kubelet down at the next boot
+(${KUBELET_HOLD_FILE}: systemctl cannot mask the MCO's kubelet.service, a file in /etc), enables
+sno-reconfigure.service, saves the Node image archive (podman runtime) and records the factory baseline
+in ${BASELINE_FILE}. Refuses, changing nothing, when a check fails.
 
 Options:
 ${NODE_OPTIONS_HELP}

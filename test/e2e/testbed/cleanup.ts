@@ -73,7 +73,7 @@ export function killMachineSync(m: LiveMachine): void {
   } catch {
     // cgroup gone, or a kernel before 5.14 without cgroup.kill
   }
-  for (const pid of [m.pid1, ...processesInNamespace(m.pidNamespace)]) {
+  for (const pid of [m.pid1, ...(m.pidNamespace ? processesInNamespace(m.pidNamespace) : [])]) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

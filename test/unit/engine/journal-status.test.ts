@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { Journal } from '../../../src/engine/journal';
 import { readStatus, renderStatus } from '../../../src/engine/status';
-import { backoffDelay, createDeadline, formatDuration } from '../../../src/engine/clock';
+import { backoffDelay, createDeadline } from '../../../src/engine/clock';
+import { formatDuration } from '../../../src/siteconfig/duration';
 import { DONE_MARKER } from '../../../src/paths';
 import { fastClock } from '../../support/step-context';
 
