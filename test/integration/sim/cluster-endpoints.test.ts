@@ -12,6 +12,18 @@ import { kubeRequest } from '../../sim/cluster/kube-http';
 
 const SCALE = 0.001;
 const NEW_DOMAIN = 'store42.example.com';
+/**
+ * Rollouts long enough (20 simulated minutes = 1.2 s here) that a test reading the intermediate state over
+ * HTTPS still sees it on a loaded machine; tests that only await completion keep them anyway.
+ */
+const OBSERVABLE = {
+  kubeApiserverRollout: 20 * 60_000,
+  openshiftApiserverRollout: 20 * 60_000,
+  authenticationRollout: 20 * 60_000,
+  consoleRollout: 20 * 60_000,
+  ingressRollout: 20 * 60_000,
+  machineConfigRollout: 20 * 60_000,
+};
 
 function tlsSecret(namespace: string, name: string, pair: { certPem: string; keyPem: string }): KubeObject {
   return {
@@ -52,7 +64,7 @@ function viaRouter(sim: Simulator, host: string): Promise<{ status: number; body
 }
 
 async function withSim(fn: (sim: Simulator, admin: TestClient) => Promise<void>, opts: Parameters<typeof startSimulator>[0] = {}): Promise<void> {
-  const sim = await startSimulator({ timeScale: SCALE, kubelet: 'running', ...opts });
+  const sim = await startSimulator({ timeScale: SCALE, kubelet: 'running', ...opts, durations: { ...OBSERVABLE, ...opts?.durations } });
   try {
     await fn(sim, TestClient.fromKubeconfig(sim.kubeconfigs.localhost));
   } finally {

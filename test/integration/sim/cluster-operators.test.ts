@@ -11,9 +11,21 @@ import { KubeHttpError } from '../../sim/cluster/kube-http';
 
 const SCALE = 0.001;
 const NEW_DOMAIN = 'store42.example.com';
+/**
+ * Rollouts long enough (20 simulated minutes = 1.2 s here) that a test reading the intermediate state over
+ * HTTPS still sees it on a loaded machine; tests that only await completion keep them anyway.
+ */
+const OBSERVABLE = {
+  kubeApiserverRollout: 20 * 60_000,
+  openshiftApiserverRollout: 20 * 60_000,
+  authenticationRollout: 20 * 60_000,
+  consoleRollout: 20 * 60_000,
+  ingressRollout: 20 * 60_000,
+  machineConfigRollout: 20 * 60_000,
+};
 
 async function withSim(opts: Parameters<typeof startSimulator>[0], fn: (sim: Simulator, admin: TestClient) => Promise<void>): Promise<void> {
-  const sim = await startSimulator({ timeScale: SCALE, kubelet: 'running', ...opts });
+  const sim = await startSimulator({ timeScale: SCALE, kubelet: 'running', ...opts, durations: { ...OBSERVABLE, ...opts?.durations } });
   try {
     await fn(sim, TestClient.fromKubeconfig(sim.kubeconfigs.localhost));
   } finally {
