@@ -1,6 +1,16 @@
 // Where things live on the node. All are node paths, resolved under the host root by the Host.
 export const UNIT_NAME = 'sno-reconfigure.service';
 export const KUBELET_UNIT = 'kubelet.service';
+/**
+ * While this file exists kubelet does not start (ConditionPathExists=! in the drop-in below). `prepare`
+ * creates it at the factory; the agent's kubelet step removes it before it starts kubelet.
+ * Why not `systemctl mask kubelet.service`: on RHCOS kubelet.service is a regular file in /etc/systemd/system
+ * (the MCO writes it there) and systemctl refuses to mask over a file ("Failed to mask unit, file ... already
+ * exists", measured with systemd 252). Masking from the MachineConfig instead would stop kubelet at the
+ * factory on the MC's own reboot, and the MCD then reports the unmasked unit as on-disk drift
+ * (machine-config-operator pkg/daemon: checkV3Unit expects a masked unit to link to /dev/null).
+ */
+export const KUBELET_HOLD_FILE = '/etc/sno-reconfigure/kubelet-hold';
 export const DEFAULT_STATE_DIR = '/var/lib/sno-reconfigure';
 export const DEFAULT_DROP_DIR = '/etc/sno-reconfigure/site-config.d';
 export const TRUSTED_KEYS_DIR = '/etc/sno-reconfigure/trusted-keys';

@@ -3,7 +3,9 @@
 // keys (client-go util/certificate: the kubelet's certificate manager generates P-256 keys). The
 // self-signature is verified with node:crypto, which takes RSA, EC and Ed25519 SubjectPublicKeyInfo.
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import forge from 'node-forge';
+import forge from 'node-forge/lib/forge';
+import 'node-forge/lib/asn1';
+import 'node-forge/lib/util';
 import { derChildren, derElementAt } from './der';
 import { ipFromBytes } from './ip';
 

@@ -86,6 +86,20 @@ export async function readJournal(host: Host, stateDir: string): Promise<Journal
   }
 }
 
+/**
+ * TEST-ONLY FAILPOINT: with SNO_RECONFIGURE_CRASH_AT_SAVE=N in the environment the agent SIGKILLs itself
+ * right after the N-th successful journal save of this process — a power cut at exactly that journal
+ * transition (test/integration/reliability/crash.test.ts walks N = 1, 2, 3, …). Never set it on a node.
+ * Read once when the module loads: unset (or not a positive integer) it costs one comparison per save.
+ */
+const CRASH_AT_SAVE = crashAtSaveFrom(process.env.SNO_RECONFIGURE_CRASH_AT_SAVE);
+let savesThisProcess = 0;
+
+function crashAtSaveFrom(value: string | undefined): number | undefined {
+  if (value === undefined || !/^[1-9]\d*$/.test(value)) return undefined;
+  return Number(value);
+}
+
 /** Holds the journal in memory and persists every change atomically. */
 export class Journal {
   constructor(
@@ -102,6 +116,7 @@ export class Journal {
   async save(): Promise<void> {
     this.data.updatedAt = new Date().toISOString();
     await this.host.writeFileAtomic(journalPath(this.stateDir), `${JSON.stringify(this.data, null, 2)}\n`, 0o600);
+    if (CRASH_AT_SAVE !== undefined && ++savesThisProcess === CRASH_AT_SAVE) process.kill(process.pid, 'SIGKILL');
   }
 
   step(name: StepName): StepRecord {

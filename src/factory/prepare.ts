@@ -5,7 +5,8 @@
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { BASELINE_FILE, DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
-import { KUBELET_HOLD_FILE, NODE_IMAGE_ID_SUFFIX } from '../render/layout';
+import { NODE_IMAGE_ID_SUFFIX } from '../render/layout';
+import { KUBELET_HOLD_FILE } from '../paths';
 import { checkCluster, checkInstall, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
 
 export interface PrepareOptions {

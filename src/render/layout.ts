@@ -29,16 +29,6 @@ export const NODE_IMAGE_ARCHIVE_PATH = `${DEFAULT_STATE_DIR}/node-image.docker-a
 /** `<archive>.id` holds the image ID (64 hex digits) recorded by `prepare`. */
 export const NODE_IMAGE_ID_SUFFIX = '.id';
 
-/**
- * While this file exists kubelet does not start (ConditionPathExists=! in the drop-in below). `prepare`
- * creates it at the factory; the agent's kubelet step removes it before it starts kubelet.
- * Why not `systemctl mask kubelet.service`: on RHCOS kubelet.service is a regular file in /etc/systemd/system
- * (the MCO writes it there) and systemctl refuses to mask over a file ("Failed to mask unit, file ... already
- * exists", measured with systemd 252). Masking from the MachineConfig instead would stop kubelet at the
- * factory on the MC's own reboot, and the MCD then reports the unmasked unit as on-disk drift
- * (machine-config-operator pkg/daemon: checkV3Unit expects a masked unit to link to /dev/null).
- */
-export const KUBELET_HOLD_FILE = '/etc/sno-reconfigure/kubelet-hold';
 export const KUBELET_HOLD_DROPIN = '10-sno-reconfigure-hold.conf';
 
 /**

@@ -2,7 +2,8 @@
 // host, the MachineConfig with the podman runtime, and the RPM (rpm/build-rpm.ts). Every directive carries its
 // reason in the unit itself, so whoever reads `systemctl cat sno-reconfigure` on a node sees why.
 import { DONE_MARKER } from '../paths';
-import { KUBELET_HOLD_FILE, MC_BUNDLE_PATH, PODMAN_LAUNCHER_PATH, RPM_BUNDLE_PATH, RUNTIME_ENV_PATH } from './layout';
+import { MC_BUNDLE_PATH, PODMAN_LAUNCHER_PATH, RPM_BUNDLE_PATH, RUNTIME_ENV_PATH } from './layout';
+import { KUBELET_HOLD_FILE } from '../paths';
 
 export type UnitVariant = 'machineconfig' | 'podman' | 'rpm';
 

@@ -1,7 +1,9 @@
-// Step "kubelet": the factory masked kubelet so the node could not join anything before the site network
-// was in place (seed 000). Unmask, enable, start, and wait until it is active.
+// Step "kubelet": the factory kept kubelet down so the node could not start anything before the site
+// network was in place (seed 000) — with the hold file our MachineConfig's drop-in checks (see
+// KUBELET_HOLD_FILE for why not a mask), or with a mask on a node prepared by hand. Release whichever
+// holds it, enable, start, and wait until it is active.
 import { systemctl, unitQuery } from '../host/systemctl';
-import { KUBELET_UNIT } from '../paths';
+import { KUBELET_HOLD_FILE, KUBELET_UNIT } from '../paths';
 import type { Host } from '../host/host';
 import { StepError, type Step } from '../engine/step';
 import { titleOf } from './titles';
@@ -25,8 +27,10 @@ export const kubeletStep: Step = {
   async plan(ctx) {
     const enabled = await unitQuery(ctx.host, 'is-enabled', KUBELET_UNIT);
     const active = await unitQuery(ctx.host, 'is-active', KUBELET_UNIT);
-    if (enabled === 'enabled' && active === 'active') return [];
+    const held = await ctx.host.exists(KUBELET_HOLD_FILE);
+    if (enabled === 'enabled' && active === 'active' && !held) return [];
     return [
+      ...(held ? [{ kind: 'file', target: KUBELET_HOLD_FILE, action: 'delete' as const, detail: 'the factory hold on kubelet' }] : []),
       ...(enabled === 'masked' ? [{ kind: 'unit', target: KUBELET_UNIT, action: 'unmask' as const }] : []),
       ...(enabled !== 'enabled' ? [{ kind: 'unit', target: KUBELET_UNIT, action: 'enable' as const }] : []),
       { kind: 'unit', target: KUBELET_UNIT, action: 'start' as const, detail: `now ${active}` },
@@ -34,10 +38,14 @@ export const kubeletStep: Step = {
   },
 
   async check(ctx) {
-    return (await unitQuery(ctx.host, 'is-enabled', KUBELET_UNIT)) === 'enabled' && (await unitQuery(ctx.host, 'is-active', KUBELET_UNIT)) === 'active';
+    return !(await ctx.host.exists(KUBELET_HOLD_FILE)) && (await unitQuery(ctx.host, 'is-enabled', KUBELET_UNIT)) === 'enabled' && (await unitQuery(ctx.host, 'is-active', KUBELET_UNIT)) === 'active';
   },
 
   async apply(ctx) {
+    if (await ctx.host.exists(KUBELET_HOLD_FILE)) {
+      await ctx.host.remove(KUBELET_HOLD_FILE);
+      ctx.changed({ kind: 'file', target: KUBELET_HOLD_FILE, action: 'delete' });
+    }
     if ((await unitQuery(ctx.host, 'is-enabled', KUBELET_UNIT)) === 'masked') {
       await systemctl(ctx.host, ['unmask', KUBELET_UNIT]);
       ctx.changed({ kind: 'unit', target: KUBELET_UNIT, action: 'unmask' });

@@ -83,6 +83,8 @@ export interface Simulator {
   readonly kubeletStarted: boolean;
   /** The simulated kubelet: phase, the CSRs it filed, its HTTPS endpoint once serving. */
   readonly kubelet: SimKubelet;
+  /** The node's /var/lib/kubelet/pki: kubelet-client-current.pem and kubelet-server-current.pem (cert + key). */
+  readonly kubeletPkiDir: string;
   /** `systemctl start kubelet`: after apiStartup the API answers; the kubelet then bootstraps. */
   startKubelet(): void;
   /** `systemctl stop kubelet`: the node stops reporting (Unknown after the grace period); the API stays. */
@@ -93,7 +95,10 @@ export interface Simulator {
   degradeOperator(name: string, reason: string, message?: string): void;
   recoverOperator(name: string): void;
   applyFaults(f: FaultRequest): Promise<{ injected?: InjectedCsr }>;
-  /** Resolves when predicate holds (polled every few ms); rejects after timeoutMs REAL milliseconds. */
+  /**
+   * Resolves when predicate holds (polled every few ms; a throwing predicate counts as "not yet"); rejects
+   * after timeoutMs REAL milliseconds with the last error and the recent simulator log.
+   */
   waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what?: string): Promise<void>;
   snapshot(): SimulatorSnapshot;
   stop(): Promise<void>;
@@ -315,6 +320,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
       return file.state.kubeletEnabled && kubelet.running;
     },
     kubelet,
+    kubeletPkiDir: pkiDir,
     startKubelet() {
       if (file.state.kubeletEnabled && kubelet.running) return;
       ctx.log('kubelet: started (systemctl start kubelet)');

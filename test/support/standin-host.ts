@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, w
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { KUBELET_HOLD_FILE } from '../../src/paths';
 
 const TOOL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins', 'host-tool.cjs');
 export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'ip', 'systemd-notify', 'agetty'];
@@ -36,7 +37,11 @@ export interface StandInNode {
   cleanup(): void;
 }
 
-export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[]; simControlUrl?: string; extraEnv?: NodeJS.ProcessEnv } = {}): StandInNode {
+/**
+ * `kubelet`: how the factory left kubelet — 'held' (what `prepare` does with our MachineConfig: enabled, kept
+ * down by the hold file), 'masked' (a node prepared by hand), or 'unheld' (no preparation).
+ */
+export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[]; simControlUrl?: string; extraEnv?: NodeJS.ProcessEnv; kubelet?: 'held' | 'masked' } = {}): StandInNode {
   const dir = mkdtempSync(path.join(tmpdir(), 'sno-node-'));
   const root = path.join(dir, 'root');
   const bin = path.join(dir, 'bin');
@@ -45,6 +50,12 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
   chmodSync(TOOL_SCRIPT, 0o755);
   for (const t of STAND_IN_TOOLS) symlinkSync(TOOL_SCRIPT, path.join(bin, t));
   writeFileSync(path.join(root, 'etc', 'hostname'), `${opts.nodeName ?? 'sno1-node'}\n`);
+  const kubelet = opts.kubelet ?? 'held';
+  writeFileSync(path.join(standinDir, 'units.json'), JSON.stringify({ 'kubelet.service': { enabled: kubelet === 'masked' ? 'masked' : 'enabled', active: 'inactive' }, 'sno-reconfigure.service': { enabled: 'enabled', active: 'active' } }));
+  if (kubelet === 'held') {
+    mkdirSync(path.join(root, 'etc', 'sno-reconfigure'), { recursive: true });
+    writeFileSync(path.join(root, KUBELET_HOLD_FILE), 'held by sno-reconfigure prepare\n');
+  }
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PATH: `${bin}:${process.env.PATH}`,

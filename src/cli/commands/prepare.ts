@@ -3,7 +3,7 @@ import { createClusterClient, type ClosableClusterClient } from '../../cluster/c
 import { loadKubeconfig } from '../../cluster/kubeconfig';
 import { prepare, type PrepareResult } from '../../factory/prepare';
 import { BASELINE_FILE } from '../../paths';
-import { KUBELET_HOLD_FILE } from '../../render/layout';
+import { KUBELET_HOLD_FILE } from '../../paths';
 import { VERSION } from '../../version';
 import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, stringOpt, type Command } from '../command';
 import { NODE_OPTIONS, NODE_OPTIONS_HELP, hostFrom, kubeconfigFrom, stateDirFrom } from '../common';

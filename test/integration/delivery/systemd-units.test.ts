@@ -10,7 +10,8 @@ import { ensureDebianPackages } from '../../support/apt';
 import { PROJECT_ROOT } from '../../support/bundle';
 import { renderAgentUnit, renderKubeletHoldDropin, unitExecutable, UNIT_VARIANTS, type UnitVariant } from '../../../src/render/unit';
 import { renderedSystemdFiles } from '../../../machineconfigs/render-examples';
-import { KUBELET_HOLD_DROPIN, KUBELET_HOLD_FILE, RUNTIME_ENV_PATH } from '../../../src/render/layout';
+import { KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../../../src/render/layout';
+import { KUBELET_HOLD_FILE } from '../../../src/paths';
 import { DONE_MARKER } from '../../../src/paths';
 
 const SYSTEM_UNITS = '/usr/lib/systemd/system';

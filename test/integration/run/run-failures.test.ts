@@ -110,5 +110,6 @@ test('a site network that does not verify is rolled back and the failure names t
     assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'rollback']);
     const st = status(s);
     assert.match(st.lastError!.message, /resolve registry\.store42\.example\.com: does not resolve/);
-    assert.equal(s.node.units()['kubelet.service']?.enabled ?? 'masked', 'masked', 'kubelet untouched');
+    assert.equal(s.node.units()['kubelet.service']?.active, 'inactive', 'kubelet untouched');
+    assert.ok(existsSync(path.join(s.node.root, 'etc/sno-reconfigure/kubelet-hold')), 'the factory hold stays');
   }));

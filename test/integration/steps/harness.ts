@@ -160,7 +160,7 @@ export const AGENT_USER = 'system:admin';
 export function rsaDefaultApiCertificate(sim: Simulator): void {
   const server = (sim.api as unknown as { server: TlsServer }).server;
   const pair = issueServerCert(sim.signers.apiCa, {
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `api.${sim.options.clusterName}.${sim.options.baseDomain}`, `api-int.${sim.options.clusterName}.${sim.options.baseDomain}`],
     ips: ['127.0.0.1', '::1'],
     commonName: 'kube-apiserver',
     keyType: 'rsa',

@@ -61,7 +61,7 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
     mkdirSync(drop, { recursive: true });
     writeFileSync(path.join(drop, 'site-config.yaml'), 'v1');
     const offered: string[] = [];
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async (c, copy) => {
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async (_c, copy) => {
       offered.push(copy.treeDigest.slice(0, 8));
       return offered.length >= 2 ? 'accepted' : 'refused';
     });
