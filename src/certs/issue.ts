@@ -1,8 +1,12 @@
 // Issues TLS serving certificates signed by one of the cluster's own CAs, so every client that already trusts
-// the cluster keeps trusting the new names. Keys come from node:crypto: node-forge's pure-JS RSA key generation
-// took up to 65 s for 4096 bits here, its signing takes ~30 ms (reference/runtime-libs.md section 5).
-import { X509Certificate, createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
-import forge from 'node-forge';
+// the cluster keeps trusting the new names. Keys and signatures come from node:crypto (node-forge's pure-JS
+// RSA key generation took up to 65 s for 4096 bits here; reference/runtime-libs.md section 5). The
+// certificate is laid out with node-forge's asn1 module only: its pki/x509 modules would add 47 KB gzip,
+// a quarter of the MachineConfig budget (DESIGN.md section 6), and sign with RSA only.
+import { X509Certificate, createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import forge from 'node-forge/lib/forge';
+import 'node-forge/lib/asn1';
+import 'node-forge/lib/util';
 import { CertificateError, keyMatchesCertificate, parseCertificates, parsePrivateKey } from './pem';
 
 export interface SignerPair {
@@ -52,16 +56,72 @@ export function randomSerialHex(): string {
 }
 
 interface LoadedSigner {
-  cert: forge.pki.Certificate;
   x509: X509Certificate;
-  key: forge.pki.rsa.PrivateKey;
+  key: KeyObject;
   pem: string;
+  /** The signer's subject Name, DER, reused byte for byte as the leaf's issuer (Go matches raw bytes). */
+  subjectDer: string;
+  /** Its subject key identifier: the leaf's authority key identifier. */
+  keyId: string;
+}
+
+// OIDs (RFC 5280, RFC 3279, RFC 5758).
+const OID = {
+  commonName: '2.5.4.3',
+  basicConstraints: '2.5.29.19',
+  keyUsage: '2.5.29.15',
+  extKeyUsage: '2.5.29.37',
+  serverAuth: '1.3.6.1.5.5.7.3.1',
+  subjectAltName: '2.5.29.17',
+  subjectKeyIdentifier: '2.5.29.14',
+  authorityKeyIdentifier: '2.5.29.35',
+  sha256WithRSA: '1.2.840.113549.1.1.11',
+  ecdsaWithSha256: '1.2.840.10045.4.3.2',
+};
+
+const { asn1 } = forge;
+type Asn1 = forge.asn1.Asn1;
+const seq = (value: Asn1[]): Asn1 => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, value);
+const oid = (dotted: string): Asn1 => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(dotted).getBytes());
+const octets = (bytes: string): Asn1 => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OCTETSTRING, false, bytes);
+const der = (node: Asn1): string => asn1.toDer(node).getBytes();
+const children = (node: Asn1): Asn1[] => node.value as Asn1[];
+
+/** DER Time: UTCTime through 2049, GeneralizedTime from 2050 (RFC 5280 4.1.2.5). */
+function time(d: Date): Asn1 {
+  return d.getUTCFullYear() < 2050 ? asn1.create(asn1.Class.UNIVERSAL, asn1.Type.UTCTIME, false, asn1.dateToUtcTime(d)) : asn1.create(asn1.Class.UNIVERSAL, asn1.Type.GENERALIZEDTIME, false, asn1.dateToGeneralizedTime(d));
+}
+
+function extension(id: string, critical: boolean, value: Asn1): Asn1 {
+  return seq([oid(id), ...(critical ? [asn1.create(asn1.Class.UNIVERSAL, asn1.Type.BOOLEAN, false, '\xff')] : []), octets(der(value))]);
+}
+
+/** The subjectPublicKey bits of a SubjectPublicKeyInfo (without the unused-bits octet). */
+function publicKeyBits(spkiDer: string): string {
+  return (children(asn1.fromDer(spkiDer))[1]!.value as string).slice(1);
+}
+
+/** RFC 5280 4.2.1.2 method (1): SHA-1 of the subjectPublicKey bits — what Go and OpenSSL compute. */
+function keyIdentifier(spkiDer: string): string {
+  return createHash('sha1').update(Buffer.from(publicKeyBits(spkiDer), 'binary')).digest().toString('binary');
+}
+
+/** The signer's own subjectKeyIdentifier extension when it has one, else computed from its key. */
+function signerKeyId(tbs: Asn1[], spkiDer: string): string {
+  const exts = tbs.find((n) => n.tagClass === asn1.Class.CONTEXT_SPECIFIC && n.type === 3);
+  for (const ext of exts ? children(children(exts)[0]!) : []) {
+    const parts = children(ext);
+    if (asn1.derToOid(parts[0]!.value as string) === OID.subjectKeyIdentifier) {
+      return asn1.fromDer(parts[parts.length - 1]!.value as string).value as string;
+    }
+  }
+  return keyIdentifier(spkiDer);
 }
 
 function loadSigner(signer: SignerPair, what: string, now: Date): LoadedSigner {
   const key = parsePrivateKey(signer.keyPem, `the key of ${what}`);
-  if (key.asymmetricKeyType !== 'rsa') {
-    throw new CertificateError(`${what} has a ${key.asymmetricKeyType ?? 'unknown'} key; only RSA signers are supported (node-forge signs with RSA only)`);
+  if (key.asymmetricKeyType !== 'rsa' && key.asymmetricKeyType !== 'ec') {
+    throw new CertificateError(`${what} has a ${key.asymmetricKeyType ?? 'unknown'} key; only RSA and ECDSA signers are supported`);
   }
   const certs = parseCertificates(signer.certPem, what);
   const x509 = certs.find((c) => keyMatchesCertificate(key, c));
@@ -70,31 +130,46 @@ function loadSigner(signer: SignerPair, what: string, now: Date): LoadedSigner {
   if (new Date(x509.validTo).getTime() - now.getTime() < MIN_SIGNER_REMAINING_MS) {
     throw new CertificateError(`${what} expires ${new Date(x509.validTo).toISOString()}; it cannot issue a certificate`);
   }
-  const pem = x509.toString();
-  const pkcs1 = createPrivateKey(signer.keyPem).export({ type: 'pkcs1', format: 'pem' }).toString();
-  return { cert: forge.pki.certificateFromPem(pem), x509, key: forge.pki.privateKeyFromPem(pkcs1) as forge.pki.rsa.PrivateKey, pem };
+  // TBSCertificate: [0] version, serial, signature alg, issuer, validity, subject (5), spki (6), ...
+  const tbs = children(children(asn1.fromDer(x509.raw.toString('binary')))[0]!);
+  const spki = der(tbs[6]!);
+  return { x509, key, pem: x509.toString(), subjectDer: der(tbs[5]!), keyId: signerKeyId(tbs, spki) };
 }
 
-/** The subject key identifier of the signer, as the leaf's authority key identifier (raw bytes). */
-function authorityKeyId(signer: forge.pki.Certificate): string {
-  const ski = signer.getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier?: string } | null;
-  if (ski?.subjectKeyIdentifier) return forge.util.hexToBytes(ski.subjectKeyIdentifier);
-  // RFC 5280 4.2.1.2 method (1): SHA-1 of the subjectPublicKey, what Go and OpenSSL compute.
-  return forge.pki.getPublicKeyFingerprint(signer.publicKey, { type: 'RSAPublicKey', md: forge.md.sha1.create() }).getBytes();
+/** AlgorithmIdentifier for a SHA-256 signature by this key (RSA PKCS#1 v1.5 with NULL parameters; ECDSA without). */
+function signatureAlgorithm(key: KeyObject): Asn1 {
+  return key.asymmetricKeyType === 'rsa' ? seq([oid(OID.sha256WithRSA), asn1.create(asn1.Class.UNIVERSAL, asn1.Type.NULL, false, '')]) : seq([oid(OID.ecdsaWithSha256)]);
 }
 
-function derOf(pem: string): string {
-  return forge.pki.pemToDer(pem).getBytes();
-}
-
-/** The issuer Name of a certificate and the subject Name of its signer must be byte-identical (Go matches raw bytes). */
-function issuerMatchesSubject(leafPem: string, signerPem: string): boolean {
-  const leafTbs = forge.asn1.fromDer(derOf(leafPem)).value[0] as forge.asn1.Asn1;
-  const signerTbs = forge.asn1.fromDer(derOf(signerPem)).value[0] as forge.asn1.Asn1;
-  // TBSCertificate: [0] version, serial, signature alg, issuer (3), validity, subject (5), ...
-  const issuer = (leafTbs.value as forge.asn1.Asn1[])[3] as forge.asn1.Asn1;
-  const subject = (signerTbs.value as forge.asn1.Asn1[])[5] as forge.asn1.Asn1;
-  return forge.asn1.toDer(issuer).getBytes() === forge.asn1.toDer(subject).getBytes();
+/** An X.509 v3 TLS server certificate, DER-encoded by hand and signed with node:crypto (RFC 5280 section 4.1). */
+function buildCertificate(o: { serialHex: string; signer: LoadedSigner; notBefore: Date; notAfter: Date; commonName: string; dnsNames: string[]; spkiDer: string }): string {
+  const sigAlg = signatureAlgorithm(o.signer.key);
+  const ia5 = (name: string) => asn1.create(asn1.Class.CONTEXT_SPECIFIC, 2, false, name);
+  const tbs = seq([
+    asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, '\x02')]),
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, forge.util.hexToBytes(o.serialHex)),
+    sigAlg,
+    asn1.fromDer(o.signer.subjectDer),
+    seq([time(o.notBefore), time(o.notAfter)]),
+    seq([asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SET, true, [seq([oid(OID.commonName), asn1.create(asn1.Class.UNIVERSAL, asn1.Type.UTF8, false, forge.util.encodeUtf8(o.commonName))])])]),
+    asn1.fromDer(o.spkiDer),
+    asn1.create(asn1.Class.CONTEXT_SPECIFIC, 3, true, [
+      seq([
+        extension(OID.basicConstraints, true, seq([])),
+        // digitalSignature (bit 0) + keyEncipherment (bit 2): 0b101 in the top bits, 5 unused bits.
+        extension(OID.keyUsage, true, asn1.create(asn1.Class.UNIVERSAL, asn1.Type.BITSTRING, false, '\x05\xa0')),
+        extension(OID.extKeyUsage, false, seq([oid(OID.serverAuth)])),
+        extension(OID.subjectAltName, false, seq(o.dnsNames.map(ia5))),
+        extension(OID.subjectKeyIdentifier, false, octets(keyIdentifier(o.spkiDer))),
+        extension(OID.authorityKeyIdentifier, false, seq([asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, false, o.signer.keyId)])),
+      ]),
+    ]),
+  ]);
+  const tbsDer = der(tbs);
+  const signature = sign('sha256', Buffer.from(tbsDer, 'binary'), o.signer.key).toString('binary');
+  const cert = seq([tbs, sigAlg, asn1.create(asn1.Class.UNIVERSAL, asn1.Type.BITSTRING, false, `\x00${signature}`)]);
+  const b64 = Buffer.from(der(cert), 'binary').toString('base64');
+  return `-----BEGIN CERTIFICATE-----\n${b64.replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`;
 }
 
 export function issueServingCertificate(opts: IssueOptions): IssuedCertificate {
@@ -104,35 +179,23 @@ export function issueServingCertificate(opts: IssueOptions): IssuedCertificate {
   const signer = loadSigner(opts.signer, what, now);
 
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString());
-  cert.serialNumber = randomSerialHex();
-
+  const serial = randomSerialHex();
   const signerFrom = new Date(signer.x509.validFrom).getTime();
   const signerTo = new Date(signer.x509.validTo).getTime();
-  const notBefore = new Date(Math.max(now.getTime() - BACKDATE_MS, signerFrom));
+  // DER times have whole seconds: round so what we report equals what the certificate says.
+  const notBefore = new Date(Math.ceil(Math.max(now.getTime() - BACKDATE_MS, signerFrom) / 1000) * 1000);
   const wanted = now.getTime() + (opts.validityDays ?? DEFAULT_VALIDITY_DAYS) * 86_400_000;
-  const notAfter = new Date(Math.min(wanted, signerTo));
-  cert.validity.notBefore = notBefore;
-  cert.validity.notAfter = notAfter;
+  const notAfter = new Date(Math.floor(Math.min(wanted, signerTo) / 1000) * 1000);
+  const certPem = buildCertificate({
+    serialHex: serial,
+    signer,
+    notBefore,
+    notAfter,
+    commonName: opts.dnsNames[0]!,
+    dnsNames: opts.dnsNames,
+    spkiDer: publicKey.export({ type: 'spki', format: 'der' }).toString('binary'),
+  });
 
-  const [first] = opts.dnsNames as [string, ...string[]];
-  cert.setSubject([{ shortName: 'CN', value: first }]);
-  cert.setIssuer(signer.cert.subject.attributes);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: false, critical: true },
-    { name: 'keyUsage', critical: true, digitalSignature: true, keyEncipherment: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: opts.dnsNames.map((value) => ({ type: 2, value })) },
-    { name: 'subjectKeyIdentifier' },
-    { name: 'authorityKeyIdentifier', keyIdentifier: authorityKeyId(signer.cert) },
-  ]);
-  cert.sign(signer.key, forge.md.sha256.create());
-  const certPem = forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n');
-
-  if (!issuerMatchesSubject(certPem, signer.pem)) {
-    throw new CertificateError(`${what}: its subject name cannot be reproduced byte for byte as the issuer name; clients would not build the chain`);
-  }
   const check = new X509Certificate(certPem);
   if (!check.checkIssued(signer.x509) || !check.verify(signer.x509.publicKey)) {
     throw new CertificateError(`${what}: the issued certificate does not verify against the signer`);
@@ -142,6 +205,6 @@ export function issueServingCertificate(opts: IssueOptions): IssuedCertificate {
     keyPem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
     caPem: signer.pem,
     notAfter,
-    serial: cert.serialNumber,
+    serial,
   };
 }

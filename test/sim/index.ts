@@ -39,7 +39,7 @@ import { clusterNames, resolveOptions, type ResolvedOptions, type SimulatorOptio
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
 import { CLUSTER_OPERATORS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
-import { newState, StateFile } from './cluster/state';
+import { newState, StateFile, type ClusterIdentity } from './cluster/state';
 
 export type { SimulatorOptions, ResolvedOptions, SimDurations, KubeletInitialState } from './cluster/options';
 export type { HostileCsrKind, InjectedCsr } from './cluster/hostile';
@@ -131,16 +131,34 @@ function newSigners(): ClusterSigners {
   };
 }
 
+/**
+ * A persisted cluster keeps who it is: a restart takes the name, domain, node and version from its state
+ * (so `cli.ts --dir DIR` alone restarts it) and refuses options that contradict them.
+ */
+function withIdentity(input: SimulatorOptions, identity: ClusterIdentity | undefined, stateDir: string | undefined): SimulatorOptions {
+  if (!identity) return input;
+  const out: SimulatorOptions = { ...input };
+  for (const key of ['clusterName', 'baseDomain', 'nodeName', 'nodeIPs', 'version'] as const) {
+    const given = input[key];
+    if (given !== undefined && JSON.stringify(given) !== JSON.stringify(identity[key])) {
+      throw new Error(`${key}: the cluster persisted in ${stateDir} has ${JSON.stringify(identity[key])}, not ${JSON.stringify(given)} (use another stateDir for another cluster)`);
+    }
+    (out as Record<string, unknown>)[key] = identity[key];
+  }
+  return out;
+}
+
 export async function startSimulator(input: SimulatorOptions = {}): Promise<Simulator> {
-  const opts = resolveOptions(input);
+  resolveOptions(input); // reject bad options before touching any directory
   const stateDir = input.stateDir ? resolve(input.stateDir) : undefined;
+  if (stateDir) mkdirSync(stateDir, { recursive: true });
+  const file = StateFile.open(stateDir && join(stateDir, 'sim-state.json'), () => newState({ realMs: Date.now(), simMs: Date.now() }));
+  const restored = file.restored;
+  const opts = resolveOptions(withIdentity(input, file.state.identity, stateDir));
+  file.state.identity = { clusterName: opts.clusterName, baseDomain: opts.baseDomain, nodeName: opts.nodeName, nodeIPs: opts.nodeIPs, version: opts.version };
   const tempDir = input.dir ? undefined : mkdtempSync(join(tmpdir(), 'sno-sim-'));
   const dir = resolve(input.dir ?? tempDir!);
   mkdirSync(dir, { recursive: true });
-  if (stateDir) mkdirSync(stateDir, { recursive: true });
-
-  const file = StateFile.open(stateDir && join(stateDir, 'sim-state.json'), () => newState({ realMs: Date.now(), simMs: Date.now() }));
-  const restored = file.restored;
   const clock = new SimClock(opts.timeScale, file.state.clock);
   if (!restored) file.state.faults = { ...opts.faults };
   const store = createStore({ clusterVersion: opts.version, persistPath: stateDir && join(stateDir, 'store.json'), now: () => clock.now() });
@@ -302,6 +320,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     });
   };
 
+  let stopped = false;
   const sim: Simulator = {
     apiUrl: api.url,
     caPem: apiCa.certPem,
@@ -407,6 +426,8 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
       };
     },
     async stop() {
+      if (stopped) return;
+      stopped = true;
       ctx.log('simulator: stopping');
       apiStartupCancel?.();
       kubelet.stop();

@@ -12,7 +12,7 @@
 // re-created is recorded first, so a power cut between delete and create loses nothing.
 import * as path from 'node:path';
 import { R } from '../../cluster/resources';
-import type { ClusterClient, KubeObject } from '../../cluster/types';
+import { ApiError, type ClusterClient, type KubeObject } from '../../cluster/types';
 import type { Change, StepContext } from '../../engine/step';
 import { isUnder } from './names';
 import { updateObject } from './objects';
@@ -97,6 +97,21 @@ export async function generatesHostsOn(client: ClusterClient, appsDomain: string
   }
 }
 
+/**
+ * Creates the route again; when its owner was faster (operators re-create a deleted route at once: 409
+ * AlreadyExists) the owner's copy counts — it got its host from the same admission.
+ */
+async function createAgain(client: ClusterClient, original: Route): Promise<Route> {
+  try {
+    return await client.create<Route>(R.routes, recreatable(original));
+  } catch (e) {
+    if (!(e instanceof ApiError && e.statusCode === 409)) throw e;
+    const existing = await client.get<Route>(R.routes, original.metadata?.name ?? '', original.metadata?.namespace);
+    if (!existing) throw e;
+    return existing;
+  }
+}
+
 export interface RouteProgress {
   /** The route between delete and create, when a power cut hit. */
   inFlight?: string;
@@ -136,7 +151,7 @@ export async function replaceRoutes(ctx: StepContext, client: ClusterClient, pol
   if (progress.inFlight && !routes.some((r) => keyOf(r) === progress.inFlight)) {
     const original = backup[progress.inFlight];
     if (original) {
-      const created = await client.create<Route>(R.routes, recreatable(original));
+      const created = await createAgain(client, original);
       result.changes.push({ kind: 'Route', target: progress.inFlight, action: 'replace', detail: `${original.spec?.host} → ${created.spec?.host} (re-created after an interruption)` });
     }
   }
@@ -152,7 +167,7 @@ export async function replaceRoutes(ctx: StepContext, client: ClusterClient, pol
       progress.inFlight = decision.key;
       await save();
       await client.delete(R.routes, name, ns);
-      const created = await client.create<Route>(R.routes, recreatable(backup[decision.key] ?? route));
+      const created = await createAgain(client, backup[decision.key] ?? route);
       delete progress.inFlight;
       await save();
       const newHost = created.spec?.host ?? '';

@@ -13,8 +13,8 @@ export interface ClusterSnapshot {
   clusterVersion?: KubeObject & { status?: { conditions?: Condition[] } };
   operators: ClusterOperator[];
   pools: MachineConfigPool[];
-  nodes: (V1Node & KubeObject)[];
-  csrs: (V1CertificateSigningRequest & KubeObject)[];
+  nodes: V1Node[];
+  csrs: V1CertificateSigningRequest[];
 }
 
 export interface Blocker {

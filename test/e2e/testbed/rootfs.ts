@@ -32,6 +32,7 @@ export const ROOTFS_RECIPE = {
     'libstdc++6', // the host's node binary links it (ldd /usr/bin/node)
     'iputils-ping', // site-config `verify.ping`
     'procps',
+    'openssl', // the kubelet stand-in (the cluster simulator's kubelet) makes its CSRs with `openssl req`
   ],
 };
 

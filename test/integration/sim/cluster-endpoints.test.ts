@@ -13,16 +13,16 @@ import { kubeRequest } from '../../sim/cluster/kube-http';
 const SCALE = 0.001;
 const NEW_DOMAIN = 'store42.example.com';
 /**
- * Rollouts long enough (20 simulated minutes = 1.2 s here) that a test reading the intermediate state over
+ * Rollouts long enough (30 simulated minutes = 1.8 s here) that a test reading the intermediate state over
  * HTTPS still sees it on a loaded machine; tests that only await completion keep them anyway.
  */
 const OBSERVABLE = {
-  kubeApiserverRollout: 20 * 60_000,
-  openshiftApiserverRollout: 20 * 60_000,
-  authenticationRollout: 20 * 60_000,
-  consoleRollout: 20 * 60_000,
-  ingressRollout: 20 * 60_000,
-  machineConfigRollout: 20 * 60_000,
+  kubeApiserverRollout: 30 * 60_000,
+  openshiftApiserverRollout: 30 * 60_000,
+  authenticationRollout: 30 * 60_000,
+  consoleRollout: 30 * 60_000,
+  ingressRollout: 30 * 60_000,
+  machineConfigRollout: 30 * 60_000,
 };
 
 function tlsSecret(namespace: string, name: string, pair: { certPem: string; keyPem: string }): KubeObject {

@@ -81,7 +81,7 @@ describe('kubelet TLS bootstrap', () => {
 
       // Nothing approves it by itself: SNO has no cluster-machine-approver path for it (seed 002).
       await sim.clock.sleep(5 * sim.options.durations.csrSigning);
-      assert.equal((await admin.get(R.csrs, clientName)).status?.certificate, undefined);
+      assert.equal(((await admin.get(R.csrs, clientName)).status as { certificate?: string } | undefined)?.certificate, undefined);
       assert.equal(conditionStatus(await admin.get(R.nodes, node), 'Ready'), 'Unknown');
 
       await admin.approveCsr(clientName);
@@ -124,7 +124,7 @@ describe('kubelet TLS bootstrap', () => {
       assert.equal(first!.kind, 'client');
       assert.equal(second!.kind, 'client');
       assert.ok(second!.filedAt - first!.filedAt >= 60_000, 'filed again only after the wait timed out');
-      assert.equal((await admin.get(R.csrs, first!.name)).status?.certificate, undefined);
+      assert.equal(((await admin.get(R.csrs, first!.name)).status as { certificate?: string } | undefined)?.certificate, undefined);
 
       const current = sim.kubelet.filed[sim.kubelet.filed.length - 1]!.name;
       const csr = await admin.get(R.csrs, current);

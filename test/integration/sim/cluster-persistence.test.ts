@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { R } from '../../../src/cluster/resources';
 import { PROJECT_ROOT } from '../../support/bundle';
 import { startSimulator } from '../../sim/index';
-import { TestClient, conditionStatus } from '../../sim/cluster/testing';
+import { TestClient, condition, conditionStatus } from '../../sim/cluster/testing';
 import { kubeRequest } from '../../sim/cluster/kube-http';
 
 const SCALE = 0.001;
@@ -61,6 +61,27 @@ describe('persisted simulator (in process)', () => {
     }
   });
 
+  test('a persisted cluster keeps its identity; contradicting options are refused', async () => {
+    const dir = tempDir();
+    try {
+      const stateDir = join(dir, 'state');
+      const first = await startSimulator({ timeScale: SCALE, stateDir, version: '4.12.30', nodeName: 'edge-node', clusterName: 'shop7' });
+      await first.stop();
+      const again = await startSimulator({ timeScale: SCALE, stateDir });
+      try {
+        assert.equal(again.options.version, '4.12.30');
+        assert.equal(again.options.nodeName, 'edge-node');
+        assert.equal(again.options.clusterName, 'shop7');
+        assert.ok(again.store.get(R.nodes, 'edge-node'), 'the same node');
+      } finally {
+        await again.stop();
+      }
+      await assert.rejects(startSimulator({ timeScale: SCALE, stateDir, nodeName: 'other-node' }), /nodeName: the cluster persisted in .* has "edge-node", not "other-node"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a rollout interrupted by the power cut resumes and completes', async () => {
     const dir = tempDir();
     try {
@@ -81,7 +102,7 @@ describe('persisted simulator (in process)', () => {
         });
         await admin.mergePatch(R.apiServers, 'cluster', { spec: { servingCerts: { namedCertificates: [{ names: [api], servingCertificate: { name: 'api-new' } }] } } });
         await sim1.waitFor(async () => conditionStatus(await admin.get(R.clusterOperators, 'kube-apiserver'), 'Progressing') === 'True', 3000, 'Progressing');
-        generation = (await admin.get(R.clusterOperators, 'kube-apiserver')).status!.conditions ? JSON.stringify(((await admin.get(R.clusterOperators, 'kube-apiserver')).status as { conditions: { type: string; message: string }[] }).conditions.find((c) => c.type === 'Progressing')!.message) : '';
+        generation = JSON.stringify(condition(await admin.get(R.clusterOperators, 'kube-apiserver'), 'Progressing')!.message);
       } finally {
         await sim1.stop();
       }

@@ -9,7 +9,7 @@ import { mirrorsStep, MIRROR_OBJECT_NAME } from '../../../src/steps/mirrors';
 import { trustStep, TRUST_CONFIGMAP } from '../../../src/steps/trust';
 import { readRollouts } from '../../../src/steps/settle/rollouts';
 import type { ResolvedSiteConfig } from '../../../src/siteconfig/types';
-import { createHarness, writesIn, type Harness } from './harness';
+import { AGENT_USER, createHarness, writesIn, type Harness } from './harness';
 import { OpensslWorkdir } from '../../unit/certs/openssl';
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; data?: Record<string, string> };
@@ -71,9 +71,10 @@ describe('pull-secret step', () => {
 
   test('a 409 on the update re-reads and merges into what is there then', () =>
     withSim('4.14.12', { pullSecret: siteAuth }, async (sim, h) => {
+      sim.stopKubelet(); // its status updates would take the injected conflicts
       sim.api.faults = { conflictsOnNextWrites: 2 };
       assert.equal(await h.run(pullSecretStep), 'applied');
-      assert.ok(sim.api.requests.some((r) => r.status === 409 && r.path.endsWith('/secrets/pull-secret')));
+      assert.ok(sim.api.requests.some((r) => r.status === 409 && r.user === AGENT_USER && r.path.endsWith('/secrets/pull-secret')));
       assert.ok('registry.store42.example.com:8443' in dockerConfig(sim).auths);
     }));
 });

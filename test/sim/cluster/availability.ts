@@ -1,7 +1,7 @@
 // Whether the kube-apiserver answers. On SNO it is down for several independent reasons at once —
 // kubelet not started yet (static pods not running), a new kube-apiserver revision replacing the only
 // static pod, a node reboot — and it is up only when none holds.
-export type DownReason = 'kubelet-not-started' | 'api-starting' | 'kube-apiserver-restart' | 'node-reboot' | 'simulator-stopped';
+export type DownReason = 'kubelet-not-started' | 'api-starting' | 'kube-apiserver-restart' | 'node-reboot';
 
 export class ApiAvailability {
   private readonly reasons = new Set<DownReason>();

@@ -26,14 +26,26 @@ export class NodeLifecycle {
     if (e.resource.plural !== 'nodes' || e.resource.group !== '' || e.type === 'DELETED') return;
     if (e.object.metadata?.name !== this.ctx.opts.nodeName) return;
     if (readyStatus(e.object) === 'True' && taints(e.object).some((t) => t.key === UNREACHABLE || t.key === NOT_READY)) {
-      setImmediate(() => this.untaint());
+      setImmediate(() => {
+        try {
+          this.untaint();
+        } catch (err) {
+          this.ctx.log(`node-lifecycle: untaint failed: ${(err as Error).message}`);
+        }
+      });
     }
   }
 
   /** The kubelet stopped posting status (stopped, or the node went down). */
   kubeletStopped(): void {
     this.cancelGrace?.();
-    this.cancelGrace = this.ctx.clock.after(this.ctx.opts.durations.nodeMonitorGrace, () => this.markUnknown());
+    this.cancelGrace = this.ctx.clock.after(this.ctx.opts.durations.nodeMonitorGrace, () => {
+      try {
+        this.markUnknown();
+      } catch (err) {
+        this.ctx.log(`node-lifecycle: marking the node Unknown failed: ${(err as Error).message}`);
+      }
+    });
   }
 
   /** The kubelet runs again: nothing to mark (it will report Ready itself). */

@@ -61,9 +61,9 @@ export class Rollouts {
     }
   }
 
-  /** Schedules every rollout in the state (after a restart). */
+  /** Schedules every rollout in the state that is not scheduled yet (after a restart). */
   resumeAll(): void {
-    for (const r of this.file.state.rollouts) this.schedule(r);
+    for (const r of this.file.state.rollouts) if (!this.cancels.has(r.owner)) this.schedule(r);
   }
 
   private schedule(record: RolloutRecord): void {

@@ -24,7 +24,11 @@ export class Router {
 
   handle(e: StoreEvent): void {
     if (e.resource.plural !== R.routes.plural || e.resource.group !== R.routes.group || e.type === 'DELETED') return;
-    this.admit(e.object);
+    try {
+      this.admit(e.object);
+    } catch (err) {
+      this.ctx.log(`router: admitting ${e.object.metadata?.namespace}/${e.object.metadata?.name} failed: ${(err as Error).message}`);
+    }
   }
 
   private canonicalHostname(): string {

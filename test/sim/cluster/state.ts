@@ -36,6 +36,16 @@ export interface SimState {
   /** Degradations injected by a test: operator name → reason/message. */
   injectedDegraded: Record<string, { reason: string; message: string }>;
   faults: { kubeletFilesNoCsrs: boolean; apiNeverUp: boolean };
+  /** Who this cluster is (fixed at its first start; a restart must not change it). */
+  identity?: ClusterIdentity;
+}
+
+export interface ClusterIdentity {
+  clusterName: string;
+  baseDomain: string;
+  nodeName: string;
+  nodeIPs: string[];
+  version: string;
 }
 
 export function newState(clock: ClockEpoch): SimState {

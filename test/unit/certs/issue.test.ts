@@ -81,9 +81,16 @@ describe('issueServingCertificate', () => {
     assert.match(ssl.verify(issued.certPem, lbSigner.certPem), /OK/);
   });
 
-  test('refuses unusable signers with a message naming the signer and no key material', () => {
+  test('an ECDSA signer issues a certificate that openssl verifies (ecdsa-with-SHA256)', () => {
     const ec = ssl.rootCa('ec-ca', { keyType: 'ec' });
-    assert.throws(() => issueServingCertificate({ signer: ec, dnsNames: ['a'], signerName: 'ns/ec-signer' }), (e: Error) => e instanceof CertificateError && /ns\/ec-signer has a ec key; only RSA/.test(e.message));
+    const issued = issueServingCertificate({ signer: ec, dnsNames: ['console.apps.sno1.store42.example.com'] });
+    assert.match(ssl.verify(issued.certPem, ec.certPem), /OK/);
+    assert.match(new X509Certificate(issued.certPem).subjectAltName ?? '', /DNS:console\.apps\.sno1\.store42\.example\.com/);
+  });
+
+  test('refuses unusable signers with a message naming the signer and no key material', () => {
+    const ed = ssl.rootCa('ed-ca', { keyType: 'ed25519' });
+    assert.throws(() => issueServingCertificate({ signer: ed, dnsNames: ['a'], signerName: 'ns/ed-signer' }), (e: Error) => e instanceof CertificateError && /ns\/ed-signer has a ed25519 key; only RSA and ECDSA/.test(e.message));
     const mismatched = { certPem: lbSigner.certPem, keyPem: shortCa.keyPem };
     assert.throws(() => issueServingCertificate({ signer: mismatched, dnsNames: ['a'], signerName: 'ns/x' }), /ns\/x: no certificate in tls.crt matches tls.key/);
     const expiring = ssl.rootCa('expiring', { days: 1 });

@@ -21,10 +21,11 @@ export class OpensslWorkdir {
   }
 
   /** A self-signed RSA CA like OpenShift's signers (PKCS#1 key, as library-go writes them). */
-  rootCa(name: string, opts: { days?: number; subject?: string; keyType?: 'rsa' | 'ec' } = {}): Pem {
+  rootCa(name: string, opts: { days?: number; subject?: string; keyType?: 'rsa' | 'ec' | 'ed25519' } = {}): Pem {
     const key = this.file(`${name}.key`);
     const crt = this.file(`${name}.crt`);
     if (opts.keyType === 'ec') this.run(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key]);
+    else if (opts.keyType === 'ed25519') this.run(['genpkey', '-algorithm', 'ed25519', '-out', key]);
     else this.run(['genrsa', '-traditional', '-out', key, '2048']);
     this.run(['req', '-x509', '-new', '-key', key, '-out', crt, '-days', String(opts.days ?? 3650), '-subj', opts.subject ?? `/OU=openshift/CN=${name}`,
       '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature,keyEncipherment']);

@@ -70,7 +70,7 @@ export abstract class RolloutOperator<C> implements OperatorView {
   }
 
   init(): void {
-    this.ctx.rollouts.on(this.key, (r, m) => this.milestone(r, m));
+    this.ctx.rollouts.on(this.key, (r, m) => this.safely(`rollout ${m}`, () => this.milestone(r, m)));
     const resumed = this.ctx.rollouts.get(this.key);
     if (resumed) this.onResume(resumed);
     if (!this.record.current) {
@@ -90,8 +90,17 @@ export abstract class RolloutOperator<C> implements OperatorView {
     // informer-driven work queue does.
     setImmediate(() => {
       this.queued = false;
-      this.reconcile();
+      this.safely('reconcile', () => this.reconcile());
     });
+  }
+
+  /** A controller error is logged and retried on the next event, never thrown into the event loop. */
+  protected safely(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.ctx.log(`${this.coName}: ${what} failed: ${(e as Error).message}`);
+    }
   }
 
   reconcile(): void {

@@ -131,9 +131,9 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
   protected override onMilestone(name: string): void {
     if (name !== 'reboot') return;
     this.ctx.log('machine-config: rebooting the node to apply the new configuration');
-    this.ctx.events.emit('reboot', { phase: 'down' });
     this.ctx.availability.block('node-reboot');
     this.node.halt();
+    this.ctx.events.emit('reboot', { phase: 'down' });
   }
 
   protected override onResume(rollout: RolloutRecord): void {

@@ -1,8 +1,9 @@
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { classifyRoute, recreatable, HOST_GENERATED_ANNOTATION, type Route, type RoutePolicy } from '../../../../src/steps/domain/routes';
 import { clusterBlockers, poolBlockers, rolloutStarted, type ClusterSnapshot } from '../../../../src/steps/settle/conditions';
 import type { ExpectedRollout } from '../../../../src/steps/settle/rollouts';
+import { BOOTSTRAPPER, BOOTSTRAPPER_GROUPS, CLIENT, cleanupCsrFiles, csrObject, opensslCsr } from '../../csr/make-csr';
 
 const policy: RoutePolicy = {
   oldDomains: ['apps.sno1.factory.example.com', 'apps.sno1.store41.example.com'],
@@ -116,5 +117,22 @@ describe('settle conditions', () => {
     const moved = settled();
     moved.pools = [pool('rendered-master-b', 'rendered-master-b')];
     assert.equal(rolloutStarted(m, moved), true);
+  });
+});
+
+describe('settle and pending CSRs', () => {
+  after(() => cleanupCsrFiles());
+  const expectedNode = { name: 'sno1-node', addresses: ['192.168.111.20'], nodeExists: true };
+
+  test('a pending CSR of this node the policy would approve blocks; another node\'s, or a decided one, does not', () => {
+    const usages = ['digital signature', 'client auth'];
+    const ours = csrObject(opensslCsr({ subject: '/O=system:nodes/CN=system:node:sno1-node' }), { name: 'csr-ours', signerName: CLIENT, username: BOOTSTRAPPER, groups: BOOTSTRAPPER_GROUPS, usages });
+    const other = csrObject(opensslCsr({ subject: '/O=system:nodes/CN=system:node:intruder' }), { name: 'csr-other', signerName: CLIENT, username: BOOTSTRAPPER, groups: BOOTSTRAPPER_GROUPS, usages });
+    const approved = csrObject(opensslCsr({ subject: '/O=system:nodes/CN=system:node:sno1-node' }), { name: 'csr-done', signerName: CLIENT, username: BOOTSTRAPPER, groups: BOOTSTRAPPER_GROUPS, usages, conditions: [{ type: 'Approved', status: 'True' }] });
+    const snap = settled();
+    snap.csrs = [other, approved];
+    assert.deepEqual(clusterBlockers(snap, { nodeName: 'sno1-node', expectedNode, rollouts: [] }), []);
+    snap.csrs = [ours, other, approved];
+    assert.deepEqual(clusterBlockers(snap, { nodeName: 'sno1-node', expectedNode, rollouts: [] }).map((b) => b.text), ['CSR csr-ours of node sno1-node waiting for approval']);
   });
 });

@@ -1,0 +1,203 @@
+// The agent end to end on real systemd (issue #7): a node prepared at the factory is powered on at its site,
+// waits for the site-config stick, reconfigures itself and disables its service (scenario 1); a reboot does
+// not run it again (scenario 2); power cuts at several points of a run converge to the same end state
+// (scenario 3, on a second node running beside the first, so both end states are compared directly).
+// The node: test/e2e/testbed/sno-node.ts (what is real and what is a stand-in is listed there).
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { STEP_TITLES } from '../../src/steps/titles';
+import { buildSteps } from '../../src/steps/index';
+import { BANNER_PATH, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, UNIT_NAME } from '../../src/paths';
+import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
+import { factoryNode, siteConfigYaml, SITE_LAN, type AgentJournal, type SnoNode } from './testbed/sno-node';
+
+const bed = new Testbed();
+after(async () => {
+  await bed.cleanup();
+  assert.deepEqual(leftovers(), { processes: [], loopDevices: [], mounts: [], cgroups: [], tempDirs: [] });
+});
+
+const SITE_CONFIG = siteConfigYaml();
+const CONFIG_NAME = 'store-0042';
+
+/** Scenario 1's end state, for scenario 3 to compare with. */
+let resolveReference!: (s: Record<string, unknown>) => void;
+let rejectReference!: (e: unknown) => void;
+const referenceEndState = new Promise<Record<string, unknown>>((res, rej) => {
+  resolveReference = res;
+  rejectReference = rej;
+});
+referenceEndState.catch(() => undefined);
+
+/** Where a status line belongs in a run: 0 waiting, 1 accepted, 2.. the steps in order, last: applied. */
+function phaseIndex(status: string): number {
+  if (status === 'waiting for the site-config') return 0;
+  if (status === `applying site-config "${CONFIG_NAME}"`) return 1;
+  if (status === `site-config "${CONFIG_NAME}" applied`) return STEP_TITLES.length + 2;
+  const i = STEP_TITLES.findIndex((s) => status === s.title || status.startsWith(`${s.title}: `));
+  return i < 0 ? -1 : i + 2;
+}
+
+const cut = (j: AgentJournal | undefined, step: string) => j?.steps[step]?.state === 'running';
+
+describe('sno-reconfigure on real systemd: a relocation', { concurrency: true }, () => {
+  describe('scenarios 1 and 2: one node, no incident', () => {
+    let node: SnoNode;
+
+    test('1. boot at the site → waits for the stick → reconfigures → disables itself; journal, status, StatusText and banner tell the story', async (t) => {
+      await ensureRootfsImage();
+      try {
+        node = await factoryNode(bed);
+        const m = node.machine;
+        await node.boot();
+
+        // --- waiting: nothing to do until the stick comes
+        await node.waitForAgent('waiting', (j) => j?.phase === 'waiting', 60_000);
+        const waiting = await node.status();
+        assert.equal(waiting.phase, 'waiting');
+        assert.match(await node.statusText(), /^Phase: +waiting for a site-config$/m);
+        assert.deepEqual(await node.unit(UNIT_NAME, ['ActiveState', 'SubState', 'StatusText']), { ActiveState: 'active', SubState: 'running', StatusText: 'waiting for the site-config' });
+        assert.match(node.banner() ?? '', /WAITING — waiting for the site-config/);
+        // kubelet is held by the factory, and nothing was touched yet
+        assert.equal((await node.unit(KUBELET_UNIT, ['ActiveState'])).ActiveState, 'inactive');
+        assert.equal(node.exists(KUBELET_HOLD_FILE), true);
+        assert.deepEqual(node.nmstateCalls(), []);
+
+        // --- the technician plugs the stick in
+        const sampler = node.sampleStatusText();
+        await bed.insertMedia(m, { 'site-config.yaml': SITE_CONFIG });
+        try {
+          await node.waitForSuccess();
+        } finally {
+          const samples = await sampler.stop();
+          t.diagnostic(`StatusText samples: ${JSON.stringify(samples)}`);
+          // StatusText followed the phases: every value is a phase of the run, in run order
+          const idx = samples.map(phaseIndex);
+          assert.ok(idx.every((i) => i >= 0), `unknown StatusText values: ${JSON.stringify(samples.filter((_, i) => idx[i]! < 0))}`);
+          assert.deepEqual(idx, [...idx].sort((a, b) => a - b), `StatusText went back: ${JSON.stringify(samples)}`);
+          assert.equal(idx[0], 0, 'first seen: waiting');
+          assert.ok(new Set(idx.filter((i) => i >= 2)).size >= 2, `StatusText showed the steps: ${JSON.stringify(samples)}`);
+        }
+
+        // --- the service is done with this node
+        assert.deepEqual(await node.unit(UNIT_NAME, ['ActiveState', 'Result', 'UnitFileState', 'NRestarts']), { ActiveState: 'inactive', Result: 'success', UnitFileState: 'disabled', NRestarts: '0' });
+        assert.equal(node.exists(DONE_MARKER), true);
+        // kubelet released: no hold, not masked, enabled and running
+        assert.deepEqual(await node.unit(KUBELET_UNIT, ['ActiveState', 'UnitFileState', 'ConditionResult']), { ActiveState: 'active', UnitFileState: 'enabled', ConditionResult: 'yes' });
+        assert.equal(node.exists(KUBELET_HOLD_FILE), false);
+        assert.equal((await m.systemctl('is-enabled', KUBELET_UNIT)).stdout.trim(), 'enabled');
+
+        // --- the journal: no error; every phase at info, in order
+        assert.equal((await m.journalctl('-u', UNIT_NAME, '-p', 'err', '-o', 'cat')).stdout, '');
+        const entries = await node.agentLog('-p', 'info');
+        const phases = entries.flatMap((e) => (typeof e.log?.phase === 'string' ? [e.log.phase] : []));
+        const report = JSON.parse(m.readFile('/var/lib/sno-reconfigure/report.json')) as { result: string; steps: { name: string; state: string }[] };
+        const titles = report.steps.map((s) => STEP_TITLES.find((x) => x.name === s.name)!.title);
+        assert.deepEqual(phases, ['waiting for the site-config', `applying site-config "${CONFIG_NAME}"`, ...titles]);
+        assert.ok(entries.some((e) => e.log?.msg === `site-config "${CONFIG_NAME}" applied: reconfiguration complete`));
+        assert.ok(entries.every((e) => e.identifier !== 'sno-reconfigure' || e.log), 'every agent line is a structured log line');
+        assert.equal(report.result, 'succeeded');
+        assert.ok(report.steps.every((s) => s.state === 'done'), JSON.stringify(report.steps));
+        t.diagnostic(`steps run: ${report.steps.map((s) => s.name).join(', ')}`);
+
+        // --- the console banner and `status` give the outcome
+        assert.match(m.readFile(BANNER_PATH), new RegExp(`DONE — site configuration "${CONFIG_NAME}" applied`));
+        const status = await node.status();
+        assert.equal(status.phase, 'succeeded');
+        assert.equal(status.siteConfig?.name, CONFIG_NAME);
+        assert.match(await node.statusText(), /^Phase: +succeeded$/m);
+
+        // --- the network went through the checkpoint: applied, verified, committed
+        assert.deepEqual(
+          node.nmstateCalls().filter((c) => c !== 'show'),
+          ['apply --no-commit', 'commit'],
+        );
+        const end = await node.endState();
+        assert.match(String((end.kubeletServingCert as { ips: string }).ips), new RegExp(`IP Address:${SITE_LAN.nodeIp.replace(/\./g, '\\.')}\\b`), 'kubelet serves with a certificate for its site address');
+        assert.deepEqual((end.cluster as { pendingCsrs: unknown[] }).pendingCsrs, [], 'no CSR of the node left pending');
+        assert.deepEqual((end.cluster as { node: Record<string, string> }).node.Ready, 'True');
+        resolveReference(end);
+      } catch (e) {
+        rejectReference(e);
+        throw e;
+      }
+    });
+
+    test('2. a reboot after success: the agent does not run again (disabled, and the done marker holds it)', async () => {
+      assert.ok(node?.exists(DONE_MARKER), 'scenario 1 finished');
+      const m = node.machine;
+      const journalBefore = m.readFile('/var/lib/sno-reconfigure/journal.json');
+      await m.reboot({ graceful: true });
+      // not started at this boot: disabled, so nothing pulls it in
+      assert.deepEqual(await node.unit(UNIT_NAME, ['ActiveState', 'UnitFileState', 'ExecMainStartTimestampMonotonic']), { ActiveState: 'inactive', UnitFileState: 'disabled', ExecMainStartTimestampMonotonic: '0' });
+      // even started by hand, the done marker keeps it from running
+      await m.execOk(['systemctl', 'start', UNIT_NAME]);
+      assert.deepEqual(await node.unit(UNIT_NAME, ['ActiveState', 'ConditionResult', 'ExecMainStartTimestampMonotonic']), { ActiveState: 'inactive', ConditionResult: 'no', ExecMainStartTimestampMonotonic: '0' });
+      assert.deepEqual((await node.agentLog('-b', '0')).filter((e) => e.identifier === 'sno-reconfigure'), [], 'no agent output at this boot');
+      assert.equal(m.readFile('/var/lib/sno-reconfigure/journal.json'), journalBefore);
+      // the node carries on: kubelet starts at boot, and status still tells what happened
+      await m.waitForUnit(KUBELET_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 60_000);
+      assert.equal((await node.status()).phase, 'succeeded');
+      assert.match(m.readFile(BANNER_PATH), new RegExp(`DONE — site configuration "${CONFIG_NAME}" applied`));
+    });
+  });
+
+  describe('scenario 3: power cuts during the run', () => {
+    test('3. power cut during network apply, while waiting for the API, mid-CSR and mid-cluster-changes: each boot resumes, and it converges to the end state of scenario 1', async (t) => {
+      await ensureRootfsImage();
+      // The API takes ~3 s after kubelet starts (10 simulated minutes): a window to cut the power in.
+      const node = await factoryNode(bed, { durations: { apiStartup: 10 * 60_000 } });
+      const m = node.machine;
+      // The stick is in before the technician powers the node on.
+      await bed.insertMedia(m, { 'site-config.yaml': SITE_CONFIG });
+      const cuts: { at: string; step: string; note: string }[] = [];
+      const cutWhen = async (at: string, step: string, when: (j: AgentJournal | undefined) => boolean, note: () => string = () => '') => {
+        await node.boot();
+        await node.waitForAgent(at, when, 120_000, 5);
+        await m.powerCut();
+        cuts.push({ at, step, note: note() });
+      };
+
+      // 1: the site network is applied with a checkpoint, not yet committed
+      await cutWhen('network apply', 'network', (j) => cut(j, 'network') && node.nmstateCalls().includes('apply --no-commit'), () => `nmstatectl calls at the cut: ${node.nmstateCalls().join(', ')}`);
+      // 2: kubelet started, the API not answering yet
+      await cutWhen('waiting for the API', 'api', (j) => cut(j, 'api'));
+      // 3: approving the node's CSRs
+      await cutWhen('mid-CSR', 'csr', (j) => cut(j, 'csr'));
+      // 4: changing the cluster: the first cluster step this agent runs
+      const clusterStep = buildSteps(() => {
+        throw new Error('no report here');
+      })
+        .map((st) => st.name)
+        .find((name) => ['domain', 'pull-secret', 'mirrors', 'trust', 'settle'].includes(name));
+      if (clusterStep) await cutWhen('mid-cluster-changes', clusterStep, (j) => cut(j, clusterStep));
+      else t.diagnostic('this agent runs no cluster step: no power cut mid-cluster-changes');
+      t.diagnostic(`power cuts: ${JSON.stringify(cuts)}`);
+
+      // the last boot: it must finish
+      await node.boot();
+      await node.waitForSuccess();
+      const journal = JSON.parse(m.readFile('/var/lib/sno-reconfigure/journal.json')) as AgentJournal;
+      assert.equal(journal.phase, 'succeeded');
+      assert.equal(journal.starts, cuts.length + 1, 'one start per boot');
+      // Only the steps cut in the middle ran twice; no finished step ran again.
+      const attempts = Object.fromEntries(Object.entries(journal.steps).map(([k, v]) => [k, v.attempts]));
+      const expected = Object.fromEntries(Object.keys(journal.steps).map((k) => [k, cuts.some((c) => c.step === k) ? 2 : 1]));
+      assert.deepEqual(attempts, expected);
+      // the interrupted checkpoint was never committed twice; the network ends committed
+      const calls = node.nmstateCalls().filter((c) => c !== 'show');
+      assert.equal(calls.filter((c) => c === 'commit').length, 1, `nmstatectl calls: ${calls.join(', ')}`);
+      assert.equal(calls[calls.length - 1], 'commit', `nmstatectl calls: ${calls.join(', ')}`);
+      t.diagnostic(`nmstatectl calls: ${calls.join(', ')}`);
+      const report = JSON.parse(m.readFile('/var/lib/sno-reconfigure/report.json')) as { changes: unknown[] };
+      const keys = report.changes.map((c) => JSON.stringify(c));
+      assert.equal(new Set(keys).size, keys.length, `no change recorded twice: ${keys.join('\n')}`);
+      // each boot's agent logged no error (a power cut is not an error of the agent)
+      assert.equal((await m.journalctl('-u', UNIT_NAME, '-p', 'err', '-o', 'cat')).stdout, '');
+
+      const end = await node.endState();
+      const reference = await referenceEndState;
+      assert.deepEqual(end, reference);
+    });
+  });
+});

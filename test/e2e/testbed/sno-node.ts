@@ -1,0 +1,467 @@
+// A relocatable single-node OpenShift on the testbed, for the agent's end-to-end scenarios (issue #7).
+//
+// What is real: systemd (PID 1), journald, systemctl, systemd-notify, mount/blkid, agetty's issue.d, ping and
+// getent, the agent installed from `sno-reconfigure render machineconfig` through Ignition, `sno-reconfigure
+// prepare` at the factory. Stand-ins only where the real thing cannot run here:
+// - kubelet.service runs the cluster simulator inside the node (stand-ins/kubelet-standin): the API comes up
+//   after kubelet starts and dies with the node on a power cut, as on a single node; kubelet's certificates
+//   are /var/lib/kubelet/pki; the cluster persists on the node's disk (/var/lib/sim-cluster), like etcd;
+// - nmstatectl records what it was asked (stand-ins/nmstatectl.cjs, installed by the testbed);
+// - the LAN is a veth pair: eno1 holds the node's address, the gateway sits in a namespace of its own
+//   (stand-ins/testbed-lan); the machine has a private network namespace, so its API (6443-like random port
+//   kept across boots) and router (443) never meet another test's.
+//
+// The life of a node: factoryNode() installs the MachineConfig and the node's own units, creates the cluster
+// (a running SNO: API up, kubelet certificates issued, Node Ready), boots the node at the factory LAN, runs
+// `sno-reconfigure prepare`, and powers it off gracefully for shipping. The node is then "at the site": its
+// LAN is the site's, and the next boot() is the technician powering it on.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, chmodSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { R } from '../../../src/cluster/resources';
+import type { KubeObject } from '../../../src/cluster/types';
+import { BANNER_PATH, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, STATE_FILES, UNIT_NAME } from '../../../src/paths';
+import { createStore } from '../../sim/apiserver/index';
+import { startSimulator, type SimDurations, type SimulatorOptions } from '../../sim/index';
+import { CRD_DIR, ensureBundle, PROJECT_ROOT } from '../../support/bundle';
+import { decodeDataUrl, type IgnConfig } from '../../support/ignition';
+import type { Testbed } from './index';
+import type { Machine } from './machine';
+import { pollUntil } from './proc';
+
+const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
+
+/** Where the project (simulator sources, node_modules with tsx) is bind-mounted read-only in the node. */
+export const PROJECT_MOUNT = '/opt/sno-reconfigure-src';
+/** The simulated cluster's home on the node's disk (state/ = its etcd; kubeconfigs/; control-url). */
+export const SIM_DIR = '/var/lib/sim-cluster';
+/** kubelet's certificate directory on RHCOS; a link into the simulator's state, where its kubelet keeps them. */
+export const KUBELET_PKI = '/var/lib/kubelet/pki';
+/** kubelet's bootstrap kubeconfig on RHCOS (checked by `prepare`). */
+export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
+export const LAN_ENV = '/etc/testbed/lan.env';
+
+/** The project, and the CRD schemas the simulator validates against, where the project expects them (../shared). */
+const PROJECT_BINDS = [
+  { hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true },
+  { hostPath: CRD_DIR, nodePath: path.posix.join(PROJECT_MOUNT, path.relative(PROJECT_ROOT, CRD_DIR)), readOnly: true },
+];
+
+export const CLUSTER = { clusterName: 'sno1', nodeName: 'sno1-node', factoryDomain: 'factory.example.com', version: '4.14.12' } as const;
+export interface Lan {
+  nodeIp: string;
+  prefix: number;
+  gateway: string;
+}
+export const FACTORY_LAN: Lan = { nodeIp: '192.168.111.20', prefix: 24, gateway: '192.168.111.1' };
+export const SITE_LAN: Lan = { nodeIp: '192.168.42.10', prefix: 24, gateway: '192.168.42.1' };
+/** The site's registry: resolvable through /etc/hosts (the site-config's verify.resolve checks it). */
+export const SITE_REGISTRY = { name: 'registry.store42.example.com', address: '192.168.42.20' } as const;
+export const SITE_DOMAIN = 'store42.example.com';
+
+export interface SnoNodeOptions {
+  /** Simulator time scale (default 0.005: a 6-minute rollout takes 1.8 s, kubelet re-files an unsigned CSR after 4.5 s). */
+  timeScale?: number;
+  /** Simulated durations (ms) to override, e.g. a slower API start to cut the power while waiting for it. */
+  durations?: Partial<SimDurations>;
+}
+
+let machineConfigText: string | undefined;
+
+/** `sno-reconfigure render machineconfig` of the bundle under test (host runtime, the defaults). */
+export function renderedMachineConfig(): string {
+  machineConfigText ??= execFileSync(process.execPath, [ensureBundle(), 'render', 'machineconfig'], { encoding: 'utf8' });
+  return machineConfigText;
+}
+
+const KUBELET_SERVICE = `# Testbed stand-in for RHCOS's kubelet.service (test/e2e/testbed/sno-node.ts): the cluster simulator plays kubelet
+# and the control plane it would start. Enabled, as on RHCOS; the agent's MachineConfig adds a hold drop-in.
+[Unit]
+Description=Kubernetes Kubelet (testbed stand-in: cluster simulator)
+Wants=testbed-lan.service
+After=testbed-lan.service
+
+[Service]
+Type=notify
+NotifyAccess=all
+Environment=TMPDIR=/var/tmp/kubelet-standin
+ExecStart=/usr/local/libexec/kubelet-standin
+# RHCOS: Restart=always, RestartSec=10
+Restart=always
+RestartSec=2
+TimeoutStartSec=120
+TimeoutStopSec=20
+
+[Install]
+WantedBy=multi-user.target
+`;
+
+const LAN_SERVICE = `# Testbed: the node's LAN where it is now (test/e2e/testbed/stand-ins/testbed-lan).
+[Unit]
+Description=Testbed LAN (eno1, and the gateway in a namespace of its own)
+DefaultDependencies=no
+Before=network-pre.target kubelet.service sno-reconfigure.service
+Wants=network-pre.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/libexec/testbed-lan
+
+[Install]
+WantedBy=multi-user.target
+`;
+
+function lanEnv(lan: Lan): string {
+  return `NODE_CIDR=${lan.nodeIp}/${lan.prefix}\nGATEWAY_CIDR=${lan.gateway}/${lan.prefix}\n`;
+}
+
+function dataUrl(text: string | Buffer): string {
+  return `data:;base64,${Buffer.from(text).toString('base64')}`;
+}
+
+/** What the node has besides the agent: kubelet (stand-in), its LAN, the site registry's name in /etc/hosts. */
+function baseIgnition(simOptions: SimulatorOptions): IgnConfig {
+  const file = (p: string, text: string | Buffer, mode = 0o644) => ({ path: p, mode, overwrite: true, contents: { source: dataUrl(text) } });
+  const hosts = `127.0.0.1\tlocalhost\n127.0.1.1\t${CLUSTER.nodeName}\n::1\tlocalhost ip6-localhost ip6-loopback\n${SITE_REGISTRY.address}\t${SITE_REGISTRY.name}\n`;
+  return {
+    ignition: { version: '3.2.0' },
+    storage: {
+      files: [
+        file('/usr/local/libexec/kubelet-standin', readFileSync(path.join(STAND_INS, 'kubelet-standin')), 0o755),
+        file('/usr/local/libexec/testbed-lan', readFileSync(path.join(STAND_INS, 'testbed-lan')), 0o755),
+        file('/etc/kubelet-standin/options.json', `${JSON.stringify(simOptions, null, 2)}\n`),
+        file(LAN_ENV, lanEnv(FACTORY_LAN)),
+        file('/etc/hosts', hosts),
+      ],
+    },
+    systemd: {
+      units: [
+        { name: KUBELET_UNIT, enabled: true, contents: KUBELET_SERVICE },
+        { name: 'testbed-lan.service', enabled: true, contents: LAN_SERVICE },
+      ],
+    },
+  };
+}
+
+export interface AgentLogEntry {
+  priority: number;
+  message: string;
+  identifier: string;
+  pid: string;
+  /** The agent's pino line, when the message is one. */
+  log?: { level: string; msg: string; [k: string]: unknown };
+}
+
+export interface StatusJson {
+  phase: string;
+  status?: string;
+  siteConfig?: { name?: string; digest?: string };
+  starts?: number;
+  steps: { name: string; state: string; attempts: number; error?: string }[];
+  lastError?: { message: string; remedy?: string; step?: string; problems?: { path: string; message: string }[] };
+  report?: string;
+}
+
+/** The agent's journal file (written atomically by the agent): what it is doing, read straight from the disk. */
+export interface AgentJournal {
+  phase: string;
+  status?: string;
+  digest?: string;
+  starts: number;
+  steps: Record<string, { state: string; attempts: number }>;
+}
+
+export class SnoNode {
+  constructor(
+    readonly bed: Testbed,
+    readonly machine: Machine,
+  ) {}
+
+  /** Powers the node on (private network, the project bind-mounted for the kubelet stand-in). */
+  async boot(opts: { waitFor?: 'none' } = {}): Promise<void> {
+    await this.machine.boot({ network: 'private', binds: PROJECT_BINDS, timeoutMs: 90_000, ...opts });
+  }
+
+  /** The LAN the node is plugged into from its next boot on. */
+  moveTo(lan: Lan): void {
+    if (this.machine.running) throw new Error('moveTo: power the node off first');
+    this.machine.writeFile(LAN_ENV, lanEnv(lan));
+  }
+
+  exists(nodePath: string): boolean {
+    return existsSync(this.machine.running ? this.machine.livePath(nodePath) : this.machine.path(nodePath));
+  }
+
+  readIfExists(nodePath: string): string | undefined {
+    return this.exists(nodePath) ? this.machine.readFile(nodePath) : undefined;
+  }
+
+  /** The agent's journal file, if a run has started. */
+  agentJournal(): AgentJournal | undefined {
+    const text = this.readIfExists(`${DEFAULT_STATE_DIR}/${STATE_FILES.journal}`);
+    if (!text) return undefined;
+    try {
+      return JSON.parse(text) as AgentJournal;
+    } catch {
+      return undefined; // replaced while read: the next poll sees the new one
+    }
+  }
+
+  /** Polls the agent's journal file until `accept` holds; the error shows the last one and the unit's log. */
+  async waitForAgent(what: string, accept: (j: AgentJournal | undefined) => boolean, timeoutMs = 120_000, intervalMs = 25): Promise<AgentJournal | undefined> {
+    let last: AgentJournal | undefined;
+    await pollUntil(
+      () => {
+        last = this.agentJournal();
+        return accept(last) ? true : undefined;
+      },
+      timeoutMs,
+      async () => new Error(`${this.machine.name}: the agent did not reach "${what}" in ${timeoutMs} ms; journal file: ${JSON.stringify(last)}\n${await this.tail()}`),
+      intervalMs,
+    );
+    return last;
+  }
+
+  /** The last lines of the agent's and kubelet's logs, for failure messages. */
+  async tail(lines = 40): Promise<string> {
+    if (!this.machine.running) return '(node is off)';
+    const agent = (await this.machine.journalctl('-u', UNIT_NAME, '-n', String(lines), '-o', 'cat')).stdout;
+    const kubelet = (await this.machine.journalctl('-u', KUBELET_UNIT, '-n', '15', '-o', 'cat')).stdout;
+    return `--- journalctl -u ${UNIT_NAME}\n${agent}--- journalctl -u ${KUBELET_UNIT}\n${kubelet}`;
+  }
+
+  /** `journalctl -u sno-reconfigure.service -o json` (extra arguments: -p, -b, …), parsed. */
+  async agentLog(...extra: string[]): Promise<AgentLogEntry[]> {
+    const out = (await this.machine.journalctl('-u', UNIT_NAME, '-o', 'json', ...extra)).stdout;
+    return out
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => {
+        const e = JSON.parse(l) as Record<string, unknown>;
+        const raw = e.MESSAGE;
+        const message = typeof raw === 'string' ? raw : Array.isArray(raw) ? Buffer.from(raw as number[]).toString('utf8') : '';
+        let log: AgentLogEntry['log'];
+        if (message.startsWith('{')) {
+          try {
+            log = JSON.parse(message) as AgentLogEntry['log'];
+          } catch {
+            log = undefined;
+          }
+        }
+        return { priority: Number(e.PRIORITY), message, identifier: String(e.SYSLOG_IDENTIFIER ?? ''), pid: String(e._PID ?? ''), ...(log ? { log } : {}) };
+      });
+  }
+
+  /** `sno-reconfigure status --json` on the node. */
+  async status(): Promise<StatusJson> {
+    return JSON.parse(await this.machine.execOk(['sno-reconfigure', 'status', '--json'], { timeoutMs: 30_000 })) as StatusJson;
+  }
+
+  /** `sno-reconfigure status` as the technician reads it. */
+  async statusText(): Promise<string> {
+    return this.machine.execOk(['sno-reconfigure', 'status'], { timeoutMs: 30_000 });
+  }
+
+  async unit(name: string, props: string[]): Promise<Record<string, string>> {
+    return this.machine.unitProperties(name, props);
+  }
+
+  /**
+   * Samples systemd's StatusText of the agent's unit (what `systemctl status` shows) until stop(): the distinct
+   * values in the order seen. Sampling can miss a phase shorter than the interval; it never invents one.
+   */
+  sampleStatusText(intervalMs = 100): { stop(): Promise<string[]> } {
+    const seen: string[] = [];
+    let running = true;
+    const loop = (async () => {
+      while (running && this.machine.running) {
+        const res = await this.machine.exec(['systemctl', 'show', '-p', 'StatusText', '--value', UNIT_NAME], { timeoutMs: 10_000 }).catch(() => undefined);
+        const text = res?.code === 0 ? res.stdout.trim() : '';
+        if (text && seen[seen.length - 1] !== text) seen.push(text);
+        await new Promise((r) => setTimeout(r, intervalMs));
+      }
+    })();
+    return {
+      stop: async () => {
+        running = false;
+        await loop;
+        return seen;
+      },
+    };
+  }
+
+  /** nmstatectl calls so far (the stand-in's log): `apply --no-commit`, `commit`, `rollback`, … */
+  nmstateCalls(): string[] {
+    const text = this.readIfExists('/var/log/nmstate-standin/calls.jsonl') ?? '';
+    return text
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => (JSON.parse(l) as { argv: string[] }).argv.filter((a) => !a.startsWith('/') && a !== '-' && !/^\d+$/.test(a) && a !== '--timeout').join(' '));
+  }
+
+  /** Waits until the agent's run ended in success: done marker, unit disabled and inactive. */
+  async waitForSuccess(timeoutMs = 180_000): Promise<void> {
+    await this.waitForAgent('succeeded', (j) => j?.phase === 'succeeded', timeoutMs, 200);
+    await this.machine.waitForUnit(UNIT_NAME, ['ActiveState', 'UnitFileState'], (u) => u.ActiveState === 'inactive' && u.UnitFileState === 'disabled', 60_000);
+  }
+
+  /** The console banner's text without its timestamp line. */
+  banner(): string | undefined {
+    return this.readIfExists(BANNER_PATH)
+      ?.split('\n')
+      .filter((l) => !/^ \(\d{4}-\d{2}-\d{2}T/.test(l))
+      .join('\n');
+  }
+
+  /** The persisted cluster (the simulator's etcd on the node's disk), read on the host. */
+  clusterStore() {
+    const file = this.machine.path(`${SIM_DIR}/state/store.json`);
+    return createStore({ clusterVersion: CLUSTER.version, persistPath: file });
+  }
+
+  /**
+   * What a finished relocation leaves behind, without what legitimately differs between runs (times, CSR names,
+   * attempt counts): the node's units, files and network, the report, and the cluster's configuration.
+   */
+  async endState(): Promise<Record<string, unknown>> {
+    const m = this.machine;
+    const units: Record<string, Record<string, string>> = {};
+    for (const u of [UNIT_NAME, KUBELET_UNIT]) units[u] = await this.unit(u, ['UnitFileState', 'ActiveState', 'LoadState']);
+    const report = JSON.parse(m.readFile(`${DEFAULT_STATE_DIR}/${STATE_FILES.report}`)) as { result: string; siteConfig: { name: string; digest: string }; steps: { name: string; state: string }[] };
+    const done = JSON.parse(m.readFile(DONE_MARKER)) as { siteConfig: string; digest: string };
+    const serving = new X509Certificate(m.readFile(`${KUBELET_PKI}/kubelet-server-current.pem`));
+    return {
+      units,
+      holdFile: this.exists(KUBELET_HOLD_FILE),
+      doneMarker: { siteConfig: done.siteConfig, digest: done.digest },
+      banner: this.banner(),
+      report: { result: report.result, siteConfig: report.siteConfig, steps: report.steps.map((s) => `${s.name}:${s.state}`) },
+      network: m.readFile('/etc/nmstate-standin/current.yaml'),
+      kubeletServingCert: { subject: serving.subject, ips: serving.subjectAltName },
+      cluster: clusterFacts(this.clusterStore()),
+    };
+  }
+}
+
+type Store = ReturnType<typeof createStore>;
+type Cond = { type: string; status: string };
+const conditions = (o: KubeObject | undefined): Record<string, string> =>
+  Object.fromEntries((((o?.status as { conditions?: Cond[] } | undefined)?.conditions ?? []) as Cond[]).map((c) => [c.type, c.status]).sort());
+
+/** The cluster configuration a relocation may change, and its health; names and keys, never secret values. */
+export function clusterFacts(store: Store): Record<string, unknown> {
+  const spec = (o: KubeObject | undefined) => (o as { spec?: unknown } | undefined)?.spec;
+  const csrs = store.list(R.csrs) as (KubeObject & { spec?: { username?: string }; status?: { conditions?: { type: string; reason?: string }[] } })[];
+  const pullSecret = store.get(R.secrets, 'pull-secret', 'openshift-config') as { data?: Record<string, string> } | undefined;
+  const dockerconfig = pullSecret?.data?.['.dockerconfigjson'];
+  const auths = dockerconfig ? Object.keys((JSON.parse(Buffer.from(dockerconfig, 'base64').toString('utf8')) as { auths?: Record<string, unknown> }).auths ?? {}).sort() : [];
+  return {
+    dns: spec(store.get(R.dnses, 'cluster')),
+    ingress: spec(store.get(R.ingresses, 'cluster')),
+    apiServer: spec(store.get(R.apiServers, 'cluster')),
+    image: spec(store.get(R.images, 'cluster')),
+    defaultIngressController: spec(store.get(R.ingressControllers, 'default', 'openshift-ingress-operator')),
+    imageDigestMirrorSets: store.list(R.imageDigestMirrorSets).map((o) => ({ name: o.metadata?.name, spec: spec(o) })),
+    pullSecretRegistries: auths,
+    clusterVersion: conditions(store.get(R.clusterVersions, 'version')),
+    clusterOperators: Object.fromEntries(store.list(R.clusterOperators).map((co) => [co.metadata?.name, conditions(co)])),
+    node: conditions(store.get(R.nodes, CLUSTER.nodeName)),
+    pendingCsrs: csrs.filter((c) => !(c.status?.conditions ?? []).some((x) => x.type === 'Approved' || x.type === 'Denied')).map((c) => c.spec?.username),
+    approvedBy: [...new Set(csrs.flatMap((c) => (c.status?.conditions ?? []).filter((x) => x.type === 'Approved').map((x) => x.reason)))].sort(),
+  };
+}
+
+/** The site-config the technician brings (YAML), for this cluster and the site LAN. */
+export function siteConfigYaml(opts: { name?: string; spec?: Record<string, unknown> } = {}): string {
+  const registryPort = `${SITE_REGISTRY.name}:8443`;
+  const spec: Record<string, unknown> = {
+    clusterName: CLUSTER.clusterName,
+    hostname: CLUSTER.nodeName,
+    baseDomain: SITE_DOMAIN,
+    network: {
+      nmstate: {
+        interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: SITE_LAN.nodeIp, 'prefix-length': SITE_LAN.prefix }] } }],
+        routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': SITE_LAN.gateway, 'next-hop-interface': 'eno1' }] },
+        'dns-resolver': { config: { server: [SITE_LAN.gateway] } },
+      },
+      verify: { ping: [SITE_LAN.gateway], resolve: [SITE_REGISTRY.name] },
+    },
+    pullSecret: { auths: { [registryPort]: { auth: Buffer.from('store42:not-a-real-password').toString('base64'), email: 'ops@store42.example.com' } } },
+    imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: [`${registryPort}/ocp/release`] }],
+    // Short waits: the simulated cluster is fast, and a test must fail in minutes, not the field's 45.
+    timeouts: { network: '2m', kubelet: '2m', apiReady: '3m', csr: '3m', settle: '5m', settleStability: '2s' },
+    ...opts.spec,
+  };
+  return stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: opts.name ?? 'store-0042' }, spec });
+}
+
+/** Seeds a running cluster on the node's disk, as the factory installation left it; the kubeconfigs where RHCOS has them. */
+async function seedCluster(m: Machine, simOptions: SimulatorOptions): Promise<void> {
+  const dir = m.path(SIM_DIR);
+  const sim = await startSimulator({ ...simOptions, dir, stateDir: path.join(dir, 'state'), kubelet: 'running' });
+  try {
+    for (const [from, to] of [
+      [sim.kubeconfigs.localhost, DEFAULT_KUBECONFIG],
+      [sim.kubeconfigs.bootstrap, KUBELET_BOOTSTRAP_KUBECONFIG],
+    ] as const) {
+      mkdirSync(path.dirname(m.path(to)), { recursive: true });
+      copyFileSync(from, m.path(to));
+      chmodSync(m.path(to), 0o600);
+    }
+  } finally {
+    await sim.stop();
+  }
+  mkdirSync(path.dirname(m.path(KUBELET_PKI)), { recursive: true });
+  symlinkSync(path.posix.relative(path.posix.dirname(KUBELET_PKI), `${SIM_DIR}/state/kubelet/pki`), m.path(KUBELET_PKI));
+}
+
+/**
+ * A node as it leaves the factory: agent installed from the MachineConfig, cluster running, `sno-reconfigure
+ * prepare` done, powered off gracefully, and moved to the site LAN. The next boot() is the first at the site.
+ */
+export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Promise<SnoNode> {
+  const m = await bed.machine({ hostname: CLUSTER.nodeName });
+  const installed = await bed.installMachineConfig(m, renderedMachineConfig());
+  if (!installed.units.includes(UNIT_NAME)) throw new Error(`the rendered MachineConfig installed no ${UNIT_NAME}: ${JSON.stringify(installed)}`);
+  const simOptions: SimulatorOptions = {
+    clusterName: CLUSTER.clusterName,
+    baseDomain: CLUSTER.factoryDomain,
+    nodeName: CLUSTER.nodeName,
+    nodeIPs: [FACTORY_LAN.nodeIp],
+    version: CLUSTER.version,
+    timeScale: opts.timeScale ?? 0.005,
+    ...(opts.durations ? { durations: opts.durations } : {}),
+  };
+  await bed.installIgnition(m, baseIgnition(simOptions));
+  await seedCluster(m, simOptions);
+  const node = new SnoNode(bed, m);
+  await node.boot();
+  await m.waitForUnit(KUBELET_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 60_000);
+  // The factory technician runs prepare once the cluster is healthy: the dry run says when it is.
+  let dry = { code: -1, stdout: '', stderr: '' };
+  await pollUntil(
+    async () => {
+      dry = await m.exec(['sno-reconfigure', 'prepare', '--dry-run'], { timeoutMs: 60_000 });
+      return dry.code === 0 ? true : undefined;
+    },
+    90_000,
+    () => new Error(`factory: prepare --dry-run kept refusing:\n${dry.stdout}${dry.stderr}`),
+    500,
+  );
+  const prepared = await m.exec(['sno-reconfigure', 'prepare'], { timeoutMs: 120_000 });
+  if (prepared.code !== 0 || !prepared.stdout.includes('Prepared.')) throw new Error(`factory: sno-reconfigure prepare failed (exit ${prepared.code}):\n${prepared.stdout}${prepared.stderr}`);
+  const off = await m.shutdown(60_000);
+  if (!off.graceful) throw new Error('factory: the node did not power off gracefully');
+  node.moveTo(SITE_LAN);
+  return node;
+}
+
+/** The decoded bundle the MachineConfig carries (to check that the node runs exactly what was rendered). */
+export function bundleFromMachineConfig(text: string): Buffer | undefined {
+  const m = /path: \/usr\/local\/libexec\/sno-reconfigure\/sno-reconfigure\.cjs[\s\S]*?source: (data:\S+)/.exec(text);
+  return m?.[1] ? decodeDataUrl(m[1]) : undefined;
+}

@@ -1,0 +1,69 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { startSimulator } from '../../sim/index';
+import { R } from '../../../src/cluster/resources';
+import type { KubeObject } from '../../../src/cluster/types';
+import { domainStep, routePolicy } from '../../../src/steps/domain/index';
+import { generatesHostsOn, replaceRoutes, ROUTE_BACKUP_FILE, type RouteProgress } from '../../../src/steps/domain/routes';
+import { domainChecks, followUpRoutes } from '../../../src/steps/settle/domain-checks';
+import { createHarness } from './harness';
+
+type Route = KubeObject & { spec?: { host?: string } };
+const NEW_APPS = 'apps.sno1.store42.example.com';
+
+// The kube-apiserver restart at the end of its revision is not what these tests are about (settle rides it out).
+describe('route replacement', () => {
+  test('routes wait until openshift-apiserver generates hosts on the new apps domain', async () => {
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', durations: { openshiftApiserverRollout: 24 * 3600_000, kubeApiserverRestartOutage: 0 } });
+    const h = await createHarness(sim);
+    try {
+      assert.equal(await h.run(domainStep), 'applied');
+      const ctx = h.contextFor('settle');
+      const checks = await domainChecks(ctx, h.client);
+      assert.deepEqual(checks.routes.oldDomains, ['apps.sno1.factory.example.com']);
+      const waiting = await followUpRoutes(ctx, h.client, checks, {}, async () => undefined);
+      assert.deepEqual(waiting, { pending: 5, hostsReady: false });
+      assert.equal((sim.store.get(R.routes, 'storefront', 'shop') as Route).spec?.host, 'storefront-shop.apps.sno1.factory.example.com');
+      assert.equal(sim.store.get(R.routes, 'sno-reconfigure-host-probe', 'openshift-config'), undefined, 'the probe route is removed again');
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
+  });
+
+  test('a power cut between delete and create loses nothing: the route comes back from the backup', async () => {
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', durations: { openshiftApiserverRollout: 1_000, kubeApiserverRestartOutage: 0 } });
+    const h = await createHarness(sim);
+    try {
+      assert.equal(await h.run(domainStep), 'applied');
+      await sim.waitFor(async () => (await generatesHostsOn(h.client, NEW_APPS)).ready, 20_000, 'generated hosts on the new apps domain');
+
+      // The state after the cut: the original saved, the route deleted, the step's data naming it.
+      const original = sim.store.get(R.routes, 'storefront', 'shop') as Route;
+      const backupFile = h.file(path.posix.join('/var/lib/sno-reconfigure', ROUTE_BACKUP_FILE));
+      mkdirSync(path.dirname(backupFile), { recursive: true });
+      writeFileSync(backupFile, JSON.stringify({ 'shop/storefront': original }), { mode: 0o600 });
+      sim.store.delete(R.routes, 'storefront', 'shop');
+      const progress: RouteProgress = { inFlight: 'shop/storefront' };
+      const ctx = h.contextFor('settle');
+      const result = await replaceRoutes(ctx, h.client, await routePolicy(ctx, h.client), progress, async () => undefined);
+
+      assert.equal(progress.inFlight, undefined);
+      assert.equal((sim.store.get(R.routes, 'storefront', 'shop') as Route).spec?.host, `storefront-shop.${NEW_APPS}`);
+      assert.ok(result.changes.some((c) => c.target === 'shop/storefront' && /re-created after an interruption/.test(c.detail ?? '')));
+      assert.deepEqual(result.unexpected, []);
+      // The backup keeps the first original it saw and gains the others before they change.
+      const backup = JSON.parse(readFileSync(backupFile, 'utf8')) as Record<string, Route>;
+      assert.equal(backup['shop/storefront']?.spec?.host, 'storefront-shop.apps.sno1.factory.example.com');
+      assert.equal(backup['shop/checkout']?.spec?.host, 'checkout.apps.sno1.factory.example.com');
+      assert.equal((sim.store.get(R.routes, 'checkout', 'shop') as Route).spec?.host, `checkout.${NEW_APPS}`);
+      const again = await replaceRoutes(ctx, h.client, await routePolicy(ctx, h.client), {}, async () => undefined);
+      assert.deepEqual(again.changes, []);
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
+  });
+});
