@@ -1,6 +1,26 @@
 // Bundles the agent into the single file the node needs: dist/sno-reconfigure.cjs (DESIGN.md section 3).
-// CJS because client-side ESM bundles need a createRequire banner and SEA wants CJS (runtime-libs.md section 1).
+// CJS because ESM bundles need a createRequire banner and SEA wants CJS (runtime-libs.md section 1).
+// Budget: base64(gzip(bundle)) <= 200 KiB, because the MachineConfig carries it (DESIGN.md section 6);
+// test/integration/delivery/bundle-size.test.ts enforces it, `npm run bench` reports it.
 import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * pino is used without transports and always with our own destination (src/log.ts): transports need
+ * worker files a single-file bundle cannot have (runtime-libs.md section 3). Its transport worker
+ * (thread-stream) and its default destination (sonic-boom) are therefore never constructed; replacing
+ * them with stubs that fail loudly if they ever were saves ~19 KB of the budget.
+ */
+const unusedPinoParts = {
+  name: 'unused-pino-parts',
+  setup(b) {
+    b.onResolve({ filter: /^(thread-stream|sonic-boom)$/ }, (args) => ({ path: args.path, namespace: 'unused-pino-part' }));
+    b.onLoad({ filter: /.*/, namespace: 'unused-pino-part' }, (args) => ({
+      contents: `module.exports = class { constructor() { throw new Error('${args.path} is not part of the sno-reconfigure bundle: pino is used with its own destination and without transports'); } };`,
+      loader: 'js',
+    }));
+  },
+};
 
 export const bundleOptions = {
   entryPoints: ['src/cli/main.ts'],
@@ -12,6 +32,9 @@ export const bundleOptions = {
   minify: true,
   legalComments: 'none',
   banner: { js: '#!/usr/bin/env node' },
+  // yaml's ESM build (its "default" export condition) tree-shakes; the CJS one under "node" does not (-7 KB).
+  alias: { yaml: fileURLToPath(new URL('./node_modules/yaml/browser/index.js', import.meta.url)) },
+  plugins: [unusedPinoParts],
   logLevel: 'warning',
   metafile: true,
 };

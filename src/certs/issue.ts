@@ -1,12 +1,10 @@
 // Issues TLS serving certificates signed by one of the cluster's own CAs, so every client that already trusts
 // the cluster keeps trusting the new names. Keys and signatures come from node:crypto (node-forge's pure-JS
 // RSA key generation took up to 65 s for 4096 bits here; reference/runtime-libs.md section 5). The
-// certificate is laid out with node-forge's asn1 module only: its pki/x509 modules would add 47 KB gzip,
-// a quarter of the MachineConfig budget (DESIGN.md section 6), and sign with RSA only.
+// certificate is laid out with our DER codec (src/certs/asn1.ts): node-forge's pki/x509 modules would add
+// 47 KB gzip, a quarter of the MachineConfig budget (DESIGN.md section 6), and sign with RSA only.
 import { X509Certificate, createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
-import forge from 'node-forge/lib/forge';
-import 'node-forge/lib/asn1';
-import 'node-forge/lib/util';
+import * as asn1 from './asn1';
 import { CertificateError, keyMatchesCertificate, parseCertificates, parsePrivateKey } from './pem';
 
 export interface SignerPair {
@@ -79,17 +77,16 @@ const OID = {
   ecdsaWithSha256: '1.2.840.10045.4.3.2',
 };
 
-const { asn1 } = forge;
-type Asn1 = forge.asn1.Asn1;
+type Asn1 = asn1.Asn1;
 const seq = (value: Asn1[]): Asn1 => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, value);
-const oid = (dotted: string): Asn1 => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(dotted).getBytes());
+const oid = (dotted: string): Asn1 => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(dotted));
 const octets = (bytes: string): Asn1 => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OCTETSTRING, false, bytes);
-const der = (node: Asn1): string => asn1.toDer(node).getBytes();
+const der = (node: Asn1): string => asn1.toDer(node);
 const children = (node: Asn1): Asn1[] => node.value as Asn1[];
 
 /** DER Time: UTCTime through 2049, GeneralizedTime from 2050 (RFC 5280 4.1.2.5). */
 function time(d: Date): Asn1 {
-  return d.getUTCFullYear() < 2050 ? asn1.create(asn1.Class.UNIVERSAL, asn1.Type.UTCTIME, false, asn1.dateToUtcTime(d)) : asn1.create(asn1.Class.UNIVERSAL, asn1.Type.GENERALIZEDTIME, false, asn1.dateToGeneralizedTime(d));
+  return d.getUTCFullYear() < 2050 ? asn1.create(asn1.Class.UNIVERSAL, asn1.Type.UTCTIME, false, asn1.utcTime(d)) : asn1.create(asn1.Class.UNIVERSAL, asn1.Type.GENERALIZEDTIME, false, asn1.generalizedTime(d));
 }
 
 function extension(id: string, critical: boolean, value: Asn1): Asn1 {
@@ -147,11 +144,11 @@ function buildCertificate(o: { serialHex: string; signer: LoadedSigner; notBefor
   const ia5 = (name: string) => asn1.create(asn1.Class.CONTEXT_SPECIFIC, 2, false, name);
   const tbs = seq([
     asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, '\x02')]),
-    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, forge.util.hexToBytes(o.serialHex)),
+    asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, Buffer.from(o.serialHex, 'hex').toString('latin1')),
     sigAlg,
     asn1.fromDer(o.signer.subjectDer),
     seq([time(o.notBefore), time(o.notAfter)]),
-    seq([asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SET, true, [seq([oid(OID.commonName), asn1.create(asn1.Class.UNIVERSAL, asn1.Type.UTF8, false, forge.util.encodeUtf8(o.commonName))])])]),
+    seq([asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SET, true, [seq([oid(OID.commonName), asn1.create(asn1.Class.UNIVERSAL, asn1.Type.UTF8, false, Buffer.from(o.commonName, 'utf8').toString('latin1'))])])]),
     asn1.fromDer(o.spkiDer),
     asn1.create(asn1.Class.CONTEXT_SPECIFIC, 3, true, [
       seq([

@@ -1,12 +1,9 @@
-// A PKCS#10 certificate request (RFC 2986) parsed generically with forge.asn1: node-forge's
+// A PKCS#10 certificate request (RFC 2986) parsed generically with our DER reader (src/certs/asn1.ts): node-forge's
 // certificationRequestFromPem only knows RSA ("OID is not RSA"), and real kubelet CSRs carry ECDSA P-256
 // keys (client-go util/certificate: the kubelet's certificate manager generates P-256 keys). The
 // self-signature is verified with node:crypto, which takes RSA, EC and Ed25519 SubjectPublicKeyInfo.
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import forge from 'node-forge/lib/forge';
-import 'node-forge/lib/asn1';
-import 'node-forge/lib/util';
-import { derChildren, derElementAt } from './der';
+import { Class, Type, derChildren, derElementAt, derToOid, fromDer as decodeDer, type Asn1 } from '../certs/asn1';
 import { ipFromBytes } from './ip';
 
 export class CsrParseError extends Error {
@@ -145,13 +142,8 @@ export function parseCsrDer(der: Buffer): ParsedCsr {
   }
 }
 
-type Asn1 = forge.asn1.Asn1;
-const { Class, Type } = forge.asn1;
-
-interface FromDerOptions { strict: boolean; parseAllBytes: boolean; decodeBitStrings: boolean }
-// @types/node-forge declares only the boolean form; asn1.js also takes these options. decodeBitStrings
-// must be off: the signature and public key bit strings are raw bytes, not nested ASN.1.
-const fromDer = forge.asn1.fromDer as unknown as (bytes: string, options: FromDerOptions) => Asn1;
+// Strict DER of one whole element; bit strings stay raw bytes (the signature and public key are not nested ASN.1).
+const fromDer = (bytes: string): Asn1 => decodeDer(bytes);
 
 function parseUnchecked(der: Buffer): ParsedCsr {
   const top = derElementAt(der, 0);
@@ -162,7 +154,7 @@ function parseUnchecked(der: Buffer): ParsedCsr {
   const spkiSpan = infoChildren[2];
   if (!spkiSpan) throw new CsrParseError('CertificationRequestInfo has no subjectPublicKeyInfo');
 
-  const root = fromDer(der.toString('latin1'), { strict: true, parseAllBytes: true, decodeBitStrings: false });
+  const root = fromDer(der.toString('latin1'));
   const [info, sigAlg, sigBits] = seq(root, 'CertificationRequest', 3);
   const [version, subject, spki, attributes] = children(info, 'CertificationRequestInfo');
   expectType(version, Type.INTEGER, 'version');
@@ -221,7 +213,7 @@ function parsePublicKey(spki: Asn1 | undefined, spkiDer: Buffer): { publicKey: C
     return { publicKey: { algorithm: 'RSA', oid, bits: keyObject?.asymmetricKeyDetails?.modulusLength }, keyObject };
   }
   if (oid === OID.ecPublicKey) {
-    const curveOid = params && params.type === Type.OID ? forge.asn1.derToOid(bytesOf(params)) : 'unknown';
+    const curveOid = params && params.type === Type.OID ? derToOid(bytesOf(params)) : 'unknown';
     return { publicKey: { algorithm: 'EC', oid, curve: CURVES[curveOid] ?? curveOid }, keyObject };
   }
   if (oid === OID.ed25519) return { publicKey: { algorithm: 'Ed25519', oid }, keyObject };
@@ -269,7 +261,7 @@ function parseExtension(ext: Asn1, out: ParsedCsr): void {
   expectType(valueNode, Type.OCTETSTRING, `extension ${oid} value`);
   if (out.extensionOids.includes(oid)) throw new CsrParseError(`extension ${oid} is requested twice`);
   out.extensionOids.push(oid);
-  const inner = (): Asn1 => fromDer(bytesOf(valueNode), { strict: true, parseAllBytes: true, decodeBitStrings: false });
+  const inner = (): Asn1 => fromDer(bytesOf(valueNode));
   if (oid === OID.subjectAltName) parseSans(inner(), out.sans);
   else if (oid === OID.keyUsage) out.keyUsage = keyUsageBits(bitStringBytes(inner(), 'keyUsage'));
   else if (oid === OID.extKeyUsage) out.extKeyUsage = children(inner(), 'extKeyUsage').map((o) => { const id = oidOf(o, 'extKeyUsage'); return EKU[id] ?? id; });
@@ -333,7 +325,7 @@ function expectType(node: Asn1 | undefined, type: number, what: string): void {
 
 function oidOf(node: Asn1 | undefined, what: string): string {
   expectType(node, Type.OID, what);
-  return forge.asn1.derToOid(bytesOf(node));
+  return derToOid(bytesOf(node));
 }
 
 function bitStringBytes(node: Asn1 | undefined, what: string, wholeBytes = false): Buffer {
@@ -356,7 +348,7 @@ function directoryString(node: Asn1 | undefined, what: string): string {
   switch (node?.type as number | undefined) {
     case Type.UTF8:
       try {
-        return forge.util.decodeUtf8(raw);
+        return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(raw, 'latin1'));
       } catch {
         throw new CsrParseError(`${what} is not valid UTF-8`);
       }

@@ -5,7 +5,6 @@
 // The node: test/e2e/testbed/sno-node.ts (what is real and what is a stand-in is listed there).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { STEP_TITLES } from '../../src/steps/titles';
 import { buildSteps } from '../../src/steps/index';
 import { BANNER_PATH, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, UNIT_NAME } from '../../src/paths';
 import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
@@ -18,6 +17,11 @@ after(async () => {
 });
 
 const SITE_CONFIG = siteConfigYaml();
+const STEPS = buildSteps(() => {
+  throw new Error('the steps are listed here, never run');
+});
+/** A step's title as this agent logs it. */
+const titleOf = (name: string) => STEPS.find((s) => s.name === name)?.title ?? `(no step ${name})`;
 const CONFIG_NAME = 'store-0042';
 
 /** Scenario 1's end state, for scenario 3 to compare with. */
@@ -29,13 +33,13 @@ const referenceEndState = new Promise<Record<string, unknown>>((res, rej) => {
 });
 referenceEndState.catch(() => undefined);
 
-/** Where a status line belongs in a run: 0 waiting, 1 accepted, 2.. the steps in order, last: applied. */
-function phaseIndex(status: string): number {
-  if (status === 'waiting for the site-config') return 0;
-  if (status === `applying site-config "${CONFIG_NAME}"`) return 1;
-  if (status === `site-config "${CONFIG_NAME}" applied`) return STEP_TITLES.length + 2;
-  const i = STEP_TITLES.findIndex((s) => status === s.title || status.startsWith(`${s.title}: `));
-  return i < 0 ? -1 : i + 2;
+/**
+ * Where each sampled StatusText belongs among the run's phases (the headlines the agent logged at info, in
+ * order, then the final line); -1 for a status that is none of them.
+ */
+function phaseIndexes(samples: string[], phases: string[]): number[] {
+  const all = [...phases, `site-config "${CONFIG_NAME}" applied`];
+  return samples.map((s) => all.findIndex((p) => s === p || s.startsWith(`${p}: `)));
 }
 
 const cut = (j: AgentJournal | undefined, step: string) => j?.steps[step]?.state === 'running';
@@ -66,17 +70,12 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
         // --- the technician plugs the stick in
         const sampler = node.sampleStatusText();
         await bed.insertMedia(m, { 'site-config.yaml': SITE_CONFIG });
+        let samples: string[] = [];
         try {
           await node.waitForSuccess();
         } finally {
-          const samples = await sampler.stop();
-          t.diagnostic(`StatusText samples: ${JSON.stringify(samples)}`);
-          // StatusText followed the phases: every value is a phase of the run, in run order
-          const idx = samples.map(phaseIndex);
-          assert.ok(idx.every((i) => i >= 0), `unknown StatusText values: ${JSON.stringify(samples.filter((_, i) => idx[i]! < 0))}`);
-          assert.deepEqual(idx, [...idx].sort((a, b) => a - b), `StatusText went back: ${JSON.stringify(samples)}`);
-          assert.equal(idx[0], 0, 'first seen: waiting');
-          assert.ok(new Set(idx.filter((i) => i >= 2)).size >= 2, `StatusText showed the steps: ${JSON.stringify(samples)}`);
+          samples = await sampler.stop();
+          t.diagnostic(`StatusText samples: ${JSON.stringify(samples.map((x) => (x.length > 100 ? `${x.slice(0, 100)}…` : x)))}`);
         }
 
         // --- the service is done with this node
@@ -92,8 +91,15 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
         const entries = await node.agentLog('-p', 'info');
         const phases = entries.flatMap((e) => (typeof e.log?.phase === 'string' ? [e.log.phase] : []));
         const report = JSON.parse(m.readFile('/var/lib/sno-reconfigure/report.json')) as { result: string; steps: { name: string; state: string }[] };
-        const titles = report.steps.map((s) => STEP_TITLES.find((x) => x.name === s.name)!.title);
+        const titles = report.steps.map((s) => titleOf(s.name));
         assert.deepEqual(phases, ['waiting for the site-config', `applying site-config "${CONFIG_NAME}"`, ...titles]);
+
+        // --- StatusText followed the phases: every sample is one of them (or its progress line), in run order
+        const idx = phaseIndexes(samples, phases);
+        assert.ok(idx.every((i) => i >= 0), `StatusText values that are no phase: ${JSON.stringify(samples.filter((_, i) => idx[i]! < 0))}`);
+        assert.deepEqual(idx, [...idx].sort((a, b) => a - b), `StatusText went back: ${JSON.stringify(samples)}`);
+        assert.equal(idx[0], 0, 'first seen: waiting');
+        assert.ok(new Set(idx.filter((i) => i >= 2)).size >= 3, `StatusText showed the steps as they ran: ${JSON.stringify(samples)}`);
         assert.ok(entries.some((e) => e.log?.msg === `site-config "${CONFIG_NAME}" applied: reconfiguration complete`));
         assert.ok(entries.every((e) => e.identifier !== 'sno-reconfigure' || e.log), 'every agent line is a structured log line');
         assert.equal(report.result, 'succeeded');
@@ -165,11 +171,7 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
       // 3: approving the node's CSRs
       await cutWhen('mid-CSR', 'csr', (j) => cut(j, 'csr'));
       // 4: changing the cluster: the first cluster step this agent runs
-      const clusterStep = buildSteps(() => {
-        throw new Error('no report here');
-      })
-        .map((st) => st.name)
-        .find((name) => ['domain', 'pull-secret', 'mirrors', 'trust', 'settle'].includes(name));
+      const clusterStep = STEPS.map((st) => st.name).find((name) => ['domain', 'pull-secret', 'mirrors', 'trust', 'settle'].includes(name));
       if (clusterStep) await cutWhen('mid-cluster-changes', clusterStep, (j) => cut(j, clusterStep));
       else t.diagnostic('this agent runs no cluster step: no power cut mid-cluster-changes');
       t.diagnostic(`power cuts: ${JSON.stringify(cuts)}`);
