@@ -11,7 +11,7 @@ import { domainStep } from '../../../src/steps/domain/index';
 import { SECRETS } from '../../../src/steps/domain/names';
 import { sanDnsNames } from '../../../src/certs/verify';
 import { checkServedCertificate } from '../../../src/steps/domain/tls-check';
-import { AGENT_USER, createHarness, rsaDefaultApiCertificate, writesIn, type Harness } from './harness';
+import { AGENT_USER, createHarness, writesIn, type Harness } from './harness';
 import { OpensslWorkdir } from '../../unit/certs/openssl';
 
 const NEW = 'store42.example.com';
@@ -33,7 +33,6 @@ describe('domain step against the simulator', () => {
 
   before(async () => {
     sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
-    rsaDefaultApiCertificate(sim);
     // Someone else's configuration the agent must keep (with its secret: a dangling one degrades kube-apiserver).
     const corp = issueServerCert(sharedCa('corp-ca'), { dnsNames: ['corp-api.example.com'] });
     sim.store.create(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'corp-api-cert', namespace: 'openshift-config' }, type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from(corp.certPem).toString('base64'), 'tls.key': Buffer.from(corp.keyPem).toString('base64') } });

@@ -13,9 +13,7 @@ import { LocalHost } from '../../../src/host/host';
 import { createLogger } from '../../../src/log';
 import { DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR } from '../../../src/paths';
 import { DEFAULT_TIMEOUTS, type ResolvedSiteConfig } from '../../../src/siteconfig/types';
-import type { Server as TlsServer } from 'node:tls';
 import type { Simulator } from '../../sim/index';
-import { issueServerCert } from '../../sim/pki';
 
 export interface Harness {
   root: string;
@@ -150,20 +148,3 @@ export function writesIn(requests: readonly { method: string; path: string; user
 /** The user of the simulator's localhost kubeconfig (test/sim/index.ts). */
 export const AGENT_USER = 'system:admin';
 
-/**
- * Work-around for the simulator's API endpoint (test/sim/apiserver/server.ts), until it issues its default
- * serving certificate with RSA like the real kube-apiserver: when the default TLS context holds an ECDSA
- * certificate and SNICallback hands OpenSSL a context with only an RSA one (every named certificate the
- * agent issues), OpenSSL keeps the ECDSA slot and serves the default certificate (measured here with Node 20).
- * Replaces the default context with an RSA certificate for the same names; SNI selection is unchanged.
- */
-export function rsaDefaultApiCertificate(sim: Simulator): void {
-  const server = (sim.api as unknown as { server: TlsServer }).server;
-  const pair = issueServerCert(sim.signers.apiCa, {
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `api.${sim.options.clusterName}.${sim.options.baseDomain}`, `api-int.${sim.options.clusterName}.${sim.options.baseDomain}`],
-    ips: ['127.0.0.1', '::1'],
-    commonName: 'kube-apiserver',
-    keyType: 'rsa',
-  });
-  server.setSecureContext({ cert: pair.certPem, key: pair.keyPem, ca: [sim.caPem] });
-}

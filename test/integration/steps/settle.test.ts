@@ -14,7 +14,7 @@ import { settleStep } from '../../../src/steps/settle';
 import { recordRollouts } from '../../../src/steps/settle/rollouts';
 import { checkServedCertificate } from '../../../src/steps/domain/tls-check';
 import { ROUTE_BACKUP_FILE } from '../../../src/steps/domain/routes';
-import { createHarness, rsaDefaultApiCertificate, writesIn } from './harness';
+import { createHarness, writesIn } from './harness';
 import { OpensslWorkdir } from '../../unit/certs/openssl';
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; data?: Record<string, string> };
@@ -32,7 +32,6 @@ describe('settle after all cluster steps', () => {
     const ssl = new OpensslWorkdir();
     const ca = ssl.rootCa('store42-registry-ca');
     const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
-    rsaDefaultApiCertificate(sim);
     const h = await createHarness(sim, {
       site: {
         pullSecret: { auths: { 'registry.store42.example.com:8443': { auth: b64('store:pw') } } },
@@ -160,7 +159,6 @@ describe('settle failures', () => {
 
   test('a name still served with its old certificate keeps settle waiting and is named when the deadline passes', async () => {
     const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', durations: { kubeApiserverRollout: 600 * MIN } });
-    rsaDefaultApiCertificate(sim);
     const h = await createHarness(sim, { site: { timeouts: { ...DEFAULT_TIMEOUTS, settle: 90 * MIN } } });
     try {
       assert.equal(await h.run(domainStep), 'applied');

@@ -175,6 +175,10 @@ export class ApiServer {
       dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', ...(opts.dnsNames ?? [])],
       ips: ['127.0.0.1', '::1', ...(opts.ips ?? [])],
       commonName: 'kube-apiserver',
+      // RSA like the real kube-apiserver's serving certificates (library-go): OpenSSL keeps the default
+      // context's EC certificate when an SNI callback supplies an RSA-only context, so with an EC default
+      // the named (RSA) certificates would never be served.
+      keyType: 'rsa',
     });
     this.server = createServer(
       {

@@ -163,11 +163,12 @@ export function seedCluster(store: SimStore, input: SeedInput): SeedResult {
   );
   store.create(R.secrets, tlsSecret(SIGNER_SECRETS.routerCa.namespace, SIGNER_SECRETS.routerCa.name, signers.routerCa.certPem, signers.routerCa.keyPem));
   store.create(R.secrets, tlsSecret(SIGNER_SECRETS.csrSigner.namespace, SIGNER_SECRETS.csrSigner.name, signers.csrSigner.certPem, signers.csrSigner.keyPem));
-  const external = issueServerCert(signers.lbSigner, { dnsNames: [names.api], validityDays: 30 });
-  const internal = issueServerCert(signers.lbSigner, { dnsNames: [names.apiInt], validityDays: 30 });
+  // RSA, as the operators issue them (library-go crypto); see apiserver/server.ts for why it matters here.
+  const external = issueServerCert(signers.lbSigner, { dnsNames: [names.api], validityDays: 30, keyType: 'rsa' });
+  const internal = issueServerCert(signers.lbSigner, { dnsNames: [names.apiInt], validityDays: 30, keyType: 'rsa' });
   store.create(R.secrets, tlsSecret('openshift-kube-apiserver', 'external-loadbalancer-serving-certkey', external.certPem, external.keyPem));
   store.create(R.secrets, tlsSecret('openshift-kube-apiserver', 'internal-loadbalancer-serving-certkey', internal.certPem, internal.keyPem));
-  const wildcard = issueServerCert(signers.routerCa, { dnsNames: [`*.${names.apps}`], validityDays: 730 });
+  const wildcard = issueServerCert(signers.routerCa, { dnsNames: [`*.${names.apps}`], validityDays: 730, keyType: 'rsa' });
   store.create(R.secrets, tlsSecret('openshift-ingress', 'router-certs-default', wildcard.certPem, wildcard.keyPem));
   store.create(R.configMaps, configMap('openshift-config-managed', 'default-ingress-cert', { 'ca-bundle.crt': signers.routerCa.certPem }));
   store.create(R.configMaps, configMap('openshift-config-managed', 'kube-apiserver-server-ca', { 'ca-bundle.crt': `${signers.lbSigner.certPem}${apiCa.certPem}` }));
