@@ -18,10 +18,7 @@
 //     {time, argv, input?, exit, checkpoint?, event?}; automatic rollbacks are logged as events.
 // The automatic rollback is applied when the stand-in next runs (any command), since there is no daemon.
 'use strict';
-/* global require */
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a standalone script run by the node's own node: no loader or bundler there
 const fs = require('node:fs');
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- same
 const path = require('node:path');
 
 const STATE_DIR = process.env.NMSTATE_STANDIN_STATE || '/etc/nmstate-standin';
