@@ -32,6 +32,21 @@ export interface Report {
   lastError?: JournalData['lastError'];
 }
 
+/** One step as the report and `status` show it. */
+export function stepSummary(j: JournalData, name: StepName, title: string): ReportStep {
+  const r = j.steps[name];
+  return {
+    name,
+    title,
+    state: r?.state ?? 'pending',
+    attempts: r?.attempts ?? 0,
+    alreadyDone: r?.alreadyDone ?? false,
+    ...(r?.startedAt ? { startedAt: r.startedAt } : {}),
+    ...(r?.endedAt ? { endedAt: r.endedAt } : {}),
+    ...(r?.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
+  };
+}
+
 export function buildReport(j: JournalData, titles: { name: StepName; title: string }[], newBaseDomain: string | undefined, now: Date): Report {
   const cluster = j.facts.clusterName;
   const finishedAt = j.phase === 'succeeded' ? (j.finishedAt ?? now.toISOString()) : undefined;
@@ -51,19 +66,7 @@ export function buildReport(j: JournalData, titles: { name: StepName; title: str
       ...(cluster && newBaseDomain ? { apiUrl: `https://api.${cluster}.${newBaseDomain}:6443`, consoleUrl: `https://console-openshift-console.apps.${cluster}.${newBaseDomain}` } : {}),
     },
     ...(typeof j.facts.newApiKubeconfig === 'string' ? { kubeconfig: j.facts.newApiKubeconfig } : {}),
-    steps: titles.map(({ name, title }) => {
-      const r = j.steps[name];
-      return {
-        name,
-        title,
-        state: r?.state ?? 'pending',
-        attempts: r?.attempts ?? 0,
-        alreadyDone: r?.alreadyDone ?? false,
-        ...(r?.startedAt ? { startedAt: r.startedAt } : {}),
-        ...(r?.endedAt ? { endedAt: r.endedAt } : {}),
-        ...(r?.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
-      };
-    }),
+    steps: titles.map(({ name, title }) => stepSummary(j, name, title)),
     changes: j.changes,
     warnings: j.warnings,
     ...(j.lastError ? { lastError: j.lastError } : {}),

@@ -5,6 +5,7 @@ import { STATE_FILES } from '../paths';
 import { formatDuration } from '../siteconfig/duration';
 import { readJournal, type JournalData } from './journal';
 import { STEP_TITLES } from '../steps/titles';
+import { stepSummary, type ReportStep } from './report';
 
 export interface StatusView {
   phase: JournalData['phase'] | 'not-started' | 'done';
@@ -13,7 +14,7 @@ export interface StatusView {
   startedAt?: string;
   finishedAt?: string;
   starts?: number;
-  steps: { name: string; title: string; state: string; attempts: number; durationMs?: number; alreadyDone?: boolean; status?: string; error?: string }[];
+  steps: (ReportStep & { status?: string; error?: string })[];
   lastError?: JournalData['lastError'];
   warnings: string[];
   report?: string;
@@ -38,12 +39,7 @@ export async function readStatus(host: Host, stateDir: string, doneMarker: strin
     steps: STEP_TITLES.filter(({ name }) => j.steps[name] || j.phase === 'running' || j.phase === 'failed').map(({ name, title }) => {
       const r = j.steps[name];
       return {
-        name,
-        title,
-        state: r?.state ?? 'pending',
-        attempts: r?.attempts ?? 0,
-        ...(r?.durationMs !== undefined ? { durationMs: r.durationMs } : {}),
-        ...(r?.alreadyDone ? { alreadyDone: true } : {}),
+        ...stepSummary(j, name, title),
         ...(r?.state === 'running' && r.status ? { status: r.status } : {}),
         ...(r?.lastError ? { error: r.lastError.message } : {}),
       };

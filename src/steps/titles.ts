@@ -9,8 +9,8 @@ export const STEP_TITLES: { name: StepName; title: string }[] = [
   { name: 'domain', title: 'Move the cluster to the new domain' },
   { name: 'pull-secret', title: 'Update the pull secret' },
   { name: 'mirrors', title: 'Configure the image mirrors' },
-  { name: 'trust', title: 'Trust the registry CA' },
-  { name: 'settle', title: 'Wait until the cluster has settled' },
+  { name: 'trust', title: 'Trust the site registry CA' },
+  { name: 'settle', title: 'Wait for the cluster to settle' },
   { name: 'finish', title: 'Write the report and disable the service' },
 ];
 

@@ -22,6 +22,7 @@ import { readDomainState, saveDomainStateOnce } from './state';
 import { domainTargets, readIngressConfig, type DomainTargets } from './targets';
 import { routesToReplace, type RoutePolicy } from './routes';
 import { splitCertificates } from '../../certs/pem';
+import { titleOf } from '../titles';
 
 interface SecretWork {
   namespace: string;
@@ -233,7 +234,7 @@ export async function routePolicy(ctx: StepContext, client: ClusterClient, targe
 
 export const domainStep: Step = resilient({
   name: 'domain',
-  title: 'Move the cluster to the new domain',
+  title: titleOf('domain'),
 
   async plan(ctx) {
     const client = await ctx.cluster();
