@@ -19,6 +19,8 @@ export class ProgressReporter {
     private readonly notifier: Notifier,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
+    /** Off for `--dry-run`: the console banner is a change too. */
+    private readonly banner = true,
   ) {}
 
   /** A new phase: logged at info, shown everywhere at once. */
@@ -46,7 +48,7 @@ export class ProgressReporter {
       this.journal.data.status = status;
       await this.journal.save();
     }
-    if (force || this.now() - this.lastBannerAt >= BANNER_PROGRESS_EVERY_MS) {
+    if (this.banner && (force || this.now() - this.lastBannerAt >= BANNER_PROGRESS_EVERY_MS)) {
       this.lastBannerAt = this.now();
       try {
         await writeBanner(this.host, banner);

@@ -63,7 +63,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   }
   const journal = opts.dryRun ? undefined : await Journal.open(host, opts.stateDir);
   const notifier: Notifier = createNotifier({ host, log, env: opts.env ?? process.env });
-  const reporter = new ProgressReporter(host, journal, notifier, log, clock.now);
+  const reporter = new ProgressReporter(host, journal, notifier, log, clock.now, !opts.dryRun);
   const baseline = await readBaseline(host, log);
   const nodeName = await nodeNameOf(host, baseline);
   const copyDir = `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`;

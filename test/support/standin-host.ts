@@ -38,10 +38,10 @@ export interface StandInNode {
 }
 
 /**
- * `kubelet`: how the factory left kubelet — 'held' (what `prepare` does with our MachineConfig: enabled, kept
- * down by the hold file), 'masked' (a node prepared by hand), or 'unheld' (no preparation).
+ * `kubelet`: how the node's kubelet is — 'held' (what `prepare` leaves with our MachineConfig: enabled, kept
+ * down by the hold file), 'masked' (a node prepared by hand), or 'running' (a factory node before `prepare`).
  */
-export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[]; simControlUrl?: string; extraEnv?: NodeJS.ProcessEnv; kubelet?: 'held' | 'masked' } = {}): StandInNode {
+export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[]; simControlUrl?: string; extraEnv?: NodeJS.ProcessEnv; kubelet?: 'held' | 'masked' | 'running' } = {}): StandInNode {
   const dir = mkdtempSync(path.join(tmpdir(), 'sno-node-'));
   const root = path.join(dir, 'root');
   const bin = path.join(dir, 'bin');
@@ -51,7 +51,7 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
   for (const t of STAND_IN_TOOLS) symlinkSync(TOOL_SCRIPT, path.join(bin, t));
   writeFileSync(path.join(root, 'etc', 'hostname'), `${opts.nodeName ?? 'sno1-node'}\n`);
   const kubelet = opts.kubelet ?? 'held';
-  writeFileSync(path.join(standinDir, 'units.json'), JSON.stringify({ 'kubelet.service': { enabled: kubelet === 'masked' ? 'masked' : 'enabled', active: 'inactive' }, 'sno-reconfigure.service': { enabled: 'enabled', active: 'active' } }));
+  writeFileSync(path.join(standinDir, 'units.json'), JSON.stringify({ 'kubelet.service': { enabled: kubelet === 'masked' ? 'masked' : 'enabled', active: kubelet === 'running' ? 'active' : 'inactive' }, 'sno-reconfigure.service': { enabled: 'enabled', active: 'active' } }));
   if (kubelet === 'held') {
     mkdirSync(path.join(root, 'etc', 'sno-reconfigure'), { recursive: true });
     writeFileSync(path.join(root, KUBELET_HOLD_FILE), 'held by sno-reconfigure prepare\n');

@@ -36,7 +36,7 @@ describe('prepare', () => {
 
   /** A node root as the factory leaves it: kubeconfig, kubelet certificates, the agent installed by the MCD. */
   async function installNode(runtime: 'host' | 'podman'): Promise<StandInNode> {
-    const n = createStandInNode({ nodeName: sim.options.nodeName });
+    const n = createStandInNode({ nodeName: sim.options.nodeName, kubelet: 'running' });
     const kc = path.join(n.root, DEFAULT_KUBECONFIG);
     mkdirSync(path.dirname(kc), { recursive: true });
     copyFileSync(sim.kubeconfigs.localhost, kc);
