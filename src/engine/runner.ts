@@ -117,7 +117,9 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     const reloaded = await loadSiteConfig(host.resolve(copyDir), { host });
     if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
     accepted = reloaded.site;
-    if (journal!.data.digest !== site.digest) {
+    // A different config, or a new run after a finished one (the done marker was removed to run again):
+    // start over; every step's check() skips what is already in place.
+    if (journal!.data.digest !== site.digest || journal!.data.steps.finish?.state === 'done') {
       journal!.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.location, copiedTo: copyDir } : undefined, new Date(clock.now()));
       log.info({ config: site.resolved.name, digest: site.digest, media: from }, `accepted site-config "${site.resolved.name}" from ${from}`);
     }

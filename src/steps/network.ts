@@ -1,11 +1,12 @@
 // Step "network": apply the site network with nmstate under a checkpoint, verify connectivity, commit — or
 // roll back so a bad config can never strand the node (DESIGN.md section 1, step 3).
 //
-// On retry: a committed network is never re-applied for the same config digest (the journal marks the
-// step done). If the agent died between `apply --no-commit` and `commit`, the checkpoint is rolled back
+// On retry: a committed network is never re-applied for the same desired state (the journal marks the step
+// done, and network-committed.sha256 in the state directory outlives the journal of one config). If the agent died between `apply --no-commit` and `commit`, the checkpoint is rolled back
 // first; when it is gone (the node rebooted, which drops NetworkManager's in-memory checkpoint while the
 // new profiles stay on disk) the state saved before the change is re-applied, so every attempt starts from
 // the known-good factory network.
+import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
 import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError } from '../host/nmstate';
 import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
@@ -25,6 +26,9 @@ interface NetworkData {
 }
 
 const desiredFile = (ctx: StepContext) => `${ctx.stateDir}/network-desired.yaml`;
+/** sha256 of the last desired state that was verified and committed: outlives the journal of one config. */
+const committedFile = (ctx: StepContext) => `${ctx.stateDir}/network-committed.sha256`;
+const desiredDigest = (state: Record<string, unknown>) => createHash('sha256').update(stringify(state)).digest('hex');
 const backupFile = (ctx: StepContext) => `${ctx.stateDir}/backups/network-before.yaml`;
 
 function interfaceNames(state: Record<string, unknown>): string[] {
@@ -78,7 +82,10 @@ export const networkStep: Step = {
   },
 
   async check(ctx) {
-    return !ctx.site.resolved.network || (ctx.data as NetworkData).phase === 'committed';
+    const net = ctx.site.resolved.network;
+    if (!net || (ctx.data as NetworkData).phase === 'committed') return true;
+    // The same state verified and committed by an earlier run (a re-run, or another config with the same network).
+    return (await ctx.host.readTextIfExists(committedFile(ctx)))?.trim() === desiredDigest(net.nmstate);
   },
 
   async apply(ctx) {
@@ -119,6 +126,7 @@ export const networkStep: Step = {
       await nmstateCommit(ctx.host);
       data.phase = 'committed';
       await ctx.save();
+      await ctx.host.writeFileAtomic(committedFile(ctx), `${desiredDigest(net.nmstate)}\n`, 0o600);
       ctx.changed({ kind: 'network', target: interfaceNames(net.nmstate).join(', '), action: 'apply', detail: outcome.outcomes.map((o) => `${o.kind} ${o.target}: ${o.detail}`).join('; ') || 'committed (no verification checks given)' });
       if (outcome.outcomes.length === 0) ctx.warn('the site network was committed without connectivity checks: spec.network.verify lists none');
       return;
@@ -136,7 +144,8 @@ export const networkStep: Step = {
   },
 
   async verify(ctx) {
-    if (ctx.site.resolved.network && (ctx.data as NetworkData).phase !== 'committed') {
+    const net = ctx.site.resolved.network;
+    if (net && (ctx.data as NetworkData).phase !== 'committed' && (await ctx.host.readTextIfExists(committedFile(ctx)))?.trim() !== desiredDigest(net.nmstate)) {
       throw new StepError('the site network is not committed', 'See the previous errors of the network step.');
     }
   },

@@ -47,3 +47,17 @@ test('run: from a masked kubelet to a Ready node with approved CSRs, then the se
   assert.equal(again.code, 0);
   assert.match(again.stdout, /already reconfigured/);
 });
+
+test('removing the done marker runs the same config again: every step finds its change in place', async () => {
+  const { rmSync } = await import('node:fs');
+  rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+  const before = s.sim.api.requests.length;
+  const res = await s.run(['--once'], { timeoutMs: 180_000 });
+  assert.equal(res.code, 0, res.stdout.slice(-3000));
+  assert.ok(existsSync(path.join(s.node.root, 'etc/sno-reconfigure/done')), 'the marker is back');
+  const journal = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), 'utf8'));
+  for (const step of ['network', 'kubelet', 'domain', 'pull-secret', 'mirrors', 'trust']) assert.equal(journal.steps[step].alreadyDone, true, `${step} already in place`);
+  assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'commit'], 'the network was not applied again');
+  const writes = s.sim.api.requests.slice(before).filter((r: { method: string; user?: string; path: string }) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method) && r.user === 'system:admin' && !r.path.includes('/approval'));
+  assert.deepEqual(writes.map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'a second run against a reconfigured cluster writes nothing');
+});
