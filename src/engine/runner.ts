@@ -76,6 +76,8 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   }
 
   let accepted: LoadedSiteConfig | undefined;
+  /** The last config found was invalid: with --once or --dry-run that is a failure (exit 1). */
+  let lastRefusedInvalid = false;
   const consider = async (c: Candidate | undefined, where: string, resumeDigest?: string): Promise<Verdict> => {
     const result = await loadSiteConfig(host.resolve(where), { host });
     const from = c?.location ?? where;
@@ -91,6 +93,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
         problems = [{ path: 'site-config', message: 'this exact site-config was already tried on this node and refused (see the earlier errors); provide a corrected one' }];
       }
     }
+    lastRefusedInvalid = problems.length > 0;
     if (problems.length > 0) {
       for (const p of problems) log.error({ media: from, path: p.path }, `invalid site-config: ${p.path}: ${p.message}`);
       if (journal) {
@@ -174,7 +177,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
           return EXIT.ok;
         }
         log.info('no usable site-config found');
-        return journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
+        return lastRefusedInvalid || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
       }
       const steps = buildSteps(() => buildReport(journal!.data, steps, accepted?.resolved.baseDomain, new Date(clock.now())));
       if (opts.dryRun) return await printPlan(opts, accepted, steps, nodeName, baseline, clock, signal);
