@@ -8,6 +8,8 @@ import { BUNDLE_PATH } from '../support/bundle';
 import { createStandInNode } from '../support/standin-host';
 
 export const IDLE_MS = 60_000;
+/** CPU is also read at this point, so that the steady-state rate leaves out loading the bundle and the first scan. */
+const SETTLED_AFTER_MS = 10_000;
 
 export interface IdleResults {
   waitedMs: number;
@@ -15,9 +17,12 @@ export interface IdleResults {
   agentCpuSeconds: number;
   childrenCpuSeconds: number;
   totalCpuSeconds: number;
-  /** CPU time over wall time, in percent. */
+  /** CPU time over wall time, in percent (whole wait, start included). */
   agentCpuPercent: number;
   totalCpuPercent: number;
+  /** The agent's own CPU from SETTLED_AFTER_MS to the end, over that time, in percent: the cost of waiting. */
+  agentSteadyCpuPercent: number;
+  steadyWindowMs: number;
   /** Stand-in tool processes the agent started while idle (its rescans). */
   toolCalls: number;
   toolCallsByTool: Record<string, number>;
@@ -40,12 +45,18 @@ export async function measureIdle(): Promise<IdleResults> {
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
     const started = Date.now();
-    const early = await Promise.race([exited, new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), IDLE_MS))]);
+    const wait = (ms: number) => Promise.race([exited, new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), ms))]);
+    const early = await wait(SETTLED_AFTER_MS);
     if (early !== 'waiting') throw new Error(`the idle agent exited (${early}) instead of waiting: ${stderr.slice(-1000)}`);
+    const settledTicks = cpuTicks(child.pid!).own;
+    const settledAt = Date.now();
+    const late = await wait(IDLE_MS - (Date.now() - started));
+    if (late !== 'waiting') throw new Error(`the idle agent exited (${late}) instead of waiting: ${stderr.slice(-1000)}`);
     const pid = child.pid!;
     const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     const ticks = cpuTicks(pid);
     const waitedMs = Date.now() - started;
+    const steadyWindowMs = Date.now() - settledAt;
     const calls = node.calls();
     const byTool: Record<string, number> = {};
     for (const c of calls) byTool[c.tool] = (byTool[c.tool] ?? 0) + 1;
@@ -60,6 +71,8 @@ export async function measureIdle(): Promise<IdleResults> {
       totalCpuSeconds: agent + children,
       agentCpuPercent: pct(agent),
       totalCpuPercent: pct(agent + children),
+      agentSteadyCpuPercent: Math.round(((ticks.own - settledTicks) / ticksPerSecond / (steadyWindowMs / 1000)) * 10_000) / 100,
+      steadyWindowMs,
       toolCalls: calls.length,
       toolCallsByTool: byTool,
     };

@@ -89,6 +89,8 @@ export interface Segment {
   name: string;
   holder: 'cluster' | 'driver';
   ms: number;
+  /** e.g. which rollout finished last. */
+  detail?: string;
 }
 
 export interface PathAnalysis {
@@ -106,10 +108,16 @@ export interface PathAnalysis {
   rolloutSpanMs: number;
 }
 
-function issuedCsr(t: Timeline, kind: 'client' | 'serving'): CsrEvents {
-  const c = t.csrs.filter((x) => x.kind === kind && x.issued !== undefined).sort((a, b) => a.issued! - b.issued!)[0];
-  if (!c || c.approved === undefined) throw new Error(`the timeline has no approved and issued ${kind} CSR: ${JSON.stringify(t.csrs)}`);
-  return c;
+/**
+ * The kubelet's CSRs of one kind: the first it filed (from then on the cluster waits for the driver) and the
+ * one whose certificate it used — the last filed that was issued; a request left unsigned for csrRefile is
+ * abandoned and filed again, so slow approval shows as driver time, not as cluster time.
+ */
+function kubeletCsrs(t: Timeline, kind: 'client' | 'serving', before = Infinity): { first: CsrEvents; used: CsrEvents } {
+  const filed = t.csrs.filter((x) => x.kind === kind && x.filed < before).sort((a, b) => a.filed - b.filed);
+  const used = filed.filter((x) => x.issued !== undefined && x.approved !== undefined).pop();
+  if (!filed[0] || !used) throw new Error(`the timeline has no approved and issued ${kind} CSR: ${JSON.stringify(t.csrs)}`);
+  return { first: filed[0], used };
 }
 
 /**
@@ -120,14 +128,14 @@ function issuedCsr(t: Timeline, kind: 'client' | 'serving'): CsrEvents {
  */
 export function analyse(t: Timeline, endMs: number): PathAnalysis {
   if (t.kubeletStarted === undefined) throw new Error('the timeline has no kubelet start');
-  const client = issuedCsr(t, 'client');
-  const serving = issuedCsr(t, 'serving');
+  const serving = kubeletCsrs(t, 'serving');
+  const client = kubeletCsrs(t, 'client', serving.first.filed);
   const segments: Segment[] = [
-    { name: 'API start + kubelet bootstrap → client CSR filed', holder: 'cluster', ms: client.filed - t.kubeletStarted },
-    { name: 'client CSR filed → approved', holder: 'driver', ms: client.approved! - client.filed },
-    { name: 'signing, registration, node Ready → serving CSR filed', holder: 'cluster', ms: serving.filed - client.approved! },
-    { name: 'serving CSR filed → approved', holder: 'driver', ms: serving.approved! - serving.filed },
-    { name: 'serving CSR signed', holder: 'cluster', ms: serving.issued! - serving.approved! },
+    { name: 'API start + kubelet bootstrap → client CSR filed', holder: 'cluster', ms: client.first.filed - t.kubeletStarted },
+    { name: 'client CSR filed → approved', holder: 'driver', ms: client.used.approved! - client.first.filed, ...(client.used !== client.first ? { detail: 'the kubelet filed again' } : {}) },
+    { name: 'signing, registration, node Ready → serving CSR filed', holder: 'cluster', ms: serving.first.filed - client.used.approved! },
+    { name: 'serving CSR filed → approved', holder: 'driver', ms: serving.used.approved! - serving.first.filed, ...(serving.used !== serving.first ? { detail: 'the kubelet filed again' } : {}) },
+    { name: 'serving CSR signed', holder: 'cluster', ms: serving.used.issued! - serving.used.approved! },
   ];
   // Per operator: its last start before its last done (a newer revision supersedes the one in progress).
   const rollouts: { operator: string; start: number; done: number }[] = [];
@@ -138,11 +146,11 @@ export function analyse(t: Timeline, endMs: number): PathAnalysis {
     const start = Math.max(...t.rollouts.filter((r) => r.operator === op && r.phase === 'start' && r.at <= lastDone).map((r) => r.at));
     rollouts.push({ operator: op, start, done: lastDone });
   }
-  let after = serving.issued!;
+  let after = serving.used.issued!;
   if (rollouts.length > 0) {
     const last = rollouts.reduce((a, b) => (b.done > a.done ? b : a));
-    segments.push({ name: `serving issued → last-finishing rollout started (${last.operator}): the writes`, holder: 'driver', ms: last.start - serving.issued! });
-    segments.push({ name: `${last.operator} rollout`, holder: 'cluster', ms: last.done - last.start });
+    segments.push({ name: 'serving issued → the last-finishing rollout started (the writes)', holder: 'driver', ms: last.start - serving.used.issued!, detail: last.operator });
+    segments.push({ name: 'the last-finishing rollout', holder: 'cluster', ms: last.done - last.start, detail: last.operator });
     after = last.done;
   }
   segments.push({ name: rollouts.length ? 'rollouts done → end (settle noticed, stability window, finish)' : 'serving issued → end', holder: 'driver', ms: endMs - after });

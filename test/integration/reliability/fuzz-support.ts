@@ -4,6 +4,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { listCases, prepareCase, type PreparedCase } from '../../unit/siteconfig/corpus';
+import type { ToolCall } from '../../support/standin-host';
 import type { CaseFiles, Mutant } from './fuzz-mutations';
 
 /** The fixed seed of every fuzz run (change it to explore; failures print the mutant's description). */
@@ -112,4 +113,13 @@ export function validateContractProblems(o: ValidateOutcome, secrets: string[], 
     }
   }
   return problems;
+}
+
+/** Tool calls that change the node: the only nmstatectl verb allowed is `show`, systemctl may only ask. */
+export function stateChangingCalls(calls: ToolCall[]): ToolCall[] {
+  return calls.filter((c) => {
+    if (c.tool === 'nmstatectl') return c.args[0] !== 'show';
+    if (c.tool === 'systemctl') return !['is-enabled', 'is-active', 'is-failed', 'is-system-running', 'show', 'status', 'cat', 'list-units'].includes(c.args[0] ?? '');
+    return false;
+  });
 }

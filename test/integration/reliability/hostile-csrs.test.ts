@@ -50,18 +50,29 @@ test('hostile CSRs filed during the run are never approved (nor denied); the nod
     const logs = parseLogs(out);
     const problems: string[] = [];
     let hostileFiled = 0;
+    let handled = 0;
+    let approvedHostile = 0;
     for (const { round, csr } of injected) {
-      if (csr.rejected) continue; // the API server itself refused it (malformed PEM): nothing to approve
+      if (csr.rejected) {
+        handled += 1; // the API server itself refused it (malformed PEM): nothing to approve
+        continue;
+      }
       const stored = csrs.get(csr.name!);
       if (csr.legitimate) {
         // The node's own renewal: approved while the approver is sure to be watching (the csr step).
         if (round === 'csr' && !decided(stored, 'Approved')) problems.push(`${csr.kind} (${csr.name}, legitimate) was not approved`);
+        else handled += 1;
         continue;
       }
       hostileFiled += 1;
-      if (decided(stored, 'Approved')) problems.push(`${csr.kind} (${csr.name}) was APPROVED`);
-      if (decided(stored, 'Denied')) problems.push(`${csr.kind} (${csr.name}) was denied (must be left pending)`);
-      if (stored?.status?.certificate) problems.push(`${csr.kind} (${csr.name}) got a certificate`);
+      const wrong = [
+        ...(decided(stored, 'Approved') ? [`${csr.kind} (${csr.name}) was APPROVED`] : []),
+        ...(decided(stored, 'Denied') ? [`${csr.kind} (${csr.name}) was denied (must be left pending)`] : []),
+        ...(stored?.status?.certificate ? [`${csr.kind} (${csr.name}) got a certificate`] : []),
+      ];
+      if (decided(stored, 'Approved')) approvedHostile += 1;
+      if (wrong.length === 0) handled += 1;
+      problems.push(...wrong);
     }
     // The kubelet's own client and serving CSRs, approved with the agent's reason.
     const own = s.sim.kubelet.filed;
@@ -75,7 +86,8 @@ test('hostile CSRs filed during the run are never approved (nor denied); the nod
     for (const { round, csr } of injected) {
       if (round === 'csr' && !csr.rejected && !csr.legitimate && kubeletSigners.includes(csr.signerName) && !leftPending.has(csr.name!)) problems.push(`${csr.kind} (${csr.name}) left pending without a logged reason`);
     }
-    summaryLine('hostile CSRs', { tried: injected.length, survived: injected.length - problems.filter((p) => /APPROVED|denied|certificate/.test(p)).length, dataLost: 0 }, `${HOSTILE_CSR_KINDS.length} kinds × ${rounds.length} rounds (${rounds.join(', ')}); ${hostileFiled} hostile stored, ${injected.filter((i) => i.csr.rejected).length} refused by the API server; approved hostile: ${problems.filter((p) => p.includes('APPROVED')).length}`);
+    // "data lost" here: a hostile CSR approved — a credential handed out that the policy forbids.
+    summaryLine('hostile CSRs', { tried: injected.length, survived: handled, dataLost: approvedHostile }, `${HOSTILE_CSR_KINDS.length} kinds × ${rounds.length} rounds (${rounds.join(', ')}); ${hostileFiled} hostile stored, ${injected.filter((i) => i.csr.rejected).length} refused by the API server, approved hostile: ${approvedHostile}`);
     assert.deepEqual(problems, []);
     assert.ok(hostileFiled >= (HOSTILE_CSR_KINDS.length - 2) * rounds.length, `${hostileFiled} hostile CSRs were stored`);
   } finally {

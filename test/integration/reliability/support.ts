@@ -33,8 +33,8 @@ export const CLUSTER_STEPS: readonly StepName[] = ['api', 'csr', 'domain', 'pull
 /** The log line the runner writes when a step starts (ProgressReporter.phase: `"msg":"<title>"`). */
 export const stepStartLine = (step: StepName): string => `"msg":${JSON.stringify(titleOf(step))}`;
 
-export async function newScenario(): Promise<Scenario> {
-  const s = await startScenario({ sim: { timeScale: TIME_SCALE } });
+export async function newScenario(opts: { timeScale?: number } = {}): Promise<Scenario> {
+  const s = await startScenario({ sim: { timeScale: opts.timeScale ?? TIME_SCALE } });
   s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: siteExtras(s.sim) }) });
   return s;
 }

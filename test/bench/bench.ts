@@ -1,0 +1,84 @@
+// `npm run bench` (issue #8): size, startup, idle footprint, agent-added latency against a poll-based
+// baseline, concurrent vs sequential rollout waits, API cost. Writes bench-results.json at the project root
+// and prints a table with each figure beside its budget or goal. Never part of `npm test`: figures are
+// reported, not asserted. Takes about three minutes on two cores.
+//   tsx test/bench/bench.ts [--skip-idle] [--skip-real-api-wait] [--out FILE]
+import { writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureBundle, PROJECT_ROOT } from '../support/bundle';
+import { IDLE_MS, measureIdle, type IdleResults } from './idle';
+import { BIP_POLL, measureLatency, TIME_SCALE, type LatencyResults } from './latency';
+import { measureSize, type SizeResults } from './size';
+import { measureStartup, type StartupResults } from './startup';
+import { renderReport } from './report';
+
+/** Goals (the brief of issue #8) beside the budgets of DESIGN.md. */
+export const GOALS = {
+  agentAddedLatencyMs: 1000,
+  /** "near zero CPU" while idle: under 1 % of one core, agent and children together. */
+  idleCpuPercent: 1,
+} as const;
+
+/** The API start at a realistic length (60 s real, not scaled), to see the API wait's own overhead. */
+export const REAL_API_WAIT_MS = 60_000;
+
+export interface BenchResults {
+  date: string;
+  node: string;
+  platform: string;
+  cpus: number;
+  /** 1-minute load average before and after: figures taken on a busy machine read high (startup above all). */
+  loadAverage: { before: number; after: number };
+  size: SizeResults;
+  startup: StartupResults;
+  idle?: IdleResults;
+  latency: LatencyResults;
+  latencyRealApiWait?: LatencyResults;
+  goals: typeof GOALS;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { 'skip-idle': { type: 'boolean' }, 'skip-real-api-wait': { type: 'boolean' }, out: { type: 'string' } } });
+  ensureBundle();
+  const out = path.resolve(values.out ?? path.join(PROJECT_ROOT, 'bench-results.json'));
+  const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
+
+  const { cpus, loadavg } = await import('node:os');
+  const loadBefore = loadavg()[0]!;
+  log('size');
+  const size = measureSize();
+  log('startup (20 runs each after warm-up)');
+  const startup = measureStartup();
+  log(`latency on the scripted timeline (time scale ${TIME_SCALE}), agent and baseline side by side`);
+  const latency = await measureLatency();
+  // The idle agent and the real-length API wait both mostly wait: run them together.
+  const later = [values['skip-idle'] ? '' : `idle footprint (${IDLE_MS / 1000} s)`, values['skip-real-api-wait'] ? '' : `latency with a ${REAL_API_WAIT_MS / 1000} s API start`].filter(Boolean);
+  if (later.length) log(later.join(' and '));
+  const [idle, latencyRealApiWait] = await Promise.all([
+    values['skip-idle'] ? undefined : measureIdle(),
+    values['skip-real-api-wait'] ? undefined : measureLatency({ apiStartup: REAL_API_WAIT_MS / TIME_SCALE }),
+  ]);
+
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpus: cpus().length,
+    loadAverage: { before: Math.round(loadBefore * 100) / 100, after: Math.round(loadavg()[0]! * 100) / 100 },
+    size,
+    startup,
+    ...(idle ? { idle } : {}),
+    latency,
+    ...(latencyRealApiWait ? { latencyRealApiWait } : {}),
+    goals: GOALS,
+  };
+  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(renderReport(results, BIP_POLL));
+  process.stdout.write(`\nresults: ${out}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,159 @@
+// Agent-added latency, concurrency of the waits and API cost, on a scripted simulator timeline: the bundled
+// agent's full `run` on one simulated cluster and the BIP-style poller (baseline.ts) on another with the same
+// durations, side by side. Both start kubelet; from there the timeline is the cluster's (API up after
+// apiStartup, CSRs as the kubelet files them, rollouts of the given lengths) and whatever else elapses is
+// what the driver added by noticing late. All figures are real milliseconds; the simulated equivalents are
+// the real ones divided by the time scale.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { LocalHost } from '../../src/host/host';
+import { DEFAULT_STATE_DIR, STATE_FILES } from '../../src/paths';
+import { loadSiteConfig } from '../../src/siteconfig/load';
+import type { ResolvedSiteConfig } from '../../src/siteconfig/types';
+import { startSimulator, type SimDurations, type Simulator } from '../sim/index';
+import { siteConfigFor, startScenario } from '../support/scenario';
+import { siteExtras } from '../integration/reliability/support';
+import { runBaseline, BIP_POLL } from './baseline';
+import { analyse, recordTimeline, type PathAnalysis, type Timeline } from './timeline';
+
+/** The scripted timeline, in simulated ms (the simulator's defaults, named here so the bench states them). */
+export const TIMELINE: Partial<SimDurations> = {
+  apiStartup: 2 * 60_000,
+  csrSigning: 1_000,
+  nodeReady: 20_000,
+  kubeApiserverRollout: 6 * 60_000,
+  kubeApiserverRestartOutage: 45_000,
+  openshiftApiserverRollout: 2 * 60_000,
+  authenticationRollout: 90_000,
+  consoleRollout: 90_000,
+  ingressRollout: 2 * 60_000,
+  machineConfigRollout: 4 * 60_000,
+  rebootOutage: 3 * 60_000,
+};
+
+/**
+ * The kubelet abandons an unsigned CSR after 15 minutes (client-go certificate manager). Scaled, that would be
+ * 9 real seconds — shorter than the baseline's 10-second CSR poll — so it is kept at 15 REAL minutes: the
+ * drivers poll in real time, and the refiling must not punish them for it.
+ */
+const CSR_REFILE_REAL_MS = 15 * 60_000;
+
+/** Real ms per simulated ms: the 6-minute kube-apiserver rollout takes 3.6 s, the whole timeline about 6 s. */
+export const TIME_SCALE = 0.01;
+
+export interface DriverRun {
+  totalMs: number;
+  analysis: PathAnalysis;
+  timeline: Timeline;
+}
+
+export interface LatencyResults {
+  timeScale: number;
+  timelineSimMs: Partial<SimDurations>;
+  /** How long the API start lasted in real ms (apiStartup × scale, unless overridden). */
+  apiStartupRealMs: number;
+  agent: DriverRun & {
+    /** Agent process start → kubelet started (finding the media, validating, the site network). */
+    nodeSideMs: number;
+    settleStepMs?: number;
+    stabilityWindowMs: number;
+    steps: Record<string, number | undefined>;
+    /** What settle reported waiting for, and when (ms since the run's start; the last entry is "settled"). */
+    settleLog: { atMs: number; blocking: string[] }[];
+    apiRequests: { total: number; byVerbResource: Record<string, number> };
+  };
+  baseline: DriverRun & { polls: { api: number; csr: number; clusterVersion: number } };
+}
+
+function verbOf(method: string, query: string, hasName: boolean): string {
+  if (method === 'GET') return /(^|&)watch=(true|1)/.test(query) ? 'watch' : hasName ? 'get' : 'list';
+  return { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' }[method] ?? method.toLowerCase();
+}
+
+/** "list secrets", "update certificatesigningrequests/approval", "get /readyz". */
+export function requestKey(r: { method: string; path: string; query: string }): string {
+  const parts = r.path.split('/').filter(Boolean);
+  if (parts[0] !== 'api' && parts[0] !== 'apis') return `${r.method.toLowerCase()} ${r.path}`;
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest = rest.slice(2);
+  const [resource, name, sub] = rest;
+  return `${verbOf(r.method, r.query, name !== undefined)} ${resource}${sub ? `/${sub}` : ''}`;
+}
+
+function siteYaml(sim: Simulator): string {
+  return siteConfigFor(sim, { extraSpec: siteExtras(sim) });
+}
+
+async function resolvedSite(yaml: string): Promise<ResolvedSiteConfig> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sno-bench-site-'));
+  try {
+    writeFileSync(path.join(dir, 'site-config.yaml'), yaml);
+    const res = await loadSiteConfig(dir, { host: new LocalHost({ root: dir }) });
+    if (res.status !== 'valid') throw new Error(`the bench's site-config is not valid: ${JSON.stringify(res)}`);
+    return res.site.resolved;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function agentRun(durations: Partial<SimDurations>): Promise<LatencyResults['agent']> {
+  const s = await startScenario({ sim: { timeScale: TIME_SCALE, durations } });
+  try {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteYaml(s.sim) });
+    s.sim.api.clearRequests();
+    const t0 = Date.now();
+    const rec = recordTimeline(s.sim, t0);
+    const run = await s.run([], { timeoutMs: 600_000 });
+    const totalMs = Date.now() - t0;
+    rec.stop();
+    if (run.code !== 0) throw new Error(`the agent's run failed (${run.code})\n${run.stdout.slice(-3000)}\n${run.stderr.slice(-1000)}`);
+    const journal = JSON.parse(readFileSync(path.join(s.node.root, DEFAULT_STATE_DIR, STATE_FILES.journal), 'utf8')) as { steps: Record<string, { durationMs?: number }> };
+    const byVerbResource: Record<string, number> = {};
+    const mine = s.sim.api.requests.filter((r) => r.user === 'system:admin');
+    for (const r of mine) byVerbResource[requestKey(r)] = (byVerbResource[requestKey(r)] ?? 0) + 1;
+    const site = await resolvedSite(siteYaml(s.sim));
+    const settleLog = run.logs
+      .filter((l) => l.step === 'settle' && (l.msg === 'waiting for the cluster to settle' || l.msg === 'cluster settled'))
+      .map((l) => ({ atMs: Date.parse(String(l.time)) - t0, blocking: Array.isArray(l.blocking) ? (l.blocking as string[]) : [] }));
+    return {
+      totalMs,
+      analysis: analyse(rec.timeline, totalMs),
+      timeline: rec.timeline,
+      nodeSideMs: rec.timeline.kubeletStarted ?? 0,
+      settleStepMs: journal.steps.settle?.durationMs,
+      stabilityWindowMs: site.timeouts.settleStability,
+      steps: Object.fromEntries(Object.entries(journal.steps).map(([k, v]) => [k, v.durationMs])),
+      settleLog,
+      apiRequests: { total: mine.length, byVerbResource: Object.fromEntries(Object.entries(byVerbResource).sort((a, b) => b[1] - a[1])) },
+    };
+  } finally {
+    await s.cleanup();
+  }
+}
+
+async function baselineRun(durations: Partial<SimDurations>): Promise<LatencyResults['baseline']> {
+  const sim = await startSimulator({ timeScale: TIME_SCALE, durations });
+  try {
+    const site = await resolvedSite(siteYaml(sim));
+    const t0 = Date.now();
+    const rec = recordTimeline(sim, t0);
+    const res = await runBaseline(sim, site);
+    rec.stop();
+    return { totalMs: res.endMs, analysis: analyse(rec.timeline, res.endMs), timeline: rec.timeline, polls: res.polls };
+  } finally {
+    await sim.stop();
+  }
+}
+
+/**
+ * The agent and the baseline on the same timeline, at the same time (separate simulators; both mostly
+ * wait, so running them together costs little accuracy and halves the bench's time).
+ */
+export async function measureLatency(overrides: Partial<SimDurations> = {}): Promise<LatencyResults> {
+  const durations = { ...TIMELINE, csrRefile: CSR_REFILE_REAL_MS / TIME_SCALE, ...overrides };
+  const [agent, baseline] = await Promise.all([agentRun(durations), baselineRun(durations)]);
+  return { timeScale: TIME_SCALE, timelineSimMs: durations, apiStartupRealMs: (durations.apiStartup ?? 0) * TIME_SCALE, agent, baseline };
+}
+
+export { BIP_POLL };

@@ -1,0 +1,91 @@
+// The readable side of `npm run bench`: one table per measurement, each figure beside its budget or goal.
+import type { BenchResults } from './bench';
+import type { LatencyResults } from './latency';
+
+const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
+const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+function table(title: string, header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => `  ${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd();
+  return [`\n${title}`, line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
+}
+
+const verdict = (value: number, limit: number) => (value <= limit ? 'ok' : 'OVER');
+
+function latencyTable(title: string, l: LatencyResults, goalMs: number, poll: { apiMs: number; csrMs: number; clusterVersionMs: number }): string {
+  const a = l.agent.analysis;
+  const b = l.baseline.analysis;
+  const simS = (ms: number) => `${((ms / l.timeScale) / 1000 / 60).toFixed(1)} min sim`;
+  const rows: string[][] = [
+    ['kubelet start → done (the cluster phase)', sec(a.clusterPhaseMs), sec(b.clusterPhaseMs), ''],
+    ['critical path of the timeline', sec(a.criticalPathMs), sec(b.criticalPathMs), `${simS(a.criticalPathMs)} (agent's run)`],
+    ['ADDED by the driver', sec(a.addedMs), sec(b.addedMs), `goal < ${sec(goalMs)} (agent)`],
+  ];
+  const names = [...new Set([...a.segments, ...b.segments].map((s) => s.name))];
+  for (const n of names) {
+    const sa = a.segments.find((s) => s.name === n);
+    const sb = b.segments.find((s) => s.name === n);
+    const holder = (sa ?? sb)!.holder;
+    const detail = (x: typeof sa) => (x ? `${sec(x.ms)}${x.detail ? ` (${x.detail})` : ''}` : '–');
+    rows.push([`  ${holder === 'driver' ? 'driver ' : 'cluster'} | ${n}`, detail(sa), detail(sb), '']);
+  }
+  rows.push(['agent: process start → kubelet started (media, validation, site network)', sec(l.agent.nodeSideMs), '–', 'not in the comparison']);
+  rows.push(['agent: of the added time, the settle stability window', sec(l.agent.stabilityWindowMs), '–', 'timeouts.settleStability (1s minimum)']);
+  rows.push(['agent: added without the stability window', sec(a.addedMs - l.agent.stabilityWindowMs), '–', '']);
+  const lastDone = Math.max(0, ...l.agent.timeline.rollouts.filter((x) => x.phase === 'done').map((x) => x.at));
+  const blockers = l.agent.settleLog.filter((e) => e.blocking.length > 0);
+  const lastBlocked = blockers[blockers.length - 1];
+  const settled = l.agent.settleLog.find((e) => e.blocking.length === 0);
+  if (lastBlocked && settled && lastDone) {
+    rows.push(['agent: last thing settle waited for', `${sec(lastBlocked.atMs - lastDone)} after the last rollout`, '', lastBlocked.blocking.join('; ').slice(0, 160)]);
+    rows.push(['agent: settle said "settled"', `${sec(settled.atMs - lastDone)} after the last rollout`, '', '']);
+  }
+  rows.push(['ratio agent / baseline (added)', `${(a.addedMs / Math.max(1, b.addedMs)).toFixed(2)}×`, '', '']);
+  rows.push(['baseline polls (api / csr / cluster version)', '', `${l.baseline.polls.api} / ${l.baseline.polls.csr} / ${l.baseline.polls.clusterVersion}`, `every ${poll.apiMs / 1000} / ${poll.csrMs / 1000} / ${poll.clusterVersionMs / 1000} s`]);
+  return table(`${title} — time scale ${l.timeScale} (1 real s = ${(1 / l.timeScale / 60).toFixed(2)} simulated min); API start ${sec(l.apiStartupRealMs)} real`, ['', 'agent', 'baseline (BIP polls)', 'note'], rows);
+}
+
+export function renderReport(r: BenchResults, poll: { apiMs: number; csrMs: number; clusterVersionMs: number }): string {
+  const s = r.size;
+  let out = `sno-reconfigure bench — ${r.date}, Node ${r.node}, ${r.platform}, ${r.cpus} CPUs, load average ${r.loadAverage.before} before / ${r.loadAverage.after} after\n`;
+  out += table('Size', ['figure', 'measured', 'budget', ''], [
+    ['bundle (dist/sno-reconfigure.cjs)', kib(s.bundleRawBytes), '', ''],
+    ['gzip -9 of the bundle', kib(s.bundleGzipBytes), '', ''],
+    ['base64(gzip(bundle))', kib(s.bundleBase64GzipBytes), kib(s.budgets.bundleBase64GzipBytes), verdict(s.bundleBase64GzipBytes, s.budgets.bundleBase64GzipBytes)],
+    ['MachineConfig, runtime host', kib(s.machineConfigHostBytes), kib(s.budgets.machineConfigBytes), verdict(s.machineConfigHostBytes, s.budgets.machineConfigBytes)],
+    ['MachineConfig, runtime podman', kib(s.machineConfigPodmanBytes), kib(s.budgets.machineConfigBytes), verdict(s.machineConfigPodmanBytes, s.budgets.machineConfigBytes)],
+  ]);
+  const st = r.startup;
+  out += table(`Startup — median of ${st.runs} after warm-up`, ['figure', 'measured', ''], [
+    ['node dist/sno-reconfigure.cjs --version', `${st.bundleVersionMedianMs.toFixed(1)} ms`, ''],
+    ['node empty.js', `${st.emptyNodeMedianMs.toFixed(1)} ms`, ''],
+    ['ratio to bare Node', `${st.ratio.toFixed(2)}×`, `+${(st.bundleVersionMedianMs - st.emptyNodeMedianMs).toFixed(1)} ms to load the bundle`],
+  ]);
+  if (r.idle) {
+    const i = r.idle;
+    out += table(`Idle footprint — run waiting ${sec(i.waitedMs)} for media (stand-in node, no media)`, ['figure', 'measured', 'goal', ''], [
+      ['peak RSS of the agent (VmHWM)', `${(i.peakRssKiB / 1024).toFixed(1)} MiB`, '', ''],
+      ['CPU, the agent itself (whole wait, start included)', `${i.agentCpuSeconds.toFixed(2)} s (${i.agentCpuPercent.toFixed(2)} %)`, '', ''],
+      [`CPU, the agent itself, steady state (last ${sec(i.steadyWindowMs)})`, `${i.agentSteadyCpuPercent.toFixed(2)} %`, `< ${r.goals.idleCpuPercent} %`, verdict(i.agentSteadyCpuPercent, r.goals.idleCpuPercent)],
+      ['CPU, children (rescans)', `${i.childrenCpuSeconds.toFixed(2)} s`, '', `${i.toolCalls} tool runs: ${Object.entries(i.toolCallsByTool).map(([k, v]) => `${k}×${v}`).join(', ')}`],
+      ['CPU, agent + children', `${i.totalCpuSeconds.toFixed(2)} s (${i.totalCpuPercent.toFixed(2)} %)`, '', i.toolCalls ? `${((i.childrenCpuSeconds / i.toolCalls) * 1000).toFixed(0)} ms CPU per tool run: the stand-ins are Node scripts (real lsblk/blkid take a few ms)` : ''],
+    ]);
+  }
+  out += latencyTable('Agent-added latency, full flow', r.latency, r.goals.agentAddedLatencyMs, poll);
+  if (r.latencyRealApiWait) out += latencyTable('Agent-added latency with a real-length API start', r.latencyRealApiWait, r.goals.agentAddedLatencyMs, poll);
+  const a = r.latency.agent;
+  out += table(
+    'Concurrency — the cluster steps only write; settle then waits for every rollout at once. It has no switch to wait\n  one after another, so "sequential" is the sum of the individual rollouts (write, wait, write, wait), against what\n  the agent waited',
+    ['figure', 'real', 'simulated'],
+    [
+    ...a.analysis.rollouts.map((x) => [`  rollout ${x.operator}`, sec(x.ms), `${((x.ms / r.latency.timeScale) / 60_000).toFixed(1)} min`]),
+    ['sum of the rollouts (one write-and-wait after another)', sec(a.analysis.rolloutSumMs), `${((a.analysis.rolloutSumMs / r.latency.timeScale) / 60_000).toFixed(1)} min`],
+    ['first rollout start → last done (what the agent waited)', sec(a.analysis.rolloutSpanMs), `${((a.analysis.rolloutSpanMs / r.latency.timeScale) / 60_000).toFixed(1)} min`],
+    ['the agent\'s settle step', a.settleStepMs !== undefined ? sec(a.settleStepMs) : '–', ''],
+    ['saved by waiting concurrently', sec(a.analysis.rolloutSumMs - a.analysis.rolloutSpanMs), `${(((a.analysis.rolloutSumMs - a.analysis.rolloutSpanMs) / r.latency.timeScale) / 60_000).toFixed(1)} min`],
+    ],
+  );
+  out += table(`API cost — requests by the agent during the full flow: ${a.apiRequests.total}`, ['verb resource', 'requests'], Object.entries(a.apiRequests.byVerbResource).map(([k, v]) => [k, String(v)]));
+  return out;
+}
