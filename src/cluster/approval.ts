@@ -1,18 +1,19 @@
 // Approving a CSR: PUT .../certificatesigningrequests/<name>/approval with the whole object as last read
 // plus an Approved condition (kubernetes/api certificates/v1/types.go; client-go UpdateApproval; the
 // reference is anchor-ztpfw-domain.md section 3.5). The object's resourceVersion makes the PUT
-// conditional, so a concurrent writer yields 409: re-read and try again, a bounded number of times.
+// conditional, so a concurrent writer yields 409: re-read and try again, with backoff, a bounded number of times.
 // Conditions can never be removed, so an Approved CSR needs nothing and a Denied one cannot be approved.
 import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
 import type { HttpRequest } from './http';
 import { R, resourcePath } from './resources';
-import { retryOnConflict } from './retry';
+import { retryOnConflict, type Sleep } from './retry';
 import type { KubeObject, RequestOptions, ResourceType } from './types';
 import { ApiError } from './types';
 
 export interface ApprovalDeps {
   get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string, opts?: RequestOptions): Promise<T | undefined>;
   call<T>(req: HttpRequest): Promise<T>;
+  sleep?: Sleep;
 }
 
 export const APPROVAL_CONFLICT_ATTEMPTS = 5;
@@ -41,5 +42,6 @@ export async function approveCsr(deps: ApprovalDeps, name: string, reason: strin
       status: { ...(csr.status ?? {}), conditions: [...conditions, { type: 'Approved', status: 'True', reason, message, lastUpdateTime: now }] },
     };
     await deps.call<KubeObject>({ method: 'PUT', path: `${resourcePath(R.csrs, undefined, name)}/approval`, body });
-  }, APPROVAL_CONFLICT_ATTEMPTS);
+    // Short backoff: the approver retries a failed approval later anyway (src/csr/approver.ts).
+  }, { attempts: APPROVAL_CONFLICT_ATTEMPTS, initialDelayMs: 50, ...(deps.sleep ? { sleep: deps.sleep } : {}) });
 }

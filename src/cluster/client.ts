@@ -151,7 +151,7 @@ export function createClusterClient(kc: Kubeconfig, opts: ClusterClientOptions =
     },
 
     async approveCsr(name: string, reason: string, message: string) {
-      await approveCsr({ get: client.get, call }, name, reason, message);
+      await approveCsr({ get: client.get, call, ...(opts.sleep ? { sleep: opts.sleep } : {}) }, name, reason, message);
     },
 
     close() {

@@ -1,4 +1,4 @@
-// Retries for API calls: read-modify-write on 409 Conflict, and transient failures (503/502/504, 429
+// Retries for API calls: read-modify-write on 409 Conflict (with backoff), and transient failures (503/502/504, 429
 // with Retry-After, connection errors) with capped exponential backoff and full jitter. The sleep is
 // injectable (a Clock's sleep) so tests and the simulator's scaled time run fast.
 import { ApiError, ConnectionError } from './types';
@@ -82,16 +82,47 @@ export async function withRetry<T>(fn: (attempt: number) => Promise<T>, opts: Re
   }
 }
 
+export interface ConflictRetryOptions {
+  /** Total attempts including the first (default 10). */
+  attempts?: number;
+  /** First backoff ceiling (default 200 ms); doubles each attempt up to maxDelayMs (default 3 s). */
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  /** No retry starts once this much time was spent sleeping (default 15 s). */
+  maxTotalMs?: number;
+  sleep?: Sleep;
+  signal?: AbortSignal;
+  random?: () => number;
+  onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+}
+
 /**
- * Read-modify-write: `fn` must re-read the object each time it is called. Retries only on 409 Conflict,
- * immediately (a conflict means someone else wrote; waiting does not help), at most `attempts` times.
+ * Read-modify-write: `fn` must re-read the object each time it is called. Retries only on 409 (Conflict on
+ * an update, and on a create both AlreadyExists — the re-read then finds the object — and Conflict), with
+ * capped exponential backoff and "equal jitter": retrying at once lost to a 409 storm of ~1 s (a controller
+ * hot-looping on the same object, or an API server answering every write 409 for a while); equal jitter
+ * guarantees each retry waits at least half its ceiling, so ~10 attempts span several seconds. Bounded by
+ * `attempts` and `maxTotalMs`; then the last 409 is thrown. A number as second argument is `attempts`.
  */
-export async function retryOnConflict<T>(fn: (attempt: number) => Promise<T>, attempts = 5): Promise<T> {
+export async function retryOnConflict<T>(fn: (attempt: number) => Promise<T>, options: number | ConflictRetryOptions = {}): Promise<T> {
+  const opts: ConflictRetryOptions = typeof options === 'number' ? { attempts: options } : options;
+  const attempts = Math.max(1, opts.attempts ?? 10);
+  const initial = opts.initialDelayMs ?? 200;
+  const max = opts.maxDelayMs ?? 3_000;
+  const budget = opts.maxTotalMs ?? 15_000;
+  const sleep = opts.sleep ?? realSleep;
+  const random = opts.random ?? Math.random;
+  let slept = 0;
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn(attempt);
     } catch (err) {
-      if (attempt >= attempts || !isConflict(err)) throw err;
+      if (attempt >= attempts || !isConflict(err) || opts.signal?.aborted || slept >= budget) throw err;
+      const ceiling = Math.min(max, initial * 2 ** (attempt - 1));
+      const delay = Math.min(budget - slept, Math.round(ceiling / 2 + (random() * ceiling) / 2));
+      opts.onRetry?.(err, attempt, delay);
+      slept += delay;
+      await sleep(delay, opts.signal);
     }
   }
 }

@@ -14,7 +14,8 @@
 // requests for CertificateSigningRequests can filter on this field"), so the agent never even reads
 // CSRs of other signers; the policy still refuses them should a server ignore the selector.
 // `expected()` is re-read every `recheckIntervalMs`: when what is known about the node changes (its
-// Node appeared, new addresses), the CSRs left pending are evaluated again.
+// Node appeared, new addresses), the CSRs left pending are evaluated again. A CSR whose approval failed
+// (API errors beyond the request's own retries) is tried again on that recheck, with backoff.
 import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { CsrDeniedError } from '../cluster/approval';
@@ -24,6 +25,8 @@ import type { ClusterClient, KubeObject, WatchEvent } from '../cluster/types';
 import { CLIENT_SIGNER, SERVING_SIGNER, decidedState, evaluateCsr, issuedKind, type CsrDecision, type ExpectedNode } from './policy';
 
 export const APPROVAL_REASON = 'SNOReconfigureApprove';
+/** Backoff cap for retrying a failed approval, in recheck intervals (2 s each by default: at most ~1 min). */
+const MAX_RETRY_TICKS = 30;
 
 export interface CsrApproverOptions {
   client: ClusterClient;
@@ -78,7 +81,11 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
   const sleep = opts.sleep ?? realSleep;
   const maxApprovals = opts.maxApprovals ?? 10;
 
+  const recheckMs = opts.recheckIntervalMs ?? 2000;
   const latest = new Map<string, Csr>();
+  /** CSRs whose approval failed (not denied, not gone): retried on the recheck tick `dueTick`. */
+  const failedApprovals = new Map<string, { failures: number; dueTick: number }>();
+  let tick = 0;
   const evaluatedAt = new Map<string, string>();
   const leftPending = new Map<string, PendingCsr>();
   const approved: string[] = [];
@@ -146,6 +153,7 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
       });
       approved.push(name);
       leftPending.delete(name);
+      failedApprovals.delete(name);
       log.info({ ...fields, reason: decision.reason }, 'CSR approved');
     } catch (err) {
       if (signal.aborted) return;
@@ -155,10 +163,14 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
       } else if (isNotFound(err)) {
         log.info({ csr: name }, 'CSR disappeared before it could be approved');
       } else {
-        // Forget the evaluation so that the next event or recheck tries again.
+        // Forget the evaluation and schedule a retry on the periodic recheck, with backoff: without it a CSR
+        // whose approval PUT met a 503 stayed pending until its next event, which a kubelet may never send.
         evaluatedAt.delete(name);
         leftPending.set(name, { name, kind: decision.kind, reason: `approval failed: ${(err as Error).message}` });
-        log.error({ ...fields, err: (err as Error).message }, 'CSR approval failed');
+        const failures = (failedApprovals.get(name)?.failures ?? 0) + 1;
+        const waitTicks = Math.min(MAX_RETRY_TICKS, 2 ** (failures - 1));
+        failedApprovals.set(name, { failures, dueTick: tick + waitTicks });
+        log.warn({ ...fields, err: (err as Error).message, failures, retryInMs: waitTicks * recheckMs }, 'CSR approval failed; trying again later');
       }
     }
   };
@@ -177,6 +189,7 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
       latest.delete(name);
       evaluatedAt.delete(name);
       leftPending.delete(name);
+      failedApprovals.delete(name);
       return;
     }
     latest.set(name, event.object);
@@ -202,12 +215,25 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
 
   let lastKey = readExpected()?.key;
   const recheck = setInterval(() => {
+    tick++;
     const exp = readExpected();
-    if (!exp || exp.key === lastKey) return;
-    lastKey = exp.key;
-    log.debug('expected node identity changed; re-evaluating known CSRs');
-    for (const csr of latest.values()) void enqueue(() => evaluate(csr));
-  }, opts.recheckIntervalMs ?? 2000);
+    if (exp && exp.key !== lastKey) {
+      lastKey = exp.key;
+      log.debug('expected node identity changed; re-evaluating known CSRs');
+      for (const csr of latest.values()) void enqueue(() => evaluate(csr));
+      return;
+    }
+    for (const [name, f] of failedApprovals) {
+      const csr = latest.get(name);
+      if (!csr) failedApprovals.delete(name);
+      else if (tick >= f.dueTick) {
+        // Not again until this attempt fails (which schedules the next one) or succeeds.
+        f.dueTick = Infinity;
+        log.info({ csr: name, failures: f.failures }, 'trying again to approve a CSR whose approval failed');
+        void enqueue(() => evaluate(csr));
+      }
+    }
+  }, recheckMs);
   recheck.unref();
 
   const watches = Promise.all([watchSigner(CLIENT_SIGNER), watchSigner(SERVING_SIGNER)]);

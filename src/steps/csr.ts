@@ -7,6 +7,7 @@
 import { X509Certificate } from 'node:crypto';
 import type { V1Node } from '@kubernetes/client-node';
 import { R } from '../cluster/resources';
+import { isTransient } from '../cluster/retry';
 import type { KubeObject } from '../cluster/types';
 import { startCsrApprover, type CsrApprover } from '../csr/approver';
 import type { ExpectedNode } from '../csr/policy';
@@ -108,13 +109,27 @@ export const csrStep: Step = {
     const approver = await ensureApprover(ctx);
     const deadline = ctx.deadline('CSR approval', ctx.site.resolved.timeouts.csr);
     ctx.progress.extendTimeout(deadline.totalMs);
+    // Set while the API is unreachable/restarting: warned once per outage, and named if the deadline passes.
+    let apiTrouble: string | undefined;
     for (;;) {
-      const p = await progressOf(ctx, approver);
+      let p: { ready: boolean; client: boolean; serving: boolean };
+      try {
+        p = await progressOf(ctx, approver);
+        if (apiTrouble) ctx.log.info('the API answers again; still waiting for the node');
+        apiTrouble = undefined;
+      } catch (e) {
+        // A 503, reset or refused connection while waiting is no reason to fail (the kube-apiserver restarts
+        // during bring-up): keep waiting within this step's deadline; the approver's watches retry on their own.
+        if (!isTransient(e)) throw e;
+        if (!apiTrouble) ctx.log.warn({ err: (e as Error).message }, 'the API is not available; still waiting for the node and its certificates');
+        apiTrouble = (e as Error).message;
+        p = { ready: false, client: approver.issued().client, serving: approver.issued().serving };
+      }
       if (p.ready && p.client && p.serving) {
         for (const name of approver.approvedNames()) ctx.changed({ kind: 'CertificateSigningRequest', target: name, action: 'approve' });
         return;
       }
-      const missing = [!p.ready && 'node Ready', !p.client && 'kubelet client certificate', !p.serving && 'kubelet serving certificate'].filter(Boolean).join(', ');
+      const missing = [!p.ready && (apiTrouble ? 'node Ready (the API is not available)' : 'node Ready'), !p.client && 'kubelet client certificate', !p.serving && 'kubelet serving certificate'].filter(Boolean).join(', ');
       if (deadline.expired()) {
         throw new StepError(
           `still waiting for ${missing} after ${deadline.progress()}`,

@@ -14,7 +14,7 @@ import { ApiError, type ClusterClient, type KubeObject } from '../cluster/types'
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import type { MirrorRule } from '../siteconfig/types';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
-import { resilient, sameJson, updateObject } from './domain/objects';
+import { createOrUpdate, resilient, sameJson, updateObject } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './settle/rollouts';
 import { titleOf } from './titles';
 
@@ -147,7 +147,8 @@ async function perform(client: ClusterClient, a: Action): Promise<void> {
   const type = TYPE[a.kind];
   switch (a.op) {
     case 'create':
-      await client.create(type, { apiVersion: API_VERSION[a.kind], kind: KIND_NAME[a.kind], metadata: { name: MIRROR_OBJECT_NAME, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } }, spec: specFor(a.kind, a.spec) });
+      // A 409 on the create (AlreadyExists: created meanwhile, or Conflict) re-reads and sets the spec instead of failing.
+      await createOrUpdate<KubeObject>(client, type, { apiVersion: API_VERSION[a.kind], kind: KIND_NAME[a.kind], metadata: { name: MIRROR_OBJECT_NAME, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } }, spec: specFor(a.kind, a.spec) }, (current) => ({ ...current, spec: specFor(a.kind, a.spec) }));
       return;
     case 'update':
       await updateObject<KubeObject>(client, type, MIRROR_OBJECT_NAME, undefined, (current) => ({ ...current, spec: specFor(a.kind, a.spec) }));

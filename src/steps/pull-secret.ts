@@ -12,7 +12,7 @@ import type { ClusterClient } from '../cluster/types';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import type { PullSecret, PullSecretEntry } from '../siteconfig/types';
 import { STATE_FILES } from '../paths';
-import { b64, resilient, sameJson, unb64, updateObject, type Secret } from './domain/objects';
+import { b64, createOrUpdate, resilient, sameJson, unb64, updateObject, type Secret } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './settle/rollouts';
 import { titleOf } from './titles';
 
@@ -127,16 +127,18 @@ export const pullSecretStep: Step = resilient({
     await recordRollouts(ctx, client, 'pull-secret', [{ kind: 'machineconfigpool', name: MASTER_POOL, reason: 'pull secret' }]);
     const site = ctx.site.resolved.pullSecret as PullSecret;
     const mode = ctx.site.resolved.pullSecretMode;
+    // Re-read on every 409 and merge into what is there then: someone may have added a registry meanwhile.
+    const merge = (current: Secret): Secret | undefined => {
+      const now = mode === 'replace' ? tryParse(current) : parseDockerConfig(current);
+      const desired = desiredDockerConfig(now, site, mode);
+      if (now && sameJson(now, desired)) return undefined;
+      return { ...current, data: { ...current.data, [KEY]: b64(JSON.stringify(desired)) } };
+    };
     if (!a.secret) {
-      await client.create<Secret>(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { ...PULL_SECRET }, type: 'kubernetes.io/dockerconfigjson', data: { [KEY]: b64(JSON.stringify(a.desired)) } });
+      // A 409 on the create (AlreadyExists: created meanwhile, or Conflict) re-reads and merges instead of failing.
+      await createOrUpdate<Secret>(client, R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { ...PULL_SECRET }, type: 'kubernetes.io/dockerconfigjson', data: { [KEY]: b64(JSON.stringify(a.desired)) } }, merge);
     } else {
-      // Re-read on every 409 and merge into what is there then: someone may have added a registry meanwhile.
-      await updateObject<Secret>(client, R.secrets, PULL_SECRET.name, PULL_SECRET.namespace, (current) => {
-        const now = mode === 'replace' ? tryParse(current) : parseDockerConfig(current);
-        const desired = desiredDockerConfig(now, site, mode);
-        if (now && sameJson(now, desired)) return undefined;
-        return { ...current, data: { ...current.data, [KEY]: b64(JSON.stringify(desired)) } };
-      });
+      await updateObject<Secret>(client, R.secrets, PULL_SECRET.name, PULL_SECRET.namespace, merge);
     }
     for (const c of a.changes) ctx.changed(c);
   },

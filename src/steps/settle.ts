@@ -133,7 +133,13 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
     csrs: new WatchedCache(client, R.csrs, () => wakeup.wake(), log),
   };
   try {
-    const retry = { sleep: (ms: number, s?: AbortSignal) => ctx.clock.sleep(ms, s), signal: ctx.signal, attempts: 8 };
+    const retry = {
+      sleep: (ms: number, s?: AbortSignal) => ctx.clock.sleep(ms, s),
+      signal: ctx.signal,
+      attempts: 8,
+      // Reported: the technician should see why settle is slow to start (issue #8: outages are reported).
+      onRetry: (err: unknown, attempt: number, delayMs: number) => log.warn({ err: (err as Error).message, attempt, retryInMs: delayMs }, 'the API is not available; trying again'),
+    };
     await Promise.all(Object.values(caches).map((c: WatchedCache<KubeObject>) => withRetry(() => c.start(stop.signal), retry)));
     const checks: DomainChecks = await withRetry(() => domainChecks(ctx, client), retry);
     let awaited: ExpectedRollout[] = await readRollouts(ctx);

@@ -15,7 +15,7 @@ import type { ClusterClient, KubeObject } from '../cluster/types';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { joinPem, splitCertificates } from '../certs/pem';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
-import { resilient, updateObject } from './domain/objects';
+import { createOrUpdate, resilient, updateObject } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './settle/rollouts';
 import { titleOf } from './titles';
 
@@ -111,7 +111,8 @@ export const trustStep: Step = resilient({
     // The MCO may or may not render registry CAs into the node config depending on the version: optional.
     await recordRollouts(ctx, client, 'trust', [{ kind: 'machineconfigpool', name: MASTER_POOL, reason: 'registry CA trust', optional: true }]);
     if (a.configMapChange === 'create') {
-      await client.create<ConfigMap>(R.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: a.configMapName, namespace: NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } }, data: mergeTrustData(undefined, a.hosts, bundle) });
+      // createOrUpdate: a 409 on the create (AlreadyExists or Conflict) re-reads and merges instead of failing.
+      await createOrUpdate<ConfigMap>(client, R.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: a.configMapName, namespace: NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } }, data: mergeTrustData(undefined, a.hosts, bundle) }, (current) => ({ ...current, data: mergeTrustData(current.data, a.hosts, bundle) }));
     } else if (a.configMapChange === 'update') {
       await updateObject<ConfigMap>(client, R.configMaps, a.configMapName, NAMESPACE, (current) => ({ ...current, data: mergeTrustData(current.data, a.hosts, bundle) }));
     }

@@ -162,6 +162,19 @@ describe('CSR approver', () => {
     await a.stop();
   });
 
+  test('an approval that failed beyond its own retries is tried again on the periodic recheck, without a new event', async () => {
+    const a = start({ retry: { attempts: 2, initialDelayMs: 2, maxDelayMs: 10 }, recheckIntervalMs: 10 })();
+    await waitFor(() => api.openWatches() === 2, 'watches');
+    // Both attempts of the first approval meet a 503; the CSR sees no further event afterwards.
+    api.unavailable = 2;
+    clientRequest(api, 'c-retry');
+    await waitFor(() => logged().some((l) => l.msg === 'CSR approval failed; trying again later' && l.csr === 'c-retry'), 'first approval failed');
+    await waitFor(() => a.approvedNames().includes('c-retry'), 'approved on a later recheck');
+    assert.equal(conditionsOf('c-retry').filter((c) => c.type === 'Approved').length, 1);
+    assert.deepEqual(a.pending(), []);
+    await a.stop();
+  });
+
   test('a CSR left pending is approved once expected() learns the missing address', async () => {
     let addresses = ['192.168.42.10'];
     const a = start({ expected: () => ({ ...NODE, addresses }), recheckIntervalMs: 10 })();

@@ -103,6 +103,32 @@ export async function updateObject<T extends KubeObject>(
   });
 }
 
+/**
+ * Creates `desired` when it does not exist, else read-modify-writes it with `mutate` (like updateObject).
+ * Every 409 re-reads and runs again with backoff (retryOnConflict): a create answered 409 AlreadyExists
+ * (someone created it meanwhile) then updates what is there; a create answered 409 Conflict is tried again.
+ */
+export async function createOrUpdate<T extends KubeObject>(
+  client: ClusterClient,
+  type: ResourceType,
+  desired: T,
+  mutate: (current: T) => T | undefined,
+): Promise<EnsureResult> {
+  const name = desired.metadata?.name ?? '';
+  const namespace = desired.metadata?.namespace;
+  return retryOnConflict(async () => {
+    const current = await client.get<T>(type, name, namespace);
+    if (!current) {
+      await client.create<T>(type, desired);
+      return 'created';
+    }
+    const next = mutate(structuredClone(current));
+    if (!next || sameJson(next, current)) return 'unchanged';
+    await client.update(type, next);
+    return 'updated';
+  });
+}
+
 export interface Condition {
   type?: string;
   status?: string;

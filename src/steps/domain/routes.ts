@@ -12,6 +12,7 @@
 // re-created is recorded first, so a power cut between delete and create loses nothing.
 import * as path from 'node:path';
 import { R } from '../../cluster/resources';
+import { retryOnConflict } from '../../cluster/retry';
 import { ApiError, type ClusterClient, type KubeObject } from '../../cluster/types';
 import type { Change, StepContext } from '../../engine/step';
 import { isUnder } from './names';
@@ -82,12 +83,16 @@ export function recreatable(original: Route): Route {
  * without a host is created, its generated host read, and the route deleted again.
  */
 export async function generatesHostsOn(client: ClusterClient, appsDomain: string): Promise<{ ready: boolean; host: string }> {
-  await client.delete(R.routes, PROBE.name, PROBE.namespace);
-  const created = await client.create<Route>(R.routes, {
-    apiVersion: 'route.openshift.io/v1',
-    kind: 'Route',
-    metadata: { ...PROBE, labels: { 'app.kubernetes.io/managed-by': 'sno-reconfigure' } },
-    spec: { to: { kind: 'Service', name: PROBE.name, weight: 100 } },
+  // The whole probe (delete, create) runs again on a 409 with backoff: a create answered Conflict, or
+  // AlreadyExists (a probe left over), is then tried after deleting whatever is there.
+  const created = await retryOnConflict(async () => {
+    await client.delete(R.routes, PROBE.name, PROBE.namespace);
+    return client.create<Route>(R.routes, {
+      apiVersion: 'route.openshift.io/v1',
+      kind: 'Route',
+      metadata: { ...PROBE, labels: { 'app.kubernetes.io/managed-by': 'sno-reconfigure' } },
+      spec: { to: { kind: 'Service', name: PROBE.name, weight: 100 } },
+    });
   });
   try {
     const host = created.spec?.host ?? '';
@@ -102,14 +107,17 @@ export async function generatesHostsOn(client: ClusterClient, appsDomain: string
  * AlreadyExists) the owner's copy counts — it got its host from the same admission.
  */
 async function createAgain(client: ClusterClient, original: Route): Promise<Route> {
-  try {
-    return await client.create<Route>(R.routes, recreatable(original));
-  } catch (e) {
-    if (!(e instanceof ApiError && e.statusCode === 409)) throw e;
-    const existing = await client.get<Route>(R.routes, original.metadata?.name ?? '', original.metadata?.namespace);
-    if (!existing) throw e;
-    return existing;
-  }
+  // A 409 Conflict (not AlreadyExists, or AlreadyExists but gone again) is retried with backoff.
+  return retryOnConflict(async () => {
+    try {
+      return await client.create<Route>(R.routes, recreatable(original));
+    } catch (e) {
+      if (!(e instanceof ApiError && e.statusCode === 409)) throw e;
+      const existing = await client.get<Route>(R.routes, original.metadata?.name ?? '', original.metadata?.namespace);
+      if (!existing) throw e;
+      return existing;
+    }
+  });
 }
 
 export interface RouteProgress {

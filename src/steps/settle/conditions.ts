@@ -4,7 +4,7 @@
 // pending — another node's, a hostile one — is not ours to wait for), pool master updated to its
 // target config, and every rollout our steps started has actually begun (its baseline moved).
 import type { V1CertificateSigningRequest, V1Node } from '@kubernetes/client-node';
-import { decidedState, evaluateCsr, type ExpectedNode } from '../../csr/policy';
+import { decidedState, evaluateCsr, issuedKind, type ExpectedNode } from '../../csr/policy';
 import type { KubeObject } from '../../cluster/types';
 import { condition, isTrue, type Condition } from '../domain/objects';
 import { coBaseline, mcpBaseline, MASTER_POOL, type ClusterOperator, type ExpectedRollout, type MachineConfigPool } from './rollouts';
@@ -62,10 +62,24 @@ function nodeBlockers(snap: ClusterSnapshot, nodeName: string | undefined): Bloc
   return ready?.status === 'True' ? [] : [{ key: 'node/ready', text: `node ${node.metadata?.name} not Ready (${[ready?.reason, ready?.message].filter(Boolean).join(': ') || 'no Ready condition'})` }];
 }
 
+function createdAt(csr: V1CertificateSigningRequest): number {
+  const t = csr.metadata?.creationTimestamp;
+  return t ? new Date(t).getTime() : NaN;
+}
+
 function csrBlockers(snap: ClusterSnapshot, expected: ExpectedNode | undefined): Blocker[] {
   if (!expected?.name) return [];
+  // Issued certificates of this node, per kind, by CSR creation time.
+  const issued = snap.csrs.map((csr) => ({ kind: issuedKind(csr, expected), at: createdAt(csr) })).filter((i) => i.kind);
+  // A pending CSR the kubelet replaced with a newer one that was approved and issued (it files a new CSR
+  // when one goes unanswered too long) is abandoned: nothing waits for it, so it must not block.
+  const superseded = (csr: V1CertificateSigningRequest, kind: string) => issued.some((i) => i.kind === kind && i.at > createdAt(csr));
   return snap.csrs
-    .filter((csr) => !decidedState(csr) && evaluateCsr(csr, expected).approve)
+    .filter((csr) => {
+      if (decidedState(csr)) return false;
+      const decision = evaluateCsr(csr, expected);
+      return decision.approve && !superseded(csr, decision.kind);
+    })
     .map((csr) => ({ key: `csr/${csr.metadata?.name}`, text: `CSR ${csr.metadata?.name} of node ${expected.name} waiting for approval` }));
 }
 

@@ -87,14 +87,40 @@ describe('withRetry', () => {
 });
 
 describe('retryOnConflict', () => {
+  const noSleep = async () => undefined;
   test('re-runs the read-modify-write on 409 only, up to the bound', async () => {
     let calls = 0;
-    assert.equal(await retryOnConflict(async () => { if (++calls < 3) throw conflict(); return calls; }), 3);
+    assert.equal(await retryOnConflict(async () => { if (++calls < 3) throw conflict(); return calls; }, { sleep: noSleep }), 3);
     calls = 0;
-    await assert.rejects(retryOnConflict(async () => { calls++; throw conflict(); }, 4), /modified/);
+    await assert.rejects(retryOnConflict(async () => { calls++; throw conflict(); }, { attempts: 4, sleep: noSleep }), /modified/);
     assert.equal(calls, 4);
     calls = 0;
-    await assert.rejects(retryOnConflict(async () => { calls++; throw unavailable(); }), /down/);
+    await assert.rejects(retryOnConflict(async () => { calls++; throw unavailable(); }, { sleep: noSleep }), /down/);
     assert.equal(calls, 1);
+  });
+
+  test('backs off exponentially with jitter (at least half of each capped ceiling), within the time budget', async () => {
+    const delays: number[] = [];
+    const sleep = async (ms: number) => { delays.push(ms); };
+    let calls = 0;
+    await assert.rejects(retryOnConflict(async () => { calls++; throw conflict(); }, { sleep, random: () => 0 }), /modified/);
+    // Defaults: 10 attempts, ceilings 200, 400, 800, 1600, then 3000; equal jitter with random 0 = half.
+    assert.equal(calls, 10);
+    assert.deepEqual(delays, [100, 200, 400, 800, 1500, 1500, 1500, 1500, 1500]);
+    delays.length = 0;
+    calls = 0;
+    await assert.rejects(retryOnConflict(async () => { calls++; throw conflict(); }, { sleep, random: () => 0.999999, maxTotalMs: 5_000 }), /modified/);
+    assert.equal(delays.reduce((a, b) => a + b, 0), 5_000, 'stops once the budget is spent');
+    assert.ok(calls < 10);
+  });
+
+  test('rides out a storm of 409s that lasts longer than five immediate retries', async () => {
+    let now = 0;
+    const sleep = async (ms: number) => { now += ms; };
+    let calls = 0;
+    // Every write answered 409 for the first 2.5 s (simulated): the old 5 immediate retries all failed.
+    const result = await retryOnConflict(async () => { calls++; if (now < 2_500) throw conflict(); return 'written'; }, { sleep, random: () => 0 });
+    assert.equal(result, 'written');
+    assert.ok(calls > 5, `attempts: ${calls}`);
   });
 });

@@ -135,4 +135,20 @@ describe('settle and pending CSRs', () => {
     snap.csrs = [ours, other, approved];
     assert.deepEqual(clusterBlockers(snap, { nodeName: 'sno1-node', expectedNode, rollouts: [] }).map((b) => b.text), ['CSR csr-ours of node sno1-node waiting for approval']);
   });
+
+  test('a pending CSR the kubelet replaced with a newer approved and issued one of the same kind does not block', () => {
+    const usages = ['digital signature', 'client auth'];
+    const subject = '/O=system:nodes/CN=system:node:sno1-node';
+    const base = { signerName: CLIENT, username: BOOTSTRAPPER, groups: BOOTSTRAPPER_GROUPS, usages };
+    const abandoned = csrObject(opensslCsr({ subject }), { ...base, name: 'csr-abandoned', created: '2025-01-01T10:05:00Z' });
+    const issued = { conditions: [{ type: 'Approved', status: 'True' }], certificate: Buffer.from('issued').toString('base64') };
+    const newer = csrObject(opensslCsr({ subject }), { ...base, ...issued, name: 'csr-newer', created: '2025-01-01T10:20:00Z' });
+    const older = csrObject(opensslCsr({ subject }), { ...base, ...issued, name: 'csr-older', created: '2025-01-01T10:00:00Z' });
+    const snap = settled();
+    snap.csrs = [abandoned, newer];
+    assert.deepEqual(clusterBlockers(snap, { nodeName: 'sno1-node', expectedNode, rollouts: [] }), []);
+    // An issued CSR older than the pending one does not replace it: the pending one still blocks.
+    snap.csrs = [abandoned, older];
+    assert.deepEqual(clusterBlockers(snap, { nodeName: 'sno1-node', expectedNode, rollouts: [] }).map((b) => b.text), ['CSR csr-abandoned of node sno1-node waiting for approval']);
+  });
 });
