@@ -79,9 +79,12 @@ export class Transport {
     } catch (err) {
       // A keep-alive socket the server closed while idle fails the next request with ECONNRESET
       // before anything was processed; Node's docs (http, "request.reusedSocket") advise one retry.
-      if (err instanceof ReusedSocketReset && req.method !== 'POST') return this.once(req);
-      if (err instanceof ReusedSocketReset) throw err.cause;
-      throw err;
+      if (!(err instanceof ReusedSocketReset)) throw err;
+      if (req.method === 'POST') throw err.cause;
+      // The retry may land on another idle socket the server also closed: never let the marker escape.
+      return this.once(req).catch((again: unknown) => {
+        throw again instanceof ReusedSocketReset ? again.cause : again;
+      });
     }
   }
 

@@ -39,6 +39,7 @@ export function createNotifier(opts: NotifierOptions): Notifier {
   let lastAlive = now();
   let timer: NodeJS.Timeout | undefined;
   let lastStatus = '';
+  let readySent = false;
 
   const send = (vars: string[]): Promise<void> => {
     if (!enabled) return Promise.resolve();
@@ -52,14 +53,20 @@ export function createNotifier(opts: NotifierOptions): Notifier {
 
   return {
     enabled,
-    ready: (status) => send(status ? ['READY=1', `STATUS=${oneLine(status)}`] : ['READY=1']),
+    ready: (status) => {
+      readySent = true;
+      return send(status ? ['READY=1', `STATUS=${oneLine(status)}`] : ['READY=1']);
+    },
     status: (text) => {
       const line = oneLine(text);
       if (line === lastStatus) return Promise.resolve();
       lastStatus = line;
       return send([`STATUS=${line}`]);
     },
-    extendTimeout: (ms) => send([`EXTEND_TIMEOUT_USEC=${Math.round(ms * 1000)}`]),
+    // Only before READY=1: once running there is no start timeout left to extend, and systemd applies the
+    // extension to the watchdog too (src/core/service.c, service_extend_timeout()), so a hang right after a
+    // long wait began would go unnoticed for the whole extension.
+    extendTimeout: (ms) => (readySent ? Promise.resolve() : send([`EXTEND_TIMEOUT_USEC=${Math.round(ms * 1000)}`])),
     stopping: () => send(['STOPPING=1']),
     alive: () => {
       lastAlive = now();

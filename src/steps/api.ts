@@ -87,4 +87,10 @@ export const apiStep: Step = {
     const node = await (await ctx.cluster()).get<V1Node & KubeObject>(R.nodes, ctx.facts.nodeName ?? '');
     if (!node) ctx.warn(`the cluster has no Node named "${ctx.facts.nodeName}" yet; kubelet will register it`);
   },
+
+  // After a power cut past this step the API is coming back with the node: wait for it again (bounded
+  // as before) so the later steps do not meet a refused connection.
+  async resume(ctx) {
+    if (!(await apiStep.check(ctx))) await apiStep.apply(ctx);
+  },
 };

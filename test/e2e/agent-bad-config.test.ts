@@ -12,7 +12,7 @@ import { parse, stringify } from 'yaml';
 import { BANNER_PATH, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, UNIT_NAME } from '../../src/paths';
 import { ensureBundle } from '../support/bundle';
 import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
-import { factoryNode, siteConfigYaml, SIM_DIR } from './testbed/sno-node';
+import { eventually, factoryNode, siteConfigYaml, SIM_DIR } from './testbed/sno-node';
 
 const bed = new Testbed();
 after(async () => {
@@ -70,12 +70,16 @@ test('4. a broken site-config: errors in the journal (err), on the banner and in
   await node.waitForAgent('invalid-config', (j) => j?.phase === 'invalid-config', 90_000);
 
   // --- the journal, at priority err: one line per problem, naming the field, as `validate` does
-  const errors = (await m.journalctl('-u', UNIT_NAME, '-p', 'err', '-o', 'cat')).stdout;
-  const errorMessages = (await node.agentLog('-p', 'err')).map((e) => e.log?.msg);
-  assert.deepEqual(errorMessages, expected.map((p) => `invalid site-config: ${p.path}: ${p.message}`), errors);
-  // --- the console banner
-  const banner = m.readFile(BANNER_PATH);
-  assert.match(banner, new RegExp(`ACTION NEEDED — the site-config on ${stick.device} \\(label SITE-CONFIG\\) is invalid — nothing was changed`));
+  await eventually(async () => {
+    const errorMessages = (await node.agentLog('-p', 'err')).map((e) => e.log?.msg);
+    assert.deepEqual(errorMessages, expected.map((p) => `invalid site-config: ${p.path}: ${p.message}`));
+  });
+  // --- the console banner (written right after the journal file)
+  const banner = await eventually(() => {
+    const text = m.readFile(BANNER_PATH);
+    assert.match(text, new RegExp(`ACTION NEEDED — the site-config on ${stick.device} \\(label SITE-CONFIG\\) is invalid — nothing was changed`));
+    return text;
+  });
   for (const p of expected) assert.ok(banner.includes(`${p.path}: ${p.message}`), `banner lists ${p.path}:\n${banner}`);
   // --- status
   const status = await node.status();
@@ -112,7 +116,8 @@ test('4. a broken site-config: errors in the journal (err), on the banner and in
   assert.match(m.readFile(BANNER_PATH), /DONE — site configuration "store-0042" applied/);
   assert.deepEqual(await node.unit(UNIT_NAME, ['Result', 'NRestarts', 'UnitFileState']), { Result: 'success', NRestarts: '0', UnitFileState: 'disabled' });
   assert.deepEqual(await node.unit(KUBELET_UNIT, ['ActiveState', 'UnitFileState']), { ActiveState: 'active', UnitFileState: 'enabled' });
-  // the only errors of the whole story are the broken stick's
+  // the only errors of the whole story are the broken stick's (once journald has read the whole run)
+  await eventually(async () => assert.ok((await node.agentLog()).some((e) => e.log?.msg === 'site-config "store-0042" applied: reconfiguration complete')));
   assert.equal((await node.agentLog('-p', 'err')).length, expected.length);
   assertNoSecret('the journal', (await m.journalctl('-o', 'cat')).stdout);
   t.diagnostic(`problems reported: ${expected.map((p) => p.path).join(', ')}`);

@@ -8,8 +8,8 @@
 //   are /var/lib/kubelet/pki; the cluster persists on the node's disk (/var/lib/sim-cluster), like etcd;
 // - nmstatectl records what it was asked (stand-ins/nmstatectl.cjs, installed by the testbed);
 // - the LAN is a veth pair: eno1 holds the node's address, the gateway sits in a namespace of its own
-//   (stand-ins/testbed-lan); the machine has a private network namespace, so its API (6443-like random port
-//   kept across boots) and router (443) never meet another test's.
+//   (stand-ins/testbed-lan); the machine has a private network namespace, so its API (on the port the seeded
+//   cluster got, kept across boots) and its router (443) never meet another test's.
 //
 // The life of a node: factoryNode() installs the MachineConfig and the node's own units, creates the cluster
 // (a running SNO: API up, kubelet certificates issued, Node Ready), boots the node at the factory LAN, runs
@@ -27,7 +27,7 @@ import { BANNER_PATH, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, KUBELE
 import { createStore } from '../../sim/apiserver/index';
 import { startSimulator, type SimDurations, type SimulatorOptions } from '../../sim/index';
 import { CRD_DIR, ensureBundle, PROJECT_ROOT } from '../../support/bundle';
-import { decodeDataUrl, type IgnConfig } from '../../support/ignition';
+import type { IgnConfig } from '../../support/ignition';
 import type { Testbed } from './index';
 import type { Machine } from './machine';
 import { pollUntil } from './proc';
@@ -145,6 +145,23 @@ function baseIgnition(simOptions: SimulatorOptions): IgnConfig {
       ],
     },
   };
+}
+
+/**
+ * Retries `check` (assertions) until it passes or `timeoutMs` ends, then throws its last error. For what
+ * settles a moment after the event a test waited for: journald reads a unit's stdout asynchronously, and the
+ * agent shows a phase on StatusText, in its journal file and on the banner one after the other.
+ */
+export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (e) {
+      if (Date.now() >= deadline) throw e;
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  }
 }
 
 export interface AgentLogEntry {
@@ -339,7 +356,8 @@ export class SnoNode {
       holdFile: this.exists(KUBELET_HOLD_FILE),
       doneMarker: { siteConfig: done.siteConfig, digest: done.digest },
       banner: this.banner(),
-      report: { result: report.result, siteConfig: report.siteConfig, steps: report.steps.map((s) => `${s.name}:${s.state}`) },
+      // the device the stick got (loop0, loop3…) is the test host's business, not the node's state
+      report: { result: report.result, siteConfig: JSON.parse(JSON.stringify(report.siteConfig).replace(/\/dev\/loop\d+/g, '/dev/loopN')) as unknown, steps: report.steps.map((s) => `${s.name}:${s.state}`) },
       network: m.readFile('/etc/nmstate-standin/current.yaml'),
       kubeletServingCert: { subject: serving.subject, ips: serving.subjectAltName },
       cluster: clusterFacts(this.clusterStore()),
@@ -460,8 +478,3 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
   return node;
 }
 
-/** The decoded bundle the MachineConfig carries (to check that the node runs exactly what was rendered). */
-export function bundleFromMachineConfig(text: string): Buffer | undefined {
-  const m = /path: \/usr\/local\/libexec\/sno-reconfigure\/sno-reconfigure\.cjs[\s\S]*?source: (data:\S+)/.exec(text);
-  return m?.[1] ? decodeDataUrl(m[1]) : undefined;
-}

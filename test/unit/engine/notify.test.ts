@@ -12,13 +12,15 @@ test('sd_notify goes through the host systemd-notify, blocking, never with --pid
   try {
     const env = { ...node.env, NOTIFY_SOCKET: '/run/systemd/notify' };
     const n = createNotifier({ host: new LocalHost({ root: node.root, env }), log: quiet, env });
+    await n.extendTimeout(90_000);
     await n.ready('starting');
     await n.status('waiting for the API');
     await n.status('waiting for the API');
     await n.extendTimeout(90_000);
     await n.close();
     const calls = node.calls('systemd-notify').map((c) => c.args);
-    assert.deepEqual(calls, [['READY=1', 'STATUS=starting'], ['STATUS=waiting for the API'], ['EXTEND_TIMEOUT_USEC=90000000']]);
+    // After READY=1 no EXTEND_TIMEOUT_USEC: it would also push back the watchdog.
+    assert.deepEqual(calls, [['EXTEND_TIMEOUT_USEC=90000000'], ['READY=1', 'STATUS=starting'], ['STATUS=waiting for the API']]);
     for (const c of calls) assert.ok(!c.some((a) => a.startsWith('--pid') || a === '--no-block'));
   } finally {
     node.cleanup();
