@@ -38,7 +38,7 @@ export function createDeadline(clock: Clock, label: string, totalMs: number, sta
 
 /**
  * Capped exponential backoff with "equal jitter" (AWS architecture blog, "Exponential Backoff And Jitter"):
- * many nodes restarting after a site power cut must not hammer a recovering API in lockstep.
+ * retries from several waiters (the agent's steps, restarted services) do not hit a recovering API in lockstep.
  */
 export function backoffDelay(attempt: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
   const exp = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt));

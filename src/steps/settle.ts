@@ -24,6 +24,7 @@ import { titleOf } from './titles';
 
 /** How often settle looks again without a watch event (TLS, routes, stability window end). */
 export const RECHECK_MS = 10_000;
+const ONLY_SLOW_RECHECK_MS = 2_000;
 /** Full re-list of the watched resources, against anything a dropped watch missed. */
 const RELIST_MS = 120_000;
 /** A component Degraded this long (continuously) ends the wait: operators report Degraded briefly during rollouts. */
@@ -177,7 +178,10 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
       });
       const fast = clusterBlockers(snap, { ...(ctx.facts.nodeName ? { nodeName: ctx.facts.nodeName } : {}), ...(expectedNode(ctx) ? { expectedNode: expectedNode(ctx) as ExpectedNode } : {}), rollouts: awaited });
 
-      if (now - lastSlowCheck >= RECHECK_MS) {
+      // While the cluster itself still rolls out, the slow checks (TLS handshakes, route follow-up) run every
+      // RECHECK_MS; once only they block, every ONLY_SLOW_RECHECK_MS, so settling is noticed within seconds.
+      const recheckEvery = fast.length === 0 ? ONLY_SLOW_RECHECK_MS : RECHECK_MS;
+      if (now - lastSlowCheck >= recheckEvery) {
         lastSlowCheck = now;
         slowBlockers = await slowChecks(ctx, client, checks, data.routes, log);
       }
@@ -224,7 +228,7 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
           'Look at `oc get co`, `oc get mcp`, `oc get nodes` and `oc get csr`; a rollout may just need longer (raise spec.timeouts.settle). The agent continues waiting after a restart.',
         );
       }
-      const untilSlowCheck = lastSlowCheck + RECHECK_MS - now;
+      const untilSlowCheck = lastSlowCheck + recheckEvery - now;
       const untilStable = stableSince !== undefined ? stableSince + timeouts.settleStability - now : RECHECK_MS;
       await wakeup.sleep(ctx, Math.max(1, Math.min(untilSlowCheck, untilStable, deadline.remainingMs())));
     }
