@@ -25,7 +25,7 @@ async function main(): Promise<number> {
   const s = await startScenario({ sim: { timeScale } });
   try {
     const sim = s.sim;
-    say(`simulated SNO "${sim.options.clusterName}" on ${sim.options.baseDomain}, OpenShift ${sim.options.version}, node ${sim.options.nodeName}; kubelet is masked, as the factory left it`);
+    say(`simulated SNO "${sim.options.clusterName}" on ${sim.options.baseDomain}, OpenShift ${sim.options.version}, node ${sim.options.nodeName}; kubelet is held down, as the factory left it`);
 
     // The site-config volume a technician brings: every change the agent can make.
     const registryCa = createCa('registry.store42.example.com CA');
