@@ -12,25 +12,16 @@ import { DEFAULT_STATE_DIR, STATE_FILES } from '../../src/paths';
 import { loadSiteConfig } from '../../src/siteconfig/load';
 import type { ResolvedSiteConfig } from '../../src/siteconfig/types';
 import { startSimulator, type SimDurations, type Simulator } from '../sim/index';
+import { DEFAULT_DURATIONS } from '../sim/cluster/options';
 import { siteConfigFor, startScenario } from '../support/scenario';
 import { siteExtras } from '../integration/reliability/support';
 import { runBaseline, BIP_POLL } from './baseline';
 import { analyse, recordTimeline, type PathAnalysis, type Timeline } from './timeline';
 
-/** The scripted timeline, in simulated ms (the simulator's defaults, named here so the bench states them). */
-export const TIMELINE: Partial<SimDurations> = {
-  apiStartup: 2 * 60_000,
-  csrSigning: 1_000,
-  nodeReady: 20_000,
-  kubeApiserverRollout: 6 * 60_000,
-  kubeApiserverRestartOutage: 45_000,
-  openshiftApiserverRollout: 2 * 60_000,
-  authenticationRollout: 90_000,
-  consoleRollout: 90_000,
-  ingressRollout: 2 * 60_000,
-  machineConfigRollout: 4 * 60_000,
-  rebootOutage: 3 * 60_000,
-};
+/** The scripted timeline, in simulated ms: the simulator's own defaults, listed in the report. */
+export const TIMELINE: Partial<SimDurations> = Object.fromEntries(
+  (['apiStartup', 'csrSigning', 'nodeReady', 'kubeApiserverRollout', 'kubeApiserverRestartOutage', 'openshiftApiserverRollout', 'authenticationRollout', 'consoleRollout', 'ingressRollout', 'machineConfigRollout', 'rebootOutage'] as const).map((k) => [k, DEFAULT_DURATIONS[k]]),
+);
 
 /**
  * The kubelet abandons an unsigned CSR after 15 minutes (client-go certificate manager). Scaled, that would be
