@@ -5,6 +5,7 @@
 // 47 KB gzip, a quarter of the MachineConfig budget (DESIGN.md section 6), and sign with RSA only.
 import { X509Certificate, createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import * as asn1 from './asn1';
+import type { ServingKey } from './keys';
 import { CertificateError, keyMatchesCertificate, parseCertificates, parsePrivateKey } from './pem';
 
 export interface SignerPair {
@@ -22,6 +23,8 @@ export interface IssueOptions {
   validityDays?: number;
   /** Names the signer in errors, e.g. "openshift-kube-apiserver-operator/loadbalancer-serving-signer". */
   signerName?: string;
+  /** The certificate's key pair (src/certs/keys.ts); a new RSA 2048 key when absent. */
+  key?: ServingKey;
 }
 
 export interface IssuedCertificate {
@@ -175,7 +178,7 @@ export function issueServingCertificate(opts: IssueOptions): IssuedCertificate {
   if (opts.dnsNames.length === 0) throw new CertificateError('a serving certificate needs at least one DNS name');
   const signer = loadSigner(opts.signer, what, now);
 
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey } = opts.key ?? generateKeyPairSync('rsa', { modulusLength: 2048 });
   const serial = randomSerialHex();
   const signerFrom = new Date(signer.x509.validFrom).getTime();
   const signerTo = new Date(signer.x509.validTo).getTime();

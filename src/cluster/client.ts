@@ -18,7 +18,7 @@ export interface ClusterClientOptions {
   timeoutMs?: number;
   userAgent?: string;
   log?: Logger;
-  /** Watch reconnect backoff (default 500 ms doubling to 30 s) and its sleep; tests shorten them. */
+  /** Watch reconnect backoff (default DEFAULT_WATCH_BACKOFF in watch.ts) and its sleep; tests shorten them. */
   watchBackoff?: WatchBackoff;
   sleep?: Sleep;
   /** Server-side watch duration in seconds (default random 300-600, like client-go's reflector). */

@@ -28,6 +28,14 @@ export interface WatchDeps {
   what: string;
 }
 
+/**
+ * The agent watches its own node's kube-apiserver, which restarts with every new revision (the domain step's
+ * certificate causes one): a refused connection costs it nothing, and the backoff's cap is how late the
+ * agent may notice that the API is back — with 30 s, up to 30 s added to every run (issue #8). So: 100 ms
+ * doubling to 0.5 s (a handful of watches, two refused connections a second each during an outage).
+ */
+export const DEFAULT_WATCH_BACKOFF: WatchBackoff = { initialMs: 100, maxMs: 500 };
+
 const EVENT_TYPES = new Set<WatchEventType>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
 
 class Expired extends Error {}
@@ -39,7 +47,7 @@ export async function runWatch<T extends KubeObject>(
   onEvent: (event: WatchEvent<T>) => void | Promise<void>,
 ): Promise<void> {
   const sleep = deps.sleep ?? realSleep;
-  const backoff = deps.backoff ?? { initialMs: 500, maxMs: 30_000 };
+  const backoff = deps.backoff ?? DEFAULT_WATCH_BACKOFF;
   const timeoutSeconds = deps.timeoutSeconds ?? (() => 300 + Math.floor(Math.random() * 300));
   let rv = startVersion;
   let failures = 0;
@@ -99,7 +107,12 @@ export async function runWatch<T extends KubeObject>(
       failures++;
       const ceiling = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(failures - 1, 20));
       const delay = Math.max(Math.floor(ceiling / 2 + Math.random() * (ceiling / 2)), retryAfterMs(err) ?? 0);
-      deps.log?.warn({ watch: deps.what, err: (err as Error).message, retryInMs: delay }, 'watch interrupted; retrying');
+      // The kube-apiserver restarts with every revision: a first interruption is expected and logged at info;
+      // only one that keeps failing (60 attempts: half a minute at the 0.5 s cap) earns a warning.
+      const fields = { watch: deps.what, err: (err as Error).message, retryInMs: delay, failures };
+      if (failures === 1) deps.log?.info(fields, 'watch interrupted; reconnecting');
+      else if (failures % 60 === 0) deps.log?.warn(fields, 'watch still cannot reconnect; retrying');
+      else deps.log?.debug(fields, 'watch reconnect failed; retrying');
       try {
         await sleep(delay, signal);
       } catch {

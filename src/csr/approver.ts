@@ -8,6 +8,8 @@
 //   approver.issued();                  // { client, serving }
 //   approver.approvedNames();           // CSRs this approver approved, in order
 //   approver.pending();                 // CSRs it left pending, each with the reason
+//   approver.subscribe(listener);       // called on every approval and issued certificate; returns unsubscribe
+//   approver.reevaluate();              // expected() changed: look at the pending CSRs again now
 //   await approver.stop();
 //
 // Two watches with the field selector `spec.signerName=<signer>` (certificates/v1 types.go: "List/watch
@@ -67,6 +69,10 @@ export interface CsrApprover {
   pending(): PendingCsr[];
   /** Resolves true once both certificates were issued; false when the approver stopped first. */
   whenIssued(): Promise<boolean>;
+  /** `listener` runs after every approval and every newly issued certificate; returns the unsubscribe. */
+  subscribe(listener: () => void): () => void;
+  /** What expected() returns has changed: evaluate the known CSRs again now instead of at the next recheck. */
+  reevaluate(): void;
 }
 
 type Csr = V1CertificateSigningRequest & KubeObject;
@@ -94,6 +100,10 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
   let chain: Promise<void> = Promise.resolve();
   let resolveIssued!: (v: boolean) => void;
   const issuedPromise = new Promise<boolean>((r) => { resolveIssued = r; });
+  const listeners = new Set<() => void>();
+  const notify = () => {
+    for (const l of listeners) l();
+  };
 
   const readExpected = (): { node: ExpectedNode; key: string } | undefined => {
     try {
@@ -111,6 +121,7 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
     issuedState[kind] = true;
     log.info({ csr: csr.metadata?.name, kind }, `the node's ${kind} certificate was issued`);
     if (issuedState.client && issuedState.serving) resolveIssued(true);
+    notify();
   };
 
   const evaluate = async (csr: Csr): Promise<void> => {
@@ -155,6 +166,7 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
       leftPending.delete(name);
       failedApprovals.delete(name);
       log.info({ ...fields, reason: decision.reason }, 'CSR approved');
+      notify();
     } catch (err) {
       if (signal.aborted) return;
       if (err instanceof CsrDeniedError) {
@@ -214,15 +226,18 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
   };
 
   let lastKey = readExpected()?.key;
+  /** Evaluates every known CSR again when expected() changed; true when it did. */
+  const evaluateIfExpectedChanged = (): boolean => {
+    const exp = readExpected();
+    if (!exp || exp.key === lastKey) return false;
+    lastKey = exp.key;
+    log.debug('expected node identity changed; re-evaluating known CSRs');
+    for (const csr of latest.values()) void enqueue(() => evaluate(csr));
+    return true;
+  };
   const recheck = setInterval(() => {
     tick++;
-    const exp = readExpected();
-    if (exp && exp.key !== lastKey) {
-      lastKey = exp.key;
-      log.debug('expected node identity changed; re-evaluating known CSRs');
-      for (const csr of latest.values()) void enqueue(() => evaluate(csr));
-      return;
-    }
+    if (evaluateIfExpectedChanged()) return;
     for (const [name, f] of failedApprovals) {
       const csr = latest.get(name);
       if (!csr) failedApprovals.delete(name);
@@ -261,5 +276,12 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
     issued: () => ({ ...issuedState }),
     pending: () => [...leftPending.values()],
     whenIssued: () => issuedPromise,
+    subscribe: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    reevaluate: () => {
+      if (!signal.aborted) evaluateIfExpectedChanged();
+    },
   };
 }

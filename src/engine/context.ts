@@ -82,6 +82,7 @@ export function makeContext(
       extendTimeout: (ms) => {
         notifier?.extendTimeout(ms).catch(() => undefined);
       },
+      banner: async (content) => reporter?.outcome(content),
     },
     deadline: (label, totalMs) => createDeadline(base.clock, label, totalMs),
     data: rec.data,

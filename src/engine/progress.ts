@@ -1,5 +1,10 @@
 // One place that tells the world what the agent is doing: the journal's status line (for
 // `sno-reconfigure status`), systemd's STATUS= (for `systemctl status`), the console banner, and the log.
+//
+// The journal is written before a call returns (it is the state a restart reads). STATUS= and the banner are
+// for people and say what is going on NOW: they go out in the background, the latest of each replacing any
+// still unsent, so a step never waits for `systemd-notify` or `agetty --reload` (issue #8: each phase change
+// cost the run two process starts). flush() waits for them; the runner calls it before it exits.
 import { writeBanner, type BannerContent } from '../host/banner';
 import type { Host } from '../host/host';
 import type { Notifier } from '../host/notify';
@@ -12,6 +17,9 @@ const BANNER_PROGRESS_EVERY_MS = 60_000;
 export class ProgressReporter {
   private lastBannerAt = 0;
   private headline = '';
+  /** STATUS= and banner updates not sent yet: only the latest of each matters (both say what is going on now). */
+  private pending: { status?: string; banner?: BannerContent } = {};
+  private pump: Promise<void> | undefined;
 
   constructor(
     private readonly host: Host,
@@ -41,20 +49,52 @@ export class ProgressReporter {
     await this.show(headline, { tone, headline, lines }, true);
   }
 
+  /** The banner the run ends with: it replaces any banner still waiting to be shown, and is waited for. */
+  async outcome(banner: BannerContent): Promise<void> {
+    if (!this.banner) return this.flush();
+    this.pending.banner = banner;
+    this.kick();
+    await this.flush();
+  }
+
+  /** The run's last STATUS= line (the outcome banner is already up): after anything still unsent. */
+  finalStatus(text: string): void {
+    this.pending.status = text;
+    this.kick();
+  }
+
+  /** Resolves once every STATUS= and banner update asked for so far has gone out (or was superseded). */
+  async flush(): Promise<void> {
+    while (this.pump) await this.pump;
+  }
+
+  /** Sends what is pending, the latest of each kind, until nothing is. */
+  private kick(): void {
+    if (this.pump) return;
+    this.pump = (async () => {
+      while (this.pending.status !== undefined || this.pending.banner) {
+        const { status, banner } = this.pending;
+        this.pending = {};
+        if (status !== undefined) await this.notifier.status(status).catch((e: unknown) => this.log.debug({ err: (e as Error).message }, 'status notification failed'));
+        if (banner) await writeBanner(this.host, banner).catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'could not update the console banner'));
+      }
+    })().finally(() => {
+      this.pump = undefined;
+      if (this.pending.status !== undefined || this.pending.banner) this.kick();
+    });
+  }
+
   private async show(status: string, banner: BannerContent, force: boolean): Promise<void> {
     this.notifier.alive();
-    await this.notifier.status(status);
+    this.pending.status = status;
+    if (this.banner && (force || this.now() - this.lastBannerAt >= BANNER_PROGRESS_EVERY_MS)) {
+      this.lastBannerAt = this.now();
+      this.pending.banner = banner;
+    }
+    this.kick();
     if (this.journal) {
       this.journal.data.status = status;
       await this.journal.save();
-    }
-    if (this.banner && (force || this.now() - this.lastBannerAt >= BANNER_PROGRESS_EVERY_MS)) {
-      this.lastBannerAt = this.now();
-      try {
-        await writeBanner(this.host, banner);
-      } catch (e) {
-        this.log.warn({ err: (e as Error).message }, 'could not update the console banner');
-      }
     }
   }
 }

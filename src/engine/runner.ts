@@ -13,9 +13,10 @@ import { ApiError, ConnectionError } from '../cluster/types';
 import { realClock } from './clock';
 import { waitForSiteConfig, type Candidate, type Verdict } from './detect';
 import { Journal, type ErrorRecord } from './journal';
+import { completeFromMarker, readDoneMarker } from './done-marker';
 import { ProgressReporter } from './progress';
 import { buildReport } from './report';
-import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step } from './step';
+import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step, type StepName } from './step';
 import { Background, clusterOnce, endpointsOf, makeContext } from './context';
 import { buildSteps } from '../steps/index';
 import { renderPlan } from './plan';
@@ -43,6 +44,14 @@ export interface AgentOptions {
 
 export const EXIT = { ok: 0, failed: 1 } as const;
 
+/**
+ * BENCHMARK-ONLY KNOB: with SNO_RECONFIGURE_SEQUENTIAL_WAITS=1 the agent waits for the cluster to settle after
+ * each step that writes to it, one change at a time — the way tools that apply and wait step by step work —
+ * so `npm run bench` can measure what waiting for all rollouts at once saves (issue #8). Never set it on a node.
+ */
+const WRITING_STEPS: readonly StepName[] = ['domain', 'pull-secret', 'mirrors', 'trust'];
+const sequentialWaits = (env: NodeJS.ProcessEnv): boolean => env.SNO_RECONFIGURE_SEQUENTIAL_WAITS === '1';
+
 function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean } {
   if (e instanceof ConfigRejectedError) return { message: e.message, remedy: e.remedy, rejected: true };
   if (e instanceof StepError) return { message: e.message, remedy: e.remedy, rejected: false };
@@ -58,6 +67,12 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   const signal = opts.signal ? AbortSignal.any([opts.signal, abort.signal]) : abort.signal;
 
   if (!opts.dryRun && (await host.exists(DONE_MARKER))) {
+    const marker = await readDoneMarker(host);
+    const journal = marker && (await Journal.open(host, opts.stateDir));
+    if (marker && journal && completeFromMarker(journal.data, marker)) {
+      await journal.save();
+      log.info({ marker: DONE_MARKER, config: marker.siteConfig }, 'the last run was cut off right after its done marker; the journal now records it as succeeded');
+    }
     log.info({ marker: DONE_MARKER }, 'this node was already reconfigured; nothing to do (remove the marker to run again)');
     return EXIT.ok;
   }
@@ -189,6 +204,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     if (opts.dryRun) await fs.rm(host.resolve(candidateDir), { recursive: true, force: true });
+    await reporter.flush();
     await notifier.close();
   }
 }
@@ -225,6 +241,16 @@ async function executeSteps(
   await reporter.phase(`applying site-config "${site.resolved.name}"`);
   const base = { host, log, site, stateDir: opts.stateDir, clock, signal: opts.signal, cluster, background };
   try {
+    // Slow work that changes nothing (key generation) starts now, for the steps still ahead; an early start is
+    // an optimisation only, so a failure here is logged and the step does the work itself when its turn comes.
+    for (const step of steps) {
+      if (journal.step(step.name).state === 'done' || !step.prepare) continue;
+      try {
+        step.prepare(makeContext(step, base, journal, reporter, notifier));
+      } catch (e) {
+        log.debug({ step: step.name, err: (e as Error).message }, 'preparing the step ahead of time failed');
+      }
+    }
     for (const step of steps) {
       notifier.alive();
       const rec = journal.step(step.name);
@@ -262,6 +288,10 @@ async function executeSteps(
         await reporter.problem(`${step.title} failed`, [err.message, `What to do: ${err.remedy}`]);
         return err.rejected ? 'rejected' : 'failed';
       }
+      if (sequentialWaits(opts.env ?? process.env) && WRITING_STEPS.includes(step.name) && !rec.alreadyDone) {
+        const settle = steps.find((s) => s.name === 'settle');
+        if (settle) await settle.apply(makeContext(settle, base, journal, reporter, notifier));
+      }
       rec.state = 'done';
       rec.endedAt = new Date(clock.now()).toISOString();
       rec.durationMs = clock.now() - started;
@@ -273,7 +303,7 @@ async function executeSteps(
     delete j.lastError;
     await journal.save();
     log.info({ config: site.resolved.name }, `site-config "${site.resolved.name}" applied: reconfiguration complete`);
-    await notifier.status(`site-config "${site.resolved.name}" applied`);
+    reporter.finalStatus(`site-config "${site.resolved.name}" applied`);
     return 'succeeded';
   } finally {
     await background.stopAll();

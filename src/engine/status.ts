@@ -4,6 +4,7 @@ import type { Host } from '../host/host';
 import { STATE_FILES } from '../paths';
 import { formatDuration } from '../siteconfig/duration';
 import { readJournal, type JournalData } from './journal';
+import { completeFromMarker, readDoneMarker } from './done-marker';
 import { STEP_TITLES } from '../steps/titles';
 import { stepSummary, type ReportStep } from './report';
 
@@ -24,6 +25,8 @@ export interface StatusView {
 export async function readStatus(host: Host, stateDir: string, doneMarker: string): Promise<StatusView> {
   const journalFile = `${stateDir}/${STATE_FILES.journal}`;
   const j = await readJournal(host, stateDir);
+  const marker = await readDoneMarker(host, doneMarker);
+  if (j && marker) completeFromMarker(j, marker);
   const reportFile = `${stateDir}/${STATE_FILES.report}`;
   const report = (await host.exists(reportFile)) ? reportFile : undefined;
   if (!j) {

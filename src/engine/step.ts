@@ -3,6 +3,7 @@
 // ctx.cluster(), which is what makes them testable against a temp root, the simulator and real systemd.
 import type { Logger } from '../log';
 import type { Host } from '../host/host';
+import type { BannerContent } from '../host/banner';
 import type { ClusterClient } from '../cluster/types';
 import type { LoadedSiteConfig } from '../siteconfig/types';
 
@@ -50,6 +51,8 @@ export interface Progress {
   status(text: string): void;
   /** Ask systemd for more start time before a long wait (EXTEND_TIMEOUT_USEC). */
   extendTimeout(ms: number): void;
+  /** The console banner now, after every update queued before it (the run's outcome). */
+  banner(content: BannerContent): Promise<void>;
 }
 
 export interface StepContext {
@@ -144,4 +147,9 @@ export interface Step {
   verify(ctx: StepContext): Promise<void>;
   /** Called instead of the step when the journal says it is done and the run continues past it (restart background work). */
   resume?(ctx: StepContext): Promise<void>;
+  /**
+   * Called when the run begins, for every step not done yet: starts slow work the step will need that
+   * changes nothing (generating keys), so it is ready by the step's turn. Not awaited; must not throw.
+   */
+  prepare?(ctx: StepContext): void;
 }

@@ -4,18 +4,22 @@
 //
 // Done when the node is Ready and kubelet holds a client and a serving certificate: either issued in this
 // run through an approved CSR, or still valid on disk from the factory (kubelet then files no CSR at all).
+// The wait wakes on the approver's progress and on a watch of this node (issue #8: a 3 s poll added up to
+// 3 s to every run); the periodic look stays for what no event reports (certificates on disk, a lost watch).
 import { X509Certificate } from 'node:crypto';
 import type { V1Node } from '@kubernetes/client-node';
 import { R } from '../cluster/resources';
 import { isTransient } from '../cluster/retry';
-import type { KubeObject } from '../cluster/types';
+import type { ClusterClient, KubeObject } from '../cluster/types';
 import { startCsrApprover, type CsrApprover } from '../csr/approver';
 import type { ExpectedNode } from '../csr/policy';
 import { currentAddresses } from '../host/netcheck';
+import { Wakeup } from '../engine/wakeup';
 import { StepError, type Step, type StepContext } from '../engine/step';
 import { titleOf } from './titles';
 
 const APPROVER = 'csr-approver';
+/** The look without an event: certificates kubelet still holds from the factory, a watch that was lost. */
 const POLL_MS = 3_000;
 const ADDRESS_REFRESH_MS = 30_000;
 /** kubelet's certificate files (kubelet --rotate-certificates, /var/lib/kubelet/pki on RHCOS). */
@@ -40,10 +44,10 @@ export function addressesFromNmstate(state: Record<string, unknown> | undefined)
 }
 
 /** Every address the node has had during this run; addresses are only added (DHCP may renew mid-run). */
-async function refreshAddresses(ctx: StepContext): Promise<string[]> {
+function knownAddresses(ctx: StepContext, current: string[] = []): string[] {
   const fromSite = addressesFromNmstate(ctx.site.resolved.network?.nmstate);
   const internal = (ctx.facts.internalAddresses as string[] | undefined) ?? [];
-  ctx.facts.nodeAddresses = [...new Set([...(ctx.facts.nodeAddresses ?? []), ...fromSite, ...(await currentAddresses(ctx.host)), ...internal])];
+  ctx.facts.nodeAddresses = [...new Set([...(ctx.facts.nodeAddresses ?? []), ...fromSite, ...current, ...internal])];
   return ctx.facts.nodeAddresses;
 }
 
@@ -51,18 +55,35 @@ async function ensureApprover(ctx: StepContext): Promise<CsrApprover> {
   const running = ctx.background.get<CsrApprover>(APPROVER);
   if (running) return running;
   const kubeletStart = ctx.facts.kubeletStartedAt ? Date.parse(String(ctx.facts.kubeletStartedAt)) : ctx.clock.now();
-  let expected: ExpectedNode = { name: ctx.facts.nodeName ?? '', addresses: await refreshAddresses(ctx), notBefore: new Date(kubeletStart - NOT_BEFORE_SLACK_MS), nodeExists: true };
-  // The approver re-reads expected() every few seconds: keep it current without I/O on its path.
-  const timer = setInterval(() => {
-    refreshAddresses(ctx).then(
-      (addresses) => (expected = { ...expected, addresses }),
-      () => undefined,
+  // Starts with the addresses known without I/O (the site network's, the internal IP, earlier runs'): the
+  // client CSR — kubelet's first, filed the moment the API is up — carries no address, and reading the
+  // interfaces must not delay its approval. The current addresses follow at once and then every
+  // ADDRESS_REFRESH_MS, each time with a re-evaluation of what was left pending.
+  let expected: ExpectedNode = { name: ctx.facts.nodeName ?? '', addresses: knownAddresses(ctx), notBefore: new Date(kubeletStart - NOT_BEFORE_SLACK_MS), nodeExists: true };
+  const approver = startCsrApprover({ client: await ctx.cluster(), expected: () => expected, log: ctx.log.child({ component: 'csr' }), signal: ctx.signal });
+  const refresh = () =>
+    currentAddresses(ctx.host).then(
+      (current) => {
+        expected = { ...expected, addresses: knownAddresses(ctx, current) };
+        approver.reevaluate();
+      },
+      (e: unknown) => ctx.log.debug({ err: (e as Error).message }, 'could not read the current addresses'),
     );
-  }, ADDRESS_REFRESH_MS);
+  void refresh();
+  const timer = setInterval(() => void refresh(), ADDRESS_REFRESH_MS);
   timer.unref();
   ctx.background.add('csr-addresses', { stop: async () => clearInterval(timer) });
-  const approver = startCsrApprover({ client: await ctx.cluster(), expected: () => expected, log: ctx.log.child({ component: 'csr' }), signal: ctx.signal });
   return ctx.background.add(APPROVER, approver);
+}
+
+/** Wakes `wakeup` when this node's object changes (Ready), until `signal` aborts; a failed watch only logs. */
+function watchNode(ctx: StepContext, client: ClusterClient, wakeup: Wakeup, signal: AbortSignal): Promise<void> {
+  const name = ctx.facts.nodeName ?? '';
+  return client
+    .watch<V1Node & KubeObject>(R.nodes, { fieldSelector: `metadata.name=${name}`, signal }, () => wakeup.wake())
+    .catch((e: unknown) => {
+      if (!signal.aborted) ctx.log.debug({ err: (e as Error).message }, 'node watch ended; looking every few seconds');
+    });
 }
 
 /** A kubelet certificate on disk that is valid now for this node. */
@@ -107,37 +128,16 @@ export const csrStep: Step = {
 
   async apply(ctx) {
     const approver = await ensureApprover(ctx);
-    const deadline = ctx.deadline('CSR approval', ctx.site.resolved.timeouts.csr);
-    ctx.progress.extendTimeout(deadline.totalMs);
-    // Set while the API is unreachable/restarting: warned once per outage, and named if the deadline passes.
-    let apiTrouble: string | undefined;
-    for (;;) {
-      let p: { ready: boolean; client: boolean; serving: boolean };
-      try {
-        p = await progressOf(ctx, approver);
-        if (apiTrouble) ctx.log.info('the API answers again; still waiting for the node');
-        apiTrouble = undefined;
-      } catch (e) {
-        // A 503, reset or refused connection while waiting is no reason to fail (the kube-apiserver restarts
-        // during bring-up): keep waiting within this step's deadline; the approver's watches retry on their own.
-        if (!isTransient(e)) throw e;
-        if (!apiTrouble) ctx.log.warn({ err: (e as Error).message }, 'the API is not available; still waiting for the node and its certificates');
-        apiTrouble = (e as Error).message;
-        p = { ready: false, client: approver.issued().client, serving: approver.issued().serving };
-      }
-      if (p.ready && p.client && p.serving) {
-        for (const name of approver.approvedNames()) ctx.changed({ kind: 'CertificateSigningRequest', target: name, action: 'approve' });
-        return;
-      }
-      const missing = [!p.ready && (apiTrouble ? 'node Ready (the API is not available)' : 'node Ready'), !p.client && 'kubelet client certificate', !p.serving && 'kubelet serving certificate'].filter(Boolean).join(', ');
-      if (deadline.expired()) {
-        throw new StepError(
-          `still waiting for ${missing} after ${deadline.progress()}`,
-          'Look at `oc get csr` (pending requests and why they were left pending are in this journal) and `journalctl -u kubelet -b`; the agent retries after a restart.',
-        );
-      }
-      ctx.progress.status(`waiting for ${missing} (${deadline.progress()}; approved so far: ${approver.approvedNames().length})`);
-      await ctx.clock.sleep(POLL_MS, ctx.signal);
+    const wakeup = new Wakeup();
+    const unsubscribe = approver.subscribe(() => wakeup.wake());
+    const stopWatch = new AbortController();
+    const nodeWatch = watchNode(ctx, await ctx.cluster(), wakeup, AbortSignal.any([ctx.signal, stopWatch.signal]));
+    try {
+      await waitForNode(ctx, approver, wakeup);
+    } finally {
+      unsubscribe();
+      stopWatch.abort();
+      await nodeWatch;
     }
   },
 
@@ -147,3 +147,39 @@ export const csrStep: Step = {
     await ensureApprover(ctx);
   },
 };
+
+async function waitForNode(ctx: StepContext, approver: CsrApprover, wakeup: Wakeup): Promise<void> {
+  const deadline = ctx.deadline('CSR approval', ctx.site.resolved.timeouts.csr);
+  ctx.progress.extendTimeout(deadline.totalMs);
+  // Set while the API is unreachable/restarting: warned once per outage, and named if the deadline passes.
+  let apiTrouble: string | undefined;
+  for (;;) {
+    let p: { ready: boolean; client: boolean; serving: boolean };
+    try {
+      p = await progressOf(ctx, approver);
+      if (apiTrouble) ctx.log.info('the API answers again; still waiting for the node');
+      apiTrouble = undefined;
+    } catch (e) {
+      // A 503, reset or refused connection while waiting is no reason to fail (the kube-apiserver restarts
+      // during bring-up): keep waiting within this step's deadline; the approver's watches retry on their own.
+      if (!isTransient(e)) throw e;
+      if (!apiTrouble) ctx.log.warn({ err: (e as Error).message }, 'the API is not available; still waiting for the node and its certificates');
+      apiTrouble = (e as Error).message;
+      p = { ready: false, client: approver.issued().client, serving: approver.issued().serving };
+    }
+    if (p.ready && p.client && p.serving) {
+      for (const name of approver.approvedNames()) ctx.changed({ kind: 'CertificateSigningRequest', target: name, action: 'approve' });
+      return;
+    }
+    const missing = [!p.ready && (apiTrouble ? 'node Ready (the API is not available)' : 'node Ready'), !p.client && 'kubelet client certificate', !p.serving && 'kubelet serving certificate'].filter(Boolean).join(', ');
+    if (deadline.expired()) {
+      throw new StepError(
+        `still waiting for ${missing} after ${deadline.progress()}`,
+        'Look at `oc get csr` (pending requests and why they were left pending are in this journal) and `journalctl -u kubelet -b`; the agent retries after a restart.',
+      );
+    }
+    ctx.progress.status(`waiting for ${missing} (${deadline.progress()}; approved so far: ${approver.approvedNames().length})`);
+    await wakeup.sleep(ctx.clock, Math.min(POLL_MS, deadline.remainingMs()), ctx.signal);
+    if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted');
+  }
+}

@@ -2,8 +2,8 @@
 // done marker its `ConditionPathExists=!` checks — the way bootstrap-in-place's post-reboot service
 // disables itself (seed 001). Marker before disable: a power cut between them leaves an enabled unit that
 // systemd will not start again (the condition), never a second run.
-import { writeBanner } from '../host/banner';
 import { DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
+import { writeDoneMarker } from '../engine/done-marker';
 import type { Report } from '../engine/report';
 import type { Step } from '../engine/step';
 import { titleOf } from './titles';
@@ -32,7 +32,8 @@ export function createFinishStep(report: () => Report): Step {
       const r: Report = { ...draft, result: 'succeeded', steps: draft.steps.map((st) => (st.name === 'finish' ? { ...st, state: 'done' } : st)) };
       const reportPath = `${ctx.stateDir}/${STATE_FILES.report}`;
       await ctx.host.writeFileAtomic(reportPath, `${JSON.stringify(r, null, 2)}\n`, 0o644);
-      await writeBanner(ctx.host, {
+      // Shown while the marker and the unit are taken care of (agetty --reload and systemctl both take a moment).
+      const shown = ctx.progress.banner({
         tone: 'success',
         headline: `site configuration "${r.siteConfig.name}" applied`,
         lines: [
@@ -43,10 +44,11 @@ export function createFinishStep(report: () => Report): Step {
           ...(r.warnings.length ? [`${r.warnings.length} warning(s): see the report`] : []),
         ],
       });
-      await ctx.host.writeFileAtomic(DONE_MARKER, `${JSON.stringify({ finishedAt: new Date(ctx.clock.now()).toISOString(), siteConfig: r.siteConfig.name, digest: r.siteConfig.digest })}\n`, 0o644);
+      await writeDoneMarker(ctx.host, { finishedAt: new Date(ctx.clock.now()).toISOString(), siteConfig: r.siteConfig.name ?? '', digest: r.siteConfig.digest ?? '' });
       const disabled = await ctx.host.run('systemctl', ['disable', UNIT_NAME], { timeoutMs: 60_000 });
       if (disabled.code !== 0) ctx.warn(`could not disable ${UNIT_NAME} (${disabled.stderr.trim() || `exit ${disabled.code}`}); the done marker ${DONE_MARKER} keeps it from running again`);
       else ctx.changed({ kind: 'unit', target: UNIT_NAME, action: 'disable' });
+      await shown;
     },
 
     async verify() {},

@@ -13,6 +13,7 @@ import { R } from '../cluster/resources';
 import type { ClusterClient, KubeObject } from '../cluster/types';
 import { formatDuration } from '../engine/clock';
 import { StepError, type Step, type StepContext } from '../engine/step';
+import { Wakeup } from '../engine/wakeup';
 import type { ExpectedNode } from '../csr/policy';
 import { WatchedCache } from './settle/cache';
 import { clusterBlockers, rolloutStarted, type Blocker, type ClusterSnapshot } from './settle/conditions';
@@ -24,6 +25,11 @@ import { titleOf } from './titles';
 
 /** How often settle looks again without a watch event (TLS, routes, stability window end). */
 export const RECHECK_MS = 10_000;
+/**
+ * Once only the slow checks block, they run again after 250 ms, 500 ms, 1 s, then every 2 s: the endpoints
+ * switch certificates right as their rollout ends, and every interval here is added to the run (issue #8).
+ */
+const ONLY_SLOW_FIRST_RECHECK_MS = 250;
 const ONLY_SLOW_RECHECK_MS = 2_000;
 /** Full re-list of the watched resources, against anything a dropped watch missed. */
 const RELIST_MS = 120_000;
@@ -46,36 +52,6 @@ function expectedNode(ctx: StepContext): ExpectedNode | undefined {
   if (!name) return undefined;
   const started = ctx.facts.kubeletStartedAt ? Date.parse(String(ctx.facts.kubeletStartedAt)) : undefined;
   return { name, addresses: ctx.facts.nodeAddresses ?? [], nodeExists: true, ...(started ? { notBefore: new Date(started - CSR_NOT_BEFORE_SLACK_MS) } : {}) };
-}
-
-/** Wakes a sleeping loop early (watch events) without losing ctx.signal's abort. */
-class Wakeup {
-  private controller = new AbortController();
-  private pending = false;
-
-  wake(): void {
-    this.pending = true;
-    this.controller.abort();
-  }
-
-  async sleep(ctx: StepContext, ms: number): Promise<void> {
-    if (this.pending) {
-      this.pending = false;
-      return;
-    }
-    const controller = new AbortController();
-    this.controller = controller;
-    const onStop = () => controller.abort();
-    ctx.signal.addEventListener('abort', onStop, { once: true });
-    try {
-      await ctx.clock.sleep(ms, controller.signal);
-    } catch {
-      // woken up early or stopping (checked by the caller)
-    } finally {
-      ctx.signal.removeEventListener('abort', onStop);
-      this.pending = false;
-    }
-  }
 }
 
 interface Caches {
@@ -101,11 +77,16 @@ function summary(blockers: Blocker[], max = 3): string {
   return texts.length <= max ? texts.join(', ') : `${texts.slice(0, max).join(', ')} and ${texts.length - max} more`;
 }
 
+/** openshift-apiserver has yet to roll out (the new appsDomain): routes cannot get hosts on it before. */
+function openshiftApiserverRollingOut(fast: Blocker[]): boolean {
+  return fast.some((b) => b.key.startsWith('co/openshift-apiserver/') || b.key === 'rollout/co/openshift-apiserver');
+}
+
 /** TLS on the wire and the route follow-up; an API hiccup here is a blocker for this round, not a failure. */
-async function slowChecks(ctx: StepContext, client: ClusterClient, checks: DomainChecks, routes: RouteProgress, log: StepContext['log']): Promise<Blocker[]> {
+async function slowChecks(ctx: StepContext, client: ClusterClient, checks: DomainChecks, routes: RouteProgress, log: StepContext['log'], fast: Blocker[]): Promise<Blocker[]> {
   const out: Blocker[] = [];
   try {
-    const r = await followUpRoutes(ctx, client, checks, routes, () => ctx.save());
+    const r = await followUpRoutes(ctx, client, checks, routes, () => ctx.save(), openshiftApiserverRollingOut(fast));
     if (r.pending > 0) out.push({ key: 'routes', text: `${r.pending} route(s) on the old apps domain to replace${r.hostsReady ? '' : ' (waiting for openshift-apiserver to generate hosts on the new apps domain)'}` });
   } catch (e) {
     if (!isTransient(e)) throw e;
@@ -148,8 +129,10 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
     const degradedSince = new Map<string, number>();
     let stableSince: number | undefined;
     let lastRelist = ctx.clock.now();
-    let lastSlowCheck = -Infinity;
+    let nextSlowCheckAt = -Infinity;
     let slowBlockers: Blocker[] = [];
+    let onlySlowDelay = ONLY_SLOW_FIRST_RECHECK_MS;
+    let lastFastKeys = new Set<string>();
     let lastSummary = '';
     let lastStatus = { key: '', at: -Infinity };
     // The status line goes to the journal, systemd and the banner: on change, else at most every STATUS_EVERY_MS.
@@ -178,12 +161,21 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
       });
       const fast = clusterBlockers(snap, { ...(ctx.facts.nodeName ? { nodeName: ctx.facts.nodeName } : {}), ...(expectedNode(ctx) ? { expectedNode: expectedNode(ctx) as ExpectedNode } : {}), rollouts: awaited });
 
-      // While the cluster itself still rolls out, the slow checks (TLS handshakes, route follow-up) run every
-      // RECHECK_MS; once only they block, every ONLY_SLOW_RECHECK_MS, so settling is noticed within seconds.
-      const recheckEvery = fast.length === 0 ? ONLY_SLOW_RECHECK_MS : RECHECK_MS;
-      if (now - lastSlowCheck >= recheckEvery) {
-        lastSlowCheck = now;
-        slowBlockers = await slowChecks(ctx, client, checks, data.routes, log);
+      // The slow checks (TLS handshakes, route follow-up) depend on rollouts: they run at once when one of the
+      // watched blockers went away (an operator finished: its endpoint may serve the new certificate, or
+      // openshift-apiserver now generates hosts on the new apps domain), every RECHECK_MS while the cluster
+      // still rolls out, and on a short, growing interval once only they block.
+      const fastKeys = new Set(fast.map((b) => b.key));
+      const somethingFinished = [...lastFastKeys].some((k) => !fastKeys.has(k));
+      lastFastKeys = fastKeys;
+      if (fast.length > 0) onlySlowDelay = ONLY_SLOW_FIRST_RECHECK_MS;
+      if (somethingFinished || now >= nextSlowCheckAt) {
+        slowBlockers = await slowChecks(ctx, client, checks, data.routes, log, fast);
+        if (fast.length > 0) nextSlowCheckAt = now + RECHECK_MS;
+        else {
+          nextSlowCheckAt = now + onlySlowDelay;
+          onlySlowDelay = Math.min(ONLY_SLOW_RECHECK_MS, onlySlowDelay * 2);
+        }
       }
       const blockers = [...fast, ...slowBlockers];
 
@@ -228,9 +220,9 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
           'Look at `oc get co`, `oc get mcp`, `oc get nodes` and `oc get csr`; a rollout may just need longer (raise spec.timeouts.settle). The agent continues waiting after a restart.',
         );
       }
-      const untilSlowCheck = lastSlowCheck + recheckEvery - now;
+      const untilSlowCheck = nextSlowCheckAt - now;
       const untilStable = stableSince !== undefined ? stableSince + timeouts.settleStability - now : RECHECK_MS;
-      await wakeup.sleep(ctx, Math.max(1, Math.min(untilSlowCheck, untilStable, deadline.remainingMs())));
+      await wakeup.sleep(ctx.clock, Math.max(1, Math.min(untilSlowCheck, untilStable, deadline.remainingMs())), ctx.signal);
     }
   } finally {
     stop.abort();

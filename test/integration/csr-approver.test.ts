@@ -189,6 +189,37 @@ describe('CSR approver', () => {
     await a.stop();
   });
 
+
+  test('reevaluate() looks at a pending CSR at once, without waiting for the periodic recheck', async () => {
+    let addresses = ['192.168.42.10'];
+    // A recheck interval far beyond the test's timeout: only reevaluate() can get the CSR approved.
+    const a = start({ expected: () => ({ ...NODE, addresses }), recheckIntervalMs: 3_600_000 })();
+    await waitFor(() => api.openWatches() === 2, 'watches');
+    servingRequest(api, 'late-ip', ['DNS:sno1', 'IP:192.168.60.10']);
+    await waitFor(() => a.pending().length === 1, 'left pending at first');
+    addresses = ['192.168.42.10', '192.168.60.10'];
+    a.reevaluate();
+    await waitFor(() => a.approvedNames().includes('late-ip'), 'approved after reevaluate()');
+    assert.equal(conditionsOf('late-ip')[0]?.type, 'Approved');
+    await a.stop();
+  });
+
+  test('subscribe(): listeners hear every approval and every newly issued certificate, until they unsubscribe', async () => {
+    const a = start()();
+    const heard: string[] = [];
+    const unsubscribe = a.subscribe(() => heard.push(`approved=${a.approvedNames().length} issued=${JSON.stringify(a.issued())}`));
+    await waitFor(() => api.openWatches() === 2, 'watches');
+    clientRequest(api, 'sub-client');
+    await waitFor(() => heard.length === 1, 'the client approval heard');
+    api.issue('sub-client');
+    await waitFor(() => heard.length === 2, 'the client certificate heard');
+    unsubscribe();
+    servingRequest(api, 'sub-serving');
+    api.issue('sub-serving');
+    assert.equal(await a.whenIssued(), true);
+    assert.deepEqual(heard, ['approved=1 issued={"client":false,"serving":false}', 'approved=1 issued={"client":true,"serving":false}']);
+    await a.stop();
+  });
   test('certificates already issued before the approver started count (a resumed run)', async () => {
     const a = start()((api) => {
       clientRequest(api, 'old-client');

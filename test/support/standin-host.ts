@@ -28,6 +28,8 @@ export interface StandInNode {
   /** Make `tool` (or `tool-verb`) fail; content = its stderr. */
   fail(name: string, stderr?: string): void;
   heal(name: string): void;
+  /** Make `tool` (or `tool-verb`, e.g. systemctl-disable) hang until the returned release() is called. */
+  hold(name: string): () => void;
   /** A block device with a filesystem label holding `files` (relative path → content). */
   attachVolume(name: string, label: string, files: Record<string, string | Buffer>): void;
   detachVolume(name: string): void;
@@ -77,6 +79,11 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
     calls: (tool) => readLines(path.join(standinDir, 'calls.jsonl')).map((l) => JSON.parse(l) as ToolCall).filter((c) => !tool || c.tool === tool),
     fail: (name, stderr = '') => writeFileSync(path.join(standinDir, 'fail', name), stderr),
     heal: (name) => rmSync(path.join(standinDir, 'fail', name), { force: true }),
+    hold: (name) => {
+      mkdirSync(path.join(standinDir, 'hold'), { recursive: true });
+      writeFileSync(path.join(standinDir, 'hold', name), '');
+      return () => rmSync(path.join(standinDir, 'hold', name), { force: true });
+    },
     attachVolume: (name, label, files) => {
       const d = path.join(standinDir, 'devices', name);
       for (const [rel, content] of Object.entries(files)) {

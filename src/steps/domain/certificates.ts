@@ -15,6 +15,7 @@
 import { X509Certificate } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
 import { issueServingCertificate } from '../../certs/issue';
+import type { ServingKey } from '../../certs/keys';
 import { joinPem, splitCertificates } from '../../certs/pem';
 import { hasExactDnsNames, servingPairProblems } from '../../certs/verify';
 import { R } from '../../cluster/resources';
@@ -148,7 +149,7 @@ export async function planCertificates(ctx: StepContext, client: ClusterClient, 
 }
 
 /** Turns a plan into certificate material, issuing a new certificate when the plan says so. */
-export function materialize(plan: CertPlan, now = new Date()): CertMaterial {
+export function materialize(plan: CertPlan, now = new Date(), key?: ServingKey): CertMaterial {
   const common = { role: plan.role, secretName: plan.secretName, hosts: plan.hosts, anchors: plan.anchors, source: plan.source };
   if (plan.source !== 'issue') {
     const pair = plan.pair as CertificatePair;
@@ -156,7 +157,7 @@ export function materialize(plan: CertPlan, now = new Date()): CertMaterial {
   }
   const signer = plan.signer as NonNullable<CertPlan['signer']>;
   try {
-    const issued = issueServingCertificate({ signer, dnsNames: plan.dnsNames, now, signerName: signer.ref });
+    const issued = issueServingCertificate({ signer, dnsNames: plan.dnsNames, now, signerName: signer.ref, ...(key ? { key } : {}) });
     // tls.crt carries the chain (leaf, then the CA): what openshift-docs ask for in named/default certificates.
     return { ...common, certPem: joinPem([issued.certPem, issued.caPem]), keyPem: issued.keyPem };
   } catch (e) {

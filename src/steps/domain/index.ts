@@ -21,6 +21,7 @@ import { ensureSecret, isManagedByUs, resilient, tlsSecret, unb64, type Secret }
 import { readDomainState, saveDomainStateOnce } from './state';
 import { domainTargets, readIngressConfig, type DomainTargets } from './targets';
 import { routesToReplace, type RoutePolicy } from './routes';
+import { ServingKeyPool } from '../../certs/keys';
 import { splitCertificates } from '../../certs/pem';
 import { titleOf } from '../titles';
 
@@ -176,11 +177,13 @@ async function write(ctx: StepContext, client: ClusterClient, w: DomainWork): Pr
   // Certificates first: every reference written afterwards points at a secret that already exists.
   const material = new Map<CertPlan, CertMaterial>();
   const now = new Date();
+  const toIssue = [...new Set(w.secrets.filter((x) => !x.remove && x.plan?.source === 'issue').map((x) => x.plan as CertPlan))];
+  const keys = new Map(await Promise.all(toIssue.map(async (plan) => [plan, await servingKeys(ctx).take()] as const)));
   for (const s of w.secrets.filter((x) => !x.remove)) {
     const plan = s.plan as CertPlan;
     let m = material.get(plan);
     if (!m) {
-      m = materialize(plan, now);
+      m = materialize(plan, now, keys.get(plan));
       material.set(plan, m);
     }
     const result = await ensureSecret(client, tlsSecret(s.namespace, s.name, m.certPem, m.keyPem));
@@ -232,9 +235,28 @@ export async function routePolicy(ctx: StepContext, client: ClusterClient, targe
   return { oldDomains: [...old], newAppsDomain: t.names.appsDomain, componentRoutes };
 }
 
+const SERVING_KEYS = 'serving-keys';
+
+/** The run's pool of serving keys (src/certs/keys.ts), made on first use. */
+function servingKeys(ctx: StepContext): ServingKeyPool {
+  return ctx.background.get<ServingKeyPool>(SERVING_KEYS) ?? ctx.background.add(SERVING_KEYS, new ServingKeyPool());
+}
+
+/** Certificates the agent issues unless the site-config provides them: the API's, the ingress wildcard and OAuth's. */
+function keysToPrepare(ctx: StepContext): number {
+  const provided = ctx.site.resolved.certificates;
+  return (provided.api ? 0 : 1) + (provided.ingress ? 0 : 2);
+}
+
 export const domainStep: Step = resilient({
   name: 'domain',
   title: titleOf('domain'),
+
+  // Keys for the certificates this step will likely issue, made while the node network, kubelet and API come
+  // up. When the certificates turn out to be in place (or the domain does not change) they are never used.
+  prepare(ctx) {
+    servingKeys(ctx).prepare(keysToPrepare(ctx));
+  },
 
   async plan(ctx) {
     const client = await ctx.cluster();

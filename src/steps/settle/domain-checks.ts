@@ -73,11 +73,13 @@ export interface RouteFollowUp {
 
 /**
  * One pass: nothing to do when no route is on an old apps domain; otherwise, once openshift-apiserver
- * generates hosts on the new apps domain, replace them (routes.ts). Returns what is left.
+ * generates hosts on the new apps domain, replace them (routes.ts). Returns what is left. `rollingOut`:
+ * openshift-apiserver is still rolling out, so the probe (a route created and deleted) is not even tried.
  */
-export async function followUpRoutes(ctx: StepContext, client: ClusterClient, checks: DomainChecks, progress: RouteProgress, save: () => Promise<void>): Promise<RouteFollowUp> {
+export async function followUpRoutes(ctx: StepContext, client: ClusterClient, checks: DomainChecks, progress: RouteProgress, save: () => Promise<void>, rollingOut = false): Promise<RouteFollowUp> {
   const todo = await routesToReplace(client, checks.routes);
   if (todo.length === 0 && !progress.inFlight) return { pending: 0, hostsReady: true };
+  if (rollingOut && !progress.inFlight) return { pending: todo.length, hostsReady: false };
   const probe = await generatesHostsOn(client, checks.routes.newAppsDomain);
   if (!probe.ready) {
     ctx.log.info({ generatedHost: probe.host, appsDomain: checks.routes.newAppsDomain }, 'openshift-apiserver does not generate hosts on the new apps domain yet; routes wait');

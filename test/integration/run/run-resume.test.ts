@@ -1,10 +1,13 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { R } from '../../../src/cluster/resources';
 import { titleOf } from '../../../src/steps/titles';
+import { readStatus } from '../../../src/engine/status';
+import { LocalHost } from '../../../src/host/host';
+import { DEFAULT_STATE_DIR, DONE_MARKER } from '../../../src/paths';
 import type { StepName } from '../../../src/engine/step';
 import { startScenario, siteConfigFor, type Scenario } from '../../support/scenario';
 
@@ -46,15 +49,29 @@ test('killed at every step boundary and mid-step, the agent resumes and converge
   await killWhen(phaseStarted('kubelet'), 'kubelet');
   await killWhen(phaseStarted('api'), 'api');
   await killWhen((out) => out.includes('"msg":"CSR approved"'), 'csr: first approval');
-  await killWhen(phaseStarted('finish'), 'finish');
+  // In the finish step, after the done marker (the commit point), while `systemctl disable` hangs: the journal
+  // still says "running" and the unit stays enabled — the marker's ConditionPathExists=! keeps it from starting.
+  const release = s.node.hold('systemctl-disable');
+  const markerFile = path.join(s.node.root, DONE_MARKER);
+  await killWhen(() => existsSync(markerFile) && s.node.calls('systemctl').some((c) => c.args.includes('disable')), 'finish: marker written, disabling');
+  s.node.fail('systemctl-disable', 'power cut');
+  release();
+  const stale = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), 'utf8'));
+  assert.equal(stale.phase, 'running', 'the journal is one save behind the marker');
+  const view = await readStatus(new LocalHost({ root: s.node.root }), DEFAULT_STATE_DIR, DONE_MARKER);
+  assert.equal(view.phase, 'succeeded', '`status` takes the marker\'s word');
+  assert.equal(view.steps.find((st) => st.name === 'finish')?.state, 'done');
+
+  // Started again by hand (systemd would not: the marker), the agent brings the journal up to date, nothing else.
   const res = await s.run([], { timeoutMs: 180_000 });
   assert.equal(res.code, 0, `${res.stdout.slice(-3000)}\n${res.stderr}`);
+  assert.match(res.stdout, /the last run was cut off right after its done marker/);
 
   // The network change was committed exactly once; the interrupted attempt was rolled back first.
   assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'rollback', 'apply --no-commit', 'commit']);
   const journal = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), 'utf8'));
   assert.equal(journal.phase, 'succeeded');
-  assert.equal(journal.starts, 6, 'one start per boot of the agent');
+  assert.equal(journal.starts, 5, 'one start per boot of the agent that ran steps');
   assert.equal(journal.steps.network.attempts, 2);
   assert.equal(journal.steps.kubelet.attempts, 2, 'kubelet step re-run after being killed at its start');
   // No step that was done ran again.
@@ -67,5 +84,5 @@ test('killed at every step boundary and mid-step, the agent resumes and converge
   const node = s.sim.store.get(R.nodes, s.sim.options.nodeName) as { status?: { conditions?: { type: string; status: string }[] } };
   assert.equal(node.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
   assert.equal(s.node.units()['kubelet.service']?.active, 'active');
-  assert.equal(s.node.units()['sno-reconfigure.service']?.enabled, 'disabled');
+  assert.equal(s.node.units()['sno-reconfigure.service']?.enabled, 'enabled', 'the disable was cut off; the marker keeps the unit from running');
 });

@@ -9,6 +9,7 @@ import { createClusterClient, type ClosableClusterClient } from '../../../src/cl
 import { loadKubeconfig } from '../../../src/cluster/kubeconfig';
 import { createDeadline } from '../../../src/engine/clock';
 import type { BackgroundTask, Change, RunFacts, Step, StepContext, StepName } from '../../../src/engine/step';
+import { writeBanner } from '../../../src/host/banner';
 import { LocalHost } from '../../../src/host/host';
 import { createLogger } from '../../../src/log';
 import { DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR } from '../../../src/paths';
@@ -92,7 +93,7 @@ export async function createHarness(sim: Simulator, opts: HarnessOptions = {}): 
       site: { resolved: site, sourcePath: '/run/site-config/site-config.yaml', digest, warnings: [] },
       stateDir: DEFAULT_STATE_DIR,
       clock: sim.clock,
-      progress: { status: (text) => void statuses.push(text), extendTimeout: () => undefined },
+      progress: { status: (text) => void statuses.push(text), extendTimeout: () => undefined, banner: (content) => writeBanner(host, content) },
       signal,
       cluster: async () => client,
       deadline: (label, totalMs) => createDeadline(sim.clock, label, totalMs),

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Stand-in host tools for tests of the agent against a temp root (DESIGN.md section 7): one script,
 // symlinked under each tool's name. Every call is recorded in $STANDIN_DIR/calls.jsonl; state lives in
-// $STANDIN_DIR; a file $STANDIN_DIR/fail/<tool>[-<verb>] makes that call fail (its content = stderr).
+// $STANDIN_DIR; a file $STANDIN_DIR/fail/<tool>[-<verb>] makes that call fail (its content = stderr), and a file
+// $STANDIN_DIR/hold/<tool>[-<verb>] keeps it waiting until the file is removed (a tool that hangs).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -39,6 +40,11 @@ function failIfAsked(verb) {
       process.exit(1);
     }
   }
+}
+
+async function holdIfAsked(verb) {
+  const names = verb ? [`${tool}-${verb}`, tool] : [tool];
+  while (names.some((n) => fs.existsSync(p('hold', n)))) await new Promise((r) => setTimeout(r, 20));
 }
 
 function copyDir(from, to) {
@@ -79,9 +85,10 @@ function post(url, body) {
 const UNIT_DEFAULTS = { 'kubelet.service': { enabled: 'masked', active: 'inactive' }, 'sno-reconfigure.service': { enabled: 'enabled', active: 'active' } };
 
 async function systemctl() {
-  const units = readJson(p('units.json'), UNIT_DEFAULTS);
   const positional = args.filter((a) => !a.startsWith('-'));
   const [verb, ...names] = positional;
+  await holdIfAsked(verb);
+  const units = readJson(p('units.json'), UNIT_DEFAULTS);
   const unit = (n) => (units[n] ??= { enabled: 'disabled', active: 'inactive' });
   failIfAsked(verb);
   switch (verb) {

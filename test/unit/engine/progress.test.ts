@@ -1,0 +1,75 @@
+// The progress reporter: the journal's status line is written before a call returns; STATUS= and the banner
+// go out in the background, the latest replacing what is still unsent, so a step never waits for
+// systemd-notify or agetty — and the outcome banner is the one left on the console.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { ProgressReporter } from '../../../src/engine/progress';
+import { LocalHost, type CommandResult, type RunOptions } from '../../../src/host/host';
+import type { Notifier } from '../../../src/host/notify';
+import { createLogger } from '../../../src/log';
+import { BANNER_PATH } from '../../../src/paths';
+import { waitFor } from '../cluster/wait';
+
+const quiet = createLogger({ journal: false, level: 'silent', write: () => undefined });
+
+/** agetty --reload blocks until open() is called: a slow console. */
+class SlowConsoleHost extends LocalHost {
+  readonly runs: string[] = [];
+  private release!: () => void;
+  private readonly gate = new Promise<void>((r) => (this.release = r));
+  open(): void {
+    this.release();
+  }
+  override async run(cmd: string, args: readonly string[], _opts?: RunOptions): Promise<CommandResult> {
+    this.runs.push([cmd, ...args].join(' '));
+    if (cmd === 'agetty') await this.gate;
+    return { code: 0, stdout: '', stderr: '' };
+  }
+}
+
+function recordingNotifier(): Notifier & { statuses: string[] } {
+  const statuses: string[] = [];
+  return {
+    statuses,
+    enabled: true,
+    ready: async () => undefined,
+    status: async (text) => void statuses.push(text),
+    extendTimeout: async () => undefined,
+    stopping: async () => undefined,
+    alive: () => undefined,
+    startWatchdog: () => undefined,
+    close: async () => undefined,
+  };
+}
+
+test('phases return while the console is slow; updates still unsent are replaced by newer ones; the outcome banner is the last one written', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'sno-progress-'));
+  try {
+    const host = new SlowConsoleHost({ root });
+    const notifier = recordingNotifier();
+    const reporter = new ProgressReporter(host, undefined, notifier, quiet);
+    // Both return although the first banner's agetty --reload has not finished (it never would, unopened).
+    await reporter.phase('Apply the site network');
+    await reporter.phase('Start kubelet');
+    await reporter.detail('kubelet.service started');
+    await waitFor(() => host.runs.length > 0, 'the first banner reaching agetty');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(host.runs, ['agetty --reload'], 'the second banner waits behind the first');
+    const outcome = reporter.outcome({ tone: 'success', headline: 'site configuration "store-0042" applied' });
+    host.open();
+    await outcome;
+    await reporter.flush();
+    reporter.finalStatus('site-config "store-0042" applied');
+    await reporter.flush();
+    // While the first banner hung, "Start kubelet" was replaced by its detail line, and its banner by the outcome.
+    assert.deepEqual(notifier.statuses, ['Apply the site network', 'Start kubelet: kubelet.service started', 'site-config "store-0042" applied']);
+    assert.deepEqual(host.runs, ['agetty --reload', 'agetty --reload']);
+    const banner = readFileSync(host.resolve(BANNER_PATH), 'utf8');
+    assert.match(banner, /DONE — site configuration "store-0042" applied/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
