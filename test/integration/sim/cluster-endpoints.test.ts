@@ -4,36 +4,10 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { R } from '../../../src/cluster/resources';
-import type { KubeObject } from '../../../src/cluster/types';
 import { issueServerCert, sharedCa } from '../../sim/pki';
 import { startSimulator, type Simulator } from '../../sim/index';
-import { TestClient, conditionStatus, dnsNames, servedCertificate } from '../../sim/cluster/testing';
+import { NEW_DOMAIN, TestClient, conditionStatus, dnsNames, servedCertificate, tlsSecret, withSimulator } from '../../sim/cluster/testing';
 import { kubeRequest } from '../../sim/cluster/kube-http';
-
-const SCALE = 0.001;
-const NEW_DOMAIN = 'store42.example.com';
-/**
- * Rollouts long enough (30 simulated minutes = 1.8 s here) that a test reading the intermediate state over
- * HTTPS still sees it on a loaded machine; tests that only await completion keep them anyway.
- */
-const OBSERVABLE = {
-  kubeApiserverRollout: 30 * 60_000,
-  openshiftApiserverRollout: 30 * 60_000,
-  authenticationRollout: 30 * 60_000,
-  consoleRollout: 30 * 60_000,
-  ingressRollout: 30 * 60_000,
-  machineConfigRollout: 30 * 60_000,
-};
-
-function tlsSecret(namespace: string, name: string, pair: { certPem: string; keyPem: string }): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace },
-    type: 'kubernetes.io/tls',
-    data: { 'tls.crt': Buffer.from(pair.certPem).toString('base64'), 'tls.key': Buffer.from(pair.keyPem).toString('base64') },
-  };
-}
 
 function rolloutDone(sim: Simulator, operator: string): Promise<void> {
   return new Promise((resolve) => {
@@ -63,18 +37,10 @@ function viaRouter(sim: Simulator, host: string): Promise<{ status: number; body
   });
 }
 
-async function withSim(fn: (sim: Simulator, admin: TestClient) => Promise<void>, opts: Parameters<typeof startSimulator>[0] = {}): Promise<void> {
-  const sim = await startSimulator({ timeScale: SCALE, kubelet: 'running', ...opts, durations: { ...OBSERVABLE, ...opts?.durations } });
-  try {
-    await fn(sim, TestClient.fromKubeconfig(sim.kubeconfigs.localhost));
-  } finally {
-    await sim.stop();
-  }
-}
 
 describe('api endpoint (SNI)', () => {
   test('serves the load-balancer certificate for the old name; the named certificate for the new name once rolled out', async () => {
-    await withSim(async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       const { host, port } = sim.endpoints.api;
       const oldApi = `api.${sim.options.clusterName}.${sim.options.baseDomain}`;
       const newApi = `api.${sim.options.clusterName}.${NEW_DOMAIN}`;
@@ -116,7 +82,7 @@ describe('api endpoint (SNI)', () => {
 
 describe('ingress endpoint (SNI)', () => {
   test('router default wildcard, then component route and default certificates as each rolls out', async () => {
-    await withSim(async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       const { host, port } = sim.endpoints.ingress;
       const oldApps = `apps.${sim.options.clusterName}.${sim.options.baseDomain}`;
       const newApps = `apps.${sim.options.clusterName}.${NEW_DOMAIN}`;
@@ -162,7 +128,7 @@ describe('ingress endpoint (SNI)', () => {
   });
 
   test('oauth (passthrough): the oauth server presents the custom certificate only after its rollout', async () => {
-    await withSim(async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       const { host, port } = sim.endpoints.ingress;
       const oauthHost = `oauth-openshift.apps.${sim.options.clusterName}.${NEW_DOMAIN}`;
       const siteCa = sharedCa('test-site-ca');
@@ -181,7 +147,7 @@ describe('ingress endpoint (SNI)', () => {
   });
 
   test('the router is down while the node has not started', async () => {
-    const sim = await startSimulator({ timeScale: SCALE });
+    const sim = await startSimulator({ timeScale: 0.001 });
     try {
       await assert.rejects(servedCertificate(sim.endpoints.ingress.host, sim.endpoints.ingress.port, 'x.example.com'), /ECONNRESET|socket hang up|disconnected/);
       sim.startKubelet();

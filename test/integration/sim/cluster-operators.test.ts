@@ -5,43 +5,9 @@ import assert from 'node:assert/strict';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
 import { issueServerCert, sharedCa } from '../../sim/pki';
-import { startSimulator, type Simulator } from '../../sim/index';
-import { TestClient, condition, conditionStatus } from '../../sim/cluster/testing';
+import type { Simulator } from '../../sim/index';
+import { NEW_DOMAIN, TestClient, condition, conditionStatus, tlsSecret, withSimulator } from '../../sim/cluster/testing';
 import { KubeHttpError } from '../../sim/cluster/kube-http';
-
-const SCALE = 0.001;
-const NEW_DOMAIN = 'store42.example.com';
-/**
- * Rollouts long enough (30 simulated minutes = 1.8 s here) that a test reading the intermediate state over
- * HTTPS still sees it on a loaded machine; tests that only await completion keep them anyway.
- */
-const OBSERVABLE = {
-  kubeApiserverRollout: 30 * 60_000,
-  openshiftApiserverRollout: 30 * 60_000,
-  authenticationRollout: 30 * 60_000,
-  consoleRollout: 30 * 60_000,
-  ingressRollout: 30 * 60_000,
-  machineConfigRollout: 30 * 60_000,
-};
-
-async function withSim(opts: Parameters<typeof startSimulator>[0], fn: (sim: Simulator, admin: TestClient) => Promise<void>): Promise<void> {
-  const sim = await startSimulator({ timeScale: SCALE, kubelet: 'running', ...opts, durations: { ...OBSERVABLE, ...opts?.durations } });
-  try {
-    await fn(sim, TestClient.fromKubeconfig(sim.kubeconfigs.localhost));
-  } finally {
-    await sim.stop();
-  }
-}
-
-function tlsSecret(namespace: string, name: string, pair: { certPem: string; keyPem: string }): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace },
-    type: 'kubernetes.io/tls',
-    data: { 'tls.crt': Buffer.from(pair.certPem).toString('base64'), 'tls.key': Buffer.from(pair.keyPem).toString('base64') },
-  };
-}
 
 async function co(admin: TestClient, name: string): Promise<KubeObject> {
   return admin.get(R.clusterOperators, name);
@@ -65,7 +31,7 @@ function rolloutTimes(sim: Simulator, operator: string): Promise<{ start: number
 
 describe('kube-apiserver: namedCertificates', () => {
   test('a new revision: Progressing NodeInstaller, an API outage at the pod switch, then settled', async () => {
-    await withSim({}, async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       const api = `api.${sim.options.clusterName}.${NEW_DOMAIN}`;
       await admin.create(R.secrets, tlsSecret('openshift-config', 'api-new', issueServerCert(sim.signers.lbSigner, { dnsNames: [api] })));
       const outages: boolean[] = [];
@@ -91,7 +57,7 @@ describe('kube-apiserver: namedCertificates', () => {
   });
 
   test('Degraded while a referenced secret is missing or not a valid pair; the old revision keeps serving', async () => {
-    await withSim({ durations: { kubeApiserverRestartOutage: 0 } }, async (sim, admin) => {
+    await withSimulator({ durations: { kubeApiserverRestartOutage: 0 } }, async (sim, admin) => {
       const api = `api.${sim.options.clusterName}.${NEW_DOMAIN}`;
       await admin.mergePatch(R.apiServers, 'cluster', { spec: { servingCerts: { namedCertificates: [{ names: [api], servingCertificate: { name: 'api-missing' } }] } } });
       await sim.waitFor(async () => conditionStatus(await co(admin, 'kube-apiserver'), 'Degraded') === 'True', 3000, 'Degraded');
@@ -116,7 +82,7 @@ describe('kube-apiserver: namedCertificates', () => {
 
 describe('openshift-apiserver: Ingress appsDomain and route hosts', () => {
   test('routes created without a host follow appsDomain only after the rollout; existing routes keep their host', async () => {
-    await withSim({}, async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       const oldApps = `apps.${sim.options.clusterName}.${sim.options.baseDomain}`;
       const newApps = `apps.${sim.options.clusterName}.${NEW_DOMAIN}`;
       const route = (name: string, host?: string): KubeObject => ({
@@ -161,7 +127,7 @@ describe('openshift-apiserver: Ingress appsDomain and route hosts', () => {
 
 describe('authentication and console: componentRoutes', () => {
   test('oauth-openshift: route host, status.componentRoutes and the rollout; Degraded on a missing secret', async () => {
-    await withSim({}, async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       const host = `oauth-openshift.apps.${sim.options.clusterName}.${NEW_DOMAIN}`;
       await admin.mergePatch(R.ingresses, 'cluster', {
         spec: { componentRoutes: [{ namespace: 'openshift-authentication', name: 'oauth-openshift', hostname: host, servingCertKeyPairSecret: { name: 'oauth-cert' } }] },
@@ -199,7 +165,7 @@ describe('authentication and console: componentRoutes', () => {
   });
 
   test('console and downloads: custom routes, Degraded for a host outside the domain without a secret', async () => {
-    await withSim({}, async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       const apps = `apps.${sim.options.clusterName}.${NEW_DOMAIN}`;
       await admin.mergePatch(R.ingresses, 'cluster', { spec: { componentRoutes: [{ namespace: 'openshift-console', name: 'console', hostname: `console-openshift-console.${apps}` }] } });
       await sim.waitFor(async () => conditionStatus(await co(admin, 'console'), 'Degraded') === 'True', 3000, 'console Degraded');
@@ -241,7 +207,7 @@ describe('authentication and console: componentRoutes', () => {
 
 describe('ingress: IngressController defaultCertificate', () => {
   test('router rollout with IngressController conditions; Degraded for a missing secret', async () => {
-    await withSim({}, async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       await admin.mergePatch(R.ingressControllers, 'default', { spec: { defaultCertificate: { name: 'wildcard' } } }, 'openshift-ingress-operator');
       await sim.waitFor(async () => conditionStatus(await co(admin, 'ingress'), 'Degraded') === 'True', 3000, 'ingress Degraded');
       assert.match(condition(await co(admin, 'ingress'), 'Degraded')!.message!, /secrets "wildcard" not found/);
@@ -264,7 +230,7 @@ describe('ingress: IngressController defaultCertificate', () => {
 
 describe('machine-config: pull secret and mirrors', () => {
   test('a pull-secret change renders a new config: pool Updating then Updated, no reboot, CO not Progressing', async () => {
-    await withSim({}, async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       const poolBefore = await admin.get(R.machineConfigPools, 'master');
       const renderedBefore = (poolBefore.status as { configuration: { name: string } }).configuration.name;
       assert.match(renderedBefore, /^rendered-master-[0-9a-f]{32}$/);
@@ -302,7 +268,7 @@ describe('machine-config: pull secret and mirrors', () => {
   });
 
   test('IDMS: creating it updates the pool without a reboot; modifying it drains and reboots the node', async () => {
-    await withSim({}, async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       const events: string[] = [];
       const apiDownAtReboot: string[][] = [];
       sim.events.on('reboot', (e: { phase: string }) => {
@@ -336,7 +302,7 @@ describe('machine-config: pull secret and mirrors', () => {
   });
 
   test('OpenShift 4.12: no IDMS type; an ICSP updates the pool', async () => {
-    await withSim({ version: '4.12.30' }, async (sim, admin) => {
+    await withSimulator({ version: '4.12.30' }, async (sim, admin) => {
       await assert.rejects(admin.list(R.imageDigestMirrorSets), (e: unknown) => e instanceof KubeHttpError && e.status === 404);
       const times = rolloutTimes(sim, 'machine-config');
       await admin.create(R.imageContentSourcePolicies, {
@@ -356,7 +322,7 @@ describe('machine-config: pull secret and mirrors', () => {
 describe('time scaling and concurrent rollouts', () => {
   test('rollouts of 3, 5 and 7 simulated minutes run concurrently: all done after ~7, in that order', async () => {
     const durations = { authenticationRollout: 3 * 60_000, openshiftApiserverRollout: 5 * 60_000, kubeApiserverRollout: 7 * 60_000, kubeApiserverRestartOutage: 0 };
-    await withSim({ durations }, async (sim, admin) => {
+    await withSimulator({ durations }, async (sim, admin) => {
       const order: string[] = [];
       sim.events.on('rollout', (e: { operator: string; phase: string }) => e.phase === 'done' && order.push(e.operator));
       const apps = `apps.${sim.options.clusterName}.${NEW_DOMAIN}`;
@@ -377,7 +343,7 @@ describe('time scaling and concurrent rollouts', () => {
   });
 
   test('an injected degradation shows until recovered', async () => {
-    await withSim({}, async (sim, admin) => {
+    await withSimulator({}, async (sim, admin) => {
       sim.degradeOperator('etcd', 'EtcdMembersDegraded', 'EtcdMembersDegraded: 1 of 1 members unhealthy');
       const etcd = await co(admin, 'etcd');
       assert.equal(conditionStatus(etcd, 'Degraded'), 'True');

@@ -7,6 +7,45 @@ import { readFileSync } from 'node:fs';
 import { resourcePath } from '../../../src/cluster/resources';
 import type { KubeObject, ResourceType } from '../../../src/cluster/types';
 import { kubeCall, kubeRequest, type Credentials } from './kube-http';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../index';
+
+/** The domain the cluster tests move the simulated cluster to. */
+export const NEW_DOMAIN = 'store42.example.com';
+
+/**
+ * Rollouts long enough (30 simulated minutes = 1.8 s at time scale 0.001) that a test reading the
+ * intermediate state over HTTPS still sees it on a loaded machine; tests that only await completion keep them
+ * anyway.
+ */
+export const OBSERVABLE_ROLLOUTS = {
+  kubeApiserverRollout: 30 * 60_000,
+  openshiftApiserverRollout: 30 * 60_000,
+  authenticationRollout: 30 * 60_000,
+  consoleRollout: 30 * 60_000,
+  ingressRollout: 30 * 60_000,
+  machineConfigRollout: 30 * 60_000,
+};
+
+/** A kubernetes.io/tls Secret holding `pair`, as an admin would create it. */
+export function tlsSecret(namespace: string, name: string, pair: { certPem: string; keyPem: string }): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': Buffer.from(pair.certPem).toString('base64'), 'tls.key': Buffer.from(pair.keyPem).toString('base64') },
+  };
+}
+
+/** A running simulator (time scale 0.001, kubelet running, observable rollouts) for `fn`, stopped after. */
+export async function withSimulator(opts: SimulatorOptions, fn: (sim: Simulator, admin: TestClient) => Promise<void>): Promise<void> {
+  const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', ...opts, durations: { ...OBSERVABLE_ROLLOUTS, ...opts.durations } });
+  try {
+    await fn(sim, TestClient.fromKubeconfig(sim.kubeconfigs.localhost));
+  } finally {
+    await sim.stop();
+  }
+}
 
 /** Credentials from a kubeconfig file written by the simulator (client certificate users). */
 export function credentialsFromKubeconfig(path: string): Credentials {
