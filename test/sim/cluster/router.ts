@@ -6,6 +6,7 @@ import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
 import type { StoreEvent } from '../store-types';
 import type { SimContext } from './context';
+import { clusterNames } from './options';
 
 interface RouteIngress {
   host?: string;
@@ -33,7 +34,7 @@ export class Router {
 
   private canonicalHostname(): string {
     const ic = this.ctx.store.get(R.ingressControllers, 'default', 'openshift-ingress-operator');
-    const domain = (ic?.status as { domain?: string } | undefined)?.domain ?? `apps.${this.ctx.opts.clusterName}.${this.ctx.opts.baseDomain}`;
+    const domain = (ic?.status as { domain?: string } | undefined)?.domain ?? clusterNames(this.ctx.opts).apps;
     return `router-default.${domain}`;
   }
 

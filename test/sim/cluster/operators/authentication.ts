@@ -7,7 +7,6 @@
 // server deployment then rolls out before the new certificate is served.
 import { R } from '../../../../src/cluster/resources';
 import type { StoreEvent } from '../../store-types';
-import type { SimContext } from '../context';
 import type { OperatorRecord } from '../state';
 import { secretTlsPair, sha256, tlsPairProblem } from '../x509';
 import { RolloutOperator, type Desired, type Problem } from './base';
@@ -33,10 +32,6 @@ export class AuthenticationOperator extends RolloutOperator<AuthenticationConfig
   readonly key = 'authentication';
   readonly coName = 'authentication';
 
-  constructor(ctx: SimContext) {
-    super(ctx);
-  }
-
   protected durationMs(): number {
     return this.ctx.opts.durations.authenticationRollout;
   }
@@ -46,14 +41,10 @@ export class AuthenticationOperator extends RolloutOperator<AuthenticationConfig
     return e.resource.plural === 'secrets' && e.resource.group === '' && e.object.metadata?.namespace === 'openshift-config';
   }
 
-  private domain(): string {
-    return ((this.ctx.store.get(R.ingresses, 'cluster')?.spec as { domain?: string } | undefined)?.domain) ?? `apps.${this.ctx.opts.clusterName}.${this.ctx.opts.baseDomain}`;
-  }
-
   protected desired(): Desired<AuthenticationConfig> {
     const ingress = this.ctx.store.get(R.ingresses, 'cluster');
     const spec = componentRouteSpec(ingress, NS, NAME);
-    const defaultHost = `oauth-openshift.${this.domain()}`;
+    const defaultHost = `oauth-openshift.${this.ingressDomain()}`;
     if (!spec) {
       const config = { oauth: { hostname: defaultHost, custom: false } };
       return { hash: sha256(JSON.stringify(config)), config };
@@ -117,7 +108,7 @@ export class AuthenticationOperator extends RolloutOperator<AuthenticationConfig
   }
 
   protected override onProblemChanged(problem: Problem | undefined): void {
-    const host = this.target()?.oauth.hostname ?? this.current()?.oauth.hostname ?? `oauth-openshift.${this.domain()}`;
+    const host = this.target()?.oauth.hostname ?? this.current()?.oauth.hostname ?? `oauth-openshift.${this.ingressDomain()}`;
     if (problem) {
       const message = `Error Configuring custom route: [${problem.message.replace(/^CustomRouteControllerDegraded: custom route configuration failed verification: /, '')}]`;
       this.writeStatus(host, {
@@ -148,7 +139,7 @@ export class AuthenticationOperator extends RolloutOperator<AuthenticationConfig
       {
         namespace: NS,
         name: NAME,
-        defaultHostname: `oauth-openshift.${this.domain()}`,
+        defaultHostname: `oauth-openshift.${this.ingressDomain()}`,
         consumingUsers: ['system:serviceaccount:oauth-openshift:authentication-operator'],
         currentHostnames: [currentHost],
         relatedObjects: [{ group: 'route.openshift.io', resource: 'routes', namespace: NS, name: NAME }],

@@ -3,7 +3,9 @@
 // meanwhile) and then serves it. A broken input (a missing or invalid secret) makes it Degraded and it keeps
 // serving what it had, as real operators do. Overlapping changes of different operators run concurrently.
 import type { StoreEvent } from '../../store-types';
+import { R } from '../../../../src/cluster/resources';
 import type { SimContext } from '../context';
+import { clusterNames } from '../options';
 import type { OperatorRecord, RolloutRecord } from '../state';
 import { asExpected, writeClusterOperatorConditions, type WantedCondition } from './status';
 
@@ -95,6 +97,11 @@ export abstract class RolloutOperator<C> implements OperatorView {
   }
 
   /** A controller error is logged and retried on the next event, never thrown into the event loop. */
+  /** The cluster's ingress domain: Ingress "cluster" spec.domain, else the installed apps.<cluster>.<base>. */
+  protected ingressDomain(): string {
+    return ((this.ctx.store.get(R.ingresses, 'cluster')?.spec as { domain?: string } | undefined)?.domain) ?? clusterNames(this.ctx.opts).apps;
+  }
+
   protected safely(what: string, fn: () => void): void {
     try {
       fn();

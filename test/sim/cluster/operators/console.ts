@@ -6,7 +6,6 @@
 // type kubernetes.io/tls with a valid pair. Errors surface as <Route>CustomRouteSyncDegraded.
 import { R } from '../../../../src/cluster/resources';
 import type { StoreEvent } from '../../store-types';
-import type { SimContext } from '../context';
 import type { OperatorRecord } from '../state';
 import { secretTlsPair, sha256, tlsPairProblem } from '../x509';
 import type { CustomRouteConfig } from './authentication';
@@ -26,10 +25,6 @@ export class ConsoleOperator extends RolloutOperator<ConsoleConfig> {
   readonly key = 'console';
   readonly coName = 'console';
 
-  constructor(ctx: SimContext) {
-    super(ctx);
-  }
-
   protected durationMs(): number {
     return this.ctx.opts.durations.consoleRollout;
   }
@@ -39,12 +34,8 @@ export class ConsoleOperator extends RolloutOperator<ConsoleConfig> {
     return e.resource.plural === 'secrets' && e.resource.group === '' && e.object.metadata?.namespace === 'openshift-config';
   }
 
-  private domain(): string {
-    return ((this.ctx.store.get(R.ingresses, 'cluster')?.spec as { domain?: string } | undefined)?.domain) ?? `apps.${this.ctx.opts.clusterName}.${this.ctx.opts.baseDomain}`;
-  }
-
   private defaultHost(route: RouteName): string {
-    return `${route}-${NS}.${this.domain()}`;
+    return `${route}-${NS}.${this.ingressDomain()}`;
   }
 
   protected desired(): Desired<ConsoleConfig> {
@@ -58,7 +49,7 @@ export class ConsoleOperator extends RolloutOperator<ConsoleConfig> {
       }
       const title = route === 'console' ? 'Console' : 'Downloads';
       if (!spec.secretName) {
-        if (!spec.hostname.endsWith(this.domain())) {
+        if (!spec.hostname.endsWith(this.ingressDomain())) {
           return { problem: routeProblem(title, 'InvalidCustomRouteConfig', 'secret reference for custom route TLS secret is not defined') };
         }
         config[route] = { hostname: spec.hostname, custom: true };

@@ -6,7 +6,6 @@
 // (pkg/operator/controller/certificate/default_cert.go).
 import { R } from '../../../../src/cluster/resources';
 import type { StoreEvent } from '../../store-types';
-import type { SimContext } from '../context';
 import type { OperatorRecord } from '../state';
 import { secretTlsPair, sha256, tlsSecretProblem } from '../x509';
 import { RolloutOperator, type Desired, type Problem } from './base';
@@ -25,10 +24,6 @@ export const GENERATED_DEFAULT_CERT = 'router-certs-default';
 export class IngressOperator extends RolloutOperator<IngressConfig> {
   readonly key = 'ingress';
   readonly coName = 'ingress';
-
-  constructor(ctx: SimContext) {
-    super(ctx);
-  }
 
   protected durationMs(): number {
     return this.ctx.opts.durations.ingressRollout;

@@ -6,7 +6,6 @@
 // serves exactly what was rolled out.
 import { R } from '../../../../src/cluster/resources';
 import type { StoreEvent } from '../../store-types';
-import type { SimContext } from '../context';
 import type { OperatorRecord, RolloutRecord } from '../state';
 import { secretTlsPair, sha256, tlsSecretProblem } from '../x509';
 import { RolloutOperator, type Desired, type Problem } from './base';
@@ -28,10 +27,6 @@ const BASE_REVISION = 7;
 export class KubeApiserverOperator extends RolloutOperator<KubeApiserverConfig> {
   readonly key = 'kube-apiserver';
   readonly coName = 'kube-apiserver';
-
-  constructor(ctx: SimContext) {
-    super(ctx);
-  }
 
   protected durationMs(): number {
     return this.ctx.opts.durations.kubeApiserverRollout;

@@ -5,9 +5,9 @@
 // annotation openshift.io/host.generated: "true"; existing routes keep their host, which is why a domain
 // change has to re-create generated routes.
 import { R } from '../../../../src/cluster/resources';
+import { clusterNames } from '../options';
 import type { KubeObject, ResourceType } from '../../../../src/cluster/types';
 import type { StoreEvent } from '../../store-types';
-import type { SimContext } from '../context';
 import type { OperatorRecord } from '../state';
 import { sha256 } from '../x509';
 import { RolloutOperator, type Desired, type Problem } from './base';
@@ -23,10 +23,6 @@ export class OpenshiftApiserverOperator extends RolloutOperator<OpenshiftApiserv
   readonly key = 'openshift-apiserver';
   readonly coName = 'openshift-apiserver';
 
-  constructor(ctx: SimContext) {
-    super(ctx);
-  }
-
   protected durationMs(): number {
     return this.ctx.opts.durations.openshiftApiserverRollout;
   }
@@ -37,7 +33,7 @@ export class OpenshiftApiserverOperator extends RolloutOperator<OpenshiftApiserv
 
   protected desired(): Desired<OpenshiftApiserverConfig> {
     const spec = (this.ctx.store.get(R.ingresses, 'cluster')?.spec ?? {}) as { domain?: string; appsDomain?: string };
-    const routeSubdomain = spec.appsDomain || spec.domain || `apps.${this.ctx.opts.clusterName}.${this.ctx.opts.baseDomain}`;
+    const routeSubdomain = spec.appsDomain || spec.domain || clusterNames(this.ctx.opts).apps;
     const config = { routeSubdomain };
     return { hash: sha256(JSON.stringify(config)), config };
   }
@@ -68,7 +64,7 @@ export class OpenshiftApiserverOperator extends RolloutOperator<OpenshiftApiserv
 
   /** The subdomain route hosts are generated from now. */
   routeSubdomain(): string {
-    return this.current()?.routeSubdomain ?? `apps.${this.ctx.opts.clusterName}.${this.ctx.opts.baseDomain}`;
+    return this.current()?.routeSubdomain ?? clusterNames(this.ctx.opts).apps;
   }
 
   /**
