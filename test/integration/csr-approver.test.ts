@@ -4,7 +4,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClusterClient, type ClosableClusterClient } from '../../src/cluster/client';
-import { loadKubeconfig, parseKubeconfig } from '../../src/cluster/kubeconfig';
+import { loadKubeconfig } from '../../src/cluster/kubeconfig';
 import { APPROVAL_REASON, startCsrApprover, type CsrApprover, type CsrApproverOptions } from '../../src/csr/approver';
 import type { CsrDecision, ExpectedNode } from '../../src/csr/policy';
 import { createLogger } from '../../src/log';
@@ -13,7 +13,7 @@ import type { KubeObject } from '../../src/cluster/types';
 import { HOSTILE_CSR_KINDS, startSimulator, type InjectedCsr, type Simulator } from '../sim/index';
 import { CsrApi } from '../unit/cluster/csr-api';
 import { makePki, type Pki } from '../unit/cluster/pki';
-import { kubeconfigYaml, startTestServer, type TestServer } from '../unit/cluster/test-server';
+import { clientFor, startTestServer, type TestServer } from '../unit/cluster/test-server';
 import { waitFor } from '../unit/cluster/wait';
 import { BOOTSTRAPPER, BOOTSTRAPPER_GROUPS, CLIENT, SERVING, cleanupCsrFiles, opensslCsr } from '../unit/csr/make-csr';
 
@@ -42,7 +42,7 @@ describe('CSR approver', () => {
   before(async () => {
     pki = makePki();
     server = await startTestServer(pki);
-    client = createClusterClient(await parseKubeconfig(kubeconfigYaml(server.url, pki), { source: 'test', baseDir: pki.dir }), {
+    client = await clientFor(server, pki, {
       watchBackoff: { initialMs: 5, maxMs: 40 },
       watchTimeoutSeconds: 60,
     });

@@ -1,12 +1,11 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { APPROVAL_CONFLICT_ATTEMPTS, CsrDeniedError } from '../../../src/cluster/approval';
-import { createClusterClient, type ClosableClusterClient } from '../../../src/cluster/client';
-import { parseKubeconfig } from '../../../src/cluster/kubeconfig';
+import type { ClosableClusterClient } from '../../../src/cluster/client';
 import { ApiError } from '../../../src/cluster/types';
 import { CsrApi } from './csr-api';
 import { makePki, type Pki } from './pki';
-import { kubeconfigYaml, startTestServer, type TestServer } from './test-server';
+import { clientFor, startTestServer, type TestServer } from './test-server';
 
 describe('approveCsr through the /approval subresource', () => {
   let pki: Pki;
@@ -15,7 +14,7 @@ describe('approveCsr through the /approval subresource', () => {
   before(async () => {
     pki = makePki();
     server = await startTestServer(pki);
-    client = createClusterClient(await parseKubeconfig(kubeconfigYaml(server.url, pki), { source: 'test', baseDir: pki.dir }));
+    client = await clientFor(server, pki);
   });
   after(async () => {
     client.close();

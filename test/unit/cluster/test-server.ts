@@ -6,6 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Pki } from './pki';
+import { createClusterClient, type ClosableClusterClient, type ClusterClientOptions } from '../../../src/cluster/client';
+import { parseKubeconfig } from '../../../src/cluster/kubeconfig';
 
 export interface RecordedRequest {
   method: string;
@@ -113,4 +115,9 @@ export function kubeconfigYaml(url: string, pki: Pki, opts: { user?: Record<stri
     '    context: {cluster: test-cluster, user: test-user}',
     '',
   ].join('\n');
+}
+
+/** The agent's cluster client, authenticated with the test PKI's client certificate, for `server`. */
+export async function clientFor(server: TestServer, pki: Pki, opts: ClusterClientOptions = {}): Promise<ClosableClusterClient> {
+  return createClusterClient(await parseKubeconfig(kubeconfigYaml(server.url, pki), { source: 'test', baseDir: pki.dir }), opts);
 }

@@ -1,12 +1,11 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClusterClient, type ClosableClusterClient } from '../../../src/cluster/client';
-import { parseKubeconfig } from '../../../src/cluster/kubeconfig';
+import type { ClosableClusterClient } from '../../../src/cluster/client';
 import { R } from '../../../src/cluster/resources';
 import { ApiError, type KubeObject, type WatchEvent } from '../../../src/cluster/types';
 import { CsrApi } from './csr-api';
 import { makePki, type Pki } from './pki';
-import { kubeconfigYaml, sendJson, startTestServer, status, type TestServer } from './test-server';
+import { clientFor, sendJson, startTestServer, status, type TestServer } from './test-server';
 import { waitFor } from './wait';
 
 describe('watch', () => {
@@ -16,7 +15,7 @@ describe('watch', () => {
   before(async () => {
     pki = makePki();
     server = await startTestServer(pki);
-    client = createClusterClient(await parseKubeconfig(kubeconfigYaml(server.url, pki), { source: 'test', baseDir: pki.dir }), {
+    client = await clientFor(server, pki, {
       timeoutMs: 5000,
       watchBackoff: { initialMs: 5, maxMs: 40 },
       watchTimeoutSeconds: 30,
@@ -176,7 +175,7 @@ describe('watch', () => {
   });
 
   test('a stream that stays silent past the idle timeout is taken for dead and re-opened from its version', async () => {
-    const quiet = createClusterClient(await parseKubeconfig(kubeconfigYaml(server.url, pki), { source: 'test', baseDir: pki.dir }), {
+    const quiet = await clientFor(server, pki, {
       watchBackoff: { initialMs: 5, maxMs: 20 },
       watchIdleTimeoutMs: 150,
     });
