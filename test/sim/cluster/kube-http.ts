@@ -90,6 +90,7 @@ export function kubeWatch(c: Credentials, path: string, onEvent: (e: { type: str
   return new Promise((resolve, reject) => {
     const url = new URL(path, c.server);
     url.searchParams.set('watch', 'true');
+    /** An outcome was reached: later lines are not handed to onEvent. */
     let finished = false;
     const req = request(url, { method: 'GET', ...tlsOptions(c), signal, headers: { Accept: 'application/json' } }, (res) => {
       if ((res.statusCode ?? 0) >= 300) {
@@ -122,31 +123,12 @@ export function kubeWatch(c: Credentials, path: string, onEvent: (e: { type: str
           }
         }
       });
-      res.on('end', () => {
-        if (!finished) {
-          finished = true;
-          resolve(false);
-        }
-      });
-      res.on('error', (e) => {
-        if (!finished) {
-          finished = true;
-          reject(e);
-        }
-      });
-      res.on('close', () => {
-        if (!finished) {
-          finished = true;
-          resolve(false);
-        }
-      });
+      // A promise settles once: whatever ends the stream after an outcome changes nothing.
+      res.on('end', () => resolve(false));
+      res.on('close', () => resolve(false));
+      res.on('error', reject);
     });
-    req.on('error', (e) => {
-      if (!finished) {
-        finished = true;
-        reject(e);
-      }
-    });
+    req.on('error', reject);
     req.end();
   });
 }
