@@ -235,6 +235,12 @@ export async function routePolicy(ctx: StepContext, client: ClusterClient, targe
   return { oldDomains: [...old], newAppsDomain: t.names.appsDomain, componentRoutes };
 }
 
+/**
+ * check()'s reading of the cluster, for the apply() the runner calls right after it with the same context:
+ * assessing reads ~15 objects, and reading them twice in a row only delayed the writes (issue #8).
+ */
+const assessedByCheck = new WeakMap<StepContext, DomainWork>();
+
 const SERVING_KEYS = 'serving-keys';
 
 /** The run's pool of serving keys (src/certs/keys.ts), made on first use. */
@@ -271,7 +277,10 @@ export const domainStep: Step = resilient({
 
   async check(ctx) {
     const w = await assess(ctx, await ctx.cluster());
-    if (pending(w)) return false;
+    if (pending(w)) {
+      assessedByCheck.set(ctx, w);
+      return false;
+    }
     recordHandoff(ctx);
     ctx.log.info({ domain: w.targets.names.appsDomain, mode: w.targets.mode }, 'domain configuration already in place; nothing to write');
     return true;
@@ -279,7 +288,9 @@ export const domainStep: Step = resilient({
 
   async apply(ctx) {
     const client = await ctx.cluster();
-    const w = await assess(ctx, client);
+    // Taken once: an apply retried after an API outage (resilient) reads the cluster again.
+    const w = assessedByCheck.get(ctx) ?? (await assess(ctx, client));
+    assessedByCheck.delete(ctx);
     ctx.progress.status(`configuring the domain ${w.targets.names.baseDomain}`);
     await write(ctx, client, w);
   },
