@@ -22,15 +22,33 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', __filename: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
-  {
-    files: ['src/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        paths: [
-          { name: 'zod', message: "Use 'zod/mini': the full zod drags +264 KiB of locales into the bundle (runtime-libs.md)." },
-          { name: '@kubernetes/client-node', allowTypeImports: true, message: 'Types only at runtime: client-node costs ~270 KiB in the bundle (runtime-libs.md). Use src/cluster/.' },
-        ],
-      }],
-    },
-  },
+  ...sourceLayers(),
 );
+
+/**
+ * The import rules of src/: the bundle's measured choices for every file, plus the layers (DESIGN.md section 6:
+ * cli → steps → engine → cluster/host/siteconfig/…). A lower layer never imports a higher one: the command
+ * that runs the agent picks the steps and hands them to the engine, so the engine can be tested with any steps.
+ * ESLint applies the last matching config's options for a rule, so each layer's block repeats the bundle rules.
+ */
+function sourceLayers() {
+  const bundlePaths = [
+    { name: 'zod', message: "Use 'zod/mini': the full zod drags +264 KiB of locales into the bundle (README, Dependencies)." },
+    { name: '@kubernetes/client-node', allowTypeImports: true, message: 'Types only at runtime: client-node costs ~270 KiB in the bundle (README, Dependencies). Use src/cluster/.' },
+  ];
+  const above = (folders, who) => ({
+    regex: `^(\\.\\./)+(${folders.join('|')})(/|$)`,
+    message: `${who} is a lower layer than ${folders.join(', ')}: it must not import them (cli → steps → engine → cluster/host/siteconfig/…).`,
+  });
+  const lower = ['cluster', 'host', 'siteconfig', 'certs', 'csr'];
+  const layers = [
+    { files: ['src/**/*.ts'], patterns: [] },
+    { files: ['src/steps/**/*.ts'], patterns: [above(['cli', 'factory', 'render'], 'steps/')] },
+    { files: ['src/engine/**/*.ts'], patterns: [above(['cli', 'steps', 'factory', 'render'], 'engine/')] },
+    ...lower.map((dir) => ({ files: [`src/${dir}/**/*.ts`], patterns: [above(['cli', 'steps', 'engine', 'factory', 'render'], `${dir}/`)] })),
+  ];
+  return layers.map(({ files, patterns }) => ({
+    files,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: bundlePaths, ...(patterns.length ? { patterns } : {}) }] },
+  }));
+}

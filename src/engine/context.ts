@@ -9,6 +9,7 @@ import { loadKubeconfig } from '../cluster/kubeconfig';
 import { createDeadline } from './clock';
 import type { Journal } from './journal';
 import type { ProgressReporter } from './progress';
+import type { Report } from './report';
 import { StepError, type BackgroundTask, type BackgroundTasks, type Clock, type Endpoint, type Step, type StepContext } from './step';
 
 export class Background implements BackgroundTasks {
@@ -61,9 +62,23 @@ export async function endpointsOf(cluster: () => Promise<ClusterClient>, ingress
   return { api, ingress: ingress ?? { host: api.host, port: 443 } };
 }
 
+/** What every step of one run (or plan) shares. */
+export interface ContextBase {
+  host: Host;
+  log: Logger;
+  site: LoadedSiteConfig;
+  stateDir: string;
+  kubeconfig: string;
+  clock: Clock;
+  signal: AbortSignal;
+  cluster: () => Promise<ClusterClient>;
+  background: BackgroundTasks;
+  report: () => Report;
+}
+
 export function makeContext(
   step: Step,
-  base: { host: Host; log: Logger; site: LoadedSiteConfig; stateDir: string; clock: Clock; signal: AbortSignal; cluster: () => Promise<ClusterClient>; background: BackgroundTasks },
+  base: ContextBase,
   journal: Journal | undefined,
   reporter: ProgressReporter | undefined,
   notifier: Notifier | undefined,

@@ -6,13 +6,15 @@ import type { Logger } from '../log';
 import type { LoadedSiteConfig } from '../siteconfig/types';
 import { Background, clusterOnce, endpointsOf, makeContext } from './context';
 import type { Baseline } from './identity';
-import type { Change, Clock, Endpoint, Step } from './step';
+import { emptyJournal } from './journal';
+import { buildReport } from './report';
+import type { Change, Clock, Endpoint, RunFacts, Step } from './step';
 
 export interface PlanInput {
   host: Host;
   log: Logger;
   site: LoadedSiteConfig;
-  steps: Step[];
+  steps: readonly Step[];
   stateDir: string;
   clock: Clock;
   signal: AbortSignal;
@@ -33,7 +35,7 @@ export async function renderPlan(input: PlanInput): Promise<string> {
   const { site } = input;
   const background = new Background();
   const cluster = clusterOnce(input.host, input.kubeconfig, input.log);
-  const facts: Record<string, unknown> = { nodeName: input.nodeName, ...(input.baseline.internalAddresses ? { internalAddresses: input.baseline.internalAddresses } : {}) };
+  const facts: RunFacts = { nodeName: input.nodeName, ...(input.baseline.internalAddresses ? { internalAddresses: input.baseline.internalAddresses } : {}) };
   let apiProblem: string | undefined;
   try {
     const client = await cluster();
@@ -48,7 +50,8 @@ export async function renderPlan(input: PlanInput): Promise<string> {
     `New domain: api.${site.resolved.clusterName ?? input.baseline.clusterName ?? '<cluster>'}.${site.resolved.baseDomain}, *.apps.${site.resolved.clusterName ?? input.baseline.clusterName ?? '<cluster>'}.${site.resolved.baseDomain}`,
     '',
   ];
-  const base = { host: input.host, log: input.log, site, stateDir: input.stateDir, clock: input.clock, signal: input.signal, cluster, background };
+  const report = () => buildReport(emptyJournal(new Date(input.clock.now())), input.steps, site.resolved.baseDomain, new Date(input.clock.now()));
+  const base = { host: input.host, log: input.log, site, stateDir: input.stateDir, kubeconfig: input.kubeconfig, clock: input.clock, signal: input.signal, cluster, background, report };
   let n = 0;
   for (const step of input.steps) {
     n += 1;

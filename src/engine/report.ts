@@ -47,7 +47,7 @@ export function stepSummary(j: JournalData, name: StepName, title: string): Repo
   };
 }
 
-export function buildReport(j: JournalData, titles: { name: StepName; title: string }[], newBaseDomain: string | undefined, now: Date): Report {
+export function buildReport(j: JournalData, titles: readonly { name: StepName; title: string }[], newBaseDomain: string | undefined, now: Date): Report {
   const cluster = j.facts.clusterName;
   const finishedAt = j.phase === 'succeeded' ? (j.finishedAt ?? now.toISOString()) : undefined;
   return {
@@ -65,7 +65,7 @@ export function buildReport(j: JournalData, titles: { name: StepName; title: str
       version: j.facts.clusterVersion,
       ...(cluster && newBaseDomain ? { apiUrl: `https://api.${cluster}.${newBaseDomain}:6443`, consoleUrl: `https://console-openshift-console.apps.${cluster}.${newBaseDomain}` } : {}),
     },
-    ...(typeof j.facts.newApiKubeconfig === 'string' ? { kubeconfig: j.facts.newApiKubeconfig } : {}),
+    ...(j.facts.newApiKubeconfig ? { kubeconfig: j.facts.newApiKubeconfig } : {}),
     steps: titles.map(({ name, title }) => stepSummary(j, name, title)),
     changes: j.changes,
     warnings: j.warnings,

@@ -18,10 +18,11 @@ import { ProgressReporter } from './progress';
 import { buildReport } from './report';
 import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step, type StepName } from './step';
 import { Background, clusterOnce, endpointsOf, makeContext } from './context';
-import { buildSteps } from '../steps/index';
 import { renderPlan } from './plan';
 
 export interface AgentOptions {
+  /** The steps of a run, in order (the command that runs the agent picks them). */
+  steps: readonly Step[];
   host: Host;
   log: Logger;
   env?: NodeJS.ProcessEnv;
@@ -194,9 +195,8 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
         log.info('no usable site-config found');
         return lastRefusedInvalid || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
       }
-      const steps = buildSteps(() => buildReport(journal!.data, steps, accepted?.resolved.baseDomain, new Date(clock.now())));
-      if (opts.dryRun) return await printPlan(opts, accepted, steps, nodeName, baseline, clock, signal);
-      const outcome = await executeSteps({ ...opts, clock, signal }, journal!, reporter, notifier, accepted, steps, { nodeName, baseline });
+      if (opts.dryRun) return await printPlan(opts, accepted, nodeName, baseline, clock, signal);
+      const outcome = await executeSteps({ ...opts, clock, signal }, journal!, reporter, notifier, accepted, { nodeName, baseline });
       if (outcome === 'rejected') continue;
       return outcome === 'succeeded' ? EXIT.ok : EXIT.failed;
     }
@@ -220,17 +220,15 @@ async function executeSteps(
   reporter: ProgressReporter,
   notifier: Notifier,
   site: LoadedSiteConfig,
-  steps: Step[],
   id: RunIdentity,
 ): Promise<'succeeded' | 'failed' | 'rejected'> {
-  const { host, log, clock } = opts;
+  const { host, log, clock, steps } = opts;
   const background = new Background();
   const cluster = clusterOnce(host, opts.kubeconfig, log);
   const j = journal.data;
   j.starts += 1;
   j.phase = 'running';
   j.facts.nodeName ??= id.nodeName;
-  j.facts.kubeconfig = opts.kubeconfig;
   if (id.baseline.internalAddresses) j.facts.internalAddresses = id.baseline.internalAddresses;
   try {
     j.facts.endpoints ??= await endpointsOf(cluster, opts.ingressEndpoint);
@@ -239,7 +237,8 @@ async function executeSteps(
   }
   await journal.save();
   await reporter.phase(`applying site-config "${site.resolved.name}"`);
-  const base = { host, log, site, stateDir: opts.stateDir, clock, signal: opts.signal, cluster, background };
+  const report = () => buildReport(j, steps, site.resolved.baseDomain, new Date(clock.now()));
+  const base = { host, log, site, stateDir: opts.stateDir, kubeconfig: opts.kubeconfig, clock, signal: opts.signal, cluster, background, report };
   try {
     // Slow work that changes nothing (key generation) starts now, for the steps still ahead; an early start is
     // an optimisation only, so a failure here is logged and the step does the work itself when its turn comes.
@@ -311,9 +310,9 @@ async function executeSteps(
   }
 }
 
-async function printPlan(opts: AgentOptions, site: LoadedSiteConfig, steps: Step[], nodeName: string, baseline: Baseline, clock: Clock, signal: AbortSignal): Promise<number> {
+async function printPlan(opts: AgentOptions, site: LoadedSiteConfig, nodeName: string, baseline: Baseline, clock: Clock, signal: AbortSignal): Promise<number> {
   const out = opts.out ?? ((s: string) => process.stdout.write(s));
-  out(await renderPlan({ host: opts.host, log: opts.log, site, steps, stateDir: opts.stateDir, clock, signal, kubeconfig: opts.kubeconfig, nodeName, baseline, ...(opts.ingressEndpoint ? { ingressEndpoint: opts.ingressEndpoint } : {}) }));
+  out(await renderPlan({ host: opts.host, log: opts.log, site, steps: opts.steps, stateDir: opts.stateDir, clock, signal, kubeconfig: opts.kubeconfig, nodeName, baseline, ...(opts.ingressEndpoint ? { ingressEndpoint: opts.ingressEndpoint } : {}) }));
   return EXIT.ok;
 }
 

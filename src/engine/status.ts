@@ -5,8 +5,8 @@ import { STATE_FILES } from '../paths';
 import { formatDuration } from '../siteconfig/duration';
 import { readJournal, type JournalData } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
-import { STEP_TITLES } from '../steps/titles';
 import { stepSummary, type ReportStep } from './report';
+import type { StepName } from './step';
 
 export interface StatusView {
   phase: JournalData['phase'] | 'not-started' | 'done';
@@ -22,7 +22,8 @@ export interface StatusView {
   journal: string;
 }
 
-export async function readStatus(host: Host, stateDir: string, doneMarker: string): Promise<StatusView> {
+/** `steps`: the run's steps in order (their names and titles). */
+export async function readStatus(host: Host, stateDir: string, doneMarker: string, steps: readonly { name: StepName; title: string }[]): Promise<StatusView> {
   const journalFile = `${stateDir}/${STATE_FILES.journal}`;
   const j = await readJournal(host, stateDir);
   const marker = await readDoneMarker(host, doneMarker);
@@ -39,7 +40,7 @@ export async function readStatus(host: Host, stateDir: string, doneMarker: strin
     ...(j.startedAt ? { startedAt: j.startedAt } : {}),
     ...(j.finishedAt ? { finishedAt: j.finishedAt } : {}),
     starts: j.starts,
-    steps: STEP_TITLES.filter(({ name }) => j.steps[name] || j.phase === 'running' || j.phase === 'failed').map(({ name, title }) => {
+    steps: steps.filter(({ name }) => j.steps[name] || j.phase === 'running' || j.phase === 'failed').map(({ name, title }) => {
       const r = j.steps[name];
       return {
         ...stepSummary(j, name, title),

@@ -6,6 +6,7 @@ import type { Host } from '../host/host';
 import type { BannerContent } from '../host/banner';
 import type { ClusterClient } from '../cluster/types';
 import type { LoadedSiteConfig } from '../siteconfig/types';
+import type { Report } from './report';
 
 export type StepName =
   | 'network'
@@ -61,6 +62,8 @@ export interface StepContext {
   readonly site: LoadedSiteConfig;
   /** Node path of the state directory (journal, report, backups, kubeconfig hand-off). */
   readonly stateDir: string;
+  /** Node path of the node-local admin kubeconfig the agent talks to the API with. */
+  readonly kubeconfig: string;
   readonly clock: Clock;
   readonly progress: Progress;
   readonly signal: AbortSignal;
@@ -79,6 +82,8 @@ export interface StepContext {
   readonly facts: RunFacts;
   /** Work that keeps running after its step finished (the CSR approver), stopped when the run ends. */
   readonly background: BackgroundTasks;
+  /** The report of this run as the journal has it now. */
+  report(): Report;
 }
 
 export interface BackgroundTask {
@@ -95,19 +100,31 @@ export interface Endpoint {
   port: number;
 }
 
+/**
+ * What one step learns and a later one needs, persisted in the journal so a resumed run still has it. Each
+ * fact has one writer (named beside it); the others only read it.
+ */
 export interface RunFacts {
+  /** The node's name (runner, from the factory baseline or the host name). */
   nodeName?: string;
-  /** Every IP the node may put in its serving certificate (site network, current addresses, internal IP). */
-  nodeAddresses?: string[];
-  clusterName?: string;
-  /** The cluster's domain before the change (DNS cluster spec.baseDomain minus the cluster name). */
-  oldBaseDomain?: string;
-  clusterVersion?: string;
-  /** Where the node's own API and ingress listen, for verifying the certificates they serve. */
+  /** The stable internal IPs added at the factory (runner, from the baseline). */
+  internalAddresses?: string[];
+  /** Where the node's own API and ingress listen, for verifying the certificates they serve (runner). */
   endpoints?: { api: Endpoint; ingress: Endpoint };
-  /** The node-local admin kubeconfig (node path). */
-  kubeconfig?: string;
-  [key: string]: unknown;
+  /** When this run started kubelet, ISO 8601 (kubelet step): CSRs filed before it are not this run's. */
+  kubeletStartedAt?: string;
+  /** Every IP the node may put in its serving certificate: site network, current addresses, internal IP (csr step). */
+  nodeAddresses?: string[];
+  /** The cluster's name (api step, from the DNS config). */
+  clusterName?: string;
+  /** The cluster's domain before the change: DNS cluster spec.baseDomain minus the cluster name (api step). */
+  oldBaseDomain?: string;
+  /** The OpenShift version, e.g. 4.14.12 (api step, from ClusterVersion). */
+  clusterVersion?: string;
+  /** The admin kubeconfig for the new API name, node path (domain step). */
+  newApiKubeconfig?: string;
+  /** The rollouts the cluster steps started, for settle (`rollouts.ts`). */
+  expectedRollouts?: string[];
 }
 
 /** A failure a technician can act on: what went wrong and what to do. */

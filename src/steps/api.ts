@@ -7,7 +7,6 @@ import { ConfigRejectedError, StepError, type Step, type StepContext } from '../
 import { R } from '../cluster/resources';
 import type { KubeObject } from '../cluster/types';
 import { checkAgainstCluster } from '../siteconfig/cluster-check';
-import { titleOf } from './titles';
 
 const REQUEST_TIMEOUT_MS = 5_000;
 // The API is this node's own (SNO) and the agent its only waiter: a refused connection or a /readyz answer
@@ -41,7 +40,7 @@ async function readClusterIdentity(ctx: StepContext): Promise<ClusterIdentity> {
 
 export const apiStep: Step = {
   name: 'api',
-  title: titleOf('api'),
+  title: 'Wait for the Kubernetes API',
 
   async plan() {
     return [];

@@ -16,7 +16,6 @@ import type { ExpectedNode } from '../csr/policy';
 import { currentAddresses } from '../host/netcheck';
 import { Wakeup } from '../engine/wakeup';
 import { StepError, type Step, type StepContext } from '../engine/step';
-import { titleOf } from './titles';
 
 const APPROVER = 'csr-approver';
 /** The look without an event: certificates kubelet still holds from the factory, a watch that was lost. */
@@ -115,7 +114,7 @@ async function progressOf(ctx: StepContext, approver: CsrApprover): Promise<{ re
 
 export const csrStep: Step = {
   name: 'csr',
-  title: titleOf('csr'),
+  title: "Approve the node's certificate requests",
 
   async plan(ctx) {
     return [{ kind: 'CertificateSigningRequest', target: `system:node:${ctx.facts.nodeName ?? '<node>'}`, action: 'approve', detail: 'client and serving CSRs of this node only, checked by identity' }];

@@ -1,7 +1,6 @@
 // The steps of a run, in order (DESIGN.md section 1). Each module's header says what it does on retry.
 // The cluster steps (domain … trust) only apply and record which rollouts they started; settle then waits
 // for all of them at once, so the total is close to the longest rollout, not the sum.
-import type { Report } from '../engine/report';
 import type { Step } from '../engine/step';
 import { networkStep } from './network';
 import { kubeletStep } from './kubelet';
@@ -12,8 +11,6 @@ import { pullSecretStep } from './pull-secret';
 import { mirrorsStep } from './mirrors';
 import { trustStep } from './trust';
 import { settleStep } from './settle';
-import { createFinishStep } from './finish';
+import { finishStep } from './finish';
 
-export function buildSteps(report: () => Report): Step[] {
-  return [networkStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, settleStep, createFinishStep(report)];
-}
+export const STEPS: readonly Step[] = [networkStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, settleStep, finishStep];

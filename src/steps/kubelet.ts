@@ -6,7 +6,6 @@ import { systemctl, unitQuery } from '../host/systemctl';
 import { KUBELET_HOLD_FILE, KUBELET_UNIT } from '../paths';
 import type { Host } from '../host/host';
 import { StepError, type Step } from '../engine/step';
-import { titleOf } from './titles';
 
 const POLL_MS = 2_000;
 
@@ -22,7 +21,7 @@ async function activeSince(host: Host): Promise<string | undefined> {
 
 export const kubeletStep: Step = {
   name: 'kubelet',
-  title: titleOf('kubelet'),
+  title: 'Start kubelet',
 
   async plan(ctx) {
     const enabled = await unitQuery(ctx.host, 'is-enabled', KUBELET_UNIT);

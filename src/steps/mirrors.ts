@@ -16,7 +16,6 @@ import type { MirrorRule } from '../siteconfig/types';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
 import { createOrUpdate, resilient, sameJson, updateObject } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './settle/rollouts';
-import { titleOf } from './titles';
 
 export const MIRROR_OBJECT_NAME = 'sno-reconfigure';
 
@@ -172,7 +171,7 @@ async function perform(client: ClusterClient, a: Action): Promise<void> {
 
 export const mirrorsStep: Step = resilient({
   name: 'mirrors',
-  title: titleOf('mirrors'),
+  title: 'Configure the image mirrors',
 
   async plan(ctx) {
     return (await assess(ctx, await ctx.cluster())).actions.map(changeOf);

@@ -11,7 +11,6 @@ import { stringify } from 'yaml';
 import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError } from '../host/nmstate';
 import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
-import { titleOf } from './titles';
 
 /** After this many failed verifications of the same config it is rejected: a technician must correct it. */
 export const MAX_NETWORK_ATTEMPTS = 3;
@@ -65,7 +64,7 @@ async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{
 
 export const networkStep: Step = {
   name: 'network',
-  title: titleOf('network'),
+  title: 'Apply the site network',
 
   async plan(ctx): Promise<Change[]> {
     const net = ctx.site.resolved.network;

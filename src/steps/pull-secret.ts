@@ -14,7 +14,6 @@ import type { PullSecret, PullSecretEntry } from '../siteconfig/types';
 import { STATE_FILES } from '../paths';
 import { b64, createOrUpdate, resilient, sameJson, unb64, updateObject, type Secret } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './settle/rollouts';
-import { titleOf } from './titles';
 
 export const PULL_SECRET = { namespace: 'openshift-config', name: 'pull-secret' } as const;
 const KEY = '.dockerconfigjson';
@@ -107,7 +106,7 @@ async function backUp(ctx: StepContext, secret: Secret | undefined): Promise<voi
 
 export const pullSecretStep: Step = resilient({
   name: 'pull-secret',
-  title: titleOf('pull-secret'),
+  title: 'Update the pull secret',
 
   async plan(ctx) {
     return (await assess(ctx, await ctx.cluster())).changes;

@@ -21,7 +21,6 @@ import { domainChecks, followUpRoutes, tlsBlockers, type DomainChecks } from './
 import { readRollouts, type ClusterOperator, type ExpectedRollout, type MachineConfigPool } from './settle/rollouts';
 import type { RouteProgress } from './domain/routes';
 import { isTransient, withRetry } from '../cluster/retry';
-import { titleOf } from './titles';
 
 /** How often settle looks again without a watch event (TLS, routes, stability window end). */
 export const RECHECK_MS = 10_000;
@@ -233,7 +232,7 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
 
 export const settleStep: Step = {
   name: 'settle',
-  title: titleOf('settle'),
+  title: 'Wait for the cluster to settle',
 
   async plan(ctx) {
     const rollouts = await readRollouts(ctx);

@@ -17,7 +17,6 @@ import { joinPem, splitCertificates } from '../certs/pem';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
 import { createOrUpdate, resilient, updateObject } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './settle/rollouts';
-import { titleOf } from './titles';
 
 export const TRUST_CONFIGMAP = 'sno-reconfigure-registry-cas';
 const NAMESPACE = 'openshift-config';
@@ -89,7 +88,7 @@ function changesOf(a: Assessment): Change[] {
 
 export const trustStep: Step = resilient({
   name: 'trust',
-  title: titleOf('trust'),
+  title: 'Trust the site registry CA',
 
   async plan(ctx) {
     return changesOf(await assess(ctx, await ctx.cluster()));

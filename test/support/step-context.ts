@@ -1,5 +1,8 @@
 // A StepContext for driving one step in a test: a real journal in the temp root, real clock unless given.
 import { Journal } from '../../src/engine/journal';
+import { buildReport } from '../../src/engine/report';
+import { DEFAULT_KUBECONFIG } from '../../src/paths';
+import { STEPS } from '../../src/steps/index';
 import { Background, makeContext } from '../../src/engine/context';
 import { realClock } from '../../src/engine/clock';
 import type { Clock, Step, StepContext } from '../../src/engine/step';
@@ -40,6 +43,8 @@ export async function testContext(step: Step, opts: { host: Host; site?: LoadedS
       signal: new AbortController().signal,
       cluster: opts.cluster ?? (() => Promise.reject(new Error('no cluster in this test'))),
       background,
+      kubeconfig: DEFAULT_KUBECONFIG,
+      report: () => buildReport(journal.data, STEPS, undefined, new Date()),
     },
     journal,
     undefined,

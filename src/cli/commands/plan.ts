@@ -1,10 +1,8 @@
 import { realClock } from '../../engine/clock';
 import { nodeNameOf, readBaseline } from '../../engine/identity';
 import { renderPlan } from '../../engine/plan';
-import { buildReport } from '../../engine/report';
-import { emptyJournal } from '../../engine/journal';
 import { loadSiteConfig } from '../../siteconfig/load';
-import { buildSteps } from '../../steps/index';
+import { STEPS } from '../../steps/index';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type Command } from '../command';
 import { NODE_OPTIONS, NODE_OPTIONS_HELP, endpointFrom, hostFrom, kubeconfigFrom, loggerFor, stateDirFrom } from '../common';
 
@@ -40,13 +38,12 @@ Exit status: 0 planned, 1 invalid site-config, 2 usage.
     }
     const baseline = await readBaseline(host, log);
     const ingressEndpoint = endpointFrom(args, 'ingress-endpoint');
-    const steps = buildSteps(() => buildReport(emptyJournal(new Date()), steps, result.site.resolved.baseDomain, new Date()));
     io.out(
       await renderPlan({
         host,
         log,
         site: result.site,
-        steps,
+        steps: STEPS,
         stateDir: stateDirFrom(args),
         clock: realClock,
         signal: new AbortController().signal,

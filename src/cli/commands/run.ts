@@ -1,4 +1,5 @@
 import { runAgent } from '../../engine/runner';
+import { STEPS } from '../../steps/index';
 import { DEFAULT_DROP_DIR, DEFAULT_LABELS } from '../../paths';
 import { boolOpt, listOpt, stringOpt, type Command } from '../command';
 import { NODE_OPTIONS, NODE_OPTIONS_HELP, endpointFrom, hostFrom, kubeconfigFrom, loggerFor, stateDirFrom } from '../common';
@@ -42,6 +43,7 @@ Exit status: 0 done (or nothing to do), 1 failed (systemd restarts the service a
     const level = stringOpt(args, 'log-level');
     const log = loggerFor(io, level ? { level } : {});
     return runAgent({
+      steps: STEPS,
       host,
       log,
       env: io.env,

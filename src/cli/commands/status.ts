@@ -1,5 +1,6 @@
 import { readStatus, renderStatus } from '../../engine/status';
 import { DONE_MARKER } from '../../paths';
+import { STEPS } from '../../steps/index';
 import { EXIT_FAILURE, EXIT_OK, boolOpt, type Command } from '../command';
 import { hostFrom, stateDirFrom } from '../common';
 
@@ -23,7 +24,7 @@ Exit status: 0, or 1 when the last run failed or the state cannot be read.
     const host = hostFrom(args, io);
     let view;
     try {
-      view = await readStatus(host, stateDirFrom(args), DONE_MARKER);
+      view = await readStatus(host, stateDirFrom(args), DONE_MARKER, STEPS);
     } catch (e) {
       io.err(`sno-reconfigure status: ${(e as Error).message}\n`);
       return EXIT_FAILURE;

@@ -23,7 +23,6 @@ import { domainTargets, readIngressConfig, type DomainTargets } from './targets'
 import { routesToReplace, type RoutePolicy } from './routes';
 import { ServingKeyPool } from '../../certs/keys';
 import { splitCertificates } from '../../certs/pem';
-import { titleOf } from '../titles';
 
 interface SecretWork {
   namespace: string;
@@ -256,7 +255,7 @@ function keysToPrepare(ctx: StepContext): number {
 
 export const domainStep: Step = resilient({
   name: 'domain',
-  title: titleOf('domain'),
+  title: 'Move the cluster to the new domain',
 
   // Keys for the certificates this step will likely issue, made while the node network, kubelet and API come
   // up. When the certificates turn out to be in place (or the domain does not change) they are never used.

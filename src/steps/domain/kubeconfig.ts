@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { joinPem, splitCertificates } from '../../certs/pem';
 import { loadKubeconfig } from '../../cluster/kubeconfig';
-import { DEFAULT_KUBECONFIG, STATE_FILES } from '../../paths';
+import { STATE_FILES } from '../../paths';
 import { StepError, type StepContext } from '../../engine/step';
 
 export interface HandoffInput {
@@ -25,7 +25,7 @@ export function handoffPath(ctx: StepContext): string {
 
 /** The kubeconfig text (deterministic for the same input, so an unchanged one is not rewritten). */
 export async function renderHandoffKubeconfig(ctx: StepContext, input: HandoffInput): Promise<string> {
-  const source = ctx.facts.kubeconfig ?? DEFAULT_KUBECONFIG;
+  const source = ctx.kubeconfig;
   let kc;
   try {
     kc = await loadKubeconfig(source, (p) => ctx.host.readFile(p));

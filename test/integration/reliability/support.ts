@@ -6,11 +6,9 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject, ResourceType } from '../../../src/cluster/types';
-import type { Report } from '../../../src/engine/report';
 import type { StepName } from '../../../src/engine/step';
 import { DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
-import { buildSteps } from '../../../src/steps/index';
-import { titleOf } from '../../../src/steps/titles';
+import { STEPS } from '../../../src/steps/index';
 import type { Simulator } from '../../sim/index';
 import { siteConfigFor, startScenario, type AgentRun, type Scenario } from '../../support/scenario';
 
@@ -24,7 +22,7 @@ export const simMs = (realMs: number): number => Math.round(realMs / TIME_SCALE)
 
 /** The steps the agent runs today, in order (whatever src/steps/index.ts wires). */
 export function agentSteps(): StepName[] {
-  return buildSteps(() => ({}) as Report).map((s) => s.name);
+  return STEPS.map((s) => s.name);
 }
 
 /** Steps that talk to the cluster (and so can meet API faults). */
@@ -32,6 +30,13 @@ export const CLUSTER_STEPS: readonly StepName[] = ['api', 'csr', 'domain', 'pull
 
 /** The log line the runner writes when a step starts (ProgressReporter.phase: `"msg":"<title>"`). */
 export const stepStartLine = (step: StepName): string => `"msg":${JSON.stringify(titleOf(step))}`;
+
+/** A step's title as the agent logs it. */
+export function titleOf(step: StepName): string {
+  const found = STEPS.find((s) => s.name === step);
+  if (!found) throw new Error(`no step ${step}`);
+  return found.title;
+}
 
 export async function newScenario(opts: { timeScale?: number } = {}): Promise<Scenario> {
   const s = await startScenario({ sim: { timeScale: opts.timeScale ?? TIME_SCALE } });

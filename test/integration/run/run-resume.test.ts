@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { R } from '../../../src/cluster/resources';
-import { titleOf } from '../../../src/steps/titles';
+import { titleOf } from '../reliability/support';
+import { STEPS } from '../../../src/steps/index';
 import { readStatus } from '../../../src/engine/status';
 import { LocalHost } from '../../../src/host/host';
 import { DEFAULT_STATE_DIR, DONE_MARKER } from '../../../src/paths';
@@ -58,7 +59,7 @@ test('killed at every step boundary and mid-step, the agent resumes and converge
   release();
   const stale = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), 'utf8'));
   assert.equal(stale.phase, 'running', 'the journal is one save behind the marker');
-  const view = await readStatus(new LocalHost({ root: s.node.root }), DEFAULT_STATE_DIR, DONE_MARKER);
+  const view = await readStatus(new LocalHost({ root: s.node.root }), DEFAULT_STATE_DIR, DONE_MARKER, STEPS);
   assert.equal(view.phase, 'succeeded', '`status` takes the marker\'s word');
   assert.equal(view.steps.find((st) => st.name === 'finish')?.state, 'done');
 

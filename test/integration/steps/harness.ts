@@ -8,6 +8,9 @@ import * as path from 'node:path';
 import { createClusterClient, type ClosableClusterClient } from '../../../src/cluster/client';
 import { loadKubeconfig } from '../../../src/cluster/kubeconfig';
 import { createDeadline } from '../../../src/engine/clock';
+import { emptyJournal } from '../../../src/engine/journal';
+import { buildReport } from '../../../src/engine/report';
+import { STEPS } from '../../../src/steps/index';
 import type { BackgroundTask, Change, RunFacts, Step, StepContext, StepName } from '../../../src/engine/step';
 import { writeBanner } from '../../../src/host/banner';
 import { LocalHost } from '../../../src/host/host';
@@ -76,7 +79,6 @@ export async function createHarness(sim: Simulator, opts: HarnessOptions = {}): 
     clusterName: sim.options.clusterName,
     oldBaseDomain: sim.options.baseDomain,
     endpoints: sim.endpoints,
-    kubeconfig: DEFAULT_KUBECONFIG,
     ...opts.facts,
   };
   const changes: Change[] = [];
@@ -92,6 +94,7 @@ export async function createHarness(sim: Simulator, opts: HarnessOptions = {}): 
       log: log.child({ step }),
       site: { resolved: site, sourcePath: '/run/site-config/site-config.yaml', digest, warnings: [] },
       stateDir: DEFAULT_STATE_DIR,
+      kubeconfig: DEFAULT_KUBECONFIG,
       clock: sim.clock,
       progress: { status: (text) => void statuses.push(text), extendTimeout: () => undefined, banner: (content) => writeBanner(host, content) },
       signal,
@@ -102,6 +105,7 @@ export async function createHarness(sim: Simulator, opts: HarnessOptions = {}): 
       changed: (c) => void changes.push(c),
       warn: (m) => void warnings.push(m),
       facts,
+      report: () => buildReport({ ...emptyJournal(new Date(sim.clock.now())), facts, changes, warnings }, STEPS, site.baseDomain, new Date(sim.clock.now())),
       background: {
         get: <T extends BackgroundTask>(name: string) => tasks.get(name) as T | undefined,
         add: <T extends BackgroundTask>(name: string, task: T) => {

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { Journal } from '../../../src/engine/journal';
 import { readStatus, renderStatus } from '../../../src/engine/status';
+import { STEPS } from '../../../src/steps/index';
 import { backoffDelay, createDeadline } from '../../../src/engine/clock';
 import { formatDuration } from '../../../src/siteconfig/duration';
 import { DONE_MARKER } from '../../../src/paths';
@@ -39,7 +40,7 @@ test('status renders phase, steps, the last error with its remedy, and the repor
   const root = mkdtempSync(path.join(tmpdir(), 'status-'));
   try {
     const host = new LocalHost({ root });
-    assert.equal((await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER)).phase, 'not-started');
+    assert.equal((await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS)).phase, 'not-started');
     const j = await Journal.open(host, '/var/lib/sno-reconfigure');
     j.startConfig('a'.repeat(64), 'store-0042', { kind: 'volume', location: '/dev/sdb1 (label SITE-CONFIG)', copiedTo: '/x' }, new Date(Date.now() - 200_000));
     Object.assign(j.step('network'), { state: 'done', attempts: 1, durationMs: 12_000 });
@@ -48,7 +49,7 @@ test('status renders phase, steps, the last error with its remedy, and the repor
     j.data.phase = 'failed';
     j.data.lastError = { at: '2026-11-22T10:00:00Z', step: 'api', message: 'the Kubernetes API did not become ready within 30m', remedy: 'Check kubelet.' };
     await j.save();
-    const view = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER);
+    const view = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
     const text = renderStatus(view);
     assert.match(text, /Phase: +failed/);
     assert.match(text, /Site-config: store-0042 \(sha256 aaaaaaaaaaaa…\) from \/dev\/sdb1/);
