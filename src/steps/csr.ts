@@ -15,6 +15,7 @@ import { startCsrApprover, type CsrApprover } from '../csr/approver';
 import type { ExpectedNode } from '../csr/policy';
 import { currentAddresses } from '../host/netcheck';
 import { Wakeup } from '../engine/wakeup';
+import { expectedNode } from './expected-node';
 import { StepError, type Step, type StepContext } from '../engine/step';
 
 const APPROVER = 'csr-approver';
@@ -26,8 +27,6 @@ export const KUBELET_CERTS = {
   client: '/var/lib/kubelet/pki/kubelet-client-current.pem',
   serving: '/var/lib/kubelet/pki/kubelet-server-current.pem',
 } as const;
-/** The node's and the API server's clocks are the same machine's, but kubelet may have filed just before our step began. */
-const NOT_BEFORE_SLACK_MS = 60_000;
 
 /** Addresses the node's serving certificate may carry: the site network's, the current ones, the internal IP. */
 export function addressesFromNmstate(state: Record<string, unknown> | undefined): string[] {
@@ -45,7 +44,7 @@ export function addressesFromNmstate(state: Record<string, unknown> | undefined)
 /** Every address the node has had during this run; addresses are only added (DHCP may renew mid-run). */
 function knownAddresses(ctx: StepContext, current: string[] = []): string[] {
   const fromSite = addressesFromNmstate(ctx.site.resolved.network?.nmstate);
-  const internal = (ctx.facts.internalAddresses as string[] | undefined) ?? [];
+  const internal = ctx.facts.internalAddresses ?? [];
   ctx.facts.nodeAddresses = [...new Set([...(ctx.facts.nodeAddresses ?? []), ...fromSite, ...current, ...internal])];
   return ctx.facts.nodeAddresses;
 }
@@ -53,12 +52,11 @@ function knownAddresses(ctx: StepContext, current: string[] = []): string[] {
 async function ensureApprover(ctx: StepContext): Promise<CsrApprover> {
   const running = ctx.background.get<CsrApprover>(APPROVER);
   if (running) return running;
-  const kubeletStart = ctx.facts.kubeletStartedAt ? Date.parse(String(ctx.facts.kubeletStartedAt)) : ctx.clock.now();
   // Starts with the addresses known without I/O (the site network's, the internal IP, earlier runs'): the
   // client CSR — kubelet's first, filed the moment the API is up — carries no address, and reading the
   // interfaces must not delay its approval. The current addresses follow at once and then every
   // ADDRESS_REFRESH_MS, each time with a re-evaluation of what was left pending.
-  let expected: ExpectedNode = { name: ctx.facts.nodeName ?? '', addresses: knownAddresses(ctx), notBefore: new Date(kubeletStart - NOT_BEFORE_SLACK_MS), nodeExists: true };
+  let expected: ExpectedNode = expectedNode(ctx, knownAddresses(ctx), ctx.clock.now());
   const approver = startCsrApprover({ client: await ctx.cluster(), expected: () => expected, log: ctx.log.child({ component: 'csr' }), signal: ctx.signal });
   const refresh = () =>
     currentAddresses(ctx.host).then(

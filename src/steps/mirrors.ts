@@ -63,7 +63,6 @@ async function clusterVersion(ctx: StepContext, client: ClusterClient): Promise<
   const cv = await client.get<KubeObject & { status?: { desired?: { version?: string }; history?: { version?: string; state?: string }[] } }>(R.clusterVersions, 'version');
   const version = cv?.status?.desired?.version ?? cv?.status?.history?.find((h) => h.state === 'Completed')?.version;
   if (!version) throw new StepError('cannot tell the OpenShift version: ClusterVersion "version" has no status.desired.version', 'Check `oc get clusterversion`; the agent retries after a restart.');
-  ctx.facts.clusterVersion = version;
   return version;
 }
 

@@ -14,7 +14,7 @@ import type { ClusterClient, KubeObject } from '../cluster/types';
 import { formatDuration } from '../engine/clock';
 import { StepError, type Step, type StepContext } from '../engine/step';
 import { Wakeup } from '../engine/wakeup';
-import type { ExpectedNode } from '../csr/policy';
+import { expectedNode } from './expected-node';
 import { WatchedCache } from './settle/cache';
 import { clusterBlockers, rolloutStarted, type Blocker, type ClusterSnapshot } from './settle/conditions';
 import { domainChecks, followUpRoutes, tlsBlockers, type DomainChecks } from './settle/domain-checks';
@@ -37,8 +37,6 @@ export const DEGRADED_GRACE_MS = 10 * 60_000;
 /** An expected rollout that has not started after this long is no longer waited for (with a warning). */
 export const REACTION_GRACE_MS = 10 * 60_000;
 const STATUS_EVERY_MS = 15_000;
-/** kubelet may file a CSR just before the run's kubelet start was recorded (the csr step uses the same slack). */
-const CSR_NOT_BEFORE_SLACK_MS = 60_000;
 
 interface SettleData {
   blocking?: string[];
@@ -46,12 +44,6 @@ interface SettleData {
   settledAt?: string;
 }
 
-function expectedNode(ctx: StepContext): ExpectedNode | undefined {
-  const name = ctx.facts.nodeName;
-  if (!name) return undefined;
-  const started = ctx.facts.kubeletStartedAt ? Date.parse(String(ctx.facts.kubeletStartedAt)) : undefined;
-  return { name, addresses: ctx.facts.nodeAddresses ?? [], nodeExists: true, ...(started ? { notBefore: new Date(started - CSR_NOT_BEFORE_SLACK_MS) } : {}) };
-}
 
 interface Caches {
   versions: WatchedCache<KubeObject>;
@@ -158,7 +150,8 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
         if (!r.optional) ctx.warn(`${r.kind === 'clusteroperator' ? `cluster operator ${r.name}` : `machine-config pool ${r.name}`} showed no rollout within ${formatDuration(REACTION_GRACE_MS)} after ${r.reason}; not waiting for it`);
         return false;
       });
-      const fast = clusterBlockers(snap, { ...(ctx.facts.nodeName ? { nodeName: ctx.facts.nodeName } : {}), ...(expectedNode(ctx) ? { expectedNode: expectedNode(ctx) as ExpectedNode } : {}), rollouts: awaited });
+      const node = ctx.facts.nodeName ? { nodeName: ctx.facts.nodeName, expectedNode: expectedNode(ctx, ctx.facts.nodeAddresses ?? []) } : {};
+      const fast = clusterBlockers(snap, { ...node, rollouts: awaited });
 
       // The slow checks (TLS handshakes, route follow-up) depend on rollouts: they run at once when one of the
       // watched blockers went away (an operator finished: its endpoint may serve the new certificate, or

@@ -39,7 +39,6 @@ async function clusterNameOf(ctx: StepContext, client: ClusterClient): Promise<s
   if (!name) {
     throw new StepError('cannot tell the cluster name: no Infrastructure status.apiServerURL of the form https://api.<cluster>.<domain>:6443', 'Set spec.clusterName in the site-config.');
   }
-  ctx.facts.clusterName = name;
   return name;
 }
 
