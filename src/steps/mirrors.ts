@@ -15,7 +15,7 @@ import { StepError, type Change, type Step, type StepContext } from '../engine/s
 import type { MirrorRule } from '../siteconfig/types';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
 import { createOrUpdate, resilient, sameJson, updateObject } from './domain/objects';
-import { MASTER_POOL, recordRollouts } from './settle/rollouts';
+import { MASTER_POOL, recordRollouts } from './rollouts';
 
 export const MIRROR_OBJECT_NAME = 'sno-reconfigure';
 

@@ -13,7 +13,7 @@ import { StepError, type Change, type Step, type StepContext } from '../engine/s
 import type { PullSecret, PullSecretEntry } from '../siteconfig/types';
 import { STATE_FILES } from '../paths';
 import { b64, createOrUpdate, resilient, sameJson, unb64, updateObject, type Secret } from './domain/objects';
-import { MASTER_POOL, recordRollouts } from './settle/rollouts';
+import { MASTER_POOL, recordRollouts } from './rollouts';
 
 export const PULL_SECRET = { namespace: 'openshift-config', name: 'pull-secret' } as const;
 const KEY = '.dockerconfigjson';

@@ -17,8 +17,8 @@ import { Wakeup } from '../engine/wakeup';
 import { expectedNode } from './expected-node';
 import { WatchedCache } from './settle/cache';
 import { clusterBlockers, rolloutStarted, type Blocker, type ClusterSnapshot } from './settle/conditions';
-import { domainChecks, followUpRoutes, tlsBlockers, type DomainChecks } from './settle/domain-checks';
-import { readRollouts, type ClusterOperator, type ExpectedRollout, type MachineConfigPool } from './settle/rollouts';
+import { domainChecks, followUpRoutes, tlsBlockers, type DomainChecks } from './domain/settled';
+import { readRollouts, type ClusterOperator, type ExpectedRollout, type MachineConfigPool } from './rollouts';
 import type { RouteProgress } from './domain/routes';
 import { isTransient, withRetry } from '../cluster/retry';
 

@@ -16,7 +16,7 @@ import { StepError, type Change, type Step, type StepContext } from '../engine/s
 import { joinPem, splitCertificates } from '../certs/pem';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
 import { createOrUpdate, resilient, updateObject } from './domain/objects';
-import { MASTER_POOL, recordRollouts } from './settle/rollouts';
+import { MASTER_POOL, recordRollouts } from './rollouts';
 
 export const TRUST_CONFIGMAP = 'sno-reconfigure-registry-cas';
 const NAMESPACE = 'openshift-config';

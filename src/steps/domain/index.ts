@@ -10,17 +10,19 @@ import type { ClusterClient } from '../../cluster/types';
 import { R } from '../../cluster/resources';
 import type { Change, Step, StepContext } from '../../engine/step';
 import { StepError } from '../../engine/step';
-import { recordRollouts, type RolloutTarget } from '../settle/rollouts';
+import { recordRollouts, type RolloutTarget } from '../rollouts';
 import { displacedEntries, namedCertificatesWouldChange, readNamedCertificates, ensureNamedCertificate } from './apiserver';
-import { materialize, planCertificates, type CertMaterial, type CertPlan } from './certificates';
+import { materialize, type CertMaterial, type CertPlan } from './certificates';
+import { desiredDomain, routePolicy } from './desired';
 import { defaultCertificateTarget, ensureDefaultCertificate, readDefaultCertificate } from './ingress-controller';
 import { desiredComponentRoutes, ensureIngress, ingressDiff, type IngressDesired } from './ingress';
 import { ensureHandoffKubeconfig, handoffPath, renderHandoffKubeconfig } from './kubeconfig';
-import { CONFIG_NAMESPACE, INGRESS_NAMESPACE, SECRETS, SIGNERS, COMPONENT_ROUTES, routeKey } from './names';
+import { CONFIG_NAMESPACE, INGRESS_NAMESPACE, SECRETS, SIGNERS } from './names';
 import { ensureSecret, isManagedByUs, resilient, tlsSecret, unb64, type Secret } from './objects';
-import { readDomainState, saveDomainStateOnce } from './state';
-import { domainTargets, readIngressConfig, type DomainTargets } from './targets';
-import { routesToReplace, type RoutePolicy } from './routes';
+import { saveDomainStateOnce } from './state';
+import type { DomainTargets } from './targets';
+import { readIngressConfig } from './ingress';
+import { routesToReplace } from './routes';
 import { ServingKeyPool } from '../../certs/keys';
 import { splitCertificates } from '../../certs/pem';
 
@@ -71,10 +73,9 @@ async function secretDiffers(client: ClusterClient, namespace: string, name: str
 
 /** Reads the cluster and works out every difference from the desired state; writes nothing. */
 async function assess(ctx: StepContext, client: ClusterClient): Promise<DomainWork> {
-  const targets = await domainTargets(ctx, client);
+  const { targets, certificates: certPlans } = await desiredDomain(ctx, client);
   const { names } = targets;
   const managed = targets.mode === 'managed';
-  const certPlans = managed ? await planCertificates(ctx, client, targets) : [];
 
   const secrets: SecretWork[] = [];
   const want = new Map<string, CertPlan>();
@@ -221,17 +222,6 @@ function recordHandoff(ctx: StepContext): void {
 
 function pending(w: DomainWork): boolean {
   return w.secrets.length > 0 || w.namedCertChanges || w.ingressChanges.appsDomain || w.ingressChanges.componentRoutes || w.defaultCertificateChanges || w.kubeconfigChanges;
-}
-
-/** The route policy settle applies once openshift-apiserver generates hosts on the new apps domain. */
-export async function routePolicy(ctx: StepContext, client: ClusterClient, targets?: DomainTargets): Promise<RoutePolicy> {
-  const t = targets ?? (await domainTargets(ctx, client));
-  const state = await readDomainState(ctx);
-  const ingress = await readIngressConfig(client);
-  const componentRoutes = new Set<string>([...Object.values(COMPONENT_ROUTES).map(routeKey), ...(ingress.status?.componentRoutes ?? []).map((r) => `${r.namespace}/${r.name}`)]);
-  const old = new Set<string>([t.installedAppsDomain, ...(state?.previousAppsDomain ? [state.previousAppsDomain] : [])]);
-  old.delete(t.names.appsDomain);
-  return { oldDomains: [...old], newAppsDomain: t.names.appsDomain, componentRoutes };
 }
 
 /**

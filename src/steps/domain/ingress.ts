@@ -3,10 +3,23 @@
 // never written. componentRoutes is a list-map keyed on namespace+name (CRD x-kubernetes-list-map-keys), so
 // entries are merged by that key and entries of others are kept.
 import { R } from '../../cluster/resources';
-import type { ClusterClient } from '../../cluster/types';
+import type { ClusterClient, KubeObject } from '../../cluster/types';
+import { StepError } from '../../engine/step';
 import { COMPONENT_ROUTES, SECRETS, routeKey, type DomainNames } from './names';
 import { sameJson, updateObject } from './objects';
-import type { IngressConfig } from './targets';
+
+export interface IngressConfig extends KubeObject {
+  spec?: { domain?: string; appsDomain?: string; componentRoutes?: ComponentRouteSpec[]; [k: string]: unknown };
+  status?: { componentRoutes?: { namespace?: string; name?: string; currentHostnames?: string[]; defaultHostname?: string }[]; [k: string]: unknown };
+}
+
+export async function readIngressConfig(client: ClusterClient): Promise<IngressConfig> {
+  const ingress = await client.get<IngressConfig>(R.ingresses, 'cluster');
+  if (!ingress?.spec?.domain) {
+    throw new StepError('the cluster has no Ingress config "cluster" with spec.domain', 'This does not look like an OpenShift cluster; check the kubeconfig the agent uses.');
+  }
+  return ingress;
+}
 
 export interface ComponentRouteSpec {
   namespace: string;

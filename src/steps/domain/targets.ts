@@ -4,12 +4,7 @@ import { R } from '../../cluster/resources';
 import type { ClusterClient, KubeObject } from '../../cluster/types';
 import { StepError, type StepContext } from '../../engine/step';
 import { domainNames, type DomainNames } from './names';
-import type { ComponentRouteSpec } from './ingress';
-
-export interface IngressConfig extends KubeObject {
-  spec?: { domain?: string; appsDomain?: string; componentRoutes?: ComponentRouteSpec[]; [k: string]: unknown };
-  status?: { componentRoutes?: { namespace?: string; name?: string; currentHostnames?: string[]; defaultHostname?: string }[]; [k: string]: unknown };
-}
+import { readIngressConfig } from './ingress';
 
 interface Infrastructure extends KubeObject {
   status?: { apiServerURL?: string };
@@ -40,14 +35,6 @@ async function clusterNameOf(ctx: StepContext, client: ClusterClient): Promise<s
     throw new StepError('cannot tell the cluster name: no Infrastructure status.apiServerURL of the form https://api.<cluster>.<domain>:6443', 'Set spec.clusterName in the site-config.');
   }
   return name;
-}
-
-export async function readIngressConfig(client: ClusterClient): Promise<IngressConfig> {
-  const ingress = await client.get<IngressConfig>(R.ingresses, 'cluster');
-  if (!ingress?.spec?.domain) {
-    throw new StepError('the cluster has no Ingress config "cluster" with spec.domain', 'This does not look like an OpenShift cluster; check the kubeconfig the agent uses.');
-  }
-  return ingress;
 }
 
 export async function domainTargets(ctx: StepContext, client: ClusterClient): Promise<DomainTargets> {

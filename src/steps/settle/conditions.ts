@@ -7,7 +7,9 @@ import type { V1CertificateSigningRequest, V1Node } from '@kubernetes/client-nod
 import { decidedState, evaluateCsr, issuedKind, type ExpectedNode } from '../../csr/policy';
 import type { KubeObject } from '../../cluster/types';
 import { condition, isTrue, type Condition } from '../domain/objects';
-import { coBaseline, mcpBaseline, MASTER_POOL, type ClusterOperator, type ExpectedRollout, type MachineConfigPool } from './rollouts';
+import { coBaseline, mcpBaseline, MASTER_POOL, type Blocker, type ClusterOperator, type ExpectedRollout, type MachineConfigPool } from '../rollouts';
+
+export type { Blocker };
 
 export interface ClusterSnapshot {
   clusterVersion?: KubeObject & { status?: { conditions?: Condition[] } };
@@ -17,15 +19,6 @@ export interface ClusterSnapshot {
   csrs: V1CertificateSigningRequest[];
 }
 
-export interface Blocker {
-  /** Stable identity across evaluations (for degraded grace timing). */
-  key: string;
-  text: string;
-  /** Set when something reports Degraded: the name and its message. */
-  degraded?: { name: string; message: string };
-  /** An expected rollout that has not started (baseline unchanged). */
-  notStarted?: ExpectedRollout;
-}
 
 function short(c: Condition | undefined): string {
   const text = [c?.reason, c?.message].filter(Boolean).join(': ');

@@ -7,7 +7,7 @@ import type { KubeObject } from '../../../src/cluster/types';
 import { pullSecretStep, PULL_SECRET_BACKUP } from '../../../src/steps/pull-secret';
 import { mirrorsStep, MIRROR_OBJECT_NAME } from '../../../src/steps/mirrors';
 import { trustStep, TRUST_CONFIGMAP } from '../../../src/steps/trust';
-import { readRollouts } from '../../../src/steps/settle/rollouts';
+import { readRollouts } from '../../../src/steps/rollouts';
 import type { ResolvedSiteConfig } from '../../../src/siteconfig/types';
 import { AGENT_USER, createHarness, writesIn, type Harness } from './harness';
 import { OpensslWorkdir } from '../../unit/certs/openssl';

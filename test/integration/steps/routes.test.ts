@@ -5,9 +5,10 @@ import * as path from 'node:path';
 import { startSimulator } from '../../sim/index';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
-import { domainStep, routePolicy } from '../../../src/steps/domain/index';
+import { domainStep } from '../../../src/steps/domain/index';
+import { routePolicy } from '../../../src/steps/domain/desired';
 import { generatesHostsOn, replaceRoutes, ROUTE_BACKUP_FILE, type RouteProgress } from '../../../src/steps/domain/routes';
-import { domainChecks, followUpRoutes } from '../../../src/steps/settle/domain-checks';
+import { domainChecks, followUpRoutes } from '../../../src/steps/domain/settled';
 import { createHarness } from './harness';
 
 type Route = KubeObject & { spec?: { host?: string } };

@@ -11,7 +11,7 @@ import { pullSecretStep } from '../../../src/steps/pull-secret';
 import { mirrorsStep } from '../../../src/steps/mirrors';
 import { trustStep } from '../../../src/steps/trust';
 import { settleStep } from '../../../src/steps/settle';
-import { recordRollouts } from '../../../src/steps/settle/rollouts';
+import { recordRollouts } from '../../../src/steps/rollouts';
 import { checkServedCertificate } from '../../../src/steps/domain/tls-check';
 import { ROUTE_BACKUP_FILE } from '../../../src/steps/domain/routes';
 import { createHarness, writesIn } from './harness';

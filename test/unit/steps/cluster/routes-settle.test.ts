@@ -2,7 +2,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { classifyRoute, recreatable, HOST_GENERATED_ANNOTATION, type Route, type RoutePolicy } from '../../../../src/steps/domain/routes';
 import { clusterBlockers, poolBlockers, rolloutStarted, type ClusterSnapshot } from '../../../../src/steps/settle/conditions';
-import type { ExpectedRollout } from '../../../../src/steps/settle/rollouts';
+import type { ExpectedRollout } from '../../../../src/steps/rollouts';
 import { BOOTSTRAPPER, BOOTSTRAPPER_GROUPS, CLIENT, cleanupCsrFiles, csrObject, opensslCsr } from '../../csr/make-csr';
 
 const policy: RoutePolicy = {

@@ -2,13 +2,14 @@
 // against the node's own API and ingress addresses), and the routes still on an old apps domain are replaced
 // as soon as openshift-apiserver generates hosts on the new one.
 import type { ClusterClient } from '../../cluster/types';
+import { endpointsOf } from '../../engine/context';
 import type { Endpoint, StepContext } from '../../engine/step';
-import { planCertificates, type CertPlan } from '../domain/certificates';
-import { routePolicy } from '../domain/index';
-import { generatesHostsOn, replaceRoutes, routesToReplace, type RoutePolicy, type RouteProgress } from '../domain/routes';
-import { domainTargets, type DomainTargets } from '../domain/targets';
-import { checkServedCertificate, type ServedCheck } from '../domain/tls-check';
-import type { Blocker } from './conditions';
+import type { Blocker } from '../rollouts';
+import type { CertPlan } from './certificates';
+import { desiredDomain, routePolicy } from './desired';
+import { generatesHostsOn, replaceRoutes, routesToReplace, type RoutePolicy, type RouteProgress } from './routes';
+import type { DomainTargets } from './targets';
+import { checkServedCertificate, type ServedCheck } from './tls-check';
 
 export interface TlsExpectation {
   endpoint: 'api' | 'ingress';
@@ -23,26 +24,16 @@ export interface DomainChecks {
   endpoints: { api: Endpoint; ingress: Endpoint };
 }
 
-/** Where the node's own API and ingress listen: facts.endpoints, else the kubeconfig's server and 127.0.0.1:443 (the SNO router binds the host's 443). */
-export function endpointsOf(ctx: StepContext, client: ClusterClient): { api: Endpoint; ingress: Endpoint } {
-  const fromFacts = ctx.facts.endpoints;
-  const server = new URL(client.server);
-  return {
-    api: fromFacts?.api ?? { host: server.hostname.replace(/^\[|\]$/g, ''), port: Number(server.port || 443) },
-    ingress: fromFacts?.ingress ?? { host: '127.0.0.1', port: 443 },
-  };
-}
-
 function anchorsOf(plans: CertPlan[], role: CertPlan['role']): string[] {
   return plans.find((p) => p.role === role)?.anchors ?? plans.find((p) => p.role === 'ingress')?.anchors ?? [];
 }
 
 export async function domainChecks(ctx: StepContext, client: ClusterClient): Promise<DomainChecks> {
-  const targets = await domainTargets(ctx, client);
+  const { targets, certificates: plans } = await desiredDomain(ctx, client);
   const routes = await routePolicy(ctx, client, targets);
-  const endpoints = endpointsOf(ctx, client);
+  // The runner records where the node's API and router listen at the start of a run.
+  const endpoints = ctx.facts.endpoints ?? (await endpointsOf(ctx.cluster, undefined));
   if (targets.mode === 'native') return { targets, tls: [], routes, endpoints };
-  const plans = await planCertificates(ctx, client, targets);
   const { names } = targets;
   const ingress = anchorsOf(plans, 'ingress');
   return {

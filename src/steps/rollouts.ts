@@ -8,10 +8,21 @@
 // are cluster values, so the comparison does not depend on the node's clock.
 // Records live in a state file (not in one step's data) so settle finds them after a power cut.
 import * as path from 'node:path';
-import { R } from '../../cluster/resources';
-import type { ClusterClient, KubeObject } from '../../cluster/types';
-import type { StepContext, StepName } from '../../engine/step';
-import { condition, type Condition } from '../domain/objects';
+import { R } from '../cluster/resources';
+import type { ClusterClient, KubeObject } from '../cluster/types';
+import type { StepContext, StepName } from '../engine/step';
+import { condition, type Condition } from './domain/objects';
+
+/** What settle still waits for, as the journal, the status line and the failure text show it. */
+export interface Blocker {
+  /** Stable identity across evaluations (for degraded grace timing). */
+  key: string;
+  text: string;
+  /** Set when something reports Degraded: the name and its message. */
+  degraded?: { name: string; message: string };
+  /** An expected rollout that has not started (baseline unchanged). */
+  notStarted?: ExpectedRollout;
+}
 
 export const ROLLOUTS_FILE = 'rollouts.json';
 export const MASTER_POOL = 'master';
