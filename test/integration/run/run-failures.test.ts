@@ -52,6 +52,8 @@ test('an invalid site-config changes nothing, is reported at priority err, and a
       const errLines = lines.filter((l) => l.startsWith('<3>'));
       assert.ok(errLines.some((l) => l.includes('spec.baseDomain')), 'the field is named at priority err');
       assert.ok(lines.every((l) => /^<[2-7]>\{/.test(l)), 'every journal line carries a priority');
+      // The banner goes out in the background (src/engine/progress.ts): wait for it rather than race it.
+      await waitUntil('the banner to say so', () => /ACTION NEEDED/.test(banner(s)));
       assert.match(banner(s), /ACTION NEEDED — the site-config on .* is invalid — nothing was changed/);
       assert.match(banner(s), /spec\.baseDomain/);
       const st1 = status(s);
