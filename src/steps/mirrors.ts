@@ -16,6 +16,7 @@ import type { MirrorRule } from '../siteconfig/types';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
 import { createOrUpdate, resilient, sameJson, updateObject } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './rollouts';
+import { notInPlace } from './not-in-place';
 
 export const MIRROR_OBJECT_NAME = 'sno-reconfigure';
 
@@ -200,7 +201,7 @@ export const mirrorsStep: Step = resilient({
   async verify(ctx) {
     const left = (await assess(ctx, await ctx.cluster())).actions;
     if (left.length > 0) {
-      throw new StepError(`image mirror configuration not in place: ${left.map((x) => changeOf(x).target).join(', ')}`, 'Something else changed the mirror objects at the same time; the agent retries after a restart.');
+      throw notInPlace(`image mirror configuration not in place: ${left.map((x) => changeOf(x).target).join(', ')}`, 'the mirror objects');
     }
   },
 });

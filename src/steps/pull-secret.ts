@@ -14,6 +14,7 @@ import type { PullSecret, PullSecretEntry } from '../siteconfig/types';
 import { STATE_FILES } from '../paths';
 import { b64, createOrUpdate, resilient, sameJson, unb64, updateObject, type Secret } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './rollouts';
+import { notInPlace } from './not-in-place';
 
 export const PULL_SECRET = { namespace: 'openshift-config', name: 'pull-secret' } as const;
 const KEY = '.dockerconfigjson';
@@ -145,7 +146,7 @@ export const pullSecretStep: Step = resilient({
   async verify(ctx) {
     const a = await assess(ctx, await ctx.cluster());
     if (a.changes.length > 0) {
-      throw new StepError(`${PULL_SECRET.namespace}/${PULL_SECRET.name} does not hold the site's registries after the update (${a.changes[0]?.detail})`, 'Something else changed the secret at the same time; the agent retries after a restart.');
+      throw notInPlace(`${PULL_SECRET.namespace}/${PULL_SECRET.name} does not hold the site's registries after the update (${a.changes[0]?.detail})`, 'the secret');
     }
   },
 });

@@ -17,6 +17,7 @@ import { joinPem, splitCertificates } from '../certs/pem';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
 import { createOrUpdate, resilient, updateObject } from './domain/objects';
 import { MASTER_POOL, recordRollouts } from './rollouts';
+import { notInPlace } from './not-in-place';
 
 export const TRUST_CONFIGMAP = 'sno-reconfigure-registry-cas';
 const NAMESPACE = 'openshift-config';
@@ -126,6 +127,6 @@ export const trustStep: Step = resilient({
 
   async verify(ctx) {
     const left = changesOf(await assess(ctx, await ctx.cluster()));
-    if (left.length > 0) throw new StepError(`registry CA trust not in place: ${left.map((c) => `${c.kind} ${c.target}`).join(', ')}`, 'Something else changed these objects at the same time; the agent retries after a restart.');
+    if (left.length > 0) throw notInPlace(`registry CA trust not in place: ${left.map((c) => `${c.kind} ${c.target}`).join(', ')}`);
   },
 });

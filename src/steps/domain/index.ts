@@ -9,7 +9,6 @@
 import type { ClusterClient } from '../../cluster/types';
 import { R } from '../../cluster/resources';
 import type { Change, Step, StepContext } from '../../engine/step';
-import { StepError } from '../../engine/step';
 import { recordRollouts, type RolloutTarget } from '../rollouts';
 import { displacedEntries, namedCertificatesWouldChange, readNamedCertificates, ensureNamedCertificate } from './apiserver';
 import { materialize, type CertMaterial, type CertPlan } from './certificates';
@@ -25,6 +24,7 @@ import { readIngressConfig } from './ingress';
 import { routesToReplace } from './routes';
 import { ServingKeyPool } from '../../certs/keys';
 import { splitCertificates } from '../../certs/pem';
+import { notInPlace } from '../not-in-place';
 
 interface SecretWork {
   namespace: string;
@@ -288,7 +288,7 @@ export const domainStep: Step = resilient({
     const w = await assess(ctx, await ctx.cluster());
     const left = describeChanges(ctx, w);
     if (left.length > 0) {
-      throw new StepError(`the domain configuration is not in place after writing it: ${left.map((c) => `${c.kind} ${c.target}${c.detail ? ` (${c.detail})` : ''}`).join('; ')}`, 'Something else changed these objects at the same time; the agent retries after a restart.');
+      throw notInPlace(`the domain configuration is not in place after writing it: ${left.map((c) => `${c.kind} ${c.target}${c.detail ? ` (${c.detail})` : ''}`).join('; ')}`);
     }
   },
 });
