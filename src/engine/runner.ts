@@ -9,6 +9,7 @@ import { nodeNameOf, readBaseline, type Baseline } from './identity';
 import { loadSiteConfig } from '../siteconfig/load';
 import { checkAgainstCluster } from '../siteconfig/cluster-check';
 import type { LoadedSiteConfig } from '../siteconfig/types';
+import type { ValidationProblem as Problem } from '../siteconfig/types';
 import { ApiError, ConnectionError } from '../cluster/types';
 import { realClock } from './clock';
 import { waitForSiteConfig, type Candidate, type Verdict } from './detect';
@@ -61,6 +62,91 @@ function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejecte
   return { message: `internal error: ${e instanceof Error ? e.message : String(e)}`, remedy: 'The agent retries after a restart; if it repeats, collect `journalctl -u sno-reconfigure -b` and report it.', rejected: false };
 }
 
+/** What considering one site-config found: accepted (with the config), or refused (and whether as invalid). */
+interface Consideration {
+  verdict: Verdict;
+  site?: LoadedSiteConfig;
+  /** Refused as invalid (not merely "for another machine"): with --once or --dry-run that is a failure (exit 1). */
+  invalid: boolean;
+}
+
+interface Intake {
+  host: Host;
+  log: Logger;
+  clock: Clock;
+  journal: Journal | undefined;
+  reporter: ProgressReporter;
+  baseline: Baseline;
+  nodeName: string;
+  dryRun: boolean;
+  /** Node path of the config of record: the copy a restart resumes from. */
+  copyDir: string;
+}
+
+/**
+ * Why a loaded config cannot be used on this node: its own problems, a mismatch with the cluster baseline,
+ * or this exact config having been refused here before. Empty when it can be used.
+ */
+export function problemsOf(result: Awaited<ReturnType<typeof loadSiteConfig>>, id: { baseline: Baseline; nodeName: string; rejectedDigests?: string[] }): Problem[] {
+  if (result.status === 'invalid') return result.errors;
+  if (result.status !== 'valid') return [];
+  if (id.rejectedDigests?.includes(result.site.digest)) {
+    return [{ path: 'site-config', message: 'this exact site-config was already tried on this node and refused (see the earlier errors); provide a corrected one' }];
+  }
+  return checkAgainstCluster(result.site.resolved, { clusterName: id.baseline.clusterName, nodeName: id.nodeName });
+}
+
+async function refuseInvalid(env: Intake, from: string, problems: Problem[]): Promise<void> {
+  for (const p of problems) env.log.error({ media: from, path: p.path }, `invalid site-config: ${p.path}: ${p.message}`);
+  if (env.journal) {
+    env.journal.data.phase = 'invalid-config';
+    env.journal.data.lastError = { at: new Date(env.clock.now()).toISOString(), step: 'validate', message: `the site-config on ${from} is invalid (${problems.length} problem(s))`, remedy: 'Correct the site-config (check it with `sno-reconfigure validate`) and insert the media again.', problems };
+  }
+  await env.reporter.problem(`the site-config on ${from} is invalid — nothing was changed`, [...problems.slice(0, 6).map((p) => `${p.path}: ${p.message}`), ...(problems.length > 6 ? [`… and ${problems.length - 6} more (sno-reconfigure status)`] : [])]);
+}
+
+/**
+ * Takes a valid candidate as the config of record: moved into the state directory (the copy is what a
+ * restart resumes from) and read back from there. A different config, or a new run after a finished one
+ * (the done marker was removed to run again), starts over; every step's check() skips what is in place.
+ */
+async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate | undefined, where: string, site: LoadedSiteConfig): Promise<LoadedSiteConfig> {
+  const { host } = env;
+  await fs.rm(host.resolve(env.copyDir), { recursive: true, force: true });
+  await fs.rename(host.resolve(where), host.resolve(env.copyDir));
+  const reloaded = await loadSiteConfig(host.resolve(env.copyDir), { host });
+  if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
+  if (journal.data.digest !== site.digest || journal.data.steps.finish?.state === 'done') {
+    journal.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.location, copiedTo: env.copyDir } : undefined, new Date(env.clock.now()));
+    env.log.info({ config: site.resolved.name, digest: site.digest, media: c?.location ?? where }, `accepted site-config "${site.resolved.name}" from ${c?.location ?? where}`);
+  }
+  journal.data.phase = 'running';
+  await journal.save();
+  return reloaded.site;
+}
+
+/** Looks at the site-config at `where` (a candidate's copy, or our own copy when resuming `resumeDigest`). */
+async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: string, resumeDigest?: string): Promise<Consideration> {
+  const { host, log, journal } = env;
+  const result = await loadSiteConfig(host.resolve(where), { host });
+  const from = c?.location ?? where;
+  if (result.status === 'not-for-this-machine') {
+    log.warn({ media: from, reasons: result.reasons }, `the site-config on ${from} is not for this machine`);
+    await env.reporter.problem(`the site-config on ${from} is not for this machine`, result.reasons.slice(0, 5), 'waiting');
+    return { verdict: 'refused', invalid: false };
+  }
+  const problems = problemsOf(result, { baseline: env.baseline, nodeName: env.nodeName, ...(journal?.data.rejectedDigests ? { rejectedDigests: journal.data.rejectedDigests } : {}) });
+  if (problems.length > 0) {
+    await refuseInvalid(env, from, problems);
+    return { verdict: 'refused', invalid: true };
+  }
+  if (result.status !== 'valid') return { verdict: 'refused', invalid: false };
+  const site = result.site;
+  for (const w of site.warnings) log.warn({ path: w.path }, `site-config warning: ${w.path}: ${w.message}`);
+  if ((resumeDigest !== undefined && site.digest === resumeDigest) || env.dryRun || !journal) return { verdict: 'accepted', site, invalid: false };
+  return { verdict: 'accepted', site: await takeAsConfigOfRecord(env, journal, c, where, site), invalid: false };
+}
+
 export async function runAgent(opts: AgentOptions): Promise<number> {
   const { host, log } = opts;
   const clock = opts.clock ?? realClock;
@@ -68,13 +154,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   const signal = opts.signal ? AbortSignal.any([opts.signal, abort.signal]) : abort.signal;
 
   if (!opts.dryRun && (await host.exists(DONE_MARKER))) {
-    const marker = await readDoneMarker(host);
-    const journal = marker && (await Journal.open(host, opts.stateDir));
-    if (marker && journal && completeFromMarker(journal.data, marker)) {
-      await journal.save();
-      log.info({ marker: DONE_MARKER, config: marker.siteConfig }, 'the last run was cut off right after its done marker; the journal now records it as succeeded');
-    }
-    log.info({ marker: DONE_MARKER }, 'this node was already reconfigured; nothing to do (remove the marker to run again)');
+    await reportAlreadyDone(host, log, opts.stateDir);
     return EXIT.ok;
   }
   const journal = opts.dryRun ? undefined : await Journal.open(host, opts.stateDir);
@@ -84,6 +164,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   const nodeName = await nodeNameOf(host, baseline);
   const copyDir = `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`;
   const candidateDir = opts.dryRun ? `/run/sno-reconfigure/dry-run-${process.pid}` : `${opts.stateDir}/candidate`;
+  const intake: Intake = { host, log, clock, journal, reporter, baseline, nodeName, dryRun: opts.dryRun, copyDir };
 
   if (!opts.dryRun) {
     await notifier.ready('starting');
@@ -92,59 +173,12 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   }
 
   let accepted: LoadedSiteConfig | undefined;
-  /** The last config found was invalid: with --once or --dry-run that is a failure (exit 1). */
   let lastRefusedInvalid = false;
   const consider = async (c: Candidate | undefined, where: string, resumeDigest?: string): Promise<Verdict> => {
-    const result = await loadSiteConfig(host.resolve(where), { host });
-    const from = c?.location ?? where;
-    if (result.status === 'not-for-this-machine') {
-      log.warn({ media: from, reasons: result.reasons }, `the site-config on ${from} is not for this machine`);
-      await reporter.problem(`the site-config on ${from} is not for this machine`, result.reasons.slice(0, 5), 'waiting');
-      return 'refused';
-    }
-    let problems = result.status === 'invalid' ? result.errors : [];
-    if (result.status === 'valid') {
-      problems = checkAgainstCluster(result.site.resolved, { clusterName: baseline.clusterName, nodeName });
-      if (journal?.data.rejectedDigests?.includes(result.site.digest)) {
-        problems = [{ path: 'site-config', message: 'this exact site-config was already tried on this node and refused (see the earlier errors); provide a corrected one' }];
-      }
-    }
-    lastRefusedInvalid = problems.length > 0;
-    if (problems.length > 0) {
-      for (const p of problems) log.error({ media: from, path: p.path }, `invalid site-config: ${p.path}: ${p.message}`);
-      if (journal) {
-        journal.data.phase = 'invalid-config';
-        journal.data.lastError = { at: new Date(clock.now()).toISOString(), step: 'validate', message: `the site-config on ${from} is invalid (${problems.length} problem(s))`, remedy: 'Correct the site-config (check it with `sno-reconfigure validate`) and insert the media again.', problems };
-      }
-      await reporter.problem(`the site-config on ${from} is invalid — nothing was changed`, [...problems.slice(0, 6).map((p) => `${p.path}: ${p.message}`), ...(problems.length > 6 ? [`… and ${problems.length - 6} more (sno-reconfigure status)`] : [])]);
-      return 'refused';
-    }
-    if (result.status !== 'valid') return 'refused';
-    const site = result.site;
-    for (const w of site.warnings) log.warn({ path: w.path }, `site-config warning: ${w.path}: ${w.message}`);
-    if (resumeDigest !== undefined && site.digest === resumeDigest) {
-      accepted = site;
-      return 'accepted';
-    }
-    if (opts.dryRun) {
-      accepted = site;
-      return 'accepted';
-    }
-    // Take the candidate as the config of record: the copy is what a restart resumes from.
-    await fs.rm(host.resolve(copyDir), { recursive: true, force: true });
-    await fs.rename(host.resolve(where), host.resolve(copyDir));
-    const reloaded = await loadSiteConfig(host.resolve(copyDir), { host });
-    if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
-    accepted = reloaded.site;
-    // A different config, or a new run after a finished one (the done marker was removed to run again):
-    // start over; every step's check() skips what is already in place.
-    if (journal!.data.digest !== site.digest || journal!.data.steps.finish?.state === 'done') {
-      journal!.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.location, copiedTo: copyDir } : undefined, new Date(clock.now()));
-      log.info({ config: site.resolved.name, digest: site.digest, media: from }, `accepted site-config "${site.resolved.name}" from ${from}`);
-    }
-    journal!.data.phase = 'running';
-    await journal!.save();
-    return 'accepted';
+    const found = await considerSiteConfig(intake, c, where, resumeDigest);
+    lastRefusedInvalid = found.invalid;
+    if (found.site) accepted = found.site;
+    return found.verdict;
   };
 
   const detectOptions = {
@@ -207,6 +241,17 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     await reporter.flush();
     await notifier.close();
   }
+}
+
+/** The node was reconfigured already; a run cut off right after the done marker is completed in the journal. */
+async function reportAlreadyDone(host: Host, log: Logger, stateDir: string): Promise<void> {
+  const marker = await readDoneMarker(host);
+  const journal = marker && (await Journal.open(host, stateDir));
+  if (marker && journal && completeFromMarker(journal.data, marker)) {
+    await journal.save();
+    log.info({ marker: DONE_MARKER, config: marker.siteConfig }, 'the last run was cut off right after its done marker; the journal now records it as succeeded');
+  }
+  log.info({ marker: DONE_MARKER }, 'this node was already reconfigured; nothing to do (remove the marker to run again)');
 }
 
 interface RunIdentity {
