@@ -16,26 +16,15 @@ import { StepError, type Step, type StepContext } from '../engine/step';
 import { Wakeup } from '../engine/wakeup';
 import { expectedNode } from './expected-node';
 import { WatchedCache } from './settle/cache';
-import { clusterBlockers, rolloutStarted, type Blocker, type ClusterSnapshot } from './settle/conditions';
+import { clusterBlockers, type ClusterSnapshot } from './settle/conditions';
+import { DEGRADED_GRACE_MS, DegradedSince, RECHECK_MS, REACTION_GRACE_MS, SlowCheckSchedule, stillAwaited } from './settle/schedule';
 import { domainChecks, followUpRoutes, tlsBlockers, type DomainChecks } from './domain/settled';
-import { readRollouts, type ClusterOperator, type ExpectedRollout, type MachineConfigPool } from './rollouts';
+import { readRollouts, type Blocker, type ClusterOperator, type ExpectedRollout, type MachineConfigPool } from './rollouts';
 import type { RouteProgress } from './domain/routes';
 import { isTransient, withRetry } from '../cluster/retry';
 
-/** How often settle looks again without a watch event (TLS, routes, stability window end). */
-export const RECHECK_MS = 10_000;
-/**
- * Once only the slow checks block, they run again after 250 ms, 500 ms, 1 s, then every 2 s: the endpoints
- * switch certificates right as their rollout ends, and every interval here is added to the run (issue #8).
- */
-const ONLY_SLOW_FIRST_RECHECK_MS = 250;
-const ONLY_SLOW_RECHECK_MS = 2_000;
 /** Full re-list of the watched resources, against anything a dropped watch missed. */
 const RELIST_MS = 120_000;
-/** A component Degraded this long (continuously) ends the wait: operators report Degraded briefly during rollouts. */
-export const DEGRADED_GRACE_MS = 10 * 60_000;
-/** An expected rollout that has not started after this long is no longer waited for (with a warning). */
-export const REACTION_GRACE_MS = 10 * 60_000;
 const STATUS_EVERY_MS = 15_000;
 
 interface SettleData {
@@ -88,6 +77,43 @@ async function slowChecks(ctx: StepContext, client: ClusterClient, checks: Domai
   return out;
 }
 
+function startCaches(client: ClusterClient, wakeup: Wakeup, log: StepContext['log']): Caches {
+  return {
+    versions: new WatchedCache(client, R.clusterVersions, () => wakeup.wake(), log),
+    operators: new WatchedCache(client, R.clusterOperators, () => wakeup.wake(), log),
+    pools: new WatchedCache(client, R.machineConfigPools, () => wakeup.wake(), log),
+    nodes: new WatchedCache(client, R.nodes, () => wakeup.wake(), log),
+    csrs: new WatchedCache(client, R.csrs, () => wakeup.wake(), log),
+  };
+}
+
+const allCaches = (c: Caches): WatchedCache<KubeObject>[] => Object.values(c) as WatchedCache<KubeObject>[];
+
+function degradedTooLong(stuck: Blocker & { degraded: NonNullable<Blocker['degraded']> }): StepError {
+  return new StepError(
+    `${stuck.degraded.name} has been Degraded for more than ${formatDuration(DEGRADED_GRACE_MS)}: ${stuck.degraded.message || '(no message)'}`,
+    `Look at \`oc get co\`, \`oc get mcp\` and \`oc describe\` of it; if the message points at a site-config value (certificate, pull secret, mirror, CA), fix the site-config. The agent re-checks after a restart.`,
+  );
+}
+
+function notSettledInTime(totalMs: number, blockers: Blocker[], stabilityMs: number): StepError {
+  return new StepError(
+    `the cluster did not settle within ${formatDuration(totalMs)}: ${blockers.length ? `still waiting for ${blockers.map((b) => b.text).join('; ')}` : `conditions held for less than ${formatDuration(stabilityMs)} at a time`}`,
+    'Look at `oc get co`, `oc get mcp`, `oc get nodes` and `oc get csr`; a rollout may just need longer (raise spec.timeouts.settle). The agent continues waiting after a restart.',
+  );
+}
+
+/** The status line goes to the journal, systemd and the banner: on change, else at most every STATUS_EVERY_MS. */
+function throttledStatus(ctx: StepContext): (key: string, line: string) => void {
+  let last = { key: '', at: -Infinity };
+  return (key, line) => {
+    const at = ctx.clock.now();
+    if (key === last.key && at - last.at < STATUS_EVERY_MS) return;
+    last = { key, at };
+    ctx.progress.status(line);
+  };
+}
+
 async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
   const data = ctx.data as SettleData;
   const timeouts = ctx.site.resolved.timeouts;
@@ -98,13 +124,7 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
   const onStop = () => stop.abort();
   ctx.signal.addEventListener('abort', onStop, { once: true });
   const log = ctx.log.child({ step: 'settle' });
-  const caches: Caches = {
-    versions: new WatchedCache(client, R.clusterVersions, () => wakeup.wake(), log),
-    operators: new WatchedCache(client, R.clusterOperators, () => wakeup.wake(), log),
-    pools: new WatchedCache(client, R.machineConfigPools, () => wakeup.wake(), log),
-    nodes: new WatchedCache(client, R.nodes, () => wakeup.wake(), log),
-    csrs: new WatchedCache(client, R.csrs, () => wakeup.wake(), log),
-  };
+  const caches = startCaches(client, wakeup, log);
   try {
     const retry = {
       sleep: (ms: number, s?: AbortSignal) => ctx.clock.sleep(ms, s),
@@ -113,26 +133,17 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
       // Reported: the technician should see why settle is slow to start (issue #8: outages are reported).
       onRetry: (err: unknown, attempt: number, delayMs: number) => log.warn({ err: (err as Error).message, attempt, retryInMs: delayMs }, 'the API is not available; trying again'),
     };
-    await Promise.all(Object.values(caches).map((c: WatchedCache<KubeObject>) => withRetry(() => c.start(stop.signal), retry)));
+    await Promise.all(allCaches(caches).map((c) => withRetry(() => c.start(stop.signal), retry)));
     const checks: DomainChecks = await withRetry(() => domainChecks(ctx, client), retry);
     let awaited: ExpectedRollout[] = await readRollouts(ctx);
     const startedAt = ctx.clock.now();
-    const degradedSince = new Map<string, number>();
-    let stableSince: number | undefined;
-    let lastRelist = ctx.clock.now();
-    let nextSlowCheckAt = -Infinity;
+    const slow = new SlowCheckSchedule();
+    const degraded = new DegradedSince();
+    const status = throttledStatus(ctx);
     let slowBlockers: Blocker[] = [];
-    let onlySlowDelay = ONLY_SLOW_FIRST_RECHECK_MS;
-    let lastFastKeys = new Set<string>();
+    let stableSince: number | undefined;
+    let lastRelist = startedAt;
     let lastSummary = '';
-    let lastStatus = { key: '', at: -Infinity };
-    // The status line goes to the journal, systemd and the banner: on change, else at most every STATUS_EVERY_MS.
-    const status = (key: string, line: string) => {
-      const at = ctx.clock.now();
-      if (key === lastStatus.key && at - lastStatus.at < STATUS_EVERY_MS) return;
-      lastStatus = { key, at };
-      ctx.progress.status(line);
-    };
     data.routes ??= {};
 
     for (;;) {
@@ -140,46 +151,23 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
       const now = ctx.clock.now();
       if (now - lastRelist >= RELIST_MS) {
         lastRelist = now;
-        await Promise.all(Object.values(caches).map((c: WatchedCache<KubeObject>) => c.relist().catch((e: unknown) => log.warn({ err: (e as Error).message }, 're-list failed'))));
+        await Promise.all(allCaches(caches).map((c) => c.relist().catch((e: unknown) => log.warn({ err: (e as Error).message }, 're-list failed'))));
       }
       const snap = snapshot(caches);
-
-      // Rollouts that never started: the operator may have had nothing to do (e.g. the same rendered config).
-      awaited = awaited.filter((r) => {
-        if (rolloutStarted(r, snap) || now - startedAt < REACTION_GRACE_MS) return true;
-        if (!r.optional) ctx.warn(`${r.kind === 'clusteroperator' ? `cluster operator ${r.name}` : `machine-config pool ${r.name}`} showed no rollout within ${formatDuration(REACTION_GRACE_MS)} after ${r.reason}; not waiting for it`);
-        return false;
-      });
+      const kept = stillAwaited(awaited, snap, now, startedAt);
+      awaited = kept.awaited;
+      for (const r of kept.givenUp.filter((x) => !x.optional)) {
+        ctx.warn(`${r.kind === 'clusteroperator' ? `cluster operator ${r.name}` : `machine-config pool ${r.name}`} showed no rollout within ${formatDuration(REACTION_GRACE_MS)} after ${r.reason}; not waiting for it`);
+      }
       const node = ctx.facts.nodeName ? { nodeName: ctx.facts.nodeName, expectedNode: expectedNode(ctx, ctx.facts.nodeAddresses ?? []) } : {};
       const fast = clusterBlockers(snap, { ...node, rollouts: awaited });
-
-      // The slow checks (TLS handshakes, route follow-up) depend on rollouts: they run at once when one of the
-      // watched blockers went away (an operator finished: its endpoint may serve the new certificate, or
-      // openshift-apiserver now generates hosts on the new apps domain), every RECHECK_MS while the cluster
-      // still rolls out, and on a short, growing interval once only they block.
-      const fastKeys = new Set(fast.map((b) => b.key));
-      const somethingFinished = [...lastFastKeys].some((k) => !fastKeys.has(k));
-      lastFastKeys = fastKeys;
-      if (fast.length > 0) onlySlowDelay = ONLY_SLOW_FIRST_RECHECK_MS;
-      if (somethingFinished || now >= nextSlowCheckAt) {
+      if (slow.due(now, fast)) {
         slowBlockers = await slowChecks(ctx, client, checks, data.routes, log, fast);
-        if (fast.length > 0) nextSlowCheckAt = now + RECHECK_MS;
-        else {
-          nextSlowCheckAt = now + onlySlowDelay;
-          onlySlowDelay = Math.min(ONLY_SLOW_RECHECK_MS, onlySlowDelay * 2);
-        }
+        slow.ran(now, fast.length);
       }
       const blockers = [...fast, ...slowBlockers];
-
-      for (const b of blockers.filter((x) => x.degraded)) if (!degradedSince.has(b.key)) degradedSince.set(b.key, now);
-      for (const key of [...degradedSince.keys()]) if (!blockers.some((b) => b.key === key)) degradedSince.delete(key);
-      const stuck = blockers.find((b) => b.degraded && now - (degradedSince.get(b.key) ?? now) >= DEGRADED_GRACE_MS);
-      if (stuck?.degraded) {
-        throw new StepError(
-          `${stuck.degraded.name} has been Degraded for more than ${formatDuration(DEGRADED_GRACE_MS)}: ${stuck.degraded.message || '(no message)'}`,
-          `Look at \`oc get co\`, \`oc get mcp\` and \`oc describe\` of it; if the message points at a site-config value (certificate, pull secret, mirror, CA), fix the site-config. The agent re-checks after a restart.`,
-        );
-      }
+      const stuck = degraded.stuck(blockers, now);
+      if (stuck?.degraded) throw degradedTooLong({ ...stuck, degraded: stuck.degraded });
 
       if (blockers.length === 0) {
         stableSince ??= now;
@@ -206,20 +194,14 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
         status(text, `waiting for ${text} — ${deadline.progress()}`);
       }
 
-      if (deadline.expired()) {
-        throw new StepError(
-          `the cluster did not settle within ${formatDuration(deadline.totalMs)}: ${blockers.length ? `still waiting for ${blockers.map((b) => b.text).join('; ')}` : `conditions held for less than ${formatDuration(timeouts.settleStability)} at a time`}`,
-          'Look at `oc get co`, `oc get mcp`, `oc get nodes` and `oc get csr`; a rollout may just need longer (raise spec.timeouts.settle). The agent continues waiting after a restart.',
-        );
-      }
-      const untilSlowCheck = nextSlowCheckAt - now;
+      if (deadline.expired()) throw notSettledInTime(deadline.totalMs, blockers, timeouts.settleStability);
       const untilStable = stableSince !== undefined ? stableSince + timeouts.settleStability - now : RECHECK_MS;
-      await wakeup.sleep(ctx.clock, Math.max(1, Math.min(untilSlowCheck, untilStable, deadline.remainingMs())), ctx.signal);
+      await wakeup.sleep(ctx.clock, Math.max(1, Math.min(slow.msUntilDue(now), untilStable, deadline.remainingMs())), ctx.signal);
     }
   } finally {
     stop.abort();
     ctx.signal.removeEventListener('abort', onStop);
-    await Promise.all(Object.values(caches).map((c: WatchedCache<KubeObject>) => c.stopped()));
+    await Promise.all(allCaches(caches).map((c) => c.stopped()));
   }
 }
 
