@@ -1,5 +1,5 @@
-// Structural-schema validation of objects against the real openshift/api CRDs (../shared/reference/
-// openshift-api-crds/), the way the kube-apiserver's apiextensions code handles a write:
+// Structural-schema validation of objects against the real openshift/api CRDs (vendored, unmodified, in
+// test/sim/schemas/openshift-api/; provenance in its README), the way the kube-apiserver's apiextensions code handles a write:
 //   1. prune: unknown fields are dropped, not rejected (structural schemas; strict field validation is a
 //      client opt-in, not the server default), and null values of non-nullable fields are dropped;
 //   2. default: `default:` values are filled in where a field is absent;
@@ -15,7 +15,10 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { isIP } from 'node:net';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { CRD_DIR, PROJECT_ROOT } from '../support/bundle';
+import { PROJECT_ROOT } from '../support/bundle';
+
+/** The openshift/api CRDs the simulator serves and validates against, vendored with the project. */
+export const CRD_DIR = path.join(PROJECT_ROOT, 'test', 'sim', 'schemas', 'openshift-api');
 
 export interface JsonSchema {
   type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
@@ -643,8 +646,8 @@ export function loadCrds(dir: string = CRD_DIR): CrdInfo[] {
 }
 
 /**
- * Loads the CRDs of `dir` (default: the openshift/api CRDs of the reference material) plus any schemas
- * given in `extra` (for types the reference has no CRD file for, e.g. MachineConfigPool).
+ * Loads the CRDs of `dir` (default: the vendored openshift/api CRDs, CRD_DIR) plus any schemas given in
+ * `extra` (for types with no vendored CRD file, e.g. MachineConfigPool).
  */
 export function loadCrdValidator(dir: string = CRD_DIR, extra: CrdInfo[] = []): CrdValidator {
   const crds = [...loadCrds(dir), ...extra];

@@ -14,6 +14,3 @@ export function ensureBundle(): string {
   }
   return BUNDLE_PATH;
 }
-
-export const SHARED_DIR = path.resolve(PROJECT_ROOT, '..', 'shared');
-export const CRD_DIR = path.join(SHARED_DIR, 'reference', 'openshift-api-crds');

@@ -26,7 +26,7 @@ import type { KubeObject } from '../../../src/cluster/types';
 import { BANNER_PATH, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, STATE_FILES, UNIT_NAME } from '../../../src/paths';
 import { createStore } from '../../sim/apiserver/index';
 import { startSimulator, type SimDurations, type SimulatorOptions } from '../../sim/index';
-import { CRD_DIR, ensureBundle, PROJECT_ROOT } from '../../support/bundle';
+import { ensureBundle, PROJECT_ROOT } from '../../support/bundle';
 import type { IgnConfig } from '../../support/ignition';
 import type { Testbed } from './index';
 import type { Machine } from './machine';
@@ -44,11 +44,8 @@ export const KUBELET_PKI = '/var/lib/kubelet/pki';
 export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
 export const LAN_ENV = '/etc/testbed/lan.env';
 
-/** The project, and the CRD schemas the simulator validates against, where the project expects them (../shared). */
-const PROJECT_BINDS = [
-  { hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true },
-  { hostPath: CRD_DIR, nodePath: path.posix.join(PROJECT_MOUNT, path.relative(PROJECT_ROOT, CRD_DIR)), readOnly: true },
-];
+/** The project, and nothing else: everything the simulator reads (its CRD schemas too) is inside it. */
+const PROJECT_BINDS = [{ hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true }];
 
 export const CLUSTER = { clusterName: 'sno1', nodeName: 'sno1-node', factoryDomain: 'factory.example.com', version: '4.14.12' } as const;
 export interface Lan {

@@ -3,7 +3,7 @@
 // which the reference has no CRD file for), subresources, discovery names and field selectors.
 import type { ResourceType } from '../../../src/cluster/types';
 import { R } from '../../../src/cluster/resources';
-import { loadCrds, type CrdInfo, type JsonSchema } from '../crd-schema';
+import { CRD_DIR, loadCrds, type CrdInfo, type JsonSchema } from '../crd-schema';
 import { noSuchResource } from './status';
 
 /** Subresources served. (IngressController's CRD also declares `scale`; the simulator does not serve it.) */
@@ -218,6 +218,27 @@ export function openShiftMinor(clusterVersion: string): number {
   return Number(m[1]);
 }
 
+/**
+ * The resources the simulator serves from a vendored openshift/api CRD (test/sim/schemas/openshift-api/, one
+ * file per kind, listed in its README), with what differs from a plain CRD-backed resource.
+ */
+export const SERVED_FROM_CRDS: readonly { type: ResourceType; served?: Partial<ServedResource> }[] = [
+  { type: R.clusterVersions },
+  { type: R.clusterOperators },
+  { type: R.infrastructures },
+  { type: R.dnses },
+  { type: R.ingresses },
+  { type: R.apiServers },
+  { type: R.images },
+  { type: R.imageDigestMirrorSets, served: { sinceMinor: 13 } },
+  { type: R.imageTagMirrorSets, served: { sinceMinor: 13 } },
+  { type: R.imageContentSourcePolicies },
+  { type: R.ingressControllers },
+  // Routes are served by openshift-apiserver as a Go type (not a CRD): strategic merge works there.
+  { type: R.routes, served: { builtIn: true } },
+  { type: R.machineConfigs },
+];
+
 export class ResourceRegistry {
   readonly all: ServedResource[];
   private readonly byKey = new Map<string, ServedResource>();
@@ -230,7 +251,7 @@ export class ResourceRegistry {
     const crds = loadCrds(crdDir);
     const crd = (type: ResourceType) => {
       const c = crds.find((x) => x.group === type.group && x.plural === type.plural);
-      if (!c) throw new Error(`no CRD for ${type.plural}.${type.group} in the CRD directory`);
+      if (!c) throw new Error(`no CRD for ${type.kind} (${type.plural}.${type.group}) in ${crdDir ?? CRD_DIR}; the README of test/sim/schemas/openshift-api names the file to vendor`);
       return c;
     };
     const candidates: ServedResource[] = [
@@ -239,20 +260,7 @@ export class ResourceRegistry {
       builtIn(R.secrets, SECRET_SCHEMA, { singular: 'secret' }),
       builtIn(R.configMaps, CONFIGMAP_SCHEMA, { singular: 'configmap', shortNames: ['cm'] }),
       builtIn(R.csrs, CSR_SCHEMA, { singular: 'certificatesigningrequest', shortNames: ['csr'], subresources: ['approval', 'status'] }),
-      fromCrd(R.clusterVersions, crd(R.clusterVersions)),
-      fromCrd(R.clusterOperators, crd(R.clusterOperators)),
-      fromCrd(R.infrastructures, crd(R.infrastructures)),
-      fromCrd(R.dnses, crd(R.dnses)),
-      fromCrd(R.ingresses, crd(R.ingresses)),
-      fromCrd(R.apiServers, crd(R.apiServers)),
-      fromCrd(R.images, crd(R.images)),
-      fromCrd(R.imageDigestMirrorSets, crd(R.imageDigestMirrorSets), { sinceMinor: 13 }),
-      fromCrd(R.imageTagMirrorSets, crd(R.imageTagMirrorSets), { sinceMinor: 13 }),
-      fromCrd(R.imageContentSourcePolicies, crd(R.imageContentSourcePolicies)),
-      fromCrd(R.ingressControllers, crd(R.ingressControllers)),
-      // Routes are served by openshift-apiserver as a Go type (not a CRD): strategic merge works there.
-      fromCrd(R.routes, crd(R.routes), { builtIn: true }),
-      fromCrd(R.machineConfigs, crd(R.machineConfigs)),
+      ...SERVED_FROM_CRDS.map(({ type, served }) => fromCrd(type, crd(type), served)),
       {
         type: R.machineConfigPools,
         singular: 'machineconfigpool',

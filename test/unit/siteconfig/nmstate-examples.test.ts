@@ -1,14 +1,15 @@
-// Every example desired state shipped by nmstate (reference/nmstate-examples, nmstate/nmstate at 614c66dc7a0f)
-// must validate as spec.network.nmstate: the validator must never refuse real nmstate.
+// Every example desired state shipped by nmstate (test/fixtures/nmstate-examples, vendored from nmstate/nmstate
+// at 614c66dc7a0f; provenance in its README) must validate as spec.network.nmstate: the validator must never
+// refuse real nmstate.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { SHARED_DIR } from '../../support/bundle';
+import { PROJECT_ROOT } from '../../support/bundle';
 import { validateNmstate } from '../../../src/siteconfig/nmstate';
 import { parseConfigBytes } from '../../../src/siteconfig/parse-text';
 
-const EXAMPLES = path.join(SHARED_DIR, 'reference', 'nmstate-examples');
+const EXAMPLES = path.join(PROJECT_ROOT, 'test', 'fixtures', 'nmstate-examples');
 const files = readdirSync(EXAMPLES).filter((f) => f.endsWith('.yml') || f.endsWith('.yaml')).sort();
 
 test('the nmstate examples are all there', () => {
