@@ -8,7 +8,9 @@
 // deleted, and a source of ours found in someone else's ICSP is taken out of it. A source that someone
 // else's IDMS also mirrors keeps their mirrorSourcePolicy in ours (conflicting policies for one source make the
 // MCO refuse the update, MCO #4431). Creating an IDMS/ICSP needs no drain; editing or deleting one makes the
-// MCO drain and reboot the node (openshift-docs node-icsp-no-drain.adoc): the report says so.
+// MCD drain the node and reload CRI-O, without a reboot (machine-config-operator release-4.12…4.16
+// pkg/daemon/update.go: registries.conf → postConfigChangeActionReloadCrio; pkg/daemon/drain.go
+// isSafeContainerRegistryConfChanges; openshift-docs says "drains and reboots", the code does not): the report says so.
 import { R } from '../cluster/resources';
 import { ApiError, type ClusterClient, type KubeObject } from '../cluster/types';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
@@ -136,9 +138,9 @@ function changeOf(a: Action): Change {
     case 'update':
       return { kind: KIND_NAME[a.kind], target: MIRROR_OBJECT_NAME, action: a.op, detail: a.spec.map((m) => `${m.source} → ${(m.mirrors ?? []).join(', ')}`).join('; ') };
     case 'delete':
-      return { kind: KIND_NAME[a.kind], target: a.name, action: 'delete', detail: `${a.why}; the machine-config operator drains and reboots the node for it` };
+      return { kind: KIND_NAME[a.kind], target: a.name, action: 'delete', detail: `${a.why}; the machine-config operator may drain the node and reloads CRI-O for it (no reboot)` };
     case 'strip':
-      return { kind: KIND_NAME[a.kind], target: a.name, action: a.removeAll ? 'delete' : 'update', detail: `takes out ${a.sources.join(', ')} (mirrored by the agent's ${KIND_NAME[a.kind === 'idms' ? 'icsp' : 'idms']} now); the machine-config operator drains and reboots the node for it` };
+      return { kind: KIND_NAME[a.kind], target: a.name, action: a.removeAll ? 'delete' : 'update', detail: `takes out ${a.sources.join(', ')} (mirrored by the agent's ${KIND_NAME[a.kind === 'idms' ? 'icsp' : 'idms']} now); the machine-config operator may drain the node and reloads CRI-O for it (no reboot)` };
   }
 }
 
@@ -195,7 +197,7 @@ export const mirrorsStep: Step = resilient({
       await perform(client, action);
       ctx.changed(changeOf(action));
     }
-    if (disruptive) ctx.warn('changing or deleting an existing mirror object makes the machine-config operator drain and reboot the node; the agent resumes after the reboot');
+    if (disruptive) ctx.warn('changing or deleting an existing mirror object makes the machine-config operator drain the node (its workloads restart) and reload CRI-O; the node does not reboot');
   },
 
   async verify(ctx) {

@@ -10,13 +10,19 @@
 // only for those hosts, never cluster-wide: the bundle is for registries, not for every TLS client.
 //
 // If image.config already references a ConfigMap, the agent adds its keys to it and keeps all others.
+//
+// No rollout is recorded for settle to wait for: the pool does not roll out for a registry CA. From 4.14 the
+// MCO copies image.config's additionalTrustedCA into ControllerConfig and the MCD writes
+// /etc/docker/certs.d/<host[:port]>/ca.crt in place, without a new rendered config (machine-config-operator
+// release-4.14 pkg/operator/sync.go, pkg/daemon/certificate_writer.go); 4.12/4.13 leave it to the
+// image-registry operator's node-ca DaemonSet. Waiting for a pool rollout here cost every trust-only run the
+// 10-minute reaction grace.
 import { R } from '../cluster/resources';
 import type { ClusterClient, KubeObject } from '../cluster/types';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { joinPem, splitCertificates } from '../certs/pem';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
 import { createOrUpdate, resilient, updateObject } from './domain/objects';
-import { MASTER_POOL, recordRollouts } from './rollouts';
 import { notInPlace } from './not-in-place';
 
 export const TRUST_CONFIGMAP = 'sno-reconfigure-registry-cas';
@@ -108,8 +114,6 @@ export const trustStep: Step = resilient({
     const a = await assess(ctx, client);
     if (!a.bundle || changesOf(a).length === 0) return;
     const bundle = a.bundle;
-    // The MCO may or may not render registry CAs into the node config depending on the version: optional.
-    await recordRollouts(ctx, client, 'trust', [{ kind: 'machineconfigpool', name: MASTER_POOL, reason: 'registry CA trust', optional: true }]);
     if (a.configMapChange === 'create') {
       // createOrUpdate: a 409 on the create (AlreadyExists or Conflict) re-reads and merges instead of failing.
       await createOrUpdate<ConfigMap>(client, R.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: a.configMapName, namespace: NAMESPACE, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } }, data: mergeTrustData(undefined, a.hosts, bundle) }, (current) => ({ ...current, data: mergeTrustData(current.data, a.hosts, bundle) }));

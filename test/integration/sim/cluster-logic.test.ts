@@ -3,7 +3,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveOptions, DEFAULT_DURATIONS } from '../../sim/cluster/options';
-import { needsReboot } from '../../sim/cluster/operators/machine-config';
+import { postConfigAction, type PostConfigAction } from '../../sim/cluster/operators/machine-config';
 import { validateForSigner } from '../../sim/cluster/csr-signer';
 import { buildCsr } from '../../sim/cluster/csr-builder';
 import { nameMatches, tlsPairProblem } from '../../sim/cluster/x509';
@@ -33,21 +33,19 @@ describe('options', () => {
   });
 });
 
-describe('machine-config: which changes drain and reboot (openshift-docs node-icsp-no-drain)', () => {
-  const base = { 'pull-secret': 'a', 'image-config': 'b', 'mc/99-master-ssh': 'c' };
-  test('no reboot: pull secret, image config, a new IDMS or ICSP', () => {
-    assert.equal(needsReboot(base, { ...base, 'pull-secret': 'z' }), false);
-    assert.equal(needsReboot(base, { ...base, 'image-config': 'z' }), false);
-    assert.equal(needsReboot(base, { ...base, 'idms/site': 'x' }), false);
-    assert.equal(needsReboot(base, { ...base, 'icsp/site': 'x' }), false);
-  });
-  test('reboot: a modified or deleted IDMS/ICSP, any ITMS change, a MachineConfig change', () => {
-    assert.equal(needsReboot({ ...base, 'idms/site': 'x' }, { ...base, 'idms/site': 'y' }), true);
-    assert.equal(needsReboot({ ...base, 'icsp/site': 'x' }, base), true);
-    assert.equal(needsReboot(base, { ...base, 'itms/site': 'x' }), true);
-    assert.equal(needsReboot(base, { ...base, 'mc/99-master-ssh': 'z' }), true);
-    assert.equal(needsReboot(base, { ...base, 'mc/50-new': 'z' }), true);
-  });
+describe('machine-config: what the MCD does for a change (pkg/daemon/update.go, drain.go)', () => {
+  const base = { 'pull-secret': 'a', 'mc/99-master-ssh': 'c' };
+  const rows: { name: string; before: Record<string, string>; after: Record<string, string>; action: PostConfigAction }[] = [
+    { name: 'a pull-secret change: nothing', before: base, after: { ...base, 'pull-secret': 'z' }, action: 'none' },
+    { name: 'a new IDMS: reload CRI-O without a drain (new digest-only mirrors are safe)', before: base, after: { ...base, 'idms/site': 'x' }, action: 'reload-crio' },
+    { name: 'a new ICSP: the same', before: base, after: { ...base, 'icsp/site': 'x' }, action: 'reload-crio' },
+    { name: 'a modified IDMS: drain and reload CRI-O, no reboot', before: { ...base, 'idms/site': 'x' }, after: { ...base, 'idms/site': 'y' }, action: 'drain-reload-crio' },
+    { name: 'a deleted ICSP: drain and reload CRI-O', before: { ...base, 'icsp/site': 'x' }, after: base, action: 'drain-reload-crio' },
+    { name: 'an ITMS (tag mirrors are not digest-only): drain and reload CRI-O', before: base, after: { ...base, 'itms/site': 'x' }, action: 'drain-reload-crio' },
+    { name: 'a MachineConfig change: reboot', before: base, after: { ...base, 'mc/99-master-ssh': 'z' }, action: 'reboot' },
+    { name: 'a new MachineConfig with a new IDMS: reboot wins', before: base, after: { ...base, 'mc/50-new': 'z', 'idms/site': 'x' }, action: 'reboot' },
+  ];
+  for (const row of rows) test(row.name, () => assert.equal(postConfigAction(row.before, row.after), row.action));
 });
 
 describe('kube-controller-manager signer validation', () => {

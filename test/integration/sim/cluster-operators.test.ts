@@ -267,14 +267,11 @@ describe('machine-config: pull secret and mirrors', () => {
     });
   });
 
-  test('IDMS: creating it updates the pool without a reboot; modifying it drains and reboots the node', async () => {
+  test('IDMS: creating it updates the pool without a drain; modifying it drains the node and reloads CRI-O, no reboot', async () => {
     await withSimulator({}, async (sim, admin) => {
       const events: string[] = [];
-      const apiDownAtReboot: string[][] = [];
-      sim.events.on('reboot', (e: { phase: string }) => {
-        events.push(`reboot:${e.phase}`);
-        if (e.phase === 'down') apiDownAtReboot.push(sim.snapshot().apiDownReasons);
-      });
+      sim.events.on('reboot', (e: { phase: string }) => events.push(`reboot:${e.phase}`));
+      const cordoned = async () => ((await admin.get(R.nodes, sim.options.nodeName)).spec as { unschedulable?: boolean }).unschedulable === true;
       const idms = {
         apiVersion: 'config.openshift.io/v1',
         kind: 'ImageDigestMirrorSet',
@@ -283,13 +280,36 @@ describe('machine-config: pull secret and mirrors', () => {
       };
       let times = rolloutTimes(sim, 'machine-config');
       await admin.create(R.imageDigestMirrorSets, idms);
+      await sim.waitFor(async () => conditionStatus(await admin.get(R.machineConfigPools, 'master'), 'Updating') === 'True', 3000, 'pool updating');
+      assert.equal(await cordoned(), false, 'a new IDMS is a safe registries change: no drain');
       await times;
-      assert.equal(events.length, 0, 'creating an IDMS does not reboot');
 
       times = rolloutTimes(sim, 'machine-config');
       const current = await admin.get(R.imageDigestMirrorSets, 'site-mirrors');
       current.spec = { imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry2.store42.example.com/ocp/release'] }] };
       await admin.update(R.imageDigestMirrorSets, current);
+      await sim.waitFor(cordoned, 3000, 'node cordoned for the drain');
+      await times;
+      assert.deepEqual(events, [], 'registries.conf changes reload CRI-O; they never reboot the node');
+      assert.equal(await cordoned(), false, 'uncordoned');
+    });
+  });
+
+  test('a MachineConfig change drains and reboots the node; its API is down with it', async () => {
+    await withSimulator({}, async (sim, admin) => {
+      const events: string[] = [];
+      const apiDownAtReboot: string[][] = [];
+      sim.events.on('reboot', (e: { phase: string }) => {
+        events.push(`reboot:${e.phase}`);
+        if (e.phase === 'down') apiDownAtReboot.push(sim.snapshot().apiDownReasons);
+      });
+      const times = rolloutTimes(sim, 'machine-config');
+      await admin.create(R.machineConfigs, {
+        apiVersion: 'machineconfiguration.openshift.io/v1',
+        kind: 'MachineConfig',
+        metadata: { name: '99-master-site', labels: { 'machineconfiguration.openshift.io/role': 'master' } },
+        spec: { config: { ignition: { version: '3.2.0' } } },
+      });
       await sim.waitFor(async () => ((await admin.get(R.nodes, sim.options.nodeName)).spec as { unschedulable?: boolean }).unschedulable === true, 3000, 'node cordoned for the drain');
       await sim.waitFor(() => events.includes('reboot:down'), 3000, 'reboot');
       assert.deepEqual(apiDownAtReboot, [['node-reboot']], 'the node is down: so is its API');
@@ -298,6 +318,20 @@ describe('machine-config: pull secret and mirrors', () => {
       await sim.waitFor(() => admin.readyz(), 3000, 'API back after the reboot');
       await sim.waitFor(async () => conditionStatus(await admin.get(R.nodes, sim.options.nodeName), 'Ready') === 'True', 3000, 'node Ready after the reboot');
       assert.equal(((await admin.get(R.nodes, sim.options.nodeName)).spec as { unschedulable?: boolean }).unschedulable, undefined, 'uncordoned');
+    });
+  });
+
+  test('a registry CA in image.config rolls no pool (ControllerConfig / node-ca, not a rendered config)', async () => {
+    await withSimulator({}, async (_sim, admin) => {
+      const before = (await admin.get(R.machineConfigPools, 'master')).spec as { configuration?: { name?: string } };
+      await admin.create(R.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'registry-cas', namespace: 'openshift-config' }, data: { 'registry.example.com..8443': 'PEM' } });
+      const image = await admin.get(R.images, 'cluster');
+      image.spec = { ...(image.spec as object), additionalTrustedCA: { name: 'registry-cas' } };
+      await admin.update(R.images, image);
+      await new Promise((r) => setTimeout(r, 300));
+      const after = (await admin.get(R.machineConfigPools, 'master')).spec as { configuration?: { name?: string } };
+      assert.equal(after.configuration?.name, before.configuration?.name);
+      assert.equal(conditionStatus(await admin.get(R.machineConfigPools, 'master'), 'Updating'), 'False');
     });
   });
 

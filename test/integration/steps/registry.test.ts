@@ -106,7 +106,7 @@ describe('mirrors step', () => {
       assert.equal(sim.store.get(R.imageContentSourcePolicies, MIRROR_OBJECT_NAME), undefined);
       const factory = sim.store.get(R.imageContentSourcePolicies, 'factory-mirrors') as Obj;
       assert.deepEqual(factory.spec, { repositoryDigestMirrors: [{ source: 'registry.redhat.io/ubi9', mirrors: ['factory.example.com/ubi9'] }] });
-      assert.ok(h.warnings.some((w) => /drain and reboot/.test(w)));
+      assert.ok(h.warnings.some((w) => /drain the node .* reload CRI-O; the node does not reboot/.test(w)));
       sim.api.clearRequests();
       assert.equal(await h.run(mirrorsStep), 'done');
       assert.deepEqual(writesIn(sim.api.requests), []);

@@ -83,6 +83,39 @@ describe('settle after all cluster steps', () => {
   });
 });
 
+describe('settle after a trust-only change', () => {
+  test('a registry CA alone starts no pool rollout, and settle does not wait out the 10-minute reaction grace for one', async () => {
+    const ssl = new OpensslWorkdir();
+    const ca = ssl.rootCa('store42-registry-ca');
+    const sim = await startSimulator({ timeScale: 0.002, kubelet: 'running' });
+    // The installed domain and no mirror or pull-secret change: only the trust step writes.
+    const h = await createHarness(sim, {
+      site: {
+        baseDomain: 'factory.example.com',
+        imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] }],
+        additionalTrustBundle: ca.certPem,
+        timeouts: { ...DEFAULT_TIMEOUTS, settleStability: 30_000, settle: 60 * MIN },
+      },
+    });
+    const poolRollouts: string[] = [];
+    sim.events.on('rollout', (e: { operator: string; phase: string }) => {
+      if (e.operator === 'machine-config') poolRollouts.push(e.phase);
+    });
+    try {
+      assert.equal(await h.run(trustStep), 'applied');
+      const started = sim.clock.now();
+      await settleStep.apply(h.contextFor('settle'));
+      const waited = sim.clock.now() - started;
+      assert.deepEqual(poolRollouts, [], 'the machine-config pool did not roll out for a registry CA');
+      assert.ok(waited < 5 * MIN, `settle took ${Math.round(waited / 1000)} simulated s; a trust-only run must not wait for a pool rollout that never comes`);
+      assert.deepEqual(h.warnings.filter((w) => w.includes('showed no rollout')), []);
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
+  });
+});
+
 describe('settle waits for everything at once', () => {
   test('rollouts of 3, 5 and 7 simulated minutes: settle ends after the longest, well before their sum', async () => {
     // Scaled time turns CPU contention into simulated minutes: a scale of 0.01 and a 30 s stability window

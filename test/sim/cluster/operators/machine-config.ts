@@ -1,11 +1,15 @@
 // machine-config operator for the single master pool. Inputs that end up on the node — the global pull
-// secret, ImageDigestMirrorSets / ImageTagMirrorSets / ImageContentSourcePolicies, image.config (registry
-// CAs), MachineConfigs for the master role — are rendered into a new `rendered-master-<hash>`; pool `master`
-// then goes Updating → Updated. Whether the node drains and reboots follows openshift-docs
-// snippets/node-icsp-no-drain.adoc: creating an IDMS or ICSP and a pull-secret change do not; creating an
-// ITMS, or modifying or deleting any of the three, and MachineConfig changes do. Pool updates never set
-// the machine-config ClusterOperator Progressing (it only reports operator upgrades:
+// secret, ImageDigestMirrorSets / ImageTagMirrorSets / ImageContentSourcePolicies, MachineConfigs for the
+// master role — are rendered into a new `rendered-master-<hash>`; pool `master` then goes Updating → Updated.
+// What the node does to apply it is the MCD's post-config action (postConfigAction below). Pool updates never
+// set the machine-config ClusterOperator Progressing (it only reports operator upgrades:
 // machine-config-operator pkg/operator/status.go syncProgressingStatus, "Cluster version is X").
+//
+// image.config registry CAs (spec.additionalTrustedCA) are not rendered into the pool's config: from 4.14 the
+// MCO copies them into ControllerConfig and the MCD writes /etc/docker/certs.d/<host[:port]>/ca.crt without a
+// new rendered config (machine-config-operator release-4.14 pkg/operator/sync.go, pkg/daemon/certificate_writer.go;
+// enhancement certificate-authorities-for-image-registries, MCO-499); 4.12/4.13 leave them to the
+// image-registry operator's node-ca DaemonSet. Either way the pool does not go Updating.
 import { R } from '../../../../src/cluster/resources';
 import type { KubeObject } from '../../../../src/cluster/types';
 import type { StoreEvent } from '../../store-types';
@@ -16,12 +20,21 @@ import { RolloutOperator, type Desired, type Problem } from './base';
 import { mergeConditions, type Condition, type WantedCondition } from './status';
 
 export interface MachineConfigState {
-  /** Input key (pull-secret, idms/<name>, itms/<name>, icsp/<name>, image-config, mc/<name>) → content hash. */
+  /** Input key (pull-secret, idms/<name>, itms/<name>, icsp/<name>, mc/<name>) → content hash. */
   sources: Record<string, string>;
   rendered: string;
-  /** Whether applying this config (from the previous one) drains and reboots the node. */
-  reboot: boolean;
+  /** What the MCD does on the node to apply this config (from the previous one). */
+  action: PostConfigAction;
 }
+
+/**
+ * The MCD's post-config actions (machine-config-operator release-4.12…4.16 pkg/daemon/update.go,
+ * calculatePostConfigChangeAction): registries.conf → reload CRI-O; the pull secret (/var/lib/kubelet/
+ * config.json) → nothing; anything else → reboot. A CRI-O reload drains the node first unless the registry
+ * change is "safe" (pkg/daemon/drain.go isDrainRequired / isSafeContainerRegistryConfChanges: only new
+ * digest-only mirrors or registries were added).
+ */
+export type PostConfigAction = 'none' | 'reload-crio' | 'drain-reload-crio' | 'reboot';
 
 export interface NodeHooks {
   /** The node goes down for a reboot (kubelet stops, the node stops reporting). */
@@ -72,10 +85,6 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     for (const o of this.listSafe(R.imageDigestMirrorSets)) sources[`idms/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
     for (const o of this.listSafe(R.imageTagMirrorSets)) sources[`itms/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
     for (const o of this.listSafe(R.imageContentSourcePolicies)) sources[`icsp/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
-    const image = this.ctx.store.get(R.images, 'cluster');
-    const caName = (image?.spec as { additionalTrustedCA?: { name?: string } } | undefined)?.additionalTrustedCA?.name;
-    const ca = caName ? this.ctx.store.get(R.configMaps, caName, 'openshift-config') : undefined;
-    sources['image-config'] = sha256(JSON.stringify(image?.spec ?? {}), JSON.stringify(ca?.data ?? {}));
     for (const mc of this.listSafe(R.machineConfigs)) {
       const name = mc.metadata?.name ?? '';
       const role = mc.metadata?.labels?.[`${MCO_ANN}/role`];
@@ -85,7 +94,7 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     const sorted = Object.fromEntries(Object.entries(sources).sort(([a], [b]) => a.localeCompare(b)));
     const hash = sha256(JSON.stringify(sorted));
     const previous = this.record.target?.config as MachineConfigState | undefined ?? this.current();
-    const config: MachineConfigState = { sources: sorted, rendered: `rendered-${POOL}-${hash.slice(0, 32)}`, reboot: previous ? needsReboot(previous.sources, sorted) : false };
+    const config: MachineConfigState = { sources: sorted, rendered: `rendered-${POOL}-${hash.slice(0, 32)}`, action: previous ? postConfigAction(previous.sources, sorted) : 'none' };
     return { hash, config };
   }
 
@@ -115,7 +124,7 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
   }
 
   protected override milestones(target: MachineConfigState) {
-    if (!target.reboot) return [];
+    if (target.action !== 'reboot') return [];
     const d = this.ctx.opts.durations;
     return [{ name: 'reboot', offset: d.machineConfigRollout - d.rebootOutage }];
   }
@@ -123,7 +132,8 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
   protected override onRolloutStart(target: MachineConfigState): void {
     this.ensureRendered(target);
     this.writePool(target, 'updating');
-    this.writeNode(target, 'Working', target.reboot);
+    // The MCD cordons and drains before a reboot and before an unsafe registries change.
+    this.writeNode(target, 'Working', target.action === 'reboot' || target.action === 'drain-reload-crio');
     // A superseded rebooting update: the node is back before the next one starts.
     this.ctx.availability.unblock('node-reboot');
   }
@@ -215,7 +225,7 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     this.ctx.store.updateStatus(R.machineConfigPools, pool);
   }
 
-  /** The node's machine-config-daemon annotations, and a cordon while a rebooting update drains it. */
+  /** The node's machine-config-daemon annotations, and a cordon while an update drains it. */
   private writeNode(cfg: MachineConfigState, state: 'Working' | 'Done', cordon: boolean): void {
     const node = this.ctx.store.get(R.nodes, this.ctx.opts.nodeName);
     if (!node) return;
@@ -240,16 +250,24 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
   }
 }
 
-/** openshift-docs node-icsp-no-drain: which input changes drain and reboot the node. */
-export function needsReboot(before: Record<string, string>, after: Record<string, string>): boolean {
-  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
-  for (const key of keys) {
+/** The MCD's action for a change of the pool's inputs (see PostConfigAction). */
+export function postConfigAction(before: Record<string, string>, after: Record<string, string>): PostConfigAction {
+  let registries: 'none' | 'safe' | 'unsafe' = 'none';
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const was = before[key];
     const now = after[key];
     if (was === now) continue;
     const kind = key.split('/')[0];
-    if (kind === 'itms' || kind === 'mc') return true;
-    if ((kind === 'idms' || kind === 'icsp') && was !== undefined) return true; // modified or deleted
+    if (kind === 'pull-secret') continue;
+    if (kind === 'idms' || kind === 'icsp') {
+      // A new IDMS/ICSP adds digest-only mirrors (safe); editing or deleting one may remove mirrors (not safe).
+      if (was !== undefined) registries = 'unsafe';
+      else if (registries === 'none') registries = 'safe';
+    } else if (kind === 'itms') registries = 'unsafe'; // tag mirrors are not digest-only
+    else return 'reboot';
   }
-  return false;
+  if (registries === 'unsafe') return 'drain-reload-crio';
+  if (registries === 'safe') return 'reload-crio';
+  // The pull secret (/var/lib/kubelet/config.json) needs nothing: kubelet and CRI-O read it per pull.
+  return 'none';
 }
