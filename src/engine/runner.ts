@@ -1,6 +1,5 @@
 // The run loop of `sno-reconfigure run` (DESIGN.md section 1): find a site-config, validate it, run the
 // steps in order with every transition journaled, and on a restart resume where the journal says.
-import { promises as fs } from 'node:fs';
 import type { Host } from '../host/host';
 import type { Logger } from '../log';
 import { createNotifier, type Notifier } from '../host/notify';
@@ -130,8 +129,8 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
       return 'accepted';
     }
     // Take the candidate as the config of record: the copy is what a restart resumes from.
-    await fs.rm(host.resolve(copyDir), { recursive: true, force: true });
-    await fs.rename(host.resolve(where), host.resolve(copyDir));
+    await host.remove(copyDir);
+    await host.rename(where, copyDir);
     const reloaded = await loadSiteConfig(host.resolve(copyDir), { host });
     if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
     accepted = reloaded.site;
@@ -203,7 +202,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    if (opts.dryRun) await fs.rm(host.resolve(candidateDir), { recursive: true, force: true });
+    if (opts.dryRun) await host.remove(candidateDir);
     await reporter.flush();
     await notifier.close();
   }
