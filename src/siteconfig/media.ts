@@ -3,6 +3,7 @@
 // run from it). A copy of a directory (the drop directory) goes through the same limits.
 import { createHash, randomBytes } from 'node:crypto';
 import * as path from 'node:path';
+import { CommandError } from '../host/command-error';
 import type { Host } from '../host/host';
 
 export class MediaError extends Error {
@@ -96,18 +97,19 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
   const mountNode = `${MOUNT_BASE}/media-${randomBytes(6).toString('hex')}`;
   await host.mkdirp(mountNode, 0o700);
   const args = ['-o', 'ro,nosuid,nodev,noexec', ...(fstype ? ['-t', fstype] : []), device, host.toolPath(mountNode)];
-  const mounted = await host.run('mount', args, { timeoutMs: 60_000 });
   try {
-    if (mounted.code !== 0) {
-      throw new MediaError(`cannot mount ${device}: ${mounted.stderr.trim() || `exit ${mounted.code}`}`, 'The media may be damaged or use a filesystem the node cannot read; write the site-config to a FAT, ext4 or ISO9660 volume.');
-    }
+    await host.runChecked('mount', args, { timeoutMs: 60_000 });
+  } catch (e) {
+    await host.removeEmptyDir(mountNode).catch(() => undefined);
+    if (!(e instanceof CommandError)) throw e;
+    throw new MediaError(`cannot mount ${device} (${e.detail})`, 'The media may be damaged or use a filesystem the node cannot read; write the site-config to a FAT, ext4 or ISO9660 volume.', { cause: e });
+  }
+  try {
     return await snapshotInto(host, mountNode, toNode);
   } finally {
-    if (mounted.code === 0) {
-      const un = await host.run('umount', [host.toolPath(mountNode)], { timeoutMs: 60_000 });
-      // A yanked stick can leave the mount busy or dead: detach it lazily rather than leave it behind.
-      if (un.code !== 0) await host.run('umount', ['-l', host.toolPath(mountNode)], { timeoutMs: 60_000 });
-    }
+    const un = await host.run('umount', [host.toolPath(mountNode)], { timeoutMs: 60_000 });
+    // A yanked stick can leave the mount busy or dead: detach it lazily rather than leave it behind.
+    if (un.code !== 0) await host.run('umount', ['-l', host.toolPath(mountNode)], { timeoutMs: 60_000 });
     await host.removeEmptyDir(mountNode).catch(() => undefined);
   }
 }

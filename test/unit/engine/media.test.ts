@@ -2,6 +2,7 @@ import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { CommandError } from '../../../src/host/command-error';
 import { LocalHost } from '../../../src/host/host';
 import { decodeUdevName, findLabelledVolumes, parseBlkidExport, parseLsblk } from '../../../src/siteconfig/discovery';
 import { copyFromVolume, copyTree, dropDirIsStable, MediaError, snapshotInto } from '../../../src/siteconfig/media';
@@ -77,8 +78,9 @@ describe('reading the media', () => {
   test('an unreadable filesystem is a MediaError that says what to do, and nothing is left behind', async () => {
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
     writeFileSync(path.join(node.standinDir, 'devices', 'loop0.unreadable'), '');
-    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate'), (e: unknown) => e instanceof MediaError && /cannot mount \/dev\/loop0/.test(e.message) && /FAT, ext4 or ISO9660/.test(e.remedy));
+    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate'), (e: unknown) => e instanceof MediaError && /^cannot mount \/dev\/loop0 \(exit \d+: .+\)$/.test(e.message) && /FAT, ext4 or ISO9660/.test(e.remedy) && e.cause instanceof CommandError);
     assert.ok(!existsSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate')));
+    assert.deepEqual(readdirSync(path.join(node.root, 'run/sno-reconfigure')), [], 'mount point removed');
   });
 
   test('media pulled out mid-copy is reported as such and the previous copy stays intact', async () => {
