@@ -1,7 +1,20 @@
-// Lint rules that protect the design's measured choices (DESIGN.md section 6, reference/runtime-libs.md):
-// the bundle must stay small, so the node code never imports all of zod or client-node at runtime.
+// Lint rules that protect the design's measured choices (README: Layout, Dependencies):
+// the bundle must stay small, so the node code never imports all of zod or client-node at runtime; and the
+// node's files are reached only through the host seam.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+const BUNDLE_BUDGET = [
+  { name: 'zod', message: "Use 'zod/mini': the full zod drags +264 KiB of locales into the bundle (README, Dependencies)." },
+  { name: '@kubernetes/client-node', allowTypeImports: true, message: 'Types only at runtime: client-node costs ~270 KiB in the bundle (README, Dependencies). Use src/cluster/.' },
+];
+
+// Every node file goes through the Host (src/host/host.ts), so the same code works under --root, in the podman
+// runtime's chroot and in tests; a direct node:fs read would escape the host root.
+const NODE_FS = ['node:fs', 'fs', 'node:fs/promises', 'fs/promises'].map((name) => ({
+  name,
+  message: 'Read and write node files through the Host (ctx.host / src/host/host.ts); add a Host verb if one is missing.',
+}));
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'build/**', '.cache/**'] },
@@ -22,33 +35,45 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', __filename: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
-  ...sourceLayers(),
+  ...sourceImportRules(),
 );
 
 /**
- * The import rules of src/: the bundle's measured choices for every file, plus the layers (DESIGN.md section 6:
- * cli → steps → engine → cluster/host/siteconfig/…). A lower layer never imports a higher one: the command
- * that runs the agent picks the steps and hands them to the engine, so the engine can be tested with any steps.
- * ESLint applies the last matching config's options for a rule, so each layer's block repeats the bundle rules.
+ * The import rules of src/, per file: the bundle budget everywhere; node:fs only in the host seam and the
+ * files listed in FS_ALLOWED; and the layers (cli → steps → engine → cluster/host/siteconfig/…): a lower
+ * layer never imports a higher one — the command that runs the agent picks the steps and hands them to the
+ * engine, so the engine runs (and is tested) with any steps. ESLint takes a rule's options from the last
+ * matching config, so every block carries the whole set for its files.
  */
-function sourceLayers() {
-  const bundlePaths = [
-    { name: 'zod', message: "Use 'zod/mini': the full zod drags +264 KiB of locales into the bundle (README, Dependencies)." },
-    { name: '@kubernetes/client-node', allowTypeImports: true, message: 'Types only at runtime: client-node costs ~270 KiB in the bundle (README, Dependencies). Use src/cluster/.' },
-  ];
+function sourceImportRules() {
   const above = (folders, who) => ({
     regex: `^(\\.\\./)+(${folders.join('|')})(/|$)`,
     message: `${who} is a lower layer than ${folders.join(', ')}: it must not import them (cli → steps → engine → cluster/host/siteconfig/…).`,
   });
-  const lower = ['cluster', 'host', 'siteconfig', 'certs', 'csr'];
-  const layers = [
-    { files: ['src/**/*.ts'], patterns: [] },
-    { files: ['src/steps/**/*.ts'], patterns: [above(['cli', 'factory', 'render'], 'steps/')] },
-    { files: ['src/engine/**/*.ts'], patterns: [above(['cli', 'steps', 'factory', 'render'], 'engine/')] },
-    ...lower.map((dir) => ({ files: [`src/${dir}/**/*.ts`], patterns: [above(['cli', 'steps', 'engine', 'factory', 'render'], `${dir}/`)] })),
+  const lowerThanEngine = ['cli', 'steps', 'engine', 'factory', 'render'];
+  const LAYERS = [
+    { dir: '', patterns: [] },
+    { dir: 'steps', patterns: [above(['cli', 'factory', 'render'], 'steps/')] },
+    { dir: 'engine', patterns: [above(['cli', 'steps', 'factory', 'render'], 'engine/')] },
+    ...['cluster', 'host', 'siteconfig', 'certs', 'csr'].map((dir) => ({ dir, patterns: [above(lowerThanEngine, `${dir}/`)] })),
   ];
-  return layers.map(({ files, patterns }) => ({
-    files,
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: bundlePaths, ...(patterns.length ? { patterns } : {}) }] },
-  }));
+  // Where node:fs is allowed: the host seam itself, and files that never touch a node file.
+  const FS_ALLOWED = [
+    'src/host/**/*.ts',
+    // The site-config reader: a path on this machine, not under --root (the operator's own files for
+    // `validate` on a workstation, the agent's snapshot copy on the node); its realpath/O_NOFOLLOW
+    // confinement needs file descriptors the Host does not hand out.
+    'src/siteconfig/files.ts',
+    // The logger writes to the process's own stdout/stderr descriptors.
+    'src/log.ts',
+    // The cluster client reads the kubeconfig and the certificate files it names.
+    'src/cluster/kubeconfig.ts',
+    'src/cluster/http.ts',
+  ];
+  const rule = (patterns, fs) => ({ '@typescript-eslint/no-restricted-imports': ['error', { paths: fs ? BUNDLE_BUDGET : [...BUNDLE_BUDGET, ...NODE_FS], ...(patterns.length ? { patterns } : {}) }] });
+  const layerOf = (file) => LAYERS.filter((l) => l.dir && file.startsWith(`src/${l.dir}/`)).at(-1) ?? LAYERS[0];
+  return [
+    ...LAYERS.map(({ dir, patterns }) => ({ files: [dir ? `src/${dir}/**/*.ts` : 'src/**/*.ts'], rules: rule(patterns, false) })),
+    ...FS_ALLOWED.map((file) => ({ files: [file], rules: rule(layerOf(file).patterns, true) })),
+  ];
 }

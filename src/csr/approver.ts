@@ -78,210 +78,287 @@ export interface CsrApprover {
 type Csr = V1CertificateSigningRequest & KubeObject;
 
 export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
-  const { client, log } = opts;
-  const controller = new AbortController();
-  const signal = controller.signal;
-  const onOuterAbort = () => controller.abort(opts.signal.reason);
-  if (opts.signal.aborted) controller.abort(opts.signal.reason);
-  else opts.signal.addEventListener('abort', onOuterAbort, { once: true });
-  const sleep = opts.sleep ?? realSleep;
-  const maxApprovals = opts.maxApprovals ?? 10;
+  return new KubeletCsrApprover(opts);
+}
 
-  const recheckMs = opts.recheckIntervalMs ?? 2000;
-  const latest = new Map<string, Csr>();
+/** What to do with a CSR the policy has just evaluated. */
+export type Disposition = 'approve' | 'leave-pending' | 'already-decided' | 'flood-guard';
+
+/** The policy's answer, whether someone else already decided the CSR, and the flood guard, in one place. */
+export function dispositionOf(decision: Pick<CsrDecision, 'approve'>, alreadyDecided: boolean, approvedSoFar: number, maxApprovals: number): Disposition {
+  if (!decision.approve) return alreadyDecided ? 'already-decided' : 'leave-pending';
+  return approvedSoFar >= maxApprovals ? 'flood-guard' : 'approve';
+}
+
+/** Recheck ticks to wait before the next attempt after `failures` failed approvals: 1, 2, 4, … up to MAX_RETRY_TICKS. */
+export function retryDelayTicks(failures: number): number {
+  return Math.min(MAX_RETRY_TICKS, 2 ** (failures - 1));
+}
+
+/** What a recheck tick does with a CSR whose approval failed. */
+export function failedApprovalAction(stillWatched: boolean, tick: number, dueTick: number): 'forget' | 'retry' | 'wait' {
+  if (!stillWatched) return 'forget';
+  return tick >= dueTick ? 'retry' : 'wait';
+}
+
+/** An approval that failed: someone denied the CSR, it is gone, or the API failed (then it is tried again later). */
+function failureKind(err: unknown): 'denied' | 'gone' | 'api' {
+  if (err instanceof CsrDeniedError) return 'denied';
+  return isNotFound(err) ? 'gone' : 'api';
+}
+
+class KubeletCsrApprover implements CsrApprover {
+  private readonly opts: CsrApproverOptions;
+  private readonly log: Logger;
+  /** Aborted by stop() or by the caller's signal; ends the watches and any approval retry. */
+  private readonly controller = new AbortController();
+  private readonly recheckMs: number;
+  private readonly maxApprovals: number;
+  /** The newest version of every CSR the watches reported. */
+  private readonly latest = new Map<string, Csr>();
+  /** resourceVersion and expected() key each CSR was last evaluated at: evaluated once per change. */
+  private readonly evaluatedAt = new Map<string, string>();
   /** CSRs whose approval failed (not denied, not gone): retried on the recheck tick `dueTick`. */
-  const failedApprovals = new Map<string, { failures: number; dueTick: number }>();
-  let tick = 0;
-  const evaluatedAt = new Map<string, string>();
-  const leftPending = new Map<string, PendingCsr>();
-  const approved: string[] = [];
-  const issuedState = { client: false, serving: false };
-  let floodWarned = false;
-  let chain: Promise<void> = Promise.resolve();
-  let resolveIssued!: (v: boolean) => void;
-  const issuedPromise = new Promise<boolean>((r) => { resolveIssued = r; });
-  const listeners = new Set<() => void>();
-  const notify = () => {
-    for (const l of listeners) l();
-  };
+  private readonly failedApprovals = new Map<string, { failures: number; dueTick: number }>();
+  private readonly leftPending = new Map<string, PendingCsr>();
+  private readonly approved: string[] = [];
+  private readonly issuedState = { client: false, serving: false };
+  private readonly listeners = new Set<() => void>();
+  private readonly issuedPromise: Promise<boolean>;
+  private resolveIssued!: (issued: boolean) => void;
+  private tick = 0;
+  private floodWarned = false;
+  /** Serializes all evaluations: the two watches and the recheck timer never approve concurrently. */
+  private chain: Promise<void> = Promise.resolve();
+  private lastExpectedKey: string | undefined;
+  private readonly recheck: NodeJS.Timeout;
+  private readonly watches: Promise<void[]>;
+  private stopped: Promise<void> | undefined;
+  private readonly onOuterAbort = () => this.controller.abort(this.opts.signal.reason);
 
-  const readExpected = (): { node: ExpectedNode; key: string } | undefined => {
+  constructor(opts: CsrApproverOptions) {
+    this.opts = opts;
+    this.log = opts.log;
+    this.recheckMs = opts.recheckIntervalMs ?? 2000;
+    this.maxApprovals = opts.maxApprovals ?? 10;
+    this.issuedPromise = new Promise<boolean>((resolve) => { this.resolveIssued = resolve; });
+    if (opts.signal.aborted) this.controller.abort(opts.signal.reason);
+    else opts.signal.addEventListener('abort', this.onOuterAbort, { once: true });
+    this.lastExpectedKey = this.readExpected()?.key;
+    this.recheck = setInterval(() => this.onRecheckTick(), this.recheckMs);
+    this.recheck.unref();
+    this.watches = Promise.all([this.watchSigner(CLIENT_SIGNER), this.watchSigner(SERVING_SIGNER)]);
+    this.signal.addEventListener('abort', () => { void this.stop(); }, { once: true });
+  }
+
+  private get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  stop(): Promise<void> {
+    if (this.stopped) return this.stopped;
+    clearInterval(this.recheck);
+    this.opts.signal.removeEventListener('abort', this.onOuterAbort);
+    if (!this.signal.aborted) this.controller.abort(new Error('CSR approver stopped'));
+    const finish = async () => {
+      await this.watches;
+      await this.chain;
+      this.resolveIssued(this.issuedState.client && this.issuedState.serving);
+    };
+    this.stopped = finish().then(() => undefined, () => undefined);
+    return this.stopped;
+  }
+
+  approvedNames(): string[] {
+    return [...this.approved];
+  }
+
+  issued(): { client: boolean; serving: boolean } {
+    return { ...this.issuedState };
+  }
+
+  pending(): PendingCsr[] {
+    return [...this.leftPending.values()];
+  }
+
+  whenIssued(): Promise<boolean> {
+    return this.issuedPromise;
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  reevaluate(): void {
+    if (!this.signal.aborted) this.evaluateIfExpectedChanged();
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  private readExpected(): { node: ExpectedNode; key: string } | undefined {
     try {
-      const node = opts.expected();
+      const node = this.opts.expected();
       return { node, key: JSON.stringify({ ...node, notBefore: node.notBefore?.toISOString() }) };
     } catch (err) {
-      log.error({ err: (err as Error).message }, 'cannot determine the expected node identity; CSRs wait');
+      this.log.error({ err: (err as Error).message }, 'cannot determine the expected node identity; CSRs wait');
       return undefined;
     }
-  };
+  }
 
-  const noteIssued = (csr: Csr, node: ExpectedNode) => {
+  private noteIssued(csr: Csr, node: ExpectedNode): void {
     const kind = issuedKind(csr, node);
-    if (!kind || issuedState[kind]) return;
-    issuedState[kind] = true;
-    log.info({ csr: csr.metadata?.name, kind }, `the node's ${kind} certificate was issued`);
-    if (issuedState.client && issuedState.serving) resolveIssued(true);
-    notify();
-  };
+    if (!kind || this.issuedState[kind]) return;
+    this.issuedState[kind] = true;
+    this.log.info({ csr: csr.metadata?.name, kind }, `the node's ${kind} certificate was issued`);
+    if (this.issuedState.client && this.issuedState.serving) this.resolveIssued(true);
+    this.notify();
+  }
 
-  const evaluate = async (csr: Csr): Promise<void> => {
+  private async evaluate(csr: Csr): Promise<void> {
     const name = csr.metadata?.name;
-    if (!name || signal.aborted) return;
-    const exp = readExpected();
+    if (!name || this.signal.aborted) return;
+    const exp = this.readExpected();
     if (!exp) return;
-    noteIssued(csr, exp.node);
+    this.noteIssued(csr, exp.node);
     // Events queued while an approval was in flight still show the CSR pending: it is done.
-    if (approved.includes(name)) return;
+    if (this.approved.includes(name)) return;
     const key = `${csr.metadata?.resourceVersion ?? ''}|${exp.key}`;
-    if (evaluatedAt.get(name) === key) return;
-    evaluatedAt.set(name, key);
+    if (this.evaluatedAt.get(name) === key) return;
+    this.evaluatedAt.set(name, key);
 
     const decision = evaluateCsr(csr, exp.node);
-    opts.onDecision?.(name, decision);
+    this.opts.onDecision?.(name, decision);
     const fields = { csr: name, kind: decision.kind, signer: csr.spec?.signerName, requestor: csr.spec?.username };
-    if (!decision.approve) {
-      if (decidedState(csr)) {
-        leftPending.delete(name);
-        log.debug({ ...fields, reason: decision.reason }, 'CSR already decided');
-      } else {
-        leftPending.set(name, { name, kind: decision.kind, reason: decision.reason });
-        log.warn({ ...fields, reason: decision.reason }, 'CSR left pending');
+    switch (dispositionOf(decision, decidedState(csr) !== undefined, this.approved.length, this.maxApprovals)) {
+      case 'already-decided':
+        this.leftPending.delete(name);
+        this.log.debug({ ...fields, reason: decision.reason }, 'CSR already decided');
+        return;
+      case 'leave-pending':
+        this.leftPending.set(name, { name, kind: decision.kind, reason: decision.reason });
+        this.log.warn({ ...fields, reason: decision.reason }, 'CSR left pending');
+        return;
+      case 'flood-guard': {
+        const reason = `not approved: this run already approved ${this.approved.length} CSRs (flood guard), which is more than a kubelet needs`;
+        this.leftPending.set(name, { name, kind: decision.kind, reason });
+        if (!this.floodWarned) this.log.warn({ ...fields, approved: this.approved }, 'CSR flood guard reached; further CSRs are left pending');
+        this.floodWarned = true;
+        return;
       }
-      return;
+      case 'approve':
+        await this.approve(name, decision, fields);
     }
-    if (approved.length >= maxApprovals) {
-      const reason = `not approved: this run already approved ${approved.length} CSRs (flood guard), which is more than a kubelet needs`;
-      leftPending.set(name, { name, kind: decision.kind, reason });
-      if (!floodWarned) log.warn({ ...fields, approved }, 'CSR flood guard reached; further CSRs are left pending');
-      floodWarned = true;
-      return;
-    }
+  }
+
+  private async approve(name: string, decision: CsrDecision, fields: Record<string, unknown>): Promise<void> {
     try {
-      await withRetry(() => client.approveCsr(name, APPROVAL_REASON, `Approved by sno-reconfigure: ${decision.reason}`), {
-        signal,
-        ...opts.retry,
-        onRetry: (err, attempt, delayMs) => log.warn({ csr: name, attempt, delayMs, err: (err as Error).message }, 'CSR approval failed; retrying'),
+      await withRetry(() => this.opts.client.approveCsr(name, APPROVAL_REASON, `Approved by sno-reconfigure: ${decision.reason}`), {
+        signal: this.signal,
+        ...this.opts.retry,
+        onRetry: (err, attempt, delayMs) => this.log.warn({ csr: name, attempt, delayMs, err: (err as Error).message }, 'CSR approval failed; retrying'),
       });
-      approved.push(name);
-      leftPending.delete(name);
-      failedApprovals.delete(name);
-      log.info({ ...fields, reason: decision.reason }, 'CSR approved');
-      notify();
+      this.approved.push(name);
+      this.leftPending.delete(name);
+      this.failedApprovals.delete(name);
+      this.log.info({ ...fields, reason: decision.reason }, 'CSR approved');
+      this.notify();
     } catch (err) {
-      if (signal.aborted) return;
-      if (err instanceof CsrDeniedError) {
-        leftPending.delete(name);
-        log.warn({ ...fields, err: err.message }, 'CSR was denied by someone else; cannot approve');
-      } else if (isNotFound(err)) {
-        log.info({ csr: name }, 'CSR disappeared before it could be approved');
-      } else {
-        // Forget the evaluation and schedule a retry on the periodic recheck, with backoff: without it a CSR
-        // whose approval PUT met a 503 stayed pending until its next event, which a kubelet may never send.
-        evaluatedAt.delete(name);
-        leftPending.set(name, { name, kind: decision.kind, reason: `approval failed: ${(err as Error).message}` });
-        const failures = (failedApprovals.get(name)?.failures ?? 0) + 1;
-        const waitTicks = Math.min(MAX_RETRY_TICKS, 2 ** (failures - 1));
-        failedApprovals.set(name, { failures, dueTick: tick + waitTicks });
-        log.warn({ ...fields, err: (err as Error).message, failures, retryInMs: waitTicks * recheckMs }, 'CSR approval failed; trying again later');
+      if (this.signal.aborted) return;
+      switch (failureKind(err)) {
+        case 'denied':
+          this.leftPending.delete(name);
+          this.log.warn({ ...fields, err: (err as Error).message }, 'CSR was denied by someone else; cannot approve');
+          return;
+        case 'gone':
+          this.log.info({ csr: name }, 'CSR disappeared before it could be approved');
+          return;
+        case 'api':
+          this.scheduleRetry(name, decision, fields, err as Error);
       }
     }
-  };
+  }
 
-  /** Serializes all evaluations: the two watches and the recheck timer never approve concurrently. */
-  const enqueue = (task: () => Promise<void>): Promise<void> => {
-    const next = chain.then(task, task);
-    chain = next.catch(() => undefined);
+  /**
+   * Forgets the evaluation and schedules a retry on the periodic recheck, with backoff: without it a CSR whose
+   * approval PUT met a 503 stayed pending until its next event, which a kubelet may never send.
+   */
+  private scheduleRetry(name: string, decision: CsrDecision, fields: Record<string, unknown>, err: Error): void {
+    this.evaluatedAt.delete(name);
+    this.leftPending.set(name, { name, kind: decision.kind, reason: `approval failed: ${err.message}` });
+    const failures = (this.failedApprovals.get(name)?.failures ?? 0) + 1;
+    const waitTicks = retryDelayTicks(failures);
+    this.failedApprovals.set(name, { failures, dueTick: this.tick + waitTicks });
+    this.log.warn({ ...fields, err: err.message, failures, retryInMs: waitTicks * this.recheckMs }, 'CSR approval failed; trying again later');
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const next = this.chain.then(task, task);
+    this.chain = next.catch(() => undefined);
     return next;
-  };
+  }
 
-  const onEvent = (event: WatchEvent<Csr>): Promise<void> | void => {
+  private onEvent(event: WatchEvent<Csr>): Promise<void> | void {
     const name = event.object.metadata?.name;
     if (event.type === 'BOOKMARK' || !name) return;
     if (event.type === 'DELETED') {
-      latest.delete(name);
-      evaluatedAt.delete(name);
-      leftPending.delete(name);
-      failedApprovals.delete(name);
+      this.latest.delete(name);
+      this.evaluatedAt.delete(name);
+      this.leftPending.delete(name);
+      this.failedApprovals.delete(name);
       return;
     }
-    latest.set(name, event.object);
-    return enqueue(() => evaluate(event.object));
-  };
+    this.latest.set(name, event.object);
+    return this.enqueue(() => this.evaluate(event.object));
+  }
 
-  const watchSigner = async (signer: string): Promise<void> => {
-    while (!signal.aborted) {
+  private async watchSigner(signer: string): Promise<void> {
+    while (!this.signal.aborted) {
       try {
-        await client.watch<Csr>(R.csrs, { fieldSelector: `spec.signerName=${signer}`, signal }, onEvent);
+        await this.opts.client.watch<Csr>(R.csrs, { fieldSelector: `spec.signerName=${signer}`, signal: this.signal }, (event) => this.onEvent(event));
       } catch (err) {
-        if (signal.aborted) return;
-        const delay = opts.watchRestartDelayMs ?? 5000;
-        log.warn({ signer, err: (err as Error).message, retryInMs: delay }, 'CSR watch failed; restarting it');
+        if (this.signal.aborted) return;
+        const delay = this.opts.watchRestartDelayMs ?? 5000;
+        this.log.warn({ signer, err: (err as Error).message, retryInMs: delay }, 'CSR watch failed; restarting it');
         try {
-          await sleep(delay, signal);
+          await (this.opts.sleep ?? realSleep)(delay, this.signal);
         } catch {
           return;
         }
       }
     }
-  };
+  }
 
-  let lastKey = readExpected()?.key;
   /** Evaluates every known CSR again when expected() changed; true when it did. */
-  const evaluateIfExpectedChanged = (): boolean => {
-    const exp = readExpected();
-    if (!exp || exp.key === lastKey) return false;
-    lastKey = exp.key;
-    log.debug('expected node identity changed; re-evaluating known CSRs');
-    for (const csr of latest.values()) void enqueue(() => evaluate(csr));
+  private evaluateIfExpectedChanged(): boolean {
+    const exp = this.readExpected();
+    if (!exp || exp.key === this.lastExpectedKey) return false;
+    this.lastExpectedKey = exp.key;
+    this.log.debug('expected node identity changed; re-evaluating known CSRs');
+    for (const csr of this.latest.values()) void this.enqueue(() => this.evaluate(csr));
     return true;
-  };
-  const recheck = setInterval(() => {
-    tick++;
-    if (evaluateIfExpectedChanged()) return;
-    for (const [name, f] of failedApprovals) {
-      const csr = latest.get(name);
-      if (!csr) failedApprovals.delete(name);
-      else if (tick >= f.dueTick) {
-        // Not again until this attempt fails (which schedules the next one) or succeeds.
-        f.dueTick = Infinity;
-        log.info({ csr: name, failures: f.failures }, 'trying again to approve a CSR whose approval failed');
-        void enqueue(() => evaluate(csr));
+  }
+
+  private onRecheckTick(): void {
+    this.tick++;
+    if (this.evaluateIfExpectedChanged()) return;
+    for (const [name, failed] of this.failedApprovals) {
+      const csr = this.latest.get(name);
+      switch (failedApprovalAction(csr !== undefined, this.tick, failed.dueTick)) {
+        case 'forget':
+          this.failedApprovals.delete(name);
+          break;
+        case 'retry':
+          // Not again until this attempt fails (which schedules the next one) or succeeds.
+          failed.dueTick = Infinity;
+          this.log.info({ csr: name, failures: failed.failures }, 'trying again to approve a CSR whose approval failed');
+          void this.enqueue(() => this.evaluate(csr!));
+          break;
+        case 'wait':
+          break;
       }
     }
-  }, recheckMs);
-  recheck.unref();
-
-  const watches = Promise.all([watchSigner(CLIENT_SIGNER), watchSigner(SERVING_SIGNER)]);
-  let stopped: Promise<void> | undefined;
-  const finish = async () => {
-    await watches;
-    await chain;
-    resolveIssued(issuedState.client && issuedState.serving);
-  };
-  const stop = (): Promise<void> => {
-    if (stopped) return stopped;
-    let release!: () => void;
-    stopped = new Promise<void>((r) => { release = r; });
-    clearInterval(recheck);
-    opts.signal.removeEventListener('abort', onOuterAbort);
-    if (!signal.aborted) controller.abort(new Error('CSR approver stopped'));
-    void finish().then(release, release);
-    return stopped;
-  };
-  signal.addEventListener('abort', () => { void stop(); }, { once: true });
-
-  return {
-    stop,
-    approvedNames: () => [...approved],
-    issued: () => ({ ...issuedState }),
-    pending: () => [...leftPending.values()],
-    whenIssued: () => issuedPromise,
-    subscribe: (listener) => {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    reevaluate: () => {
-      if (!signal.aborted) evaluateIfExpectedChanged();
-    },
-  };
+  }
 }

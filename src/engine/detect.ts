@@ -2,9 +2,8 @@
 // mounting makes no inotify event, but the kernel creates device nodes in devtmpfs) and the drop
 // directory (watched with chokidar, taken only once nothing in it changed for a while). Media that
 // could not be read, or held a config that was refused, are not read again until they change or go away.
-import { watch, type FSWatcher } from 'node:fs';
 import chokidar from 'chokidar';
-import type { Host } from '../host/host';
+import type { Closable, Host } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
 import { copyFromVolume, dropDirIsStable, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
@@ -47,9 +46,8 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
     identity: `volume:${v.uuid ?? v.device}`,
     fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
   }));
-  const dropAbs = opts.host.resolve(opts.dropDir);
-  if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(dropAbs, opts.dropStableMs, opts.clock.now()))) {
-    out.push({ kind: 'drop-dir', location: opts.dropDir, identity: `drop-dir:${opts.dropDir}`, fetch: (to: string) => snapshotInto(opts.host, dropAbs, to) });
+  if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {
+    out.push({ kind: 'drop-dir', location: opts.dropDir, identity: `drop-dir:${opts.dropDir}`, fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to) });
   }
   return out;
 }
@@ -110,16 +108,8 @@ interface Waker {
 function createWaker(opts: DetectOptions): Waker {
   let poke: (() => void) | undefined;
   const trigger = () => poke?.();
-  const watchers: FSWatcher[] = [];
-  for (const dir of ['/dev', '/dev/disk/by-label']) {
-    try {
-      const w = watch(opts.host.resolve(dir), { persistent: false }, trigger);
-      w.on('error', () => undefined);
-      watchers.push(w);
-    } catch {
-      // Not there (no udev, or a test root): the interval rescan covers it.
-    }
-  }
+  // A directory that is not there (no udev, or a test root) is not watched: the interval rescan covers it.
+  const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, trigger)).filter((w): w is Closable => w !== undefined);
   const chok = chokidar.watch(opts.host.resolve(opts.dropDir), {
     ignoreInitial: false,
     persistent: true,

@@ -1,6 +1,5 @@
 // The run loop of `sno-reconfigure run` (DESIGN.md section 1): find a site-config, validate it, run the
 // steps in order with every transition journaled, and on a restart resume where the journal says.
-import { promises as fs } from 'node:fs';
 import type { Host } from '../host/host';
 import type { Logger } from '../log';
 import { createNotifier, type Notifier } from '../host/notify';
@@ -112,8 +111,11 @@ async function refuseInvalid(env: Intake, from: string, problems: Problem[]): Pr
  */
 async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate | undefined, where: string, site: LoadedSiteConfig): Promise<LoadedSiteConfig> {
   const { host } = env;
-  await fs.rm(host.resolve(env.copyDir), { recursive: true, force: true });
-  await fs.rename(host.resolve(where), host.resolve(env.copyDir));
+  // Resuming from our own copy (its digest differs from the journal's): it is the config of record already.
+  if (where !== env.copyDir) {
+    await host.remove(env.copyDir);
+    await host.rename(where, env.copyDir);
+  }
   const reloaded = await loadSiteConfig(host.resolve(env.copyDir), { host });
   if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
   if (journal.data.digest !== site.digest || journal.data.steps.finish?.state === 'done') {
@@ -237,7 +239,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    if (opts.dryRun) await fs.rm(host.resolve(candidateDir), { recursive: true, force: true });
+    if (opts.dryRun) await host.remove(candidateDir);
     await reporter.flush();
     await notifier.close();
   }

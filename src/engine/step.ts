@@ -127,15 +127,19 @@ export interface RunFacts {
   expectedRollouts?: string[];
 }
 
-/** A failure a technician can act on: what went wrong and what to do. */
+/**
+ * A failure a technician can act on: what went wrong and what to do. A StepError that wraps another error
+ * keeps it as `cause` (ES2022 ErrorOptions), so the log still sees the ApiError or errno beneath the sentence.
+ */
 export class StepError extends Error {
   constructor(
     message: string,
     readonly remedy: string,
     /** retryable: the service may retry it after a restart (systemd Restart=on-failure). */
     readonly retryable = true,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'StepError';
   }
 }
@@ -145,8 +149,8 @@ export class StepError extends Error {
  * this cluster's): the agent stops using it and waits for corrected media instead of retrying forever.
  */
 export class ConfigRejectedError extends StepError {
-  constructor(message: string, remedy: string) {
-    super(message, remedy, false);
+  constructor(message: string, remedy: string, options?: ErrorOptions) {
+    super(message, remedy, false, options);
     this.name = 'ConfigRejectedError';
   }
 }

@@ -4,6 +4,7 @@
 // Every action is idempotent: running prepare again after a power cut finishes the job.
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
+import { systemctl } from '../host/systemctl';
 import { BASELINE_FILE, DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
 import { NODE_IMAGE_ID_SUFFIX } from '../render/layout';
 import { KUBELET_HOLD_FILE } from '../paths';
@@ -85,8 +86,7 @@ export async function nodeImageActions(host: Host, install: InstallFacts, checks
       id: 'pull-node-image',
       description: `podman pull --authfile ${PULL_AUTHFILE} ${settings.image}`,
       apply: async () => {
-        const res = await host.run('podman', ['pull', '--authfile', host.toolPath(PULL_AUTHFILE), settings.image], { timeoutMs: 30 * 60_000 });
-        if (res.code !== 0) throw new Error(`podman pull ${settings.image} failed (exit ${res.code}): ${lastLines(res.stderr)}`);
+        await host.runChecked('podman', ['pull', '--authfile', host.toolPath(PULL_AUTHFILE), settings.image], { timeoutMs: 30 * 60_000, shown: `podman pull ${settings.image}` });
       },
     });
   }
@@ -94,14 +94,13 @@ export async function nodeImageActions(host: Host, install: InstallFacts, checks
     id: 'save-node-image',
     description: `podman save --format docker-archive -o ${settings.archive} ${settings.image}, and its image ID to ${idFile} (survives image GC and crio-wipe)`,
     apply: async () => {
-      const inspect = await host.run('podman', ['image', 'inspect', '--format', '{{.Id}}', settings.image], { timeoutMs: 60_000 });
+      const inspect = await host.runChecked('podman', ['image', 'inspect', '--format', '{{.Id}}', settings.image], { timeoutMs: 60_000, shown: `podman image inspect ${settings.image}` });
       const id = inspect.stdout.trim();
-      if (inspect.code !== 0 || !IMAGE_ID_RE.test(id)) throw new Error(`podman image inspect ${settings.image} gave no image ID (exit ${inspect.code}): ${lastLines(inspect.stderr || inspect.stdout)}`);
+      if (!IMAGE_ID_RE.test(id)) throw new Error(`podman image inspect ${settings.image} gave no image ID (it printed: ${id.slice(0, 80) || 'nothing'})`);
       await host.mkdirp(settings.archive.replace(/\/[^/]+$/, ''), 0o700);
       const partial = `${settings.archive}.partial`;
       await host.remove(partial);
-      const res = await host.run('podman', ['save', '--format', 'docker-archive', '-o', host.toolPath(partial), settings.image], { timeoutMs: 30 * 60_000 });
-      if (res.code !== 0) throw new Error(`podman save ${settings.image} failed (exit ${res.code}): ${lastLines(res.stderr)}`);
+      await host.runChecked('podman', ['save', '--format', 'docker-archive', '-o', host.toolPath(partial), settings.image], { timeoutMs: 30 * 60_000, shown: `podman save ${settings.image}` });
       // Into place only when complete (fsync + rename): a power cut never leaves a truncated archive under its name.
       await host.writeFileAtomic(settings.archive, await host.readFile(partial), 0o600);
       await host.remove(partial);
@@ -109,10 +108,6 @@ export async function nodeImageActions(host: Host, install: InstallFacts, checks
     },
   });
   return actions;
-}
-
-function lastLines(text: string): string {
-  return text.trim().split('\n').slice(-3).join(' ');
 }
 
 /** podman's image ID: the sha256 of the image config, 64 hex digits. */
@@ -176,8 +171,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     id: 'enable-agent',
     description: `systemctl enable ${UNIT_NAME}`,
     apply: async () => {
-      const res = await host.run('systemctl', ['enable', UNIT_NAME], { timeoutMs: 60_000 });
-      if (res.code !== 0) throw new Error(`systemctl enable ${UNIT_NAME} failed (exit ${res.code}): ${(res.stderr || res.stdout).trim()}`);
+      await systemctl(host, ['enable', UNIT_NAME], 60_000);
     },
   });
   actions.push({

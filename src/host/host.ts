@@ -3,8 +3,9 @@
 // systemd rootfs in the end-to-end tests (DESIGN.md section 2).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { promises as fs, constants as fsc } from 'node:fs';
+import { promises as fs, constants as fsc, watch } from 'node:fs';
 import * as path from 'node:path';
+import { CommandError, type CommandErrorOptions } from './command-error';
 
 export interface CommandResult {
   code: number;
@@ -20,6 +21,17 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
 }
 
+/** What `stat` tells about a node path, without following a symbolic link. */
+export interface PathInfo {
+  kind: 'file' | 'directory' | 'symlink' | 'other';
+  size: number;
+  mtimeMs: number;
+}
+
+export interface Closable {
+  close(): void;
+}
+
 export interface Host {
   /** The host root the agent works under (`--root`, default `/`). */
   readonly root: string;
@@ -32,16 +44,33 @@ export interface Host {
   toolPath(nodePath: string): string;
   /** Runs a host tool (systemctl, nmstatectl, mount, ...). Never throws for a non-zero exit. */
   run(cmd: string, args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
+  /** Runs a host tool and throws a CommandError unless it exits 0. */
+  runChecked(cmd: string, args: readonly string[], opts?: RunOptions & Pick<CommandErrorOptions, 'shown'>): Promise<CommandResult>;
   readFile(nodePath: string): Promise<Buffer>;
   readText(nodePath: string): Promise<string>;
   /** undefined when the file does not exist. */
   readTextIfExists(nodePath: string): Promise<string | undefined>;
   exists(nodePath: string): Promise<boolean>;
   listDir(nodePath: string): Promise<string[]>;
+  /** undefined when nothing is there; a symbolic link is reported as one, never followed. */
+  stat(nodePath: string): Promise<PathInfo | undefined>;
+  /** The target of a symbolic link, as written in the link. */
+  readLink(nodePath: string): Promise<string>;
   /** Atomic replace: temp file in the same directory, fsync, rename, fsync the directory. */
   writeFileAtomic(nodePath: string, data: string | Buffer, mode?: number): Promise<void>;
   mkdirp(nodePath: string, mode?: number): Promise<void>;
+  chmod(nodePath: string, mode: number): Promise<void>;
+  /** Moves a file or directory within the node's filesystem (replaces a file; a directory target must not exist). */
+  rename(fromNodePath: string, toNodePath: string): Promise<void>;
+  /** Removes a file or directory tree; nothing there is fine. */
   remove(nodePath: string): Promise<void>;
+  /** Removes a directory only if it is empty (a mount point that may still hold a mount is never emptied). */
+  removeEmptyDir(nodePath: string): Promise<void>;
+  /**
+   * Calls `onChange` when entries in a directory change; undefined when it cannot be watched (missing,
+   * or no inotify), so callers fall back to polling.
+   */
+  watchDir(nodePath: string, onChange: () => void): Closable | undefined;
 }
 
 export interface LocalHostOptions {
@@ -99,6 +128,12 @@ export class LocalHost implements Host {
     });
   }
 
+  async runChecked(cmd: string, args: readonly string[], opts: RunOptions & Pick<CommandErrorOptions, 'shown'> = {}): Promise<CommandResult> {
+    const result = await this.run(cmd, args, opts);
+    if (result.code !== 0) throw new CommandError(cmd, args, result, opts.shown === undefined ? {} : { shown: opts.shown });
+    return result;
+  }
+
   readFile(nodePath: string): Promise<Buffer> {
     return fs.readFile(this.resolve(nodePath));
   }
@@ -134,6 +169,21 @@ export class LocalHost implements Host {
     }
   }
 
+  async stat(nodePath: string): Promise<PathInfo | undefined> {
+    try {
+      const st = await fs.lstat(this.resolve(nodePath));
+      const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
+      return { kind, size: st.size, mtimeMs: st.mtimeMs };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
+  readLink(nodePath: string): Promise<string> {
+    return fs.readlink(this.resolve(nodePath));
+  }
+
   async writeFileAtomic(nodePath: string, data: string | Buffer, mode = 0o644): Promise<void> {
     await writeFileAtomicAt(this.resolve(nodePath), data, mode);
   }
@@ -142,8 +192,30 @@ export class LocalHost implements Host {
     await fs.mkdir(this.resolve(nodePath), { recursive: true, mode });
   }
 
+  async chmod(nodePath: string, mode: number): Promise<void> {
+    await fs.chmod(this.resolve(nodePath), mode);
+  }
+
+  async rename(fromNodePath: string, toNodePath: string): Promise<void> {
+    await fs.rename(this.resolve(fromNodePath), this.resolve(toNodePath));
+  }
+
   async remove(nodePath: string): Promise<void> {
     await fs.rm(this.resolve(nodePath), { recursive: true, force: true });
+  }
+
+  async removeEmptyDir(nodePath: string): Promise<void> {
+    await fs.rmdir(this.resolve(nodePath));
+  }
+
+  watchDir(nodePath: string, onChange: () => void): Closable | undefined {
+    try {
+      const watcher = watch(this.resolve(nodePath), { persistent: false }, () => onChange());
+      watcher.on('error', () => undefined);
+      return watcher;
+    } catch {
+      return undefined;
+    }
   }
 }
 

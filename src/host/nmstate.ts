@@ -1,41 +1,40 @@
 // nmstatectl through the host seam. The checkpoint protocol: `apply --no-commit --timeout N` makes
 // NetworkManager take a checkpoint that rolls itself back after N seconds unless `commit` comes first;
 // `rollback` restores it at once (nmstatectl(8); nmstate "checkpoint" docs).
-import type { Host, CommandResult } from './host';
+import { CommandError } from './command-error';
+import type { CommandResult, Host } from './host';
 
-export class NmstateError extends Error {
-  constructor(readonly verb: string, readonly result: CommandResult) {
-    super(`nmstatectl ${verb} failed (exit ${result.code}): ${lastLines(result.stderr || result.stdout)}`);
+/** A failed nmstatectl call: the network step tells these (a state nmstate refused) from every other failure. */
+export class NmstateError extends CommandError {
+  constructor(verb: string, args: readonly string[], result: CommandResult) {
+    // Named by its verb only: the state file's path means nothing to the technician reading the message.
+    super('nmstatectl', args, result, { shown: `nmstatectl ${verb}` });
     this.name = 'NmstateError';
   }
 }
 
-function lastLines(text: string, n = 6): string {
-  return text.trim().split('\n').slice(-n).join(' | ') || 'no output';
+async function nmstatectl(host: Host, args: readonly string[], timeoutMs: number): Promise<CommandResult> {
+  const res = await host.run('nmstatectl', args, { timeoutMs });
+  if (res.code !== 0) throw new NmstateError(args[0]!, args, res);
+  return res;
 }
 
 export async function nmstateShow(host: Host): Promise<string> {
-  const res = await host.run('nmstatectl', ['show'], { timeoutMs: 60_000 });
-  if (res.code !== 0) throw new NmstateError('show', res);
-  return res.stdout;
+  return (await nmstatectl(host, ['show'], 60_000)).stdout;
 }
 
 /** Applies `stateFile` (a node path) with a checkpoint that auto-rolls back after `timeoutSeconds`. */
 export async function nmstateApplyNoCommit(host: Host, stateFile: string, timeoutSeconds: number): Promise<void> {
-  const args = ['apply', '--no-commit', '--timeout', String(timeoutSeconds), host.toolPath(stateFile)];
-  const res = await host.run('nmstatectl', args, { timeoutMs: (timeoutSeconds + 120) * 1000 });
-  if (res.code !== 0) throw new NmstateError('apply', res);
+  await nmstatectl(host, ['apply', '--no-commit', '--timeout', String(timeoutSeconds), host.toolPath(stateFile)], (timeoutSeconds + 120) * 1000);
 }
 
 /** Applies and commits at once (used to restore a saved state). */
 export async function nmstateApply(host: Host, stateFile: string): Promise<void> {
-  const res = await host.run('nmstatectl', ['apply', host.toolPath(stateFile)], { timeoutMs: 300_000 });
-  if (res.code !== 0) throw new NmstateError('apply', res);
+  await nmstatectl(host, ['apply', host.toolPath(stateFile)], 300_000);
 }
 
 export async function nmstateCommit(host: Host): Promise<void> {
-  const res = await host.run('nmstatectl', ['commit'], { timeoutMs: 60_000 });
-  if (res.code !== 0) throw new NmstateError('commit', res);
+  await nmstatectl(host, ['commit'], 60_000);
 }
 
 /** Returns false when there was no checkpoint to roll back to (it expired, or the node rebooted). */

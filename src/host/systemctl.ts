@@ -1,17 +1,9 @@
 // systemctl through the host seam.
 import type { Host, CommandResult } from './host';
 
-export class SystemctlError extends Error {
-  constructor(readonly args: string[], readonly result: CommandResult) {
-    super(`systemctl ${args.join(' ')} failed (exit ${result.code}): ${(result.stderr || result.stdout).trim() || 'no output'}`);
-    this.name = 'SystemctlError';
-  }
-}
-
-export async function systemctl(host: Host, args: string[], timeoutMs = 120_000): Promise<CommandResult> {
-  const res = await host.run('systemctl', args, { timeoutMs });
-  if (res.code !== 0) throw new SystemctlError(args, res);
-  return res;
+/** Throws a CommandError unless systemctl exits 0. */
+export function systemctl(host: Host, args: string[], timeoutMs = 120_000): Promise<CommandResult> {
+  return host.runChecked('systemctl', args, { timeoutMs });
 }
 
 /** `is-active`/`is-enabled` answer through their output and exit code; never throws. */

@@ -2,7 +2,6 @@
 // sources, because udev may be slow or absent: /dev/disk/by-label (udev's links), `lsblk` (reads udev's
 // database: without udev it shows no labels), and probing with `blkid` (reads the superblocks itself; the
 // only one that finds a labelled loop device on a machine without udev — measured on these machines).
-import { readlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Host } from '../host/host';
 
@@ -34,7 +33,7 @@ async function fromByLabel(host: Host, wanted: string[]): Promise<VolumeCandidat
     names.map(async (n) => {
       const link = `/dev/disk/by-label/${n}`;
       // Resolve udev's relative link (../../sdb1) so the same device found by lsblk is not tried twice.
-      const target = await readlink(host.resolve(link)).then((t) => path.posix.resolve('/dev/disk/by-label', t), () => link);
+      const target = await host.readLink(link).then((t) => path.posix.resolve('/dev/disk/by-label', t), () => link);
       return { device: host.toolPath(target), nodeDevice: target, label: decodeUdevName(n), foundBy: 'by-label' as const };
     }),
   );

@@ -23,6 +23,7 @@ import {
   validValue,
   verifySchema,
   fileRef,
+  type SiteConfigDocument,
 } from './schema';
 import { decodeSignature, sha256Hex, verifyWithTrustedKeys, type TrustedKeys } from './signature';
 import { unknownFieldMessage } from './suggest';
@@ -91,34 +92,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   const baseDir = path.dirname(ctx.filePath);
 
   // 1. Signature, over the exact bytes, before any parser sees them.
-  const sigRef = `${path.basename(ctx.filePath)}.sig`;
-  const sigDisplay = `${ctx.display}.sig`;
-  for (const p of ctx.trusted.problems) f.warn(p.path, `trusted key ${p.message}`);
-  if (ctx.trusted.required) {
-    const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
-    if (!sig.ok) {
-      f.error(sigDisplay, sig.message.includes('does not exist')
-        ? `this node holds trusted keys, so the site-config must be signed: ${sigDisplay} (base64 detached Ed25519 or ECDSA P-256 signature) is missing`
-        : sig.message);
-      return result();
-    }
-    const signature = decodeSignature(sig.bytes.toString('latin1'));
-    if (typeof signature === 'string') {
-      f.error(sigDisplay, `${signature}: expected the base64 of a detached Ed25519 or ECDSA P-256 signature over ${ctx.display}`);
-      return result();
-    }
-    if (ctx.trusted.keys.length === 0) {
-      f.error(sigDisplay, 'cannot be verified: none of the node\'s trusted keys is usable (see the warnings)');
-      return result();
-    }
-    if (!verifyWithTrustedKeys(bytes, signature, ctx.trusted.keys)) {
-      f.error(sigDisplay, `does not verify ${ctx.display} with any of the node's ${ctx.trusted.keys.length} trusted key(s): the file was changed after signing, or signed with another key`);
-      return result();
-    }
-  } else {
-    const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
-    if (sig.ok) f.warn(sigDisplay, 'not verified: this node holds no trusted keys (/etc/sno-reconfigure/trusted-keys/*.pem), so signatures are optional');
-  }
+  if (!(await checkSignature(f, ctx, baseDir, bytes))) return result();
 
   // 2. Parse.
   const parsed = parseConfigBytes(bytes);
@@ -126,17 +100,93 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     for (const m of parsed.messages) f.error(ctx.display, m);
     return result();
   }
-  const raw = parsed.value;
 
-  // 3. Document schema.
-  const schema = checkSchema(raw, unknownFieldMessage);
+  // 3. Document schema. Whether spec.match is usable is decided on the schema's findings alone.
+  const schema = checkSchema(parsed.value, unknownFieldMessage);
   for (const p of schema.problems) f.error(p.path, p.message);
-  const spec = get(raw, 'spec');
-  const matchValue = validValue(matchSchema, get(spec, 'match'));
-  const matchWellFormed = !f.errors.some((e) => e.path === 'spec' || e.path.startsWith('spec.match') || e.path === '(document)');
-  const match = matchWellFormed ? matchValue : undefined;
+  const spec = get(parsed.value, 'spec');
+  const matchKnown = !f.errors.some((e) => e.path === 'spec' || e.path.startsWith('spec.match') || e.path === '(document)');
+  const match = matchKnown ? validValue(matchSchema, get(spec, 'match')) : undefined;
+  const known = { ...(match ? { match } : {}), matchKnown };
 
   // 4. Cross-field rules.
+  const fields = checkFields(f, spec);
+
+  // 5. Referenced files: confined, read, pinned.
+  const refs = await readReferences(f, ctx, baseDir, spec);
+  const bytesOf = (field: string) => refs.find((r) => r.field === field)?.bytes;
+
+  // 6. Contents.
+  const contents: Contents = {
+    nmstate: checkNetworkContent(f, spec, fields.hostname, bytesOf),
+    pullSecret: checkPullSecretContent(f, spec, bytesOf),
+    trustBundle: checkTrustBundleContent(f, spec, bytesOf, ctx.now),
+    certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now: ctx.now }),
+  };
+  if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
+
+  // 7. Resolved form.
+  const resolved = resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents);
+  const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: f.warnings };
+  return result({ ...known, site });
+}
+
+/** The values of the fields the rest of the validation needs, when valid; undefined otherwise. */
+interface CheckedFields {
+  clusterName: string | undefined;
+  baseDomain: string | undefined;
+  hostname: string | undefined;
+  mirrors: MirrorRule[];
+  timeouts: Timeouts;
+}
+
+/** What the referenced (or inline) contents gave, when valid. */
+interface Contents {
+  nmstate: Record<string, unknown> | undefined;
+  pullSecret: PullSecret | undefined;
+  trustBundle: string | undefined;
+  certificates: { api?: CertificatePair; ingress?: CertificatePair };
+}
+
+type BytesOf = (field: string) => Buffer | undefined;
+
+/**
+ * The detached signature beside the file: required and verified when the node holds trusted keys, noted when
+ * it does not. false when validation must stop here (nothing unverified reaches a parser).
+ */
+async function checkSignature(f: Findings, ctx: FileValidationContext, baseDir: string, bytes: Buffer): Promise<boolean> {
+  const sigRef = `${path.basename(ctx.filePath)}.sig`;
+  const sigDisplay = `${ctx.display}.sig`;
+  for (const p of ctx.trusted.problems) f.warn(p.path, `trusted key ${p.message}`);
+  const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
+  if (!ctx.trusted.required) {
+    if (sig.ok) f.warn(sigDisplay, 'not verified: this node holds no trusted keys (/etc/sno-reconfigure/trusted-keys/*.pem), so signatures are optional');
+    return true;
+  }
+  if (!sig.ok) {
+    f.error(sigDisplay, sig.message.includes('does not exist')
+      ? `this node holds trusted keys, so the site-config must be signed: ${sigDisplay} (base64 detached Ed25519 or ECDSA P-256 signature) is missing`
+      : sig.message);
+    return false;
+  }
+  const signature = decodeSignature(sig.bytes.toString('latin1'));
+  if (typeof signature === 'string') {
+    f.error(sigDisplay, `${signature}: expected the base64 of a detached Ed25519 or ECDSA P-256 signature over ${ctx.display}`);
+    return false;
+  }
+  if (ctx.trusted.keys.length === 0) {
+    f.error(sigDisplay, 'cannot be verified: none of the node\'s trusted keys is usable (see the warnings)');
+    return false;
+  }
+  if (!verifyWithTrustedKeys(bytes, signature, ctx.trusted.keys)) {
+    f.error(sigDisplay, `does not verify ${ctx.display} with any of the node's ${ctx.trusted.keys.length} trusted key(s): the file was changed after signing, or signed with another key`);
+    return false;
+  }
+  return true;
+}
+
+/** Names, inline-or-file pairs, mirrors and timeouts: the rules that span more than one field. */
+function checkFields(f: Findings, spec: unknown): CheckedFields {
   const clusterName = validValue(clusterNameSchema, get(spec, 'clusterName'));
   const baseDomain = validValue(baseDomainSchema, get(spec, 'baseDomain'));
   const hostname = validValue(hostnameSchema, get(spec, 'hostname'));
@@ -153,10 +203,11 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   if (get(spec, 'pullSecretMode') !== undefined && get(spec, 'pullSecret') === undefined && get(spec, 'pullSecretFile') === undefined) {
     f.warn('spec.pullSecretMode', 'has no effect without pullSecret or pullSecretFile');
   }
-  const mirrors = checkMirrors(f, get(spec, 'imageDigestMirrors'));
-  const timeouts = checkTimeouts(f, get(spec, 'timeouts'));
+  return { clusterName, baseDomain, hostname, mirrors: checkMirrors(f, get(spec, 'imageDigestMirrors')), timeouts: checkTimeouts(f, get(spec, 'timeouts')) };
+}
 
-  // 5. Referenced files: confined, read, pinned.
+/** Every file a field names, read inside the site-config's directory and checked against its spec.sha256 pin. */
+async function readReferences(f: Findings, ctx: FileValidationContext, baseDir: string, spec: unknown): Promise<Reference[]> {
   const refs = collectReferences(spec);
   const pins = readPins(f, get(spec, 'sha256'), refs);
   for (const r of refs) {
@@ -166,18 +217,25 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
       continue;
     }
     r.bytes = got.bytes;
-    const digest = sha256Hex(got.bytes);
-    const pin = pins.get(path.posix.normalize(r.ref));
-    if (pin !== undefined && pin !== digest) {
-      f.error(r.field, `sha256 of '${r.ref}' is ${digest}, but spec.sha256 pins ${pin}: the file was changed after the site-config was written`);
-    } else if (pin === undefined && ctx.trusted.required) {
-      f.error(r.field, `this node requires signed media, so '${r.ref}' must be pinned in spec.sha256 (its sha256 is ${digest})`);
-    }
+    const problem = pinProblem(r.ref, sha256Hex(got.bytes), pins.get(path.posix.normalize(r.ref)), ctx.trusted.required);
+    if (problem !== undefined) f.error(r.field, problem);
   }
-  const bytesOf = (field: string) => refs.find((r) => r.field === field)?.bytes;
+  return refs;
+}
 
-  // 6. Contents.
-  const now = ctx.now;
+/**
+ * Whether a referenced file's digest is acceptable: it must match its pin when pinned, and be pinned at all
+ * when the node requires signed media (the signature covers the site-config, the pins what it references).
+ */
+export function pinProblem(ref: string, digest: string, pin: string | undefined, signedMediaRequired: boolean): string | undefined {
+  if (pin !== undefined && pin !== digest) return `sha256 of '${ref}' is ${digest}, but spec.sha256 pins ${pin}: the file was changed after the site-config was written`;
+  if (pin === undefined && signedMediaRequired) return `this node requires signed media, so '${ref}' must be pinned in spec.sha256 (its sha256 is ${digest})`;
+  return undefined;
+}
+
+/** spec.network's nmstate (inline or from its file), and that it does not rename the host. */
+function checkNetworkContent(f: Findings, spec: unknown, hostname: string | undefined, bytesOf: BytesOf): Record<string, unknown> | undefined {
+  const network = get(spec, 'network');
   let nmstate: Record<string, unknown> | undefined;
   if (isPlainObject(network)) {
     const fileBytes = bytesOf('spec.network.nmstateFile');
@@ -200,58 +258,68 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   if (hostname !== undefined && nmHost !== undefined && nmHost !== hostname) {
     f.error('spec.network.nmstate.hostname.config', `sets the host name '${nmHost}', but spec.hostname is '${hostname}': the node's host name cannot change (unsupported by OpenShift)`);
   }
-  let pullSecret: PullSecret | undefined;
+  return nmstate;
+}
+
+function checkPullSecretContent(f: Findings, spec: unknown, bytesOf: BytesOf): PullSecret | undefined {
   const pullSecretFile = validValue(fileRef, get(spec, 'pullSecretFile'));
   if (get(spec, 'pullSecret') !== undefined && pullSecretFile === undefined) {
     const ps = validatePullSecret(get(spec, 'pullSecret'), 'spec.pullSecret');
     f.addAll(ps.findings);
-    pullSecret = ps.secret;
-  } else if (pullSecretFile !== undefined && bytesOf('spec.pullSecretFile')) {
-    const content = parseConfigBytes(bytesOf('spec.pullSecretFile')!);
-    if (!content.ok) for (const m of content.messages) f.error('spec.pullSecretFile', `'${pullSecretFile}' ${m}`);
-    else {
-      const ps = validatePullSecret(content.value, 'spec.pullSecret', noteFor(pullSecretFile));
-      f.addAll(ps.findings);
-      pullSecret = ps.secret;
-    }
+    return ps.secret;
   }
-  let trustBundle: string | undefined;
+  const fileBytes = bytesOf('spec.pullSecretFile');
+  if (pullSecretFile === undefined || !fileBytes) return undefined;
+  const content = parseConfigBytes(fileBytes);
+  if (!content.ok) {
+    for (const m of content.messages) f.error('spec.pullSecretFile', `'${pullSecretFile}' ${m}`);
+    return undefined;
+  }
+  const ps = validatePullSecret(content.value, 'spec.pullSecret', noteFor(pullSecretFile));
+  f.addAll(ps.findings);
+  return ps.secret;
+}
+
+function checkTrustBundleContent(f: Findings, spec: unknown, bytesOf: BytesOf, now: Date): string | undefined {
   const bundleFile = validValue(fileRef, get(spec, 'additionalTrustBundleFile'));
   const inlineBundle = get(spec, 'additionalTrustBundle');
   if (typeof inlineBundle === 'string' && bundleFile === undefined) {
-    if (validateInto(f, validateTrustBundle(inlineBundle, 'spec.additionalTrustBundle', now).findings)) trustBundle = inlineBundle;
-  } else if (bundleFile !== undefined && bytesOf('spec.additionalTrustBundleFile')) {
-    const text = pemText(f, bytesOf('spec.additionalTrustBundleFile')!, 'spec.additionalTrustBundleFile', bundleFile);
-    if (text !== undefined && validateInto(f, validateTrustBundle(text, 'spec.additionalTrustBundleFile', now, noteFor(bundleFile)).findings)) trustBundle = text;
+    return validateInto(f, validateTrustBundle(inlineBundle, 'spec.additionalTrustBundle', now).findings) ? inlineBundle : undefined;
   }
-  const certificates: { api?: CertificatePair; ingress?: CertificatePair } = {};
+  const fileBytes = bytesOf('spec.additionalTrustBundleFile');
+  if (bundleFile === undefined || !fileBytes) return undefined;
+  const text = pemText(f, fileBytes, 'spec.additionalTrustBundleFile', bundleFile);
+  if (text === undefined) return undefined;
+  return validateInto(f, validateTrustBundle(text, 'spec.additionalTrustBundleFile', now, noteFor(bundleFile)).findings) ? text : undefined;
+}
+
+function checkCertificates(f: Findings, spec: unknown, bytesOf: BytesOf, names: { clusterName: string | undefined; baseDomain: string | undefined; now: Date }): Contents['certificates'] {
+  const certificates: Contents['certificates'] = {};
   for (const role of ['api', 'ingress'] as const) {
-    const pair = checkPair(f, spec, role, bytesOf, { ...(clusterName !== undefined ? { clusterName } : {}), ...(baseDomain !== undefined ? { baseDomain } : {}), now });
+    const pair = checkPair(f, spec, role, bytesOf, { ...(names.clusterName !== undefined ? { clusterName: names.clusterName } : {}), ...(names.baseDomain !== undefined ? { baseDomain: names.baseDomain } : {}), now: names.now });
     if (pair) certificates[role] = pair;
   }
+  return certificates;
+}
 
-  const matchKnown = matchWellFormed;
-  if (!f.ok || schema.document === undefined || baseDomain === undefined) return result({ ...(match ? { match } : {}), matchKnown });
-
-  // 7. Resolved form.
-  const doc = schema.document;
+/** The site-config as the steps use it, once every check passed. */
+function resolvedForm(doc: SiteConfigDocument, spec: unknown, fields: CheckedFields & { baseDomain: string }, contents: Contents): ResolvedSiteConfig {
+  const network = get(spec, 'network');
   const verify = validValue(verifySchema, network !== undefined ? get(network, 'verify') : undefined);
-  const resolved: ResolvedSiteConfig = {
+  return {
     name: doc.metadata.name,
     ...(doc.spec.match ? { match: doc.spec.match } : {}),
-    ...(clusterName !== undefined ? { clusterName } : {}),
-    ...(hostname !== undefined ? { hostname } : {}),
-    baseDomain,
-    ...(nmstate ? { network: { nmstate, verify: { ping: verify?.ping ?? [], resolve: verify?.resolve ?? [] } } } : {}),
-    ...(pullSecret ? { pullSecret } : {}),
+    ...(fields.clusterName !== undefined ? { clusterName: fields.clusterName } : {}),
+    ...(fields.hostname !== undefined ? { hostname: fields.hostname } : {}),
+    baseDomain: fields.baseDomain,
+    ...(contents.nmstate ? { network: { nmstate: contents.nmstate, verify: { ping: verify?.ping ?? [], resolve: verify?.resolve ?? [] } } } : {}),
+    ...(contents.pullSecret ? { pullSecret: contents.pullSecret } : {}),
     pullSecretMode: doc.spec.pullSecretMode ?? 'merge',
-    imageDigestMirrors: mirrors,
-    ...(trustBundle !== undefined ? { additionalTrustBundle: trustBundle } : {}),
-    certificates,
-    timeouts,
+    imageDigestMirrors: fields.mirrors,
+    ...(contents.trustBundle !== undefined ? { additionalTrustBundle: contents.trustBundle } : {}),
+    certificates: contents.certificates,
+    timeouts: fields.timeouts,
   };
-  const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: f.warnings };
-  return result({ ...(match ? { match } : {}), matchKnown, site });
 }
 
 function validateInto(f: Findings, found: Findings): boolean {

@@ -2,6 +2,8 @@
 // done marker its `ConditionPathExists=!` checks — the way bootstrap-in-place's post-reboot service
 // disables itself (seed 001). Marker before disable: a power cut between them leaves an enabled unit that
 // systemd will not start again (the condition), never a second run.
+import { CommandError } from '../host/command-error';
+import { systemctl } from '../host/systemctl';
 import { DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
 import { writeDoneMarker } from '../engine/done-marker';
 import type { Report } from '../engine/report';
@@ -43,9 +45,13 @@ export const finishStep: Step = {
       ],
     });
     await writeDoneMarker(ctx.host, { finishedAt: new Date(ctx.clock.now()).toISOString(), siteConfig: r.siteConfig.name ?? '', digest: r.siteConfig.digest ?? '' });
-    const disabled = await ctx.host.run('systemctl', ['disable', UNIT_NAME], { timeoutMs: 60_000 });
-    if (disabled.code !== 0) ctx.warn(`could not disable ${UNIT_NAME} (${disabled.stderr.trim() || `exit ${disabled.code}`}); the done marker ${DONE_MARKER} keeps it from running again`);
-    else ctx.changed({ kind: 'unit', target: UNIT_NAME, action: 'disable' });
+    try {
+      await systemctl(ctx.host, ['disable', UNIT_NAME], 60_000);
+      ctx.changed({ kind: 'unit', target: UNIT_NAME, action: 'disable' });
+    } catch (e) {
+      if (!(e instanceof CommandError)) throw e;
+      ctx.warn(`could not disable ${UNIT_NAME} (${e.detail}); the done marker ${DONE_MARKER} keeps it from running again`);
+    }
     await shown;
   },
 

@@ -1,9 +1,9 @@
 // `sno-reconfigure validate PATH [--json] [--root DIR] [--any-machine]` (DESIGN.md section 3): validates a
 // site-config file, directory or mounted volume offline. Exit 0 valid, 1 invalid or not for this machine,
 // 2 usage. `--json` prints {"valid", "errors", "warnings"} (the contract) plus "status" and "source".
-import { existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../host/host';
+import { statKind } from '../../siteconfig/files';
 import { loadSiteConfig, validateEveryCandidate, type CandidateReport, type LoadResult } from '../../siteconfig/load';
 import type { ValidationProblem } from '../../siteconfig/types';
 import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, stringOpt, type CliIo, type Command, type ParsedArgs } from '../command';
@@ -117,11 +117,11 @@ function humanReport(r: JsonReport, result: LoadResult | undefined): string {
   return `${lines.join('\n')}\n`;
 }
 
-function rootFrom(args: ParsedArgs, io: CliIo): string {
+async function rootFrom(args: ParsedArgs, io: CliIo): Promise<string> {
   const root = stringOpt(args, 'root');
   if (root === undefined) return '/';
   const abs = path.resolve(io.cwd, root);
-  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new UsageError(`--root ${root}: no such directory`);
+  if ((await statKind(abs)) !== 'directory') throw new UsageError(`--root ${root}: no such directory`);
   return abs;
 }
 
@@ -139,7 +139,7 @@ export const validateCommand: Command = {
     if (args.positionals.length > 1) throw new UsageError(`expected one PATH, got ${args.positionals.length}: ${args.positionals.join(' ')}`);
     const shown = args.positionals[0]!;
     const location = path.resolve(io.cwd, shown);
-    const host = new LocalHost({ root: rootFrom(args, io), env: io.env });
+    const host = new LocalHost({ root: await rootFrom(args, io), env: io.env });
     let report: JsonReport;
     let result: LoadResult | undefined;
     if (boolOpt(args, 'any-machine')) {

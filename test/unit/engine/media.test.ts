@@ -1,11 +1,11 @@
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { CommandError } from '../../../src/host/command-error';
 import { LocalHost } from '../../../src/host/host';
 import { decodeUdevName, findLabelledVolumes, parseBlkidExport, parseLsblk } from '../../../src/siteconfig/discovery';
-import { copyFromVolume, copyTree, dropDirIsStable, MediaError } from '../../../src/siteconfig/media';
+import { copyFromVolume, copyTree, dropDirIsStable, MediaError, snapshotInto } from '../../../src/siteconfig/media';
 import { DEFAULT_LABELS } from '../../../src/paths';
 import { createStandInNode, type StandInNode } from '../../support/standin-host';
 
@@ -78,52 +78,40 @@ describe('reading the media', () => {
   test('an unreadable filesystem is a MediaError that says what to do, and nothing is left behind', async () => {
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
     writeFileSync(path.join(node.standinDir, 'devices', 'loop0.unreadable'), '');
-    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate'), (e: unknown) => e instanceof MediaError && /cannot mount \/dev\/loop0/.test(e.message) && /FAT, ext4 or ISO9660/.test(e.remedy));
+    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate'), (e: unknown) => e instanceof MediaError && /^cannot mount \/dev\/loop0 \(exit \d+: .+\)$/.test(e.message) && /FAT, ext4 or ISO9660/.test(e.remedy) && e.cause instanceof CommandError);
     assert.ok(!existsSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate')));
+    assert.deepEqual(readdirSync(path.join(node.root, 'run/sno-reconfigure')), [], 'mount point removed');
   });
 
   test('media pulled out mid-copy is reported as such and the previous copy stays intact', async () => {
-    const src = mkdtempSync(path.join(tmpdir(), 'media-'));
-    try {
-      writeFileSync(path.join(src, 'site-config.yaml'), 'x');
-      const host2 = new LocalHost({ root: node.root });
-      await copyTree(src, path.join(node.root, 'keep'));
-      rmSync(src, { recursive: true });
-      const { snapshotInto } = await import('../../../src/siteconfig/media');
-      await assert.rejects(snapshotInto(host2, src, '/keep'), (e: unknown) => e instanceof MediaError && /removed while it was being read/.test(e.message));
-      assert.equal(readFileSync(path.join(node.root, 'keep/site-config.yaml'), 'utf8'), 'x');
-    } finally {
-      rmSync(src, { recursive: true, force: true });
-    }
+    mkdirSync(path.join(node.root, 'media'));
+    writeFileSync(path.join(node.root, 'media', 'site-config.yaml'), 'x');
+    await copyTree(host, '/media', '/keep');
+    rmSync(path.join(node.root, 'media'), { recursive: true });
+    await assert.rejects(snapshotInto(host, '/media', '/keep'), (e: unknown) => e instanceof MediaError && /removed while it was being read/.test(e.message));
+    assert.equal(readFileSync(path.join(node.root, 'keep/site-config.yaml'), 'utf8'), 'x');
+    assert.ok(!existsSync(path.join(node.root, 'keep.staging')), 'the staging copy is cleaned up');
   });
 
   test('copy limits and symlinks: links are never followed, oversized media is refused', async () => {
-    const src = mkdtempSync(path.join(tmpdir(), 'media-'));
-    const dst = mkdtempSync(path.join(tmpdir(), 'copy-'));
-    try {
-      writeFileSync(path.join(src, 'site-config.yaml'), 'x');
-      symlinkSync('/etc/shadow', path.join(src, 'shadow'));
-      const res = await copyTree(src, path.join(dst, 'a'));
-      assert.equal(res.files, 1);
-      assert.ok(!existsSync(path.join(dst, 'a', 'shadow')));
-      await assert.rejects(copyTree(src, path.join(dst, 'b'), { maxFiles: 256, maxFileBytes: 0, maxTotalBytes: 10, maxDepth: 6 }), MediaError);
-      const again = await copyTree(src, path.join(dst, 'c'));
-      assert.equal(again.treeDigest, res.treeDigest, 'same content, same digest');
-    } finally {
-      rmSync(src, { recursive: true, force: true });
-      rmSync(dst, { recursive: true, force: true });
-    }
+    const src = path.join(node.root, 'media');
+    mkdirSync(src);
+    writeFileSync(path.join(src, 'site-config.yaml'), 'x');
+    symlinkSync('/etc/shadow', path.join(src, 'shadow'));
+    const res = await copyTree(host, '/media', '/copy/a');
+    assert.equal(res.files, 1);
+    assert.ok(!existsSync(path.join(node.root, 'copy', 'a', 'shadow')));
+    await assert.rejects(copyTree(host, '/media', '/copy/b', { maxFiles: 256, maxFileBytes: 0, maxTotalBytes: 10, maxDepth: 6 }), MediaError);
+    const again = await copyTree(host, '/media', '/copy/c');
+    assert.equal(again.treeDigest, res.treeDigest, 'same content, same digest');
   });
 
   test('the drop directory is taken only once it stopped changing', async () => {
-    const d = mkdtempSync(path.join(tmpdir(), 'drop-'));
-    try {
-      writeFileSync(path.join(d, 'site-config.yaml'), 'x');
-      assert.equal(await dropDirIsStable(d, 2_000), false);
-      assert.equal(await dropDirIsStable(d, 2_000, Date.now() + 2_500), true);
-      assert.equal(await dropDirIsStable(mkdtempSync(path.join(tmpdir(), 'empty-')), 0), false, 'an empty directory holds no config');
-    } finally {
-      rmSync(d, { recursive: true, force: true });
-    }
+    mkdirSync(path.join(node.root, 'drop'));
+    mkdirSync(path.join(node.root, 'empty'));
+    writeFileSync(path.join(node.root, 'drop', 'site-config.yaml'), 'x');
+    assert.equal(await dropDirIsStable(host, '/drop', 2_000), false);
+    assert.equal(await dropDirIsStable(host, '/drop', 2_000, Date.now() + 2_500), true);
+    assert.equal(await dropDirIsStable(host, '/empty', 0), false, 'an empty directory holds no config');
   });
 });

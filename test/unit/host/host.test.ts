@@ -1,0 +1,62 @@
+// The Host verbs the media copy and the runner use: every path is a node path under the host root.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { LocalHost } from '../../../src/host/host';
+
+function withRoot(fn: (host: LocalHost, root: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'host-'));
+    try {
+      await fn(new LocalHost({ root }), root);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  };
+}
+
+test('stat tells files, directories and links apart without following links, and undefined for nothing', withRoot(async (host, root) => {
+  writeFileSync(path.join(root, 'a'), 'four');
+  mkdirSync(path.join(root, 'd'));
+  symlinkSync('/etc/passwd', path.join(root, 'link'));
+  assert.deepEqual({ ...(await host.stat('/a')), mtimeMs: 0 }, { kind: 'file', size: 4, mtimeMs: 0 });
+  assert.equal((await host.stat('/d'))?.kind, 'directory');
+  assert.equal((await host.stat('/link'))?.kind, 'symlink');
+  assert.equal(await host.readLink('/link'), '/etc/passwd');
+  assert.equal(await host.stat('/missing'), undefined);
+}));
+
+test('rename moves a directory under the root; removeEmptyDir refuses a directory that still holds something', withRoot(async (host, root) => {
+  mkdirSync(path.join(root, 'staging'));
+  writeFileSync(path.join(root, 'staging', 'f'), 'x');
+  await host.rename('/staging', '/copy');
+  assert.equal(readFileSync(path.join(root, 'copy', 'f'), 'utf8'), 'x');
+  assert.ok(!existsSync(path.join(root, 'staging')));
+  await assert.rejects(host.removeEmptyDir('/copy'), { code: 'ENOTEMPTY' });
+  await host.remove('/copy/f');
+  await host.removeEmptyDir('/copy');
+  assert.ok(!existsSync(path.join(root, 'copy')));
+}));
+
+test('watchDir reports a change in the directory, and undefined for a directory that is not there', withRoot(async (host, root) => {
+  assert.equal(host.watchDir('/nowhere', () => undefined), undefined);
+  mkdirSync(path.join(root, 'dev'));
+  let changed!: () => void;
+  // The watch does not keep the process alive (the agent's rescan timer does): this timer stands in for it.
+  let timer: NodeJS.Timeout | undefined;
+  const seen = new Promise<void>((resolve, reject) => {
+    changed = resolve;
+    timer = setTimeout(() => reject(new Error('no change reported within 5 s')), 5_000);
+  });
+  const watcher = host.watchDir('/dev', () => changed());
+  assert.ok(watcher);
+  try {
+    writeFileSync(path.join(root, 'dev', 'sdb1'), '');
+    await seen;
+  } finally {
+    clearTimeout(timer);
+    watcher.close();
+  }
+}));
