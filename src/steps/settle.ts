@@ -89,9 +89,16 @@ function startCaches(client: ClusterClient, wakeup: Wakeup, log: StepContext['lo
 
 const allCaches = (c: Caches): WatchedCache<KubeObject>[] => Object.values(c) as WatchedCache<KubeObject>[];
 
-function degradedTooLong(stuck: Blocker & { degraded: NonNullable<Blocker['degraded']> }): StepError {
+/**
+ * A component Degraded too long, and whether this run changed it: settle waits on every ClusterOperator
+ * (as lifecycle-agent's health check does), so one that was already Degraded, or broke for another reason,
+ * must not read as the site-config's fault.
+ */
+export function degradedTooLong(stuck: Blocker & { degraded: NonNullable<Blocker['degraded']> }, changedByRun: readonly ExpectedRollout[]): StepError {
+  const ours = changedByRun.find((r) => stuck.degraded.name === `${r.kind === 'clusteroperator' ? 'cluster operator' : 'machine-config pool'} ${r.name}`);
+  const why = ours ? `changed by this run (${ours.reason})` : 'not changed by this run (pre-existing or unrelated)';
   return new StepError(
-    `${stuck.degraded.name} has been Degraded for more than ${formatDuration(DEGRADED_GRACE_MS)}: ${stuck.degraded.message || '(no message)'}`,
+    `${stuck.degraded.name}, ${why}, has been Degraded for more than ${formatDuration(DEGRADED_GRACE_MS)}: ${stuck.degraded.message || '(no message)'}`,
     `Look at \`oc get co\`, \`oc get mcp\` and \`oc describe\` of it; if the message points at a site-config value (certificate, pull secret, mirror, CA), fix the site-config. The agent re-checks after a restart.`,
   );
 }
@@ -135,7 +142,8 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
     };
     await Promise.all(allCaches(caches).map((c) => withRetry(() => c.start(stop.signal), retry)));
     const checks: DomainChecks = await withRetry(() => domainChecks(ctx, client), retry);
-    let awaited: ExpectedRollout[] = await readRollouts(ctx);
+    const recorded: ExpectedRollout[] = await readRollouts(ctx);
+    let awaited = recorded;
     const startedAt = ctx.clock.now();
     const slow = new SlowCheckSchedule();
     const degraded = new DegradedSince();
@@ -167,7 +175,7 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
       }
       const blockers = [...fast, ...slowBlockers];
       const stuck = degraded.stuck(blockers, now);
-      if (stuck?.degraded) throw degradedTooLong({ ...stuck, degraded: stuck.degraded });
+      if (stuck?.degraded) throw degradedTooLong({ ...stuck, degraded: stuck.degraded }, recorded);
 
       if (blockers.length === 0) {
         stableSince ??= now;

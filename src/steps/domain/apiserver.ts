@@ -5,6 +5,13 @@ import type { ClusterClient, KubeObject } from '../../cluster/types';
 import { R } from '../../cluster/resources';
 import { sameJson, updateObject } from './objects';
 
+/**
+ * The kube-apiserver operator serves at most this many user namedCertificates; beyond it the whole list is
+ * refused as an observation error and the operator reports Degraded (cluster-kube-apiserver-operator
+ * pkg/operator/configobservation/apiserver/observe_apiserver.go, maxUserNamedCerts, release-4.12…4.16).
+ */
+export const MAX_USER_NAMED_CERTS = 10;
+
 export interface NamedCertificate {
   names?: string[];
   servingCertificate: { name: string };
@@ -51,6 +58,13 @@ export function displacedEntries(existing: NamedCertificate[] | undefined, secre
 export async function readNamedCertificates(client: ClusterClient): Promise<NamedCertificate[] | undefined> {
   const apiserver = await client.get<APIServer>(R.apiServers, 'cluster');
   return apiserver?.spec?.servingCerts?.namedCertificates;
+}
+
+/** Why the merged list cannot be written, or undefined when it can. */
+export function namedCertificatesProblem(existing: NamedCertificate[] | undefined, secretName: string, ours: { names: string[] } | undefined): string | undefined {
+  const merged = mergeNamedCertificates(existing, secretName, ours);
+  if (merged.length <= MAX_USER_NAMED_CERTS) return undefined;
+  return `APIServer cluster already has ${(existing ?? []).length} namedCertificates entries; with the one for the new API name there would be ${merged.length}, more than the ${MAX_USER_NAMED_CERTS} the kube-apiserver operator accepts`;
 }
 
 export function namedCertificatesWouldChange(existing: NamedCertificate[] | undefined, secretName: string, ours: { names: string[] } | undefined): boolean {

@@ -8,9 +8,9 @@
 // wire that every new name serves a certificate that verifies.
 import type { ClusterClient } from '../../cluster/types';
 import { R } from '../../cluster/resources';
-import type { Change, Step, StepContext } from '../../engine/step';
+import { StepError, type Change, type Step, type StepContext } from '../../engine/step';
 import { recordRollouts, type RolloutTarget } from '../rollouts';
-import { displacedEntries, namedCertificatesWouldChange, readNamedCertificates, ensureNamedCertificate } from './apiserver';
+import { displacedEntries, namedCertificatesProblem, namedCertificatesWouldChange, readNamedCertificates, ensureNamedCertificate } from './apiserver';
 import { materialize, type CertMaterial, type CertPlan } from './certificates';
 import { desiredDomain, routePolicy } from './desired';
 import { defaultCertificateTarget, ensureDefaultCertificate, readDefaultCertificate } from './ingress-controller';
@@ -98,6 +98,11 @@ async function assess(ctx: StepContext, client: ClusterClient): Promise<DomainWo
   const namedCert = managed ? { names: [names.api] } : undefined;
   const existingNamed = await readNamedCertificates(client);
   const namedCertChanges = namedCertificatesWouldChange(existingNamed, SECRETS.api, namedCert);
+  const tooMany = namedCertChanges ? namedCertificatesProblem(existingNamed, SECRETS.api, namedCert) : undefined;
+  if (tooMany) {
+    // Refused before anything is written: the operator would keep the old list and only report Degraded.
+    throw new StepError(`${tooMany}.`, 'Remove namedCertificates entries that are no longer used (`oc edit apiserver cluster`), then restart the service (`systemctl restart sno-reconfigure`).', false);
+  }
   const displaced = namedCert && namedCertChanges ? displacedEntries(existingNamed, SECRETS.api, namedCert.names) : [];
 
   const oauthSecret = planFor(certPlans, 'oauth') ? SECRETS.oauth : SECRETS.ingress;

@@ -177,3 +177,25 @@ describe('domain step: conflicts and provided certificates', () => {
     }
   });
 });
+
+describe('domain step: the namedCertificates limit', () => {
+  test('ten entries of others already: refused before anything is written, with the count and what to do', async () => {
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
+    const apiserver = sim.store.get(R.apiServers, 'cluster') as Spec;
+    const others = Array.from({ length: 10 }, (_, i) => ({ names: [`corp-${i}.example.com`], servingCertificate: { name: `corp-${i}` } }));
+    sim.store.update(R.apiServers, { ...apiserver, spec: { ...apiserver.spec, servingCerts: { namedCertificates: others } } });
+    const h = await createHarness(sim);
+    try {
+      sim.api.clearRequests();
+      await assert.rejects(h.run(domainStep), (e: Error & { remedy?: string }) => {
+        assert.match(e.message, /already has 10 namedCertificates entries; .* there would be 11, more than the 10 the kube-apiserver operator accepts/);
+        assert.match(e.remedy ?? '', /Remove namedCertificates entries/);
+        return true;
+      });
+      assert.deepEqual(writesIn(sim.api.requests), [], 'nothing was written');
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
+  });
+});

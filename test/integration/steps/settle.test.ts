@@ -180,7 +180,7 @@ describe('settle failures', () => {
       const started = sim.clock.now();
       const err = await settleStep.apply(h.contextFor('settle')).then(() => undefined, (e: unknown) => e);
       assert.ok(err instanceof StepError, String(err));
-      assert.match(err.message, /cluster operator authentication has been Degraded for more than 10m: OAuthServerRouteEndpointAccessibleController_SyncError: route.route.openshift.io "oauth-openshift" not found/);
+      assert.match(err.message, /cluster operator authentication, not changed by this run \(pre-existing or unrelated\), has been Degraded for more than 10m: OAuthServerRouteEndpointAccessibleController_SyncError: route.route.openshift.io "oauth-openshift" not found/);
       assert.match(err.remedy, /oc get co/);
       assert.ok(sim.clock.now() - started < 10 * 60 * MIN, 'it did not wait for the whole deadline');
       assert.ok((h.data.get('settle')?.blocking as string[]).some((b) => b.startsWith('authentication Degraded')));

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { DEGRADED_GRACE_MS, DegradedSince, ONLY_SLOW_FIRST_RECHECK_MS, ONLY_SLOW_RECHECK_MS, REACTION_GRACE_MS, RECHECK_MS, SlowCheckSchedule, stillAwaited } from '../../../src/steps/settle/schedule';
 import type { Blocker, ExpectedRollout } from '../../../src/steps/rollouts';
 import type { ClusterSnapshot } from '../../../src/steps/settle/conditions';
+import { degradedTooLong } from '../../../src/steps/settle';
 
 const b = (key: string, degraded?: boolean): Blocker => ({ key, text: key, ...(degraded ? { degraded: { name: key, message: 'm' } } : {}) });
 
@@ -72,4 +73,16 @@ describe('stillAwaited', () => {
       assert.deepEqual(r.givenUp.map((x) => x.name), row.givenUp);
     });
   }
+});
+
+describe('degradedTooLong', () => {
+  const rollout = (kind: ExpectedRollout['kind'], name: string, reason: string): ExpectedRollout => ({ kind, name, id: name, reason, step: 'domain', baseline: null, recordedAt: '' });
+  const stuck = (name: string) => ({ key: 'k', text: 't', degraded: { name, message: 'm' } });
+  const changed = [rollout('clusteroperator', 'authentication', 'Ingress componentRoutes'), rollout('machineconfigpool', 'master', 'image mirrors')];
+  const rows: { name: string; degraded: string; says: RegExp }[] = [
+    { name: 'an operator this run changed', degraded: 'cluster operator authentication', says: /^cluster operator authentication, changed by this run \(Ingress componentRoutes\), has been Degraded/ },
+    { name: 'a pool this run changed', degraded: 'machine-config pool master', says: /^machine-config pool master, changed by this run \(image mirrors\)/ },
+    { name: 'an operator the run never touched', degraded: 'cluster operator monitoring', says: /^cluster operator monitoring, not changed by this run \(pre-existing or unrelated\)/ },
+  ];
+  for (const row of rows) test(row.name, () => assert.match(degradedTooLong(stuck(row.degraded), changed).message, row.says));
 });

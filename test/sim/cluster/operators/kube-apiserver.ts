@@ -11,6 +11,8 @@ import { secretTlsPair, sha256, tlsSecretProblem } from '../x509';
 import { RolloutOperator, type Desired, type Problem } from './base';
 import type { WantedCondition } from './status';
 
+const MAX_USER_NAMED_CERTS = 10;
+
 export interface NamedCertificate {
   names: string[];
   secretName: string;
@@ -43,6 +45,12 @@ export class KubeApiserverOperator extends RolloutOperator<KubeApiserverConfig> 
       names?: string[];
       servingCertificate?: { name?: string };
     }[];
+    // cluster-kube-apiserver-operator pkg/operator/configobservation/apiserver/observe_apiserver.go
+    // (release-4.12…4.16) observeNamedCertificates: more than maxUserNamedCerts (10) entries is an observation
+    // error; the operator keeps the previous config and reports it, it does not roll out.
+    if (entries.length > MAX_USER_NAMED_CERTS) {
+      return { problem: { reason: 'ConfigObservation_Error', message: `ConfigObservationDegraded: spec.servingCerts.namedCertificates cannot have more than ${MAX_USER_NAMED_CERTS} entries` } };
+    }
     const named: NamedCertificate[] = [];
     const problems: string[] = [];
     entries.forEach((entry, i) => {
