@@ -26,7 +26,8 @@ export interface Change {
   kind: string;
   /** e.g. 'openshift-config/pull-secret', '/etc/issue.d/50-sno-reconfigure.issue' */
   target: string;
-  action: 'create' | 'update' | 'delete' | 'replace' | 'apply' | 'start' | 'unmask' | 'enable' | 'disable' | 'approve' | 'write';
+  /** `leave`: in a plan, something the run deliberately does not change (with why in `detail`). */
+  action: 'create' | 'update' | 'delete' | 'replace' | 'apply' | 'start' | 'unmask' | 'enable' | 'disable' | 'approve' | 'write' | 'leave';
   detail?: string;
 }
 

@@ -21,7 +21,7 @@ import { ensureSecret, isManagedByUs, resilient, tlsSecret, unb64, type Secret }
 import { saveDomainStateOnce } from './state';
 import type { DomainTargets } from './targets';
 import { readIngressConfig } from './ingress';
-import { routesToReplace } from './routes';
+import { classifyRoutes, leftBecause } from './routes';
 import { ServingKeyPool } from '../../certs/keys';
 import { splitCertificates } from '../../certs/pem';
 import { notInPlace } from '../not-in-place';
@@ -263,7 +263,12 @@ export const domainStep: Step = resilient({
     const w = await assess(ctx, client);
     const changes = describeChanges(ctx, w);
     const policy = await routePolicy(ctx, client, w.targets);
-    for (const d of await routesToReplace(client, policy)) {
+    for (const d of await classifyRoutes(client, policy)) {
+      const left = leftBecause(d, {});
+      if (left) {
+        changes.push({ kind: 'Route', target: d.key, action: 'leave', detail: `stays on the old apps domain (${d.host}): ${left}` });
+        continue;
+      }
       changes.push({ kind: 'Route', target: d.key, action: d.action === 'recreate' ? 'replace' : 'update', detail: d.action === 'recreate' ? `${d.host} → a generated host on ${policy.newAppsDomain} (once openshift-apiserver uses appsDomain, while settling)` : `${d.host} → ${d.newHost} (while settling)` });
     }
     return changes;

@@ -8,14 +8,23 @@
 // - routes outside the old apps domains, routes with spec.subdomain (no stored host) and the component
 //   routes (console, downloads, oauth-openshift and anything else in Ingress status.componentRoutes, whose
 //   operators move them through spec.componentRoutes) are left alone: replacing those would fight their operator.
+// - left on the old domain, and reported (openshift-fidelity R3): an explicit host written by an owner (an
+//   ownerReference, or a foreign `app.kubernetes.io/managed-by` such as Helm or a GitOps tool) — the owner
+//   writes it back; a route whose own certificate (spec.tls.certificate) does not cover its new host — it would
+//   serve a certificate for the old name; a route with spec.tls.externalCertificate — its certificate lives in a
+//   secret the route does not show. Each route is changed at most once per run: one found back on the old
+//   domain afterwards was reverted by its owner, is reported, and no longer holds up settle.
 // Every original is saved (0600: routes may carry TLS keys) before the first change, and the route being
 // re-created is recorded first, so a power cut between delete and create loses nothing.
 import * as path from 'node:path';
 import { R } from '../../cluster/resources';
 import { retryOnConflict } from '../../cluster/retry';
 import { ApiError, type ClusterClient, type KubeObject } from '../../cluster/types';
+import { X509Certificate } from 'node:crypto';
+import { coversHost } from '../../certs/verify';
+import { splitCertificates } from '../../certs/pem';
 import type { Change, StepContext } from '../../engine/step';
-import { isUnder } from './names';
+import { isUnder, MANAGED_BY, MANAGED_BY_LABEL } from './names';
 import { updateObject } from './objects';
 
 export const HOST_GENERATED_ANNOTATION = 'openshift.io/host.generated';
@@ -23,7 +32,13 @@ export const ROUTE_BACKUP_FILE = 'backups/routes.json';
 const PROBE = { namespace: 'openshift-config', name: 'sno-reconfigure-host-probe' };
 
 export interface Route extends KubeObject {
-  spec?: { host?: string; subdomain?: string; to?: { kind?: string; name?: string; weight?: number }; [k: string]: unknown };
+  spec?: {
+    host?: string;
+    subdomain?: string;
+    to?: { kind?: string; name?: string; weight?: number };
+    tls?: { certificate?: string; externalCertificate?: { name?: string }; [k: string]: unknown };
+    [k: string]: unknown;
+  };
 }
 
 export interface RoutePolicy {
@@ -37,7 +52,8 @@ export interface RoutePolicy {
 export interface RouteDecision {
   key: string;
   host: string;
-  action: 'recreate' | 'rewrite' | 'keep';
+  /** keep: not ours to move; leave: on an old apps domain, but moving it would break it (reported). */
+  action: 'recreate' | 'rewrite' | 'keep' | 'leave';
   newHost?: string;
   reason: string;
 }
@@ -51,11 +67,42 @@ export function classifyRoute(route: Route, policy: RoutePolicy): RouteDecision 
   const old = policy.oldDomains.filter((d) => d !== policy.newAppsDomain).find((d) => isUnder(host, d));
   if (!old) return { key, host, action: 'keep', reason: 'not on an old apps domain' };
   if (policy.componentRoutes.has(key)) return { key, host, action: 'keep', reason: 'component route, moved by its operator' };
-  if (route.metadata?.annotations?.[HOST_GENERATED_ANNOTATION] === 'true') {
-    return { key, host, action: 'recreate', reason: 'generated host on an old apps domain' };
-  }
-  const newHost = `${host.slice(0, host.length - old.length)}${policy.newAppsDomain}`;
+  const generated = route.metadata?.annotations?.[HOST_GENERATED_ANNOTATION] === 'true';
+  const newHost = generated ? generatedHost(route, policy.newAppsDomain) : `${host.slice(0, host.length - old.length)}${policy.newAppsDomain}`;
+  const owner = generated ? undefined : hostOwner(route);
+  if (owner) return { key, host, action: 'leave', newHost, reason: `its host is written by ${owner}, which would set it back` };
+  const tls = ownCertificateProblem(route, newHost);
+  if (tls) return { key, host, action: 'leave', newHost, reason: tls };
+  if (generated) return { key, host, action: 'recreate', newHost, reason: 'generated host on an old apps domain' };
   return { key, host, action: 'rewrite', newHost, reason: 'explicit host on an old apps domain' };
+}
+
+/** The host openshift-apiserver generates: <name>-<namespace>.<apps domain> (library-go pkg/route/hostassignment). */
+export function generatedHost(route: Route, appsDomain: string): string {
+  return `${route.metadata?.name ?? ''}-${route.metadata?.namespace ?? ''}.${appsDomain}`.toLowerCase();
+}
+
+/** Who writes an explicit host back: an owning object, or another tool's managed-by label. */
+function hostOwner(route: Route): string | undefined {
+  const ref = route.metadata?.ownerReferences?.[0];
+  if (ref) return `its owner ${ref.kind ?? 'object'} ${ref.name ?? ''}`.trim();
+  const managedBy = route.metadata?.labels?.[MANAGED_BY_LABEL];
+  if (managedBy && managedBy !== MANAGED_BY) return `${managedBy} (label ${MANAGED_BY_LABEL})`;
+  return undefined;
+}
+
+/** Why the route's own certificate would be wrong under `newHost`, if it would. */
+function ownCertificateProblem(route: Route, newHost: string): string | undefined {
+  const tls = route.spec?.tls;
+  if (tls?.externalCertificate?.name) return `it serves the certificate of secret ${tls.externalCertificate.name}, which the agent cannot check for ${newHost}`;
+  const pem = tls?.certificate ? splitCertificates(tls.certificate)[0] : undefined;
+  if (!pem) return undefined;
+  try {
+    if (coversHost(new X509Certificate(pem), newHost)) return undefined;
+  } catch {
+    return 'its own certificate (spec.tls.certificate) cannot be read';
+  }
+  return `its own certificate (spec.tls.certificate) does not cover ${newHost}`;
 }
 
 /** The object to create again: same name, labels, annotations (minus the generated-host marker), owners and spec, no host. */
@@ -123,6 +170,15 @@ async function createAgain(client: ClusterClient, original: Route): Promise<Rout
 export interface RouteProgress {
   /** The route between delete and create, when a power cut hit. */
   inFlight?: string;
+  /** Routes this run moved (namespace/name): each at most once; one back on an old domain was reverted. */
+  moved?: string[];
+}
+
+/** What replaceRoutes does with each route on an old apps domain, given what this run already moved. */
+export function followUpOf(decision: RouteDecision, progress: RouteProgress): 'move' | 'left' | 'reverted' | 'none' {
+  if (decision.action === 'keep') return 'none';
+  if (decision.action === 'leave') return 'left';
+  return progress.moved?.includes(decision.key) ? 'reverted' : 'move';
 }
 
 async function readBackup(ctx: StepContext): Promise<Record<string, Route>> {
@@ -153,7 +209,7 @@ export interface RouteReplacementResult {
 export async function replaceRoutes(ctx: StepContext, client: ClusterClient, policy: RoutePolicy, progress: RouteProgress, save: () => Promise<void>): Promise<RouteReplacementResult> {
   const routes = (await client.list<Route>(R.routes)).items;
   const result: RouteReplacementResult = { changes: [], unexpected: [] };
-  const decisions = routes.map((r) => ({ route: r, decision: classifyRoute(r, policy) })).filter((d) => d.decision.action !== 'keep');
+  const decisions = routes.map((r) => ({ route: r, decision: classifyRoute(r, policy) })).filter((d) => followUpOf(d.decision, progress) === 'move');
   const backup = await backUp(ctx, decisions.map((d) => d.route));
 
   if (progress.inFlight && !routes.some((r) => keyOf(r) === progress.inFlight)) {
@@ -161,6 +217,7 @@ export async function replaceRoutes(ctx: StepContext, client: ClusterClient, pol
     if (original) {
       const created = await createAgain(client, original);
       result.changes.push({ kind: 'Route', target: progress.inFlight, action: 'replace', detail: `${original.spec?.host} → ${created.spec?.host} (re-created after an interruption)` });
+      progress.moved = [...(progress.moved ?? []), progress.inFlight];
     }
   }
   if (progress.inFlight) {
@@ -181,6 +238,8 @@ export async function replaceRoutes(ctx: StepContext, client: ClusterClient, pol
       const newHost = created.spec?.host ?? '';
       if (!isUnder(newHost, policy.newAppsDomain)) result.unexpected.push(`${decision.key} (${newHost})`);
       result.changes.push({ kind: 'Route', target: decision.key, action: 'replace', detail: `${decision.host} → ${newHost}` });
+      progress.moved = [...(progress.moved ?? []), decision.key];
+      await save();
     } else {
       const newHost = decision.newHost as string;
       const updated = await updateObject<Route>(client, R.routes, name, ns, (current) => {
@@ -188,13 +247,31 @@ export async function replaceRoutes(ctx: StepContext, client: ClusterClient, pol
         return { ...current, spec: { ...current.spec, host: newHost } };
       }, { optional: true });
       if (updated.changed) result.changes.push({ kind: 'Route', target: decision.key, action: 'update', detail: `${decision.host} → ${newHost}` });
+      progress.moved = [...(progress.moved ?? []), decision.key];
+      await save();
     }
   }
   return result;
 }
 
-/** Routes still on an old apps domain that replaceRoutes would change (for plan and for settle's check). */
-export async function routesToReplace(client: ClusterClient, policy: RoutePolicy): Promise<RouteDecision[]> {
+/**
+ * Routes still on an old apps domain that replaceRoutes would change (for plan and for settle's check):
+ * neither left (reported) nor moved once already by this run (`progress`).
+ */
+export async function routesToReplace(client: ClusterClient, policy: RoutePolicy, progress: RouteProgress = {}): Promise<RouteDecision[]> {
+  return (await classifyRoutes(client, policy)).filter((d) => followUpOf(d, progress) === 'move');
+}
+
+/** Why a route stays on the old apps domain (for the report), or undefined when it moves or is not ours to move. */
+export function leftBecause(decision: RouteDecision, progress: RouteProgress): string | undefined {
+  const next = followUpOf(decision, progress);
+  if (next === 'left') return decision.reason;
+  if (next === 'reverted') return 'its owner reverted it';
+  return undefined;
+}
+
+/** Every route on an old apps domain, with what happens to it. */
+export async function classifyRoutes(client: ClusterClient, policy: RoutePolicy): Promise<RouteDecision[]> {
   const routes = (await client.list<Route>(R.routes)).items;
   return routes.map((r) => classifyRoute(r, policy)).filter((d) => d.action !== 'keep');
 }

@@ -7,7 +7,7 @@ import type { Endpoint, StepContext } from '../../engine/step';
 import type { Blocker } from '../rollouts';
 import type { CertPlan } from './certificates';
 import { desiredDomain, routePolicy } from './desired';
-import { generatesHostsOn, replaceRoutes, routesToReplace, type RoutePolicy, type RouteProgress } from './routes';
+import { classifyRoutes, followUpOf, generatesHostsOn, leftBecause, replaceRoutes, routesToReplace, type RoutePolicy, type RouteProgress } from './routes';
 import type { DomainTargets } from './targets';
 import { checkServedCertificate, type ServedCheck } from './tls-check';
 
@@ -68,7 +68,12 @@ export interface RouteFollowUp {
  * openshift-apiserver is still rolling out, so the probe (a route created and deleted) is not even tried.
  */
 export async function followUpRoutes(ctx: StepContext, client: ClusterClient, checks: DomainChecks, progress: RouteProgress, save: () => Promise<void>, rollingOut = false): Promise<RouteFollowUp> {
-  const todo = await routesToReplace(client, checks.routes);
+  const all = await classifyRoutes(client, checks.routes);
+  for (const d of all) {
+    const why = leftBecause(d, progress);
+    if (why) ctx.warn(`route ${d.key} left on the old apps domain (${d.host}): ${why}`);
+  }
+  const todo = all.filter((d) => followUpOf(d, progress) === 'move');
   if (todo.length === 0 && !progress.inFlight) return { pending: 0, hostsReady: true };
   if (rollingOut && !progress.inFlight) return { pending: todo.length, hostsReady: false };
   const probe = await generatesHostsOn(client, checks.routes.newAppsDomain);
@@ -79,5 +84,5 @@ export async function followUpRoutes(ctx: StepContext, client: ClusterClient, ch
   const result = await replaceRoutes(ctx, client, checks.routes, progress, save);
   for (const change of result.changes) ctx.changed(change);
   for (const r of result.unexpected) ctx.warn(`route ${r} was re-created but its generated host is not on ${checks.routes.newAppsDomain}`);
-  return { pending: (await routesToReplace(client, checks.routes)).length, hostsReady: true };
+  return { pending: (await routesToReplace(client, checks.routes, progress)).length, hostsReady: true };
 }

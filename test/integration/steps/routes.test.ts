@@ -68,3 +68,37 @@ describe('route replacement', () => {
     }
   });
 });
+
+describe('routes the agent leaves on the old apps domain', () => {
+  test('a Helm-managed route stays and is reported; a route reverted by its owner is reported and no longer holds up settle', async () => {
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', durations: { openshiftApiserverRollout: 1_000, kubeApiserverRestartOutage: 0 } });
+    const h = await createHarness(sim);
+    try {
+      const helm = sim.store.get(R.routes, 'checkout', 'shop') as Route & { metadata: { labels?: Record<string, string> } };
+      sim.store.create(R.routes, { ...helm, metadata: { name: 'catalog', namespace: 'shop', labels: { 'app.kubernetes.io/managed-by': 'Helm' } }, spec: { ...helm.spec, host: 'catalog.apps.sno1.factory.example.com' } });
+      assert.equal(await h.run(domainStep), 'applied');
+      await sim.waitFor(async () => (await generatesHostsOn(h.client, NEW_APPS)).ready, 20_000, 'generated hosts on the new apps domain');
+      const ctx = h.contextFor('settle');
+      const checks = await domainChecks(ctx, h.client);
+      const progress: RouteProgress = {};
+      const first = await followUpRoutes(ctx, h.client, checks, progress, async () => undefined);
+      assert.deepEqual(first, { pending: 0, hostsReady: true });
+      assert.equal((sim.store.get(R.routes, 'catalog', 'shop') as Route).spec?.host, 'catalog.apps.sno1.factory.example.com', 'the Helm route is not touched');
+      assert.ok(h.warnings.some((w) => w === 'route shop/catalog left on the old apps domain (catalog.apps.sno1.factory.example.com): its host is written by Helm (label app.kubernetes.io/managed-by), which would set it back'), h.warnings.join('\n'));
+      assert.equal((sim.store.get(R.routes, 'checkout', 'shop') as Route).spec?.host, `checkout.${NEW_APPS}`);
+
+      // Its owner writes the old host back: the agent does not fight it, says so, and settle is not held up.
+      const moved = sim.store.get(R.routes, 'checkout', 'shop') as Route;
+      sim.store.update(R.routes, { ...moved, spec: { ...moved.spec, host: 'checkout.apps.sno1.factory.example.com' } });
+      sim.api.clearRequests();
+      const second = await followUpRoutes(ctx, h.client, checks, progress, async () => undefined);
+      assert.deepEqual(second, { pending: 0, hostsReady: true });
+      assert.equal((sim.store.get(R.routes, 'checkout', 'shop') as Route).spec?.host, 'checkout.apps.sno1.factory.example.com');
+      assert.deepEqual(sim.api.requests.filter((r) => r.method !== 'GET' && r.path.includes('/routes/checkout')), [], 'no second rewrite');
+      assert.ok(h.warnings.some((w) => w === 'route shop/checkout left on the old apps domain (checkout.apps.sno1.factory.example.com): its owner reverted it'), h.warnings.join('\n'));
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
+  });
+});

@@ -1,6 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyRoute, recreatable, HOST_GENERATED_ANNOTATION, type Route, type RoutePolicy } from '../../../../src/steps/domain/routes';
+import { classifyRoute, followUpOf, leftBecause, recreatable, HOST_GENERATED_ANNOTATION, type Route, type RoutePolicy } from '../../../../src/steps/domain/routes';
+import { OpensslWorkdir } from '../../certs/openssl';
 import { clusterBlockers, poolBlockers, rolloutStarted, type ClusterSnapshot } from '../../../../src/steps/settle/conditions';
 import type { ExpectedRollout } from '../../../../src/steps/rollouts';
 import { BOOTSTRAPPER, BOOTSTRAPPER_GROUPS, CLIENT, cleanupCsrFiles, csrObject, opensslCsr } from '../../csr/make-csr';
@@ -41,6 +42,44 @@ describe('route classification', () => {
     assert.equal(classifyRoute(route('shop', 'sub', undefined), policy).action, 'keep');
     assert.equal(classifyRoute(route('shop', 'evil', 'xapps.sno1.factory.example.com'), policy).action, 'keep');
     assert.equal(classifyRoute(route('shop', 'bare', 'apps.sno1.factory.example.com'), policy).action, 'keep');
+  });
+
+  describe('left on the old apps domain, with the reason (owners write hosts back; own certificates would not fit)', () => {
+    const ssl = new OpensslWorkdir();
+    after(() => ssl.cleanup());
+    const ca = ssl.rootCa('route-ca');
+    let n = 0;
+    const certFor = (names: string[]) => ssl.signed(`route-${n++}`, ca, { dnsNames: names }).certPem;
+    const withMeta = (r: Route, md: Partial<NonNullable<Route['metadata']>>): Route => ({ ...r, metadata: { ...r.metadata, ...md } });
+    const withTls = (r: Route, tls: NonNullable<Route['spec']>['tls']): Route => ({ ...r, spec: { ...r.spec, tls } });
+    const explicit = route('shop', 'pay', 'pay.apps.sno1.factory.example.com');
+    const generated = route('shop', 'web', 'web-shop.apps.sno1.factory.example.com', true);
+    const rows: { name: string; route: () => Route; action: string; reason?: RegExp }[] = [
+      { name: 'an explicit host with an owner', route: () => withMeta(explicit, { ownerReferences: [{ apiVersion: 'x/v1', kind: 'Storefront', name: 'main', uid: 'u' }] }), action: 'leave', reason: /written by its owner Storefront main/ },
+      { name: 'an explicit host managed by Helm', route: () => withMeta(explicit, { labels: { 'app.kubernetes.io/managed-by': 'Helm' } }), action: 'leave', reason: /written by Helm \(label app.kubernetes.io\/managed-by\)/ },
+      { name: 'an explicit host managed by us moves', route: () => withMeta(explicit, { labels: { 'app.kubernetes.io/managed-by': 'sno-reconfigure' } }), action: 'rewrite' },
+      { name: 'a generated host with an owner moves (the owner does not write the host)', route: () => withMeta(generated, { ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: 'web', uid: 'u' }] }), action: 'recreate' },
+      { name: 'its own certificate for the old name only', route: () => withTls(explicit, { certificate: certFor(['pay.apps.sno1.factory.example.com']) }), action: 'leave', reason: /does not cover pay.apps.sno1.store42.example.com/ },
+      { name: 'its own certificate that covers the new host moves', route: () => withTls(explicit, { certificate: certFor(['pay.apps.sno1.factory.example.com', 'pay.apps.sno1.store42.example.com']) }), action: 'rewrite' },
+      { name: 'a generated host whose own wildcard covers the new apps domain moves', route: () => withTls(generated, { certificate: certFor(['*.apps.sno1.store42.example.com']) }), action: 'recreate' },
+      { name: 'a generated host whose own certificate is for the old name', route: () => withTls(generated, { certificate: certFor(['web-shop.apps.sno1.factory.example.com']) }), action: 'leave', reason: /does not cover web-shop.apps.sno1.store42.example.com/ },
+      { name: 'an external certificate the agent cannot check', route: () => withTls(explicit, { externalCertificate: { name: 'pay-tls' } }), action: 'leave', reason: /certificate of secret pay-tls/ },
+    ];
+    for (const row of rows) {
+      test(row.name, () => {
+        const d = classifyRoute(row.route(), policy);
+        assert.equal(d.action, row.action, d.reason);
+        if (row.reason) assert.match(d.reason, row.reason);
+      });
+    }
+  });
+
+  test('each route is moved at most once a run: one back on the old domain was reverted by its owner', () => {
+    const d = classifyRoute(route('shop', 'pay', 'pay.apps.sno1.factory.example.com'), policy);
+    assert.equal(followUpOf(d, {}), 'move');
+    assert.equal(followUpOf(d, { moved: ['shop/pay'] }), 'reverted');
+    assert.equal(leftBecause(d, { moved: ['shop/pay'] }), 'its owner reverted it');
+    assert.equal(leftBecause(d, {}), undefined);
   });
 
   test('the target domain is never treated as old', () => {
