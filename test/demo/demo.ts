@@ -9,9 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
-import { stringify, parse } from 'yaml';
-import { createCa } from '../sim/pki';
-import { startScenario, siteConfigFor } from '../support/scenario';
+import { demoSiteConfigFiles, startScenario } from '../support/scenario';
 import { BUNDLE_PATH } from '../support/bundle';
 import { prettyLogLine } from './pretty';
 import type { Report } from '../../src/engine/report';
@@ -28,26 +26,7 @@ async function main(): Promise<number> {
     say(`simulated SNO "${sim.options.clusterName}" on ${sim.options.baseDomain}, OpenShift ${sim.options.version}, node ${sim.options.nodeName}; kubelet is held down, as the factory left it`);
 
     // The site-config volume a technician brings: every change the agent can make.
-    const registryCa = createCa('registry.store42.example.com CA');
-    const base = parse(siteConfigFor(sim, { extraSpec: { timeouts: { settleStability: '5s' } } })) as { spec: Record<string, unknown> };
-    const network = base.spec.network as Record<string, unknown>;
-    const spec = {
-      ...base.spec,
-      network: { nmstateFile: 'network.yaml', verify: network.verify },
-      pullSecretFile: 'pull-secret.json',
-      pullSecretMode: 'merge',
-      imageDigestMirrors: [
-        { source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] },
-        { source: 'quay.io/openshift-release-dev/ocp-v4.0-art-dev', mirrors: ['registry.store42.example.com:8443/ocp/art-dev'] },
-      ],
-      additionalTrustBundleFile: 'registry-ca.pem',
-    };
-    const files = {
-      'site-config.yaml': stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: 'store-0042' }, spec }),
-      'network.yaml': stringify(network.nmstate),
-      'pull-secret.json': JSON.stringify({ auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('store42:s3cr3t-demo').toString('base64') } } }),
-      'registry-ca.pem': registryCa.certPem,
-    };
+    const files = demoSiteConfigFiles(sim);
 
     say('powering on the node: sno-reconfigure.service starts and waits for its site-config');
     const child = s.spawnRun(['--log-level', 'info']);
@@ -77,7 +56,7 @@ async function main(): Promise<number> {
 }
 
 function printReport(r: Report, root: string): void {
-  say(`report (/var/lib/sno-reconfigure/report.json): ${r.result} in ${Math.round((r.durationMs ?? 0) / 1000)} s`);
+  say(`report (/var/lib/sno-reconfigure/report.json): ${r.result} in ${Math.round((r.durationMs ?? 0) / 1000)} s on OpenShift ${r.cluster.version ?? '(version unknown)'}`);
   const byKind = new Map<string, string[]>();
   for (const c of r.changes) byKind.set(c.kind, [...(byKind.get(c.kind) ?? []), `${c.action} ${c.target}${c.detail ? ` (${c.detail})` : ''}`]);
   for (const [kind, items] of byKind) {

@@ -4,7 +4,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, copyFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
+import { createCa } from '../sim/pki';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../sim/index';
 import { DEFAULT_KUBECONFIG } from '../../src/paths';
 import { createStandInNode, type StandInNode } from './standin-host';
@@ -61,6 +62,33 @@ export function siteConfigFor(sim: Simulator, opts: SiteConfigOptions = {}): str
     ...opts.extraSpec,
   };
   return stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: opts.name ?? 'store-0042' }, spec });
+}
+
+/**
+ * The demo's site-config volume (`npm run demo`, and the version matrix in npm test): every change the agent
+ * can make — the site network in its own file, a pull secret, two digest mirrors and their registry CA.
+ */
+export function demoSiteConfigFiles(sim: Simulator): Record<string, string> {
+  const registryCa = createCa('registry.store42.example.com CA');
+  const base = parse(siteConfigFor(sim, { extraSpec: { timeouts: { settleStability: '5s' } } })) as { spec: Record<string, unknown> };
+  const network = base.spec.network as Record<string, unknown>;
+  const spec = {
+    ...base.spec,
+    network: { nmstateFile: 'network.yaml', verify: network.verify },
+    pullSecretFile: 'pull-secret.json',
+    pullSecretMode: 'merge',
+    imageDigestMirrors: [
+      { source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] },
+      { source: 'quay.io/openshift-release-dev/ocp-v4.0-art-dev', mirrors: ['registry.store42.example.com:8443/ocp/art-dev'] },
+    ],
+    additionalTrustBundleFile: 'registry-ca.pem',
+  };
+  return {
+    'site-config.yaml': stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: 'store-0042' }, spec }),
+    'network.yaml': stringify(network.nmstate),
+    'pull-secret.json': JSON.stringify({ auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('store42:s3cr3t-demo').toString('base64') } } }),
+    'registry-ca.pem': registryCa.certPem,
+  };
 }
 
 export function parseLogs(stdout: string): AgentRun['logs'] {
