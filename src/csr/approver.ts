@@ -22,8 +22,9 @@ import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { CsrDeniedError } from '../cluster/approval';
 import { R } from '../cluster/resources';
-import { isNotFound, withRetry, type RetryOptions, type Sleep, realSleep } from '../cluster/retry';
-import type { ClusterClient, KubeObject, WatchEvent } from '../cluster/types';
+import { withRetry, type RetryOptions } from '../cluster/retry';
+import { abortableSleep, type Sleep } from '../util/backoff';
+import { isNotFound, type ClusterClient, type KubeObject, type WatchEvent } from '../cluster/types';
 import { CLIENT_SIGNER, SERVING_SIGNER, decidedState, evaluateCsr, issuedKind, type CsrDecision, type ExpectedNode } from './policy';
 
 export const APPROVAL_REASON = 'SNOReconfigureApprove';
@@ -84,7 +85,7 @@ export function startCsrApprover(opts: CsrApproverOptions): CsrApprover {
   const onOuterAbort = () => controller.abort(opts.signal.reason);
   if (opts.signal.aborted) controller.abort(opts.signal.reason);
   else opts.signal.addEventListener('abort', onOuterAbort, { once: true });
-  const sleep = opts.sleep ?? realSleep;
+  const sleep = opts.sleep ?? abortableSleep;
   const maxApprovals = opts.maxApprovals ?? 10;
 
   const recheckMs = opts.recheckIntervalMs ?? 2000;

@@ -10,11 +10,11 @@
 // MCO refuse the update, MCO #4431). Creating an IDMS/ICSP needs no drain; editing or deleting one makes the
 // MCO drain and reboot the node (openshift-docs node-icsp-no-drain.adoc): the report says so.
 import { R } from '../cluster/resources';
-import { ApiError, type ClusterClient, type KubeObject } from '../cluster/types';
+import { isNotFound, type ClusterClient, type KubeObject } from '../cluster/types';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import type { MirrorRule } from '../siteconfig/types';
-import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
-import { createOrUpdate, resilient, sameJson, updateObject } from './domain/objects';
+import { createOrUpdate, MANAGED_BY, MANAGED_BY_LABEL, sameJson, updateObject } from '../cluster/objects';
+import { resilient } from './resilient';
 import { MASTER_POOL, recordRollouts } from './settle/rollouts';
 import { titleOf } from './titles';
 
@@ -73,7 +73,7 @@ async function listKind<T extends KubeObject>(client: ClusterClient, type: typeo
   try {
     return (await client.list<T>(type)).items;
   } catch (e) {
-    if (e instanceof ApiError && e.statusCode === 404) return [];
+    if (isNotFound(e)) return [];
     throw e;
   }
 }

@@ -3,7 +3,7 @@
 // reference/anchor-ztpfw-domain.md section 1.1 and "Weaknesses").
 import type { ClusterClient, KubeObject } from '../../cluster/types';
 import { R } from '../../cluster/resources';
-import { sameJson, updateObject } from './objects';
+import { sameJson, updateObject } from '../../cluster/objects';
 
 export interface NamedCertificate {
   names?: string[];

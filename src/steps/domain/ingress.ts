@@ -5,7 +5,7 @@
 import { R } from '../../cluster/resources';
 import type { ClusterClient } from '../../cluster/types';
 import { COMPONENT_ROUTES, SECRETS, routeKey, type DomainNames } from './names';
-import { sameJson, updateObject } from './objects';
+import { sameJson, updateObject } from '../../cluster/objects';
 import type { IngressConfig } from './targets';
 
 export interface ComponentRouteSpec {
