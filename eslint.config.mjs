@@ -33,4 +33,16 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // An API answer is asked through the predicates beside ApiError (src/cluster/types.ts: isNotFound,
+    // isConflict, isGone), as apimachinery's errors.IsNotFound; only the client itself reads status codes.
+    files: ['src/**/*.ts'],
+    ignores: ['src/cluster/**'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: "BinaryExpression:matches([left.property.name='statusCode'][right.type='Literal'], [right.property.name='statusCode'][left.type='Literal'])",
+        message: 'Ask the API error with isNotFound/isConflict/isGone (src/cluster/types.ts) instead of comparing statusCode.',
+      }],
+    },
+  },
 );
