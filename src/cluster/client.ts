@@ -165,8 +165,8 @@ function decodeJson<R>(body: Buffer, req: Pick<HttpRequest, 'method' | 'path'>):
   if (body.length === 0) return {} as R;
   try {
     return JSON.parse(body.toString('utf8')) as R;
-  } catch {
-    throw new SyntaxError(`${req.method} ${req.path.split('?')[0]}: the server answered with a body that is not JSON`);
+  } catch (e) {
+    throw new SyntaxError(`${req.method} ${req.path.split('?')[0]}: the server answered with a body that is not JSON`, { cause: e });
   }
 }
 

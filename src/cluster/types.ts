@@ -83,8 +83,8 @@ export function isGone(err: unknown): boolean {
 
 /** The API could not be reached at all (refused, reset, TLS failure, timeout). */
 export class ConnectionError extends Error {
-  constructor(message: string, readonly code?: string) {
-    super(message);
+  constructor(message: string, readonly code?: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'ConnectionError';
   }
 }

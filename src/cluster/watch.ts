@@ -131,8 +131,8 @@ function parseEvent(line: string, what: string): { type: WatchEventType | 'ERROR
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
-  } catch {
-    throw new ConnectionError(`watch ${what}: the server sent a line that is not JSON (${line.length} bytes)`, 'EPROTO');
+  } catch (e) {
+    throw new ConnectionError(`watch ${what}: the server sent a line that is not JSON (${line.length} bytes)`, 'EPROTO', { cause: e });
   }
   const e = parsed as { type?: unknown; object?: unknown };
   if (typeof e?.type !== 'string' || typeof e.object !== 'object' || e.object === null) {
