@@ -6,7 +6,8 @@
 import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
 import type { HttpRequest } from './http';
 import { R, resourcePath } from './resources';
-import { retryOnConflict, type Sleep } from './retry';
+import type { Sleep } from '../util/backoff';
+import { retryOnConflict } from './retry';
 import type { KubeObject, RequestOptions, ResourceType } from './types';
 import { ApiError } from './types';
 

@@ -7,8 +7,8 @@ import { approveCsr } from './approval';
 import { apiErrorFrom, Transport, type HttpRequest } from './http';
 import type { Kubeconfig } from './kubeconfig';
 import { resourcePath } from './resources';
-import type { Sleep } from './retry';
-import { runWatch, type WatchBackoff } from './watch';
+import type { Backoff, Sleep } from '../util/backoff';
+import { runWatch } from './watch';
 import type {
   ClusterClient, KubeObject, ListOptions, ObjectList, PatchType, RequestOptions, ResourceType, WatchEvent, WatchOptions,
 } from './types';
@@ -19,7 +19,7 @@ export interface ClusterClientOptions {
   userAgent?: string;
   log?: Logger;
   /** Watch reconnect backoff (default DEFAULT_WATCH_BACKOFF in watch.ts) and its sleep; tests shorten them. */
-  watchBackoff?: WatchBackoff;
+  watchBackoff?: Partial<Backoff>;
   sleep?: Sleep;
   /** Server-side watch duration in seconds (default random 300-600, like client-go's reflector). */
   watchTimeoutSeconds?: number;
@@ -165,8 +165,8 @@ function decodeJson<R>(body: Buffer, req: Pick<HttpRequest, 'method' | 'path'>):
   if (body.length === 0) return {} as R;
   try {
     return JSON.parse(body.toString('utf8')) as R;
-  } catch {
-    throw new SyntaxError(`${req.method} ${req.path.split('?')[0]}: the server answered with a body that is not JSON`);
+  } catch (e) {
+    throw new SyntaxError(`${req.method} ${req.path.split('?')[0]}: the server answered with a body that is not JSON`, { cause: e });
   }
 }
 

@@ -4,7 +4,6 @@
 // secrets, keys and tokens.
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { readFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import type { V1Status } from '@kubernetes/client-node';
 import type { Logger } from '../log';
@@ -168,8 +167,7 @@ export class Transport {
   private async currentToken(): Promise<string | undefined> {
     if (this.kc.tokenFile && Date.now() - this.tokenReadAt >= (this.opts.tokenFileTtlMs ?? TOKEN_FILE_TTL_MS)) {
       try {
-        const read = this.kc.readFile ?? ((p: string) => readFile(p));
-        this.token = (await read(this.kc.tokenFile)).toString('utf8').trim();
+        this.token = (await this.kc.readFile(this.kc.tokenFile)).toString('utf8').trim();
         this.tokenReadAt = Date.now();
       } catch (e) {
         // Keep the last good token; the server will say 401 if it really expired.
@@ -252,17 +250,17 @@ export function toConnectionError(err: unknown, where: string, kc?: Kubeconfig):
   if (err instanceof ConnectionError) return err;
   const e = err as NodeJS.ErrnoException & { reason?: string };
   const code = e?.code ?? (e instanceof Error && /socket hang up/.test(e.message) ? 'ECONNRESET' : undefined);
-  if (err instanceof TimeoutError) return new ConnectionError(`${where}: timed out (${err.message})`, 'ETIMEDOUT');
-  if (err instanceof AbortedError) return new ConnectionError(`${where}: aborted`, 'ABORT_ERR');
+  if (err instanceof TimeoutError) return new ConnectionError(`${where}: timed out (${err.message})`, 'ETIMEDOUT', { cause: err });
+  if (err instanceof AbortedError) return new ConnectionError(`${where}: aborted`, 'ABORT_ERR', { cause: err });
   if (code && TLS_CODES.test(code)) {
     const name = kc?.tlsServerName ? ` (verified as ${kc.tlsServerName})` : '';
-    return new ConnectionError(`${where}: TLS failure${name}: ${e.message} [${code}] — the server certificate is not trusted by the kubeconfig's certificate-authority, or the client certificate was refused`, code);
+    return new ConnectionError(`${where}: TLS failure${name}: ${e.message} [${code}] — the server certificate is not trusted by the kubeconfig's certificate-authority, or the client certificate was refused`, code, { cause: err });
   }
-  if (code && CONNECTION_HINTS[code]) return new ConnectionError(`${where}: ${CONNECTION_HINTS[code]} [${code}]`, code);
+  if (code && CONNECTION_HINTS[code]) return new ConnectionError(`${where}: ${CONNECTION_HINTS[code]} [${code}]`, code, { cause: err });
   const message = e instanceof Error ? e.message : String(err);
   // OpenSSL alerts (e.g. the server refused our client certificate) come without a Node error code.
-  if (/alert|ssl|tls|certificate/i.test(message)) return new ConnectionError(`${where}: TLS failure: ${message}`, code ?? 'ETLS');
-  return new ConnectionError(`${where}: ${message}${code ? ` [${code}]` : ''}`, code);
+  if (/alert|ssl|tls|certificate/i.test(message)) return new ConnectionError(`${where}: TLS failure: ${message}`, code ?? 'ETLS', { cause: err });
+  return new ConnectionError(`${where}: ${message}${code ? ` [${code}]` : ''}`, code, { cause: err });
 }
 
 /** An ApiError from a non-2xx answer: the Status object when the server sent one (it usually does). */

@@ -1,30 +1,10 @@
-// Retries for API calls: read-modify-write on 409 Conflict (with backoff), and transient failures (503/502/504, 429
-// with Retry-After, connection errors) with capped exponential backoff and full jitter. The sleep is
-// injectable (a Clock's sleep) so tests and the simulator's scaled time run fast.
-import { ApiError, ConnectionError } from './types';
-
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
-
-/** setTimeout-based sleep that rejects with the signal's reason when aborted. */
-export const realSleep: Sleep = (ms, signal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) { reject(abortReason(signal)); return; }
-    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(timer); reject(abortReason(signal)); };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-
-function abortReason(signal: AbortSignal | undefined): unknown {
-  return signal?.reason ?? new Error('aborted');
-}
-
-export function isConflict(err: unknown): boolean {
-  return err instanceof ApiError && err.statusCode === 409;
-}
-
-export function isNotFound(err: unknown): boolean {
-  return err instanceof ApiError && err.statusCode === 404;
-}
+// The API's retry policies, each a Backoff and a predicate for retryOn (src/util/backoff.ts), as client-go
+// composes RetryOnConflict from OnError and IsConflict (kubernetes/client-go master, util/retry/util.go):
+// transient failures (503/502/504, 429 with Retry-After, connection errors), read-modify-write on 409
+// Conflict, and a step riding out a restarting API. The timer is injectable (a Clock, or just a sleep) so
+// tests and the simulator's scaled time run fast.
+import { abortableSleep, retryOn, sleepingTimer, type Backoff, type RetryRun, type Sleep, type Timer } from '../util/backoff';
+import { ApiError, ConnectionError, isConflict } from './types';
 
 /** Worth trying again: the API is restarting, overloaded or unreachable — not a wrong request. */
 export function isTransient(err: unknown): boolean {
@@ -42,87 +22,73 @@ export function retryAfterMs(err: unknown): number | undefined {
   return typeof seconds === 'number' && seconds >= 0 ? seconds * 1000 : undefined;
 }
 
+/** Transient failures: 500 ms doubling to 30 s with full jitter, six attempts. */
+export const TRANSIENT_BACKOFF: Backoff = { initialMs: 500, factor: 2, jitter: 1, maxMs: 30_000, steps: 6 };
+
+/**
+ * Read-modify-write on 409: retrying at once lost to a 409 storm of ~1 s (a controller hot-looping on the
+ * same object, or an API server answering every write 409 for a while); equal jitter guarantees each retry
+ * waits at least half its ceiling, so ~10 attempts span several seconds. 200 ms doubling to 3 s, at most 10
+ * attempts and 15 s spent waiting.
+ */
+export const CONFLICT_BACKOFF: Backoff = { initialMs: 200, factor: 2, jitter: 0.5, maxMs: 3_000, steps: 10, budgetMs: 15_000 };
+
+/**
+ * A step riding out an unreachable or restarting API (an SNO kube-apiserver restart takes ~1 min): 1 s
+ * doubling to 15 s with equal jitter, for at most API_OUTAGE_BUDGET_MS after the first failure.
+ */
+export const API_OUTAGE_BUDGET_MS = 3 * 60_000;
+export const API_OUTAGE_BACKOFF: Backoff = { initialMs: 1_000, factor: 2, jitter: 0.5, maxMs: 15_000, budgetMs: API_OUTAGE_BUDGET_MS };
+
 export interface RetryOptions {
-  /** Total attempts including the first (default 6). */
+  /** Total attempts including the first (default: the policy's steps). */
   attempts?: number;
-  /** First backoff (default 500 ms); doubles each attempt up to maxDelayMs (default 30 s). */
+  /** First backoff ceiling (default: the policy's); doubles each attempt up to maxDelayMs. */
   initialDelayMs?: number;
   maxDelayMs?: number;
+  /** No retry starts once this much time was spent sleeping (default: the policy's budget). */
+  maxTotalMs?: number;
   sleep?: Sleep;
   signal?: AbortSignal;
   /** [0,1) source for the jitter (default Math.random). */
   random?: () => number;
-  /** Which errors to retry (default isTransient). */
-  retryable?: (err: unknown) => boolean;
   onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+}
+
+/** The policy's Backoff with a caller's adjustments (tests shorten the waits, a caller its attempts). */
+function tuned(policy: Backoff, opts: RetryOptions): Backoff {
+  return {
+    ...policy,
+    initialMs: opts.initialDelayMs ?? policy.initialMs,
+    maxMs: opts.maxDelayMs ?? policy.maxMs,
+    steps: opts.attempts ?? policy.steps,
+    budgetMs: opts.maxTotalMs ?? policy.budgetMs,
+  };
+}
+
+/** How retryOn runs for these options: their budget counts the time spent sleeping between attempts. */
+function runOf(opts: RetryOptions): RetryRun {
+  return { timer: sleepingTimer(opts.sleep ?? abortableSleep), signal: opts.signal, random: opts.random, onRetry: opts.onRetry };
 }
 
 /**
  * Runs `fn` until it succeeds, a non-retryable error occurs or attempts run out (then the last error is
  * thrown). The delay is full-jitter exponential backoff, raised to the server's Retry-After when it gave one.
  */
-export async function withRetry<T>(fn: (attempt: number) => Promise<T>, opts: RetryOptions = {}): Promise<T> {
-  const attempts = Math.max(1, opts.attempts ?? 6);
-  const initial = opts.initialDelayMs ?? 500;
-  const max = opts.maxDelayMs ?? 30_000;
-  const sleep = opts.sleep ?? realSleep;
-  const random = opts.random ?? Math.random;
-  const retryable = opts.retryable ?? isTransient;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn(attempt);
-    } catch (err) {
-      if (attempt >= attempts || !retryable(err) || opts.signal?.aborted) throw err;
-      const ceiling = Math.min(max, initial * 2 ** (attempt - 1));
-      const jittered = Math.floor(random() * ceiling);
-      const delay = Math.min(max, Math.max(jittered, retryAfterMs(err) ?? 0));
-      opts.onRetry?.(err, attempt, delay);
-      await sleep(delay, opts.signal);
-    }
-  }
-}
-
-export interface ConflictRetryOptions {
-  /** Total attempts including the first (default 10). */
-  attempts?: number;
-  /** First backoff ceiling (default 200 ms); doubles each attempt up to maxDelayMs (default 3 s). */
-  initialDelayMs?: number;
-  maxDelayMs?: number;
-  /** No retry starts once this much time was spent sleeping (default 15 s). */
-  maxTotalMs?: number;
-  sleep?: Sleep;
-  signal?: AbortSignal;
-  random?: () => number;
-  onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+export function withRetry<T>(fn: (attempt: number) => Promise<T>, opts: RetryOptions & { retryable?: (err: unknown) => boolean } = {}): Promise<T> {
+  return retryOn(tuned(TRANSIENT_BACKOFF, opts), opts.retryable ?? isTransient, fn, { ...runOf(opts), waitAtLeast: retryAfterMs });
 }
 
 /**
  * Read-modify-write: `fn` must re-read the object each time it is called. Retries only on 409 (Conflict on
  * an update, and on a create both AlreadyExists — the re-read then finds the object — and Conflict), with
- * capped exponential backoff and "equal jitter": retrying at once lost to a 409 storm of ~1 s (a controller
- * hot-looping on the same object, or an API server answering every write 409 for a while); equal jitter
- * guarantees each retry waits at least half its ceiling, so ~10 attempts span several seconds. Bounded by
- * `attempts` and `maxTotalMs`; then the last 409 is thrown. A number as second argument is `attempts`.
+ * CONFLICT_BACKOFF; then the last 409 is thrown.
  */
-export async function retryOnConflict<T>(fn: (attempt: number) => Promise<T>, options: number | ConflictRetryOptions = {}): Promise<T> {
-  const opts: ConflictRetryOptions = typeof options === 'number' ? { attempts: options } : options;
-  const attempts = Math.max(1, opts.attempts ?? 10);
-  const initial = opts.initialDelayMs ?? 200;
-  const max = opts.maxDelayMs ?? 3_000;
-  const budget = opts.maxTotalMs ?? 15_000;
-  const sleep = opts.sleep ?? realSleep;
-  const random = opts.random ?? Math.random;
-  let slept = 0;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn(attempt);
-    } catch (err) {
-      if (attempt >= attempts || !isConflict(err) || opts.signal?.aborted || slept >= budget) throw err;
-      const ceiling = Math.min(max, initial * 2 ** (attempt - 1));
-      const delay = Math.min(budget - slept, Math.round(ceiling / 2 + (random() * ceiling) / 2));
-      opts.onRetry?.(err, attempt, delay);
-      slept += delay;
-      await sleep(delay, opts.signal);
-    }
-  }
+export function retryOnConflict<T>(fn: (attempt: number) => Promise<T>, opts: RetryOptions = {}): Promise<T> {
+  return retryOn(tuned(CONFLICT_BACKOFF, opts), isConflict, fn, runOf(opts));
+}
+
+/** Runs idempotent work again while the API is briefly unavailable (isTransient), on the caller's clock. */
+export function rideOutApiOutages<T>(fn: () => Promise<T>, run: { timer: Timer; signal: AbortSignal; onRetry: (err: unknown, delayMs: number) => void }): Promise<T> {
+  return retryOn(API_OUTAGE_BACKOFF, isTransient, () => fn(), { timer: run.timer, signal: run.signal, onRetry: (err, _attempt, delayMs) => run.onRetry(err, delayMs) });
 }

@@ -7,13 +7,9 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { V1Status } from '@kubernetes/client-node';
 import type { Logger } from '../log';
-import { realSleep, retryAfterMs, type Sleep } from './retry';
-import { ApiError, ConnectionError, type KubeObject, type ObjectList, type WatchEvent, type WatchEventType } from './types';
-
-export interface WatchBackoff {
-  initialMs: number;
-  maxMs: number;
-}
+import { abortableSleep, backoffDelay, type Backoff, type Sleep } from '../util/backoff';
+import { retryAfterMs } from './retry';
+import { ApiError, ConnectionError, isGone, type KubeObject, type ObjectList, type WatchEvent, type WatchEventType } from './types';
 
 export interface WatchDeps {
   list(): Promise<ObjectList<KubeObject>>;
@@ -21,7 +17,8 @@ export interface WatchDeps {
   open(resourceVersion: string, timeoutSeconds: number): Promise<AsyncIterable<Buffer | string>>;
   log?: Logger;
   sleep?: Sleep;
-  backoff?: WatchBackoff;
+  /** Overrides of DEFAULT_WATCH_BACKOFF (tests shorten it). */
+  backoff?: Partial<Backoff>;
   /** Server-side watch duration before it closes the stream (default 5-10 min, randomized like client-go). */
   timeoutSeconds?: () => number;
   /** What the watch is of, for logs. */
@@ -32,9 +29,9 @@ export interface WatchDeps {
  * The agent watches its own node's kube-apiserver, which restarts with every new revision (the domain step's
  * certificate causes one): a refused connection costs it nothing, and the backoff's cap is how late the
  * agent may notice that the API is back — with 30 s, up to 30 s added to every run (issue #8). So: 100 ms
- * doubling to 0.5 s (a handful of watches, two refused connections a second each during an outage).
+ * doubling to 0.5 s with equal jitter (a handful of watches, two refused connections a second each during an outage).
  */
-export const DEFAULT_WATCH_BACKOFF: WatchBackoff = { initialMs: 100, maxMs: 500 };
+export const DEFAULT_WATCH_BACKOFF: Backoff = { initialMs: 100, factor: 2, jitter: 0.5, maxMs: 500 };
 
 const EVENT_TYPES = new Set<WatchEventType>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
 
@@ -46,8 +43,8 @@ export async function runWatch<T extends KubeObject>(
   signal: AbortSignal,
   onEvent: (event: WatchEvent<T>) => void | Promise<void>,
 ): Promise<void> {
-  const sleep = deps.sleep ?? realSleep;
-  const backoff = deps.backoff ?? DEFAULT_WATCH_BACKOFF;
+  const sleep = deps.sleep ?? abortableSleep;
+  const backoff: Backoff = { ...DEFAULT_WATCH_BACKOFF, ...deps.backoff };
   const timeoutSeconds = deps.timeoutSeconds ?? (() => 300 + Math.floor(Math.random() * 300));
   let rv = startVersion;
   let failures = 0;
@@ -98,15 +95,14 @@ export async function runWatch<T extends KubeObject>(
       deps.log?.debug({ watch: deps.what, resourceVersion: rv, delivered }, 'watch stream ended; resuming');
     } catch (err) {
       if (signal.aborted) return;
-      if (err instanceof Expired || (err instanceof ApiError && err.statusCode === 410)) {
+      if (err instanceof Expired || isGone(err)) {
         deps.log?.info({ watch: deps.what, resourceVersion: rv }, 'watch resourceVersion expired (410); listing again');
         rv = undefined;
         continue;
       }
       if (!isRetryableWatchError(err)) throw err;
       failures++;
-      const ceiling = Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(failures - 1, 20));
-      const delay = Math.max(Math.floor(ceiling / 2 + Math.random() * (ceiling / 2)), retryAfterMs(err) ?? 0);
+      const delay = Math.max(backoffDelay(backoff, failures - 1), retryAfterMs(err) ?? 0);
       // The kube-apiserver restarts with every revision: a first interruption is expected and logged at info;
       // only one that keeps failing (60 attempts: half a minute at the 0.5 s cap) earns a warning.
       const fields = { watch: deps.what, err: (err as Error).message, retryInMs: delay, failures };
@@ -135,8 +131,8 @@ function parseEvent(line: string, what: string): { type: WatchEventType | 'ERROR
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
-  } catch {
-    throw new ConnectionError(`watch ${what}: the server sent a line that is not JSON (${line.length} bytes)`, 'EPROTO');
+  } catch (e) {
+    throw new ConnectionError(`watch ${what}: the server sent a line that is not JSON (${line.length} bytes)`, 'EPROTO', { cause: e });
   }
   const e = parsed as { type?: unknown; object?: unknown };
   if (typeof e?.type !== 'string' || typeof e.object !== 'object' || e.object === null) {

@@ -22,8 +22,9 @@ import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
 import type { Logger } from '../log';
 import { CsrDeniedError } from '../cluster/approval';
 import { R } from '../cluster/resources';
-import { isNotFound, withRetry, type RetryOptions, type Sleep, realSleep } from '../cluster/retry';
-import type { ClusterClient, KubeObject, WatchEvent } from '../cluster/types';
+import { withRetry, type RetryOptions } from '../cluster/retry';
+import { abortableSleep, type Sleep } from '../util/backoff';
+import { isNotFound, type ClusterClient, type KubeObject, type WatchEvent } from '../cluster/types';
 import { CLIENT_SIGNER, SERVING_SIGNER, decidedState, evaluateCsr, issuedKind, type CsrDecision, type ExpectedNode } from './policy';
 
 export const APPROVAL_REASON = 'SNOReconfigureApprove';
@@ -323,7 +324,7 @@ class KubeletCsrApprover implements CsrApprover {
         const delay = this.opts.watchRestartDelayMs ?? 5000;
         this.log.warn({ signer, err: (err as Error).message, retryInMs: delay }, 'CSR watch failed; restarting it');
         try {
-          await (this.opts.sleep ?? realSleep)(delay, this.signal);
+          await (this.opts.sleep ?? abortableSleep)(delay, this.signal);
         } catch {
           return;
         }

@@ -40,7 +40,7 @@ export function clusterOnce(host: Host, kubeconfig: string, log: Logger): LazyCl
       if (!(await host.exists(kubeconfig))) {
         throw new StepError(`no kubeconfig at ${kubeconfig}`, 'The node-local kubeconfig is written by the kube-apiserver operator; pass another with --kubeconfig if this node keeps it elsewhere.');
       }
-      return createClusterClient(await loadKubeconfig(host.resolve(kubeconfig)), { log: log.child({ component: 'api' }) });
+      return createClusterClient(await loadKubeconfig((p) => host.readFile(p), kubeconfig), { log: log.child({ component: 'api' }) });
     })();
     client.catch(() => {
       client = undefined;

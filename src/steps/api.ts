@@ -2,20 +2,22 @@
 // learn what the rest of the run needs from the cluster (its name, old domain, version) and refuse a
 // site-config meant for another cluster before anything in the cluster changes.
 import type { V1Node } from '@kubernetes/client-node';
-import { backoffDelay } from '../engine/clock';
 import { ConfigRejectedError, StepError, type Step, type StepContext } from '../engine/step';
 import { R } from '../cluster/resources';
 import type { KubeObject } from '../cluster/types';
 import { checkAgainstCluster } from '../siteconfig/cluster-check';
+import { retryOn, type Backoff } from '../util/backoff';
 
 const REQUEST_TIMEOUT_MS = 5_000;
 // The API is this node's own (SNO) and the agent its only waiter: a refused connection or a /readyz answer
 // costs it next to nothing, while every interval between polls is added to the run (issue #8 measures the
 // time from "API up" to the agent noticing). Polls start at 100 ms and settle at 125–250 ms (equal jitter):
 // four a second at most, each a refused connection or a /readyz a starting kube-apiserver answers at once.
-const BACKOFF_BASE_MS = 100;
-const BACKOFF_CAP_MS = 250;
+const READYZ_BACKOFF: Backoff = { initialMs: 100, factor: 2, jitter: 0.5, maxMs: 250 };
 const PROGRESS_EVERY_MS = 10_000;
+
+/** /readyz answered, but not "ok": worth asking again. */
+class NotReadyYet extends Error {}
 
 interface ClusterIdentity {
   clusterName: string;
@@ -54,24 +56,25 @@ export const apiStep: Step = {
     const client = await ctx.cluster();
     const deadline = ctx.deadline('API', ctx.site.resolved.timeouts.apiReady);
     ctx.progress.extendTimeout(deadline.totalMs);
-    let attempt = 0;
-    let lastDetail = '';
     let lastProgressAt = -Infinity;
-    for (;;) {
+    const askReadyz = async () => {
       const { ready, detail } = await client.readyz({ timeoutMs: REQUEST_TIMEOUT_MS });
-      if (ready) return;
-      lastDetail = detail;
-      if (deadline.expired()) {
-        throw new StepError(
-          `the Kubernetes API at ${client.server} did not become ready within ${deadline.progress().split(' of ')[1]} (last answer: ${lastDetail})`,
-          'Check that kubelet runs (`systemctl status kubelet`, `journalctl -u kubelet -b`) and that the static pods start (`crictl ps -a`); the agent retries after a restart.',
-        );
-      }
-      if (ctx.clock.now() - lastProgressAt >= PROGRESS_EVERY_MS) {
-        lastProgressAt = ctx.clock.now();
-        ctx.progress.status(`waiting for the API, ${deadline.progress()} (${lastDetail})`);
-      }
-      await ctx.clock.sleep(Math.min(backoffDelay(attempt++, BACKOFF_BASE_MS, BACKOFF_CAP_MS), deadline.remainingMs()), ctx.signal);
+      if (!ready) throw new NotReadyYet(detail);
+    };
+    const reportProgress = (e: unknown) => {
+      if (ctx.clock.now() - lastProgressAt < PROGRESS_EVERY_MS) return;
+      lastProgressAt = ctx.clock.now();
+      ctx.progress.status(`waiting for the API, ${deadline.progress()} (${(e as Error).message})`);
+    };
+    try {
+      await retryOn(READYZ_BACKOFF, (e) => e instanceof NotReadyYet, askReadyz, { timer: ctx.clock, signal: ctx.signal, deadline, onRetry: reportProgress });
+    } catch (e) {
+      if (!(e instanceof NotReadyYet)) throw e;
+      ctx.signal.throwIfAborted();
+      throw new StepError(
+        `the Kubernetes API at ${client.server} did not become ready within ${deadline.progress().split(' of ')[1]} (last answer: ${e.message})`,
+        'Check that kubelet runs (`systemctl status kubelet`, `journalctl -u kubelet -b`) and that the static pods start (`crictl ps -a`); the agent retries after a restart.',
+      );
     }
   },
 

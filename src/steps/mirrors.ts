@@ -12,11 +12,11 @@
 // pkg/daemon/update.go: registries.conf → postConfigChangeActionReloadCrio; pkg/daemon/drain.go
 // isSafeContainerRegistryConfChanges; openshift-docs says "drains and reboots", the code does not): the report says so.
 import { R } from '../cluster/resources';
-import { ApiError, type ClusterClient, type KubeObject } from '../cluster/types';
+import { isNotFound, type ClusterClient, type KubeObject } from '../cluster/types';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import type { MirrorRule } from '../siteconfig/types';
-import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
-import { createOrUpdate, resilient, sameJson, updateObject } from './domain/objects';
+import { createOrUpdate, MANAGED_BY, MANAGED_BY_LABEL, sameJson, updateObject } from '../cluster/objects';
+import { resilient } from './resilient';
 import { MASTER_POOL, recordRollouts } from './rollouts';
 import { notInPlace } from './not-in-place';
 
@@ -74,7 +74,7 @@ async function listKind<T extends KubeObject>(client: ClusterClient, type: typeo
   try {
     return (await client.list<T>(type)).items;
   } catch (e) {
-    if (e instanceof ApiError && e.statusCode === 404) return [];
+    if (isNotFound(e)) return [];
     throw e;
   }
 }

@@ -12,7 +12,8 @@ import type { ClusterClient } from '../cluster/types';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import type { PullSecret, PullSecretEntry } from '../siteconfig/types';
 import { STATE_FILES } from '../paths';
-import { b64, createOrUpdate, resilient, sameJson, unb64, updateObject, type Secret } from './domain/objects';
+import { b64, createOrUpdate, sameJson, unb64, updateObject, type Secret } from '../cluster/objects';
+import { resilient } from './resilient';
 import { MASTER_POOL, recordRollouts } from './rollouts';
 import { notInPlace } from './not-in-place';
 

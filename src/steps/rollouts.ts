@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { R } from '../cluster/resources';
 import type { ClusterClient, KubeObject } from '../cluster/types';
 import type { StepContext, StepName } from '../engine/step';
-import { condition, type Condition } from './domain/objects';
+import { condition, type Condition } from '../cluster/objects';
 
 /** What settle still waits for, as the journal, the status line and the failure text show it. */
 export interface Blocker {

@@ -21,8 +21,8 @@ import { R } from '../cluster/resources';
 import type { ClusterClient, KubeObject } from '../cluster/types';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { joinPem, splitCertificates } from '../certs/pem';
-import { MANAGED_BY, MANAGED_BY_LABEL } from './domain/names';
-import { createOrUpdate, resilient, updateObject } from './domain/objects';
+import { createOrUpdate, MANAGED_BY, MANAGED_BY_LABEL, updateObject } from '../cluster/objects';
+import { resilient } from './resilient';
 import { notInPlace } from './not-in-place';
 
 export const TRUST_CONFIGMAP = 'sno-reconfigure-registry-cas';

@@ -10,6 +10,7 @@ import { retryOnConflict, withRetry } from '../../src/cluster/retry';
 import { ApiError, ConnectionError, type KubeObject, type WatchEvent } from '../../src/cluster/types';
 import { startSimulator, type Simulator } from '../sim/index';
 import { waitFor } from '../unit/cluster/wait';
+import { readFile } from 'node:fs/promises';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 const NS = 'openshift-config';
@@ -20,7 +21,7 @@ describe('cluster client against the simulator', () => {
   const extra: ClosableClusterClient[] = [];
   before(async () => {
     sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
-    client = createClusterClient(await loadKubeconfig(sim.kubeconfigs.localhost), { timeoutMs: 5000, watchBackoff: { initialMs: 5, maxMs: 50 }, watchTimeoutSeconds: 60 });
+    client = createClusterClient(await loadKubeconfig((p) => readFile(p), sim.kubeconfigs.localhost), { timeoutMs: 5000, watchBackoff: { initialMs: 5, maxMs: 50 }, watchTimeoutSeconds: 60 });
   });
   after(async () => {
     client?.close();
@@ -115,7 +116,7 @@ describe('cluster client against the simulator', () => {
 
   test('token authentication and RBAC: a node identity may not read secrets (403 Forbidden)', async () => {
     const kubeconfig = sim.api.kubeconfigFor({ user: `system:node:${sim.options.nodeName}`, groups: ['system:nodes', 'system:authenticated'] }, { token: true });
-    const nodeClient = createClusterClient(await loadKubeconfig(kubeconfig));
+    const nodeClient = createClusterClient(await loadKubeconfig((p) => readFile(p), kubeconfig));
     extra.push(nodeClient);
     assert.ok(await nodeClient.get(R.nodes, sim.options.nodeName));
     await assert.rejects(nodeClient.list(R.secrets, { namespace: NS }), (err: unknown) => err instanceof ApiError && err.statusCode === 403 && err.reason === 'Forbidden');

@@ -16,6 +16,7 @@ import { makePki, type Pki } from '../unit/cluster/pki';
 import { clientFor, startTestServer, type TestServer } from '../unit/cluster/test-server';
 import { waitFor } from '../unit/cluster/wait';
 import { BOOTSTRAPPER, BOOTSTRAPPER_GROUPS, CLIENT, SERVING, cleanupCsrFiles, opensslCsr } from '../unit/csr/make-csr';
+import { readFile } from 'node:fs/promises';
 
 const NODE: ExpectedNode = { name: 'sno1', addresses: ['192.168.42.10', 'fd00::10'], notBefore: new Date(Date.now() - 60_000), nodeExists: true };
 
@@ -272,7 +273,7 @@ describe('CSR approver against the cluster simulator (a real kubelet bootstrap, 
   const ac = new AbortController();
   before(async () => {
     sim = await startSimulator({ timeScale: 0.001, kubelet: 'masked' });
-    client = createClusterClient(await loadKubeconfig(sim.kubeconfigs.localhost), { watchBackoff: { initialMs: 5, maxMs: 50 }, watchTimeoutSeconds: 60 });
+    client = createClusterClient(await loadKubeconfig((p) => readFile(p), sim.kubeconfigs.localhost), { watchBackoff: { initialMs: 5, maxMs: 50 }, watchTimeoutSeconds: 60 });
   });
   after(async () => {
     ac.abort();

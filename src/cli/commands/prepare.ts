@@ -92,7 +92,7 @@ Exit status: 0 prepared (or a dry run whose checks pass), 1 refused or failed, 2
         host,
         cluster: async () => {
           if (!(await host.exists(kubeconfig))) throw new Error(`no kubeconfig at ${kubeconfig} (under ${host.root})`);
-          client = createClusterClient(await loadKubeconfig(host.resolve(kubeconfig)), { timeoutMs: 15_000 });
+          client = createClusterClient(await loadKubeconfig((p) => host.readFile(p), kubeconfig), { timeoutMs: 15_000 });
           return client;
         },
         role: stringOpt(args, 'role') ?? 'master',

@@ -3,7 +3,7 @@
 // reference/anchor-ztpfw-domain.md section 1.1 and "Weaknesses").
 import type { ClusterClient, KubeObject } from '../../cluster/types';
 import { R } from '../../cluster/resources';
-import { sameJson, updateObject } from './objects';
+import { sameJson, updateObject } from '../../cluster/objects';
 
 /**
  * The kube-apiserver operator serves at most this many user namedCertificates; beyond it the whole list is

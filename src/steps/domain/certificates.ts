@@ -23,7 +23,7 @@ import type { ClusterClient } from '../../cluster/types';
 import { ConfigRejectedError, StepError, type StepContext } from '../../engine/step';
 import type { CertificatePair } from '../../siteconfig/types';
 import { CONFIG_NAMESPACE, SECRETS, SIGNERS } from './names';
-import { unb64, type Secret } from './objects';
+import { unb64, type Secret } from '../../cluster/objects';
 import type { DomainTargets } from './targets';
 
 export type CertRole = 'api' | 'ingress' | 'oauth';

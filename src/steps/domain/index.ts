@@ -17,7 +17,9 @@ import { defaultCertificateTarget, ensureDefaultCertificate, readDefaultCertific
 import { desiredComponentRoutes, ensureIngress, ingressDiff, type IngressDesired } from './ingress';
 import { ensureHandoffKubeconfig, handoffPath, renderHandoffKubeconfig } from './kubeconfig';
 import { CONFIG_NAMESPACE, INGRESS_NAMESPACE, SECRETS, SIGNERS } from './names';
-import { ensureSecret, isManagedByUs, resilient, tlsSecret, unb64, type Secret } from './objects';
+import { isManagedByUs, unb64, type Secret } from '../../cluster/objects';
+import { resilient } from '../resilient';
+import { ensureSecret, tlsSecret } from './objects';
 import { saveDomainStateOnce } from './state';
 import type { DomainTargets } from './targets';
 import { readIngressConfig } from './ingress';

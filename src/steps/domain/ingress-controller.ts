@@ -6,7 +6,7 @@
 import { R } from '../../cluster/resources';
 import type { ClusterClient, KubeObject } from '../../cluster/types';
 import { DEFAULT_INGRESS_CONTROLLER, INGRESS_OPERATOR_NAMESPACE, SECRETS } from './names';
-import { updateObject } from './objects';
+import { updateObject } from '../../cluster/objects';
 
 export interface IngressController extends KubeObject {
   spec?: { defaultCertificate?: { name?: string }; domain?: string; [k: string]: unknown };

@@ -6,7 +6,7 @@ import { R } from '../../cluster/resources';
 import type { ClusterClient, KubeObject } from '../../cluster/types';
 import { StepError } from '../../engine/step';
 import { COMPONENT_ROUTES, SECRETS, routeKey, type DomainNames } from './names';
-import { sameJson, updateObject } from './objects';
+import { sameJson, updateObject } from '../../cluster/objects';
 
 export interface IngressConfig extends KubeObject {
   spec?: { domain?: string; appsDomain?: string; componentRoutes?: ComponentRouteSpec[]; [k: string]: unknown };

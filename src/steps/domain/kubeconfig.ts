@@ -28,7 +28,7 @@ export async function renderHandoffKubeconfig(ctx: StepContext, input: HandoffIn
   const source = ctx.kubeconfig;
   let kc;
   try {
-    kc = await loadKubeconfig(source, (p) => ctx.host.readFile(p));
+    kc = await loadKubeconfig((p) => ctx.host.readFile(p), source);
   } catch (e) {
     throw new StepError(`cannot read the node-local kubeconfig ${source} to build the hand-off kubeconfig: ${(e as Error).message}`, 'Check that the file exists (--kubeconfig).');
   }

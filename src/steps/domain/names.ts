@@ -1,4 +1,5 @@
-// The names a domain change is about, and the fixed names of what the agent owns in the cluster.
+// The names a domain change is about, and the fixed names of what the agent owns in the cluster (the label
+// that marks its objects is MANAGED_BY in src/cluster/objects.ts).
 //
 // Host names keep OpenShift's default patterns under the new apps domain so users recognise them:
 // console-openshift-console, downloads-openshift-console and oauth-openshift (openshift-docs
@@ -39,10 +40,6 @@ export function domainNames(clusterName: string, baseDomain: string): DomainName
 export function isUnder(host: string, domain: string): boolean {
   return host.toLowerCase().endsWith(`.${domain.toLowerCase()}`);
 }
-
-/** Label on every object the agent creates, so it can tell its own objects from anyone else's. */
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-export const MANAGED_BY = 'sno-reconfigure';
 
 /** kubernetes.io/tls secrets the agent owns (deterministic names: a re-run updates, never piles up). */
 export const SECRETS = {

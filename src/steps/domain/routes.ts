@@ -19,13 +19,13 @@
 import * as path from 'node:path';
 import { R } from '../../cluster/resources';
 import { retryOnConflict } from '../../cluster/retry';
-import { ApiError, type ClusterClient, type KubeObject } from '../../cluster/types';
+import { isConflict, type ClusterClient, type KubeObject } from '../../cluster/types';
 import { X509Certificate } from 'node:crypto';
 import { coversHost } from '../../certs/verify';
 import { splitCertificates } from '../../certs/pem';
 import type { Change, StepContext } from '../../engine/step';
-import { isUnder, MANAGED_BY, MANAGED_BY_LABEL } from './names';
-import { updateObject } from './objects';
+import { isUnder } from './names';
+import { MANAGED_BY, MANAGED_BY_LABEL, updateObject } from '../../cluster/objects';
 
 export const HOST_GENERATED_ANNOTATION = 'openshift.io/host.generated';
 export const ROUTE_BACKUP_FILE = 'backups/routes.json';
@@ -159,7 +159,7 @@ async function createAgain(client: ClusterClient, original: Route): Promise<Rout
     try {
       return await client.create<Route>(R.routes, recreatable(original));
     } catch (e) {
-      if (!(e instanceof ApiError && e.statusCode === 409)) throw e;
+      if (!isConflict(e)) throw e;
       const existing = await client.get<Route>(R.routes, original.metadata?.name ?? '', original.metadata?.namespace);
       if (!existing) throw e;
       return existing;

@@ -6,7 +6,7 @@
 import type { V1CertificateSigningRequest, V1Node } from '@kubernetes/client-node';
 import { decidedState, evaluateCsr, issuedKind, type ExpectedNode } from '../../csr/policy';
 import type { KubeObject } from '../../cluster/types';
-import { condition, isTrue, type Condition } from '../domain/objects';
+import { condition, isTrue, type Condition } from '../../cluster/objects';
 import { coBaseline, mcpBaseline, MASTER_POOL, type Blocker, type ClusterOperator, type ExpectedRollout, type MachineConfigPool } from '../rollouts';
 
 export type { Blocker };

@@ -18,6 +18,7 @@ import { createLogger } from '../../../src/log';
 import { DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR } from '../../../src/paths';
 import { DEFAULT_TIMEOUTS, type ResolvedSiteConfig } from '../../../src/siteconfig/types';
 import type { Simulator } from '../../sim/index';
+import { readFile } from 'node:fs/promises';
 
 export interface Harness {
   root: string;
@@ -72,7 +73,7 @@ export async function createHarness(sim: Simulator, opts: HarnessOptions = {}): 
   const digest = opts.digest ?? randomBytes(16).toString('hex');
   const logLines: string[] = [];
   const log = createLogger({ level: 'debug', journal: false, write: (line) => void logLines.push(line) });
-  const client = createClusterClient(await loadKubeconfig(kubeconfigFile), { log, sleep: (ms, s) => sim.clock.sleep(ms, s) });
+  const client = createClusterClient(await loadKubeconfig((p) => readFile(p), kubeconfigFile), { log, sleep: (ms, s) => sim.clock.sleep(ms, s) });
   const facts: RunFacts = {
     nodeName: sim.options.nodeName,
     nodeAddresses: [...sim.options.kubeletIPs],

@@ -9,6 +9,7 @@ import { ApiError, ConnectionError, type KubeObject } from '../../../src/cluster
 import { createLogger } from '../../../src/log';
 import { INTERNAL_API_NAME, makePki, type Pki } from './pki';
 import { kubeconfigYaml, sendJson, startTestServer, status, type TestServer } from './test-server';
+import { readFile } from 'node:fs/promises';
 
 describe('cluster client over real HTTPS', () => {
   let pki: Pki;
@@ -25,7 +26,7 @@ describe('cluster client over real HTTPS', () => {
   });
 
   const connect = async (yaml: string, opts: ClusterClientOptions = {}) => {
-    const client = createClusterClient(await parseKubeconfig(yaml, { source: 'test', baseDir: pki.dir }), { timeoutMs: 5000, ...opts });
+    const client = createClusterClient(await parseKubeconfig(yaml, { source: 'test', baseDir: pki.dir, read: (p) => readFile(p) }), { timeoutMs: 5000, ...opts });
     clients.push(client);
     return client;
   };

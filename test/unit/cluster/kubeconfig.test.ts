@@ -3,9 +3,15 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { KubeconfigError, loadKubeconfig, parseKubeconfig } from '../../../src/cluster/kubeconfig';
+import { credentialSource, KubeconfigError, loadKubeconfig, parseKubeconfig, pickContext, type Fail } from '../../../src/cluster/kubeconfig';
+import { clusterOnce } from '../../../src/engine/context';
+import { LocalHost } from '../../../src/host/host';
+import { createLogger } from '../../../src/log';
 import { makePki, type Pki } from './pki';
 import { kubeconfigYaml } from './test-server';
+import { readFile } from 'node:fs/promises';
+
+const readLocal = (p: string) => readFile(p);
 
 describe('kubeconfig', () => {
   let pki: Pki;
@@ -19,7 +25,7 @@ describe('kubeconfig', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const parse = (text: string) => parseKubeconfig(text, { source: 'test.kubeconfig', baseDir: dir });
+  const parse = (text: string) => parseKubeconfig(text, { source: 'test.kubeconfig', baseDir: dir, read: readLocal });
 
   test('embedded data: server, CA, client certificate and key', async () => {
     const kc = await parse(kubeconfigYaml('https://localhost:6443/', pki));
@@ -44,7 +50,7 @@ describe('kubeconfig', () => {
       cluster: { 'certificate-authority': 'certs/ca.crt', 'tls-server-name': 'api-int.sno1.example.test' },
       user: { tokenFile: 'token' },
     }));
-    const kc = await loadKubeconfig(file);
+    const kc = await loadKubeconfig(readLocal, file);
     assert.equal(kc.ca?.toString(), pki.caCert);
     assert.equal(kc.tlsServerName, 'api-int.sno1.example.test');
     assert.equal(kc.token, 'tok-123');
@@ -62,7 +68,7 @@ describe('kubeconfig', () => {
       if (v === undefined) throw Object.assign(new Error('nope'), { code: 'ENOENT' });
       return Buffer.from(v);
     };
-    const kc = await loadKubeconfig('/virtual/kc', read);
+    const kc = await loadKubeconfig(read, '/virtual/kc');
     assert.equal(kc.ca?.toString(), pki.caCert);
     assert.equal(kc.token, 'abc');
   });
@@ -127,6 +133,73 @@ describe('kubeconfig', () => {
   });
 
   test('a missing kubeconfig file says so', async () => {
-    await assert.rejects(loadKubeconfig(path.join(dir, 'nope')), /cannot read kubeconfig .*nope: no such file/);
+    await assert.rejects(loadKubeconfig(readLocal, path.join(dir, 'nope')), /cannot read kubeconfig .*nope: no such file/);
   });
+
+  test('through the host seam, an absolute certificate path inside the node kubeconfig is read under --root', async () => {
+    const root = path.join(dir, 'node-root');
+    mkdirSync(path.join(root, 'etc/kubernetes/pki'), { recursive: true });
+    writeFileSync(path.join(root, 'etc/kubernetes/pki/ca.crt'), pki.caCert);
+    writeFileSync(path.join(root, 'etc/kubernetes/kubeconfig'), kubeconfigYaml('https://api.sno1.example.test:6443', pki, {
+      cluster: { 'certificate-authority': '/etc/kubernetes/pki/ca.crt' },
+      user: { token: 'node-token' },
+    }));
+    const cluster = clusterOnce(new LocalHost({ root }), '/etc/kubernetes/kubeconfig', createLogger({ journal: false, level: 'silent', write: () => undefined }));
+    try {
+      assert.equal((await cluster()).server, 'https://api.sno1.example.test:6443');
+    } finally {
+      await cluster.close();
+    }
+  });
+});
+
+/** Throws what the parser would report, without the kubeconfig's name. */
+const failPlain: Fail = (message) => { throw new Error(message); };
+
+describe('pickContext', () => {
+  const doc = (contexts: { name: string; cluster?: string; user?: string }[], current?: string) => ({
+    ...(current === undefined ? {} : { 'current-context': current }),
+    clusters: [{ name: 'k', cluster: { server: 'https://x:6443' } }],
+    users: [{ name: 'u', user: { token: 't' } }],
+    contexts: contexts.map((c) => ({ name: c.name, context: { ...(c.cluster ? { cluster: c.cluster } : {}), ...(c.user ? { user: c.user } : {}) } })),
+  });
+  const rows: { name: string; doc: Record<string, unknown>; picks?: { context: string; clusterName: string; userName: string }; fails?: RegExp }[] = [
+    { name: 'the current context', doc: doc([{ name: 'a', cluster: 'k', user: 'u' }, { name: 'b', cluster: 'k' }], 'b'), picks: { context: 'b', clusterName: 'k', userName: '' } },
+    { name: 'no current context and one context: that one', doc: doc([{ name: 'only', cluster: 'k', user: 'u' }]), picks: { context: 'only', clusterName: 'k', userName: 'u' } },
+    { name: 'an empty current context counts as none', doc: doc([{ name: 'only', cluster: 'k', user: 'u' }], ''), picks: { context: 'only', clusterName: 'k', userName: 'u' } },
+    { name: 'no current context and two contexts', doc: doc([{ name: 'a', cluster: 'k' }, { name: 'b', cluster: 'k' }]), fails: /current-context is not set and there are 2 contexts/ },
+    { name: 'a current context that is not listed', doc: doc([{ name: 'a', cluster: 'k' }], 'z'), fails: /current-context "z" is not among contexts \[a\]/ },
+    { name: 'a context without a cluster', doc: doc([{ name: 'a', user: 'u' }], 'a'), fails: /context "a" names no cluster/ },
+    { name: 'a context naming an undefined cluster', doc: doc([{ name: 'a', cluster: 'nope' }], 'a'), fails: /refers to cluster "nope", which is not defined/ },
+    { name: 'a context naming an undefined user', doc: doc([{ name: 'a', cluster: 'k', user: 'ghost' }], 'a'), fails: /refers to user "ghost", which is not defined/ },
+  ];
+  for (const row of rows) {
+    test(row.name, () => {
+      if (row.fails) return assert.throws(() => pickContext(row.doc, failPlain), row.fails);
+      const { context, clusterName, userName } = pickContext(row.doc, failPlain);
+      assert.deepEqual({ context, clusterName, userName }, row.picks);
+    });
+  }
+});
+
+describe('credentialSource', () => {
+  const where = (f: string) => `users[u].user.${f}`;
+  const source = (body: Record<string, unknown>) => credentialSource(body, 'client-key-data', 'client-key', where, failPlain);
+  const rows: { name: string; body: Record<string, unknown>; is?: unknown; fails?: RegExp }[] = [
+    { name: 'inline data', body: { 'client-key-data': Buffer.from('key').toString('base64') }, is: { data: Buffer.from('key') } },
+    { name: 'inline data wins over a file', body: { 'client-key-data': Buffer.from('key').toString('base64'), 'client-key': '/k.pem' }, is: { data: Buffer.from('key') } },
+    { name: 'line breaks in the data are ignored', body: { 'client-key-data': 'a2V5\n' }, is: { data: Buffer.from('key') } },
+    { name: 'empty data falls back to the file', body: { 'client-key-data': '', 'client-key': 'k.pem' }, is: { file: 'k.pem' } },
+    { name: 'a file path as written (resolved when read)', body: { 'client-key': '/etc/k.pem' }, is: { file: '/etc/k.pem' } },
+    { name: 'neither', body: {}, is: undefined },
+    { name: 'an empty file path is none', body: { 'client-key': '' }, is: undefined },
+    { name: 'data that is not base64', body: { 'client-key-data': '%%%' }, fails: /users\[u\]\.user\.client-key-data is not base64/ },
+    { name: 'a path that is not a string', body: { 'client-key': 7 }, fails: /users\[u\]\.user\.client-key must be a string/ },
+  ];
+  for (const row of rows) {
+    test(row.name, () => {
+      if (row.fails) return assert.throws(() => source(row.body), row.fails);
+      assert.deepEqual(source(row.body), row.is);
+    });
+  }
 });

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Pki } from './pki';
 import { createClusterClient, type ClosableClusterClient, type ClusterClientOptions } from '../../../src/cluster/client';
 import { parseKubeconfig } from '../../../src/cluster/kubeconfig';
+import { readFile } from 'node:fs/promises';
 
 export interface RecordedRequest {
   method: string;
@@ -119,5 +120,5 @@ export function kubeconfigYaml(url: string, pki: Pki, opts: { user?: Record<stri
 
 /** The agent's cluster client, authenticated with the test PKI's client certificate, for `server`. */
 export async function clientFor(server: TestServer, pki: Pki, opts: ClusterClientOptions = {}): Promise<ClosableClusterClient> {
-  return createClusterClient(await parseKubeconfig(kubeconfigYaml(server.url, pki), { source: 'test', baseDir: pki.dir }), opts);
+  return createClusterClient(await parseKubeconfig(kubeconfigYaml(server.url, pki), { source: 'test', baseDir: pki.dir, read: (p) => readFile(p) }), opts);
 }

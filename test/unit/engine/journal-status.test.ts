@@ -7,7 +7,7 @@ import { LocalHost } from '../../../src/host/host';
 import { Journal } from '../../../src/engine/journal';
 import { readStatus, renderStatus } from '../../../src/engine/status';
 import { STEPS } from '../../../src/steps/index';
-import { backoffDelay, createDeadline } from '../../../src/engine/clock';
+import { createDeadline } from '../../../src/engine/clock';
 import { formatDuration } from '../../../src/siteconfig/duration';
 import { DONE_MARKER } from '../../../src/paths';
 import { fastClock } from '../../support/step-context';
@@ -63,7 +63,7 @@ test('status renders phase, steps, the last error with its remedy, and the repor
   }
 });
 
-test('durations, deadlines and backoff', () => {
+test('durations and deadlines', () => {
   assert.equal(formatDuration(192_000), '3m12s');
   assert.equal(formatDuration(30 * 60_000), '30m');
   assert.equal(formatDuration(3_720_000), '1h2m');
@@ -75,10 +75,4 @@ test('durations, deadlines and backoff', () => {
   clock.advance(30 * 60_000);
   assert.equal(d.expired(), true);
   assert.equal(d.remainingMs(), 0);
-  for (let attempt = 0; attempt < 12; attempt++) {
-    const lo = backoffDelay(attempt, 1_000, 15_000, () => 0);
-    const hi = backoffDelay(attempt, 1_000, 15_000, () => 1);
-    assert.ok(lo >= 500 && hi <= 15_000 && lo <= hi);
-  }
-  assert.equal(backoffDelay(20, 1_000, 15_000, () => 1), 15_000, 'capped');
 });
