@@ -1,0 +1,1 @@
+dtCqBfkQ4btWHS19uu0x//8B8W+79M+Twa/LJOSJG8RirKQc6okpIalRTZhM7nHVqfY6R35d8eEi+4/KhmifDQ==
