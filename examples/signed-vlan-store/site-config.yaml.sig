@@ -1,0 +1,1 @@
+d6wbX7spKUtWm2/xboYmOSGpOqQvkMkx5MI7MkynDVun3qZCR0lSVK7Of2Or6l2weQe/rYIHaWMFSJDzgU/nAw==
