@@ -4,6 +4,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, w
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach } from 'node:test';
+import { LocalHost } from '../../src/host/host';
 import { KUBELET_HOLD_FILE } from '../../src/paths';
 
 const TOOL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins', 'host-tool.cjs');
@@ -107,4 +109,14 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
     },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** A new stand-in node, and a LocalHost on its root, before each test of the enclosing suite; removed after it. */
+export function standInNodeEachTest(use: (node: StandInNode, host: LocalHost) => void): void {
+  let node: StandInNode | undefined;
+  beforeEach(() => {
+    node = createStandInNode();
+    use(node, new LocalHost({ root: node.root, env: node.env }));
+  });
+  afterEach(() => node?.cleanup());
 }

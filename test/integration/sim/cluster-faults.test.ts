@@ -1,23 +1,16 @@
 // API faults through the simulator's control channel (what an out-of-process test harness uses): 503
 // bursts and resets for a simulated duration, conflicts on the next writes, and an operator degrading on
 // demand.
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { R } from '../../../src/cluster/resources';
-import { startSimulator, type Simulator } from '../../sim/index';
-import { TestClient, condition } from '../../sim/cluster/testing';
+import type { Simulator } from '../../sim/index';
+import { TestClient, condition, runningSimulatorPerSuite } from '../../sim/cluster/testing';
 import { kubeRequest } from '../../sim/cluster/kube-http';
 
 let sim: Simulator;
 let admin: TestClient;
-
-before(async () => {
-  sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
-  admin = TestClient.fromKubeconfig(sim.kubeconfigs.localhost);
-});
-after(async () => {
-  await sim?.stop();
-});
+runningSimulatorPerSuite((s, a) => ((sim = s), (admin = a)));
 
 async function fault(body: unknown): Promise<Response> {
   return fetch(`${sim.controlUrl}/sim/faults`, { method: 'POST', body: JSON.stringify(body) });

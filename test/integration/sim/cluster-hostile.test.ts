@@ -1,26 +1,19 @@
 // Hostile CSRs on demand: each is a real request with the requestor identity the API server records, and
 // the simulated kube-controller-manager signs what an approver lets through — which is why approving the
 // wrong one matters (the generic client signer hands out system:masters).
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
-import { HOSTILE_CSR_KINDS, startSimulator, type HostileCsrKind, type InjectedCsr, type Simulator } from '../../sim/index';
-import { TestClient, condition } from '../../sim/cluster/testing';
+import { HOSTILE_CSR_KINDS, type HostileCsrKind, type InjectedCsr, type Simulator } from '../../sim/index';
+import { TestClient, condition, runningSimulatorPerSuite } from '../../sim/cluster/testing';
 import { kubeRequest } from '../../sim/cluster/kube-http';
 
 let sim: Simulator;
 let admin: TestClient;
-
-before(async () => {
-  sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
-  admin = TestClient.fromKubeconfig(sim.kubeconfigs.localhost);
-});
-after(async () => {
-  await sim?.stop();
-});
+runningSimulatorPerSuite((s, a) => ((sim = s), (admin = a)));
 
 function requestText(csr: KubeObject): string {
   const pem = Buffer.from((csr.spec as { request: string }).request, 'base64').toString('utf8');

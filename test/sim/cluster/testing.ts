@@ -1,6 +1,7 @@
 // Helpers for tests that act on the simulated cluster from outside, like the agent would: over HTTPS with
 // a kubeconfig identity, and TLS handshakes against the endpoints to see which certificate is served.
 import { X509Certificate } from 'node:crypto';
+import { after, before } from 'node:test';
 import { connect } from 'node:tls';
 import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
@@ -48,6 +49,18 @@ export async function withSimulator(opts: SimulatorOptions, fn: (sim: Simulator,
 }
 
 /** Credentials from a kubeconfig file written by the simulator (client certificate users). */
+/** A simulator with kubelet running and an admin client of it, for the enclosing suite (started before, stopped after). */
+export function runningSimulatorPerSuite(use: (sim: Simulator, admin: TestClient) => void): void {
+  let sim: Simulator | undefined;
+  before(async () => {
+    sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
+    use(sim, TestClient.fromKubeconfig(sim.kubeconfigs.localhost));
+  });
+  after(async () => {
+    await sim?.stop();
+  });
+}
+
 export function credentialsFromKubeconfig(path: string): Credentials {
   const doc = parse(readFileSync(path, 'utf8')) as {
     clusters: { cluster: { server: string; 'certificate-authority-data': string; 'tls-server-name'?: string } }[];

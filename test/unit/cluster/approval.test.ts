@@ -1,26 +1,15 @@
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { APPROVAL_CONFLICT_ATTEMPTS, CsrDeniedError } from '../../../src/cluster/approval';
 import type { ClosableClusterClient } from '../../../src/cluster/client';
 import { ApiError } from '../../../src/cluster/types';
 import { CsrApi } from './csr-api';
-import { makePki, type Pki } from './pki';
-import { clientFor, startTestServer, type TestServer } from './test-server';
+import { testServerPerSuite, type TestServer } from './test-server';
 
 describe('approveCsr through the /approval subresource', () => {
-  let pki: Pki;
   let server: TestServer;
   let client: ClosableClusterClient;
-  before(async () => {
-    pki = makePki();
-    server = await startTestServer(pki);
-    client = await clientFor(server, pki);
-  });
-  after(async () => {
-    client.close();
-    await server.close();
-    pki.cleanup();
-  });
+  testServerPerSuite((t) => ({ server, client } = t));
 
   const fresh = () => {
     const api = new CsrApi();

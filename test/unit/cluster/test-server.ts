@@ -5,7 +5,8 @@ import * as https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
-import type { Pki } from './pki';
+import { after, before } from 'node:test';
+import { makePki, type Pki } from './pki';
 import { createClusterClient, type ClosableClusterClient, type ClusterClientOptions } from '../../../src/cluster/client';
 import { parseKubeconfig } from '../../../src/cluster/kubeconfig';
 import { readFile } from 'node:fs/promises';
@@ -121,4 +122,20 @@ export function kubeconfigYaml(url: string, pki: Pki, opts: { user?: Record<stri
 /** The agent's cluster client, authenticated with the test PKI's client certificate, for `server`. */
 export async function clientFor(server: TestServer, pki: Pki, opts: ClusterClientOptions = {}): Promise<ClosableClusterClient> {
   return createClusterClient(await parseKubeconfig(kubeconfigYaml(server.url, pki), { source: 'test', baseDir: pki.dir, read: (p) => readFile(p) }), opts);
+}
+
+/** A test server, its PKI and a client of it for the enclosing suite (made before its tests, closed after). */
+export function testServerPerSuite(use: (t: { pki: Pki; server: TestServer; client: ClosableClusterClient }) => void, clientOpts: ClusterClientOptions = {}): void {
+  let made: { pki: Pki; server: TestServer; client: ClosableClusterClient } | undefined;
+  before(async () => {
+    const pki = makePki();
+    const server = await startTestServer(pki);
+    made = { pki, server, client: await clientFor(server, pki, clientOpts) };
+    use(made);
+  });
+  after(async () => {
+    made?.client.close();
+    await made?.server.close();
+    made?.pki.cleanup();
+  });
 }

@@ -1,31 +1,18 @@
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClosableClusterClient } from '../../../src/cluster/client';
 import { R } from '../../../src/cluster/resources';
 import { ApiError, type KubeObject, type WatchEvent } from '../../../src/cluster/types';
 import { CsrApi } from './csr-api';
-import { makePki, type Pki } from './pki';
-import { clientFor, sendJson, startTestServer, status, type TestServer } from './test-server';
+import type { Pki } from './pki';
+import { clientFor, sendJson, status, testServerPerSuite, type TestServer } from './test-server';
 import { waitFor } from './wait';
 
 describe('watch', () => {
   let pki: Pki;
   let server: TestServer;
   let client: ClosableClusterClient;
-  before(async () => {
-    pki = makePki();
-    server = await startTestServer(pki);
-    client = await clientFor(server, pki, {
-      timeoutMs: 5000,
-      watchBackoff: { initialMs: 5, maxMs: 40 },
-      watchTimeoutSeconds: 30,
-    });
-  });
-  after(async () => {
-    client.close();
-    await server.close();
-    pki.cleanup();
-  });
+  testServerPerSuite((t) => ({ pki, server, client } = t), { timeoutMs: 5000, watchBackoff: { initialMs: 5, maxMs: 40 }, watchTimeoutSeconds: 30 });
 
   const csr = (name: string, signerName = 'kubernetes.io/kubelet-serving') => ({ metadata: { name }, spec: { signerName, request: 'eA==', usages: ['digital signature', 'server auth'] } });
   const watchRequests = () => server.requests.filter((r) => r.query.get('watch') === '1');

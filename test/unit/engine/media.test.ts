@@ -7,7 +7,7 @@ import { LocalHost } from '../../../src/host/host';
 import { decodeUdevName, findLabelledVolumes, parseBlkidExport, parseLsblk } from '../../../src/siteconfig/discovery';
 import { copyFromVolume, copyTree, dropDirIsStable, MediaError, snapshotInto } from '../../../src/siteconfig/media';
 import { DEFAULT_LABELS } from '../../../src/paths';
-import { createStandInNode, type StandInNode } from '../../support/standin-host';
+import { createStandInNode, standInNodeEachTest, type StandInNode } from '../../support/standin-host';
 
 describe('finding the site-config volume', () => {
   test('parsers match labels case-insensitively and walk lsblk children', () => {
@@ -56,11 +56,7 @@ describe('finding the site-config volume', () => {
 describe('reading the media', () => {
   let node: StandInNode;
   let host: LocalHost;
-  beforeEach(() => {
-    node = createStandInNode();
-    host = new LocalHost({ root: node.root, env: node.env });
-  });
-  afterEach(() => node.cleanup());
+  standInNodeEachTest((n, h) => ((node = n), (host = h)));
 
   test('mounts read-only, nosuid, nodev, noexec on a private dir, copies, and unmounts at once', async () => {
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'apiVersion: x\n', 'certs/api.crt': 'PEM' });

@@ -1,12 +1,12 @@
 // One failed host command reads the same everywhere: the command line, how it ended, the tail of its output.
-import { test, describe, beforeEach, afterEach } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { CommandError } from '../../../src/host/command-error';
 import type { CommandResult } from '../../../src/host/host';
 import { LocalHost } from '../../../src/host/host';
 import { NmstateError, nmstateApplyNoCommit } from '../../../src/host/nmstate';
 import { systemctl } from '../../../src/host/systemctl';
-import { createStandInNode, type StandInNode } from '../../support/standin-host';
+import { standInNodeEachTest, type StandInNode } from '../../support/standin-host';
 
 const rows: { name: string; result: CommandResult; shown?: string; message: string; detail: string }[] = [
   {
@@ -62,11 +62,7 @@ describe('CommandError', () => {
 describe('runChecked and the tool wrappers', () => {
   let node: StandInNode;
   let host: LocalHost;
-  beforeEach(() => {
-    node = createStandInNode();
-    host = new LocalHost({ root: node.root, env: node.env });
-  });
-  afterEach(() => node.cleanup());
+  standInNodeEachTest((n, h) => ((node = n), (host = h)));
 
   test('runChecked returns the result of a command that exits 0 and throws a CommandError otherwise', async () => {
     assert.equal((await host.runChecked('systemctl', ['daemon-reload'])).code, 0);

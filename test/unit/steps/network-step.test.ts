@@ -1,11 +1,11 @@
-import { test, describe, beforeEach, afterEach } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { networkStep, MAX_NETWORK_ATTEMPTS } from '../../../src/steps/network';
 import { ConfigRejectedError, StepError } from '../../../src/engine/step';
-import { createStandInNode, type StandInNode } from '../../support/standin-host';
+import { standInNodeEachTest, type StandInNode } from '../../support/standin-host';
 import { fastClock, siteOf, testContext } from '../../support/step-context';
 import { DEFAULT_TIMEOUTS } from '../../../src/siteconfig/types';
 
@@ -16,11 +16,7 @@ const site = siteOf({ network: { nmstate: NMSTATE, verify: { ping: ['192.168.42.
 describe('network step', () => {
   let node: StandInNode;
   let host: LocalHost;
-  beforeEach(() => {
-    node = createStandInNode();
-    host = new LocalHost({ root: node.root, env: node.env });
-  });
-  afterEach(() => node.cleanup());
+  standInNodeEachTest((n, h) => ((node = n), (host = h)));
 
   test('applies with a checkpoint, verifies, commits, and keeps a backup of the previous state', async () => {
     const { ctx, journal } = await testContext(networkStep, { host, site, clock: fastClock() });
