@@ -72,7 +72,8 @@ export function journalPath(stateDir: string): string {
   return `${stateDir}/${STATE_FILES.journal}`;
 }
 
-export async function readJournal(host: Host, stateDir: string): Promise<JournalData | undefined> {
+/** `keepCorruptCopy`: copy an unreadable journal aside before failing (the run does; `status` changes nothing). */
+export async function readJournal(host: Host, stateDir: string, opts: { keepCorruptCopy?: boolean } = {}): Promise<JournalData | undefined> {
   const text = await host.readTextIfExists(journalPath(stateDir));
   if (text === undefined) return undefined;
   try {
@@ -80,9 +81,10 @@ export async function readJournal(host: Host, stateDir: string): Promise<Journal
     if (data.version !== 1 || typeof data.steps !== 'object') throw new Error('unknown journal version');
     return data;
   } catch (e) {
-    // An atomic rename cannot leave a torn file; a corrupt one means someone edited it. Start fresh but keep it.
+    // An atomic rename cannot leave a torn file; a corrupt one means someone edited it. Keep a copy for support.
+    if (opts.keepCorruptCopy === false) throw new Error(`the journal ${journalPath(stateDir)} is unreadable (${(e as Error).message})`, { cause: e });
     await host.writeFileAtomic(`${journalPath(stateDir)}.corrupt`, text, 0o600);
-    throw new Error(`the journal ${journalPath(stateDir)} is unreadable (${(e as Error).message}); it was copied to journal.json.corrupt`);
+    throw new Error(`the journal ${journalPath(stateDir)} is unreadable (${(e as Error).message}); it was copied to journal.json.corrupt`, { cause: e });
   }
 }
 

@@ -228,6 +228,11 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
           log.info('stopped while waiting for a site-config');
           return EXIT.ok;
         }
+        if (opts.dryRun) {
+          // A plan of nothing is not a success: the one asking (a person, a script) expected media to be there.
+          log.error(`no site-config found: insert the media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')} or copy it to ${opts.dropDir}, then plan again`);
+          return EXIT.failed;
+        }
         log.info('no usable site-config found');
         return lastRefusedInvalid || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
       }

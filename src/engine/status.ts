@@ -25,7 +25,7 @@ export interface StatusView {
 /** `steps`: the run's steps in order (their names and titles). */
 export async function readStatus(host: Host, stateDir: string, doneMarker: string, steps: readonly { name: StepName; title: string }[]): Promise<StatusView> {
   const journalFile = `${stateDir}/${STATE_FILES.journal}`;
-  const j = await readJournal(host, stateDir);
+  const j = await readJournal(host, stateDir, { keepCorruptCopy: false });
   const marker = await readDoneMarker(host, doneMarker);
   if (j && marker) completeFromMarker(j, marker);
   const reportFile = `${stateDir}/${STATE_FILES.report}`;
@@ -88,4 +88,26 @@ export function renderStatus(v: StatusView, now = Date.now()): string {
   lines.push('', `Journal: ${v.journal}`);
   if (v.report) lines.push(`Report:  ${v.report}`);
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * `status`'s exit code, for scripts (the command-line contract): 0 the node is reconfigured, 1 the last run
+ * failed or its site-config was refused, STATUS_EXIT_PENDING while there is nothing to judge yet (waiting for a
+ * site-config, or a run in progress).
+ */
+export const STATUS_EXIT_PENDING = 3;
+
+export function statusExitCode(phase: StatusView['phase']): number {
+  switch (phase) {
+    case 'succeeded':
+    case 'done':
+      return 0;
+    case 'failed':
+    case 'invalid-config':
+      return 1;
+    case 'not-started':
+    case 'waiting':
+    case 'running':
+      return STATUS_EXIT_PENDING;
+  }
 }

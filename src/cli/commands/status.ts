@@ -1,7 +1,7 @@
-import { readStatus, renderStatus } from '../../engine/status';
+import { readStatus, renderStatus, statusExitCode, STATUS_EXIT_PENDING } from '../../engine/status';
 import { DONE_MARKER } from '../../paths';
 import { STEPS } from '../../steps/index';
-import { EXIT_FAILURE, EXIT_OK, boolOpt, type Command } from '../command';
+import { EXIT_FAILURE, boolOpt, type Command } from '../command';
 import { hostFrom, stateDirFrom } from '../common';
 
 export const statusCommand: Command = {
@@ -17,7 +17,10 @@ Options:
   --root DIR        host root (default /)
   --state-dir DIR   state directory (default /var/lib/sno-reconfigure)
 
-Exit status: 0, or 1 when the last run failed or the state cannot be read.
+Read-only: it changes nothing on the node.
+
+Exit status: 0 done (this node was reconfigured), 1 the last run failed, its site-config was refused, or the
+state cannot be read, ${STATUS_EXIT_PENDING} not finished yet (waiting for a site-config, or a run in progress).
 `,
   options: { json: { type: 'boolean' }, root: { type: 'string' }, 'state-dir': { type: 'string' } },
   async run(args, io) {
@@ -30,6 +33,6 @@ Exit status: 0, or 1 when the last run failed or the state cannot be read.
       return EXIT_FAILURE;
     }
     io.out(boolOpt(args, 'json') ? `${JSON.stringify(view, null, 2)}\n` : renderStatus(view));
-    return view.phase === 'failed' ? EXIT_FAILURE : EXIT_OK;
+    return statusExitCode(view.phase);
   },
 };

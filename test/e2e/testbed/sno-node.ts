@@ -31,6 +31,7 @@ import type { IgnConfig } from '../../support/ignition';
 import type { Testbed } from './index';
 import type { Machine } from './machine';
 import { pollUntil } from './proc';
+import { statusExitCode, STATUS_EXIT_PENDING } from '../../../src/engine/status';
 
 const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
 
@@ -270,14 +271,25 @@ export class SnoNode {
       });
   }
 
-  /** `sno-reconfigure status --json` on the node. */
+  /** `sno-reconfigure status --json` on the node; its exit code must be the one its phase documents. */
   async status(): Promise<StatusJson> {
-    return JSON.parse(await this.machine.execOk(['sno-reconfigure', 'status', '--json'], { timeoutMs: 30_000 })) as StatusJson;
+    const res = await this.statusCommand(['--json']);
+    const view = JSON.parse(res.stdout) as StatusJson;
+    const expected = statusExitCode(view.phase as Parameters<typeof statusExitCode>[0]);
+    if (res.code !== expected) throw new Error(`sno-reconfigure status exited ${res.code} for phase ${view.phase}, expected ${expected}`);
+    return view;
   }
 
   /** `sno-reconfigure status` as the technician reads it. */
   async statusText(): Promise<string> {
-    return this.machine.execOk(['sno-reconfigure', 'status'], { timeoutMs: 30_000 });
+    return (await this.statusCommand([])).stdout;
+  }
+
+  /** Exits 0 done, 1 failed or refused, 3 pending (the command-line contract); anything else is an error. */
+  private async statusCommand(args: string[]): Promise<{ code: number; stdout: string }> {
+    const res = await this.machine.exec(['sno-reconfigure', 'status', ...args], { timeoutMs: 30_000 });
+    if (![0, 1, STATUS_EXIT_PENDING].includes(res.code ?? -1)) throw new Error(`sno-reconfigure status failed (exit ${res.code}): ${res.stderr}`);
+    return { code: res.code ?? -1, stdout: res.stdout };
   }
 
   async unit(name: string, props: string[]): Promise<Record<string, string>> {

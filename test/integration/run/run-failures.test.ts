@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { startScenario, siteConfigFor, parseLogs, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
+import { statusExitCode } from '../../../src/engine/status';
 
 async function withScenario(fn: (s: Scenario) => Promise<void>, sim: Parameters<typeof startScenario>[0] = {}): Promise<void> {
   const s = await startScenario(sim);
@@ -19,7 +20,7 @@ function status(s: Scenario): { phase: string; lastError?: { message: string; re
   // `status` exits 1 when the last run failed; its JSON is on stdout either way.
   const res = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--json', '--root', s.node.root], { encoding: 'utf8' });
   const view = JSON.parse(res.stdout);
-  assert.equal(res.status, view.phase === 'failed' ? 1 : 0, 'status exit code follows the phase');
+  assert.equal(res.status, statusExitCode(view.phase), 'status exit code follows the phase');
   return view;
 }
 
@@ -114,4 +115,12 @@ test('a site network that does not verify is rolled back and the failure names t
     assert.match(st.lastError!.message, /resolve registry\.store42\.example\.com: does not resolve/);
     assert.equal(s.node.units()['kubelet.service']?.active, 'inactive', 'kubelet untouched');
     assert.ok(existsSync(path.join(s.node.root, 'etc/sno-reconfigure/kubelet-hold')), 'the factory hold stays');
+  }));
+
+test('run --dry-run with no media present exits 1 and says what to do; nothing is written', async () =>
+  withScenario(async (s) => {
+    const run = await s.run(['--dry-run']);
+    assert.equal(run.code, 1, run.stdout + run.stderr);
+    assert.ok(run.logs.some((l) => l.level === 'error' && /^no site-config found: insert the media labelled SITE-CONFIG/.test(l.msg)), run.stdout);
+    assert.equal(existsSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json')), false, 'a dry run keeps no journal');
   }));

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { Journal } from '../../../src/engine/journal';
-import { readStatus, renderStatus } from '../../../src/engine/status';
+import { readStatus, renderStatus, statusExitCode, STATUS_EXIT_PENDING } from '../../../src/engine/status';
 import { STEPS } from '../../../src/steps/index';
 import { createDeadline } from '../../../src/engine/clock';
 import { formatDuration } from '../../../src/siteconfig/duration';
@@ -75,4 +75,32 @@ test('durations and deadlines', () => {
   clock.advance(30 * 60_000);
   assert.equal(d.expired(), true);
   assert.equal(d.remainingMs(), 0);
+});
+
+test('status changes nothing: an unreadable journal is reported, not copied aside', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'status-ro-'));
+  try {
+    const host = new LocalHost({ root });
+    const dir = path.join(root, 'var/lib/sno-reconfigure');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'journal.json'), '{not json');
+    await assert.rejects(readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS), /journal\.json is unreadable/);
+    assert.deepEqual(readdirSync(dir), ['journal.json'], 'nothing written beside it');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('status exit codes: 0 done, 1 failed or refused, 3 not finished yet', () => {
+  const rows: [Parameters<typeof statusExitCode>[0], number][] = [
+    ['done', 0],
+    ['succeeded', 0],
+    ['failed', 1],
+    ['invalid-config', 1],
+    ['waiting', STATUS_EXIT_PENDING],
+    ['running', STATUS_EXIT_PENDING],
+    ['not-started', STATUS_EXIT_PENDING],
+  ];
+  for (const [phase, code] of rows) assert.equal(statusExitCode(phase), code, phase);
+  assert.equal(STATUS_EXIT_PENDING, 3);
 });
