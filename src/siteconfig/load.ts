@@ -8,7 +8,7 @@ import { validateSiteConfigFile, type FileValidation } from './file-validation';
 import { listDirectory, realPathIfExists, isInside, statKind } from './files';
 import { matchProblems, readMachineIdentity, type MachineIdentity } from './identity';
 import { loadTrustedKeys, type TrustedKeys } from './signature';
-import type { LoadedSiteConfig, ValidationProblem } from './types';
+import type { LoadedSiteConfig, MachineMatch, ValidationProblem } from './types';
 
 export type LoadResult =
   | { status: 'valid'; site: LoadedSiteConfig }
@@ -100,11 +100,11 @@ function asResult(v: FileValidation, sourcePath: string): LoadResult {
   return { status: 'invalid', errors: v.errors, warnings: v.warnings, sourcePath };
 }
 
-export async function loadSiteConfig(location: string, opts: { host: Host; now?: Date; identity?: MachineIdentity }): Promise<LoadResult> {
+export async function loadSiteConfig(location: string, opts: { host: Host; now?: Date; identity?: MachineIdentity; trusted?: TrustedKeys }): Promise<LoadResult> {
   const now = opts.now ?? new Date();
   const located = await locateSiteConfigs(location);
   if (located.kind === 'error') return { status: 'invalid', errors: [located.problem], warnings: [] };
-  const trusted = await loadTrustedKeys(opts.host);
+  const trusted = opts.trusted ?? (await loadTrustedKeys(opts.host));
   let identity = opts.identity;
   const machine = async () => (identity ??= await readMachineIdentity(opts.host));
 
@@ -158,22 +158,26 @@ export interface CandidateReport {
   errors: ValidationProblem[];
   warnings: ValidationProblem[];
   valid: boolean;
+  /** spec.match when readable: the machine(s) it is for (empty: any machine). */
+  match?: MachineMatch;
+  /** The resolved config, when valid. */
+  site?: LoadedSiteConfig;
 }
 
 /**
  * Validates every site-config at a location without machine matching: what a platform engineer preparing media
  * for many machines wants (`validate --any-machine`). A location error is a single invalid report.
  */
-export async function validateEveryCandidate(location: string, opts: { host: Host; now?: Date }): Promise<CandidateReport[]> {
+export async function validateEveryCandidate(location: string, opts: { host: Host; now?: Date; trusted?: TrustedKeys }): Promise<CandidateReport[]> {
   const now = opts.now ?? new Date();
   const located = await locateSiteConfigs(location);
   if (located.kind === 'error') return [{ display: location, sourcePath: path.resolve(location), errors: [located.problem], warnings: [], valid: false }];
-  const trusted = await loadTrustedKeys(opts.host);
+  const trusted = opts.trusted ?? (await loadTrustedKeys(opts.host));
   const candidates = located.kind === 'single' ? [located.candidate] : located.candidates;
   return Promise.all(
     candidates.map(async (c) => {
       const v = await validateCandidate(c, trusted, now);
-      return { display: c.display, sourcePath: c.filePath, errors: v.errors, warnings: v.warnings, valid: v.errors.length === 0 && v.site !== undefined };
+      return { display: c.display, sourcePath: c.filePath, errors: v.errors, warnings: v.warnings, valid: v.errors.length === 0 && v.site !== undefined, ...(v.matchKnown ? { match: v.match ?? {} } : {}), ...(v.site && v.errors.length === 0 ? { site: v.site } : {}) };
     }),
   );
 }

@@ -57,6 +57,21 @@ export async function loadTrustedKeys(host: Host): Promise<TrustedKeys> {
   return { required: names.length > 0, keys, problems };
 }
 
+/**
+ * Trusted keys given by the operator on a workstation (`validate --trusted-key FILE`): signatures are then
+ * required, as on a node that holds these keys. A key that cannot be used is a problem, never a relaxation.
+ */
+export function trustedKeysFrom(files: readonly { file: string; pem: string }[]): TrustedKeys {
+  const keys: TrustedKey[] = [];
+  const problems: ValidationProblem[] = [];
+  for (const { file, pem } of files) {
+    const parsed = parseTrustedKey(pem);
+    if (typeof parsed === 'string') problems.push({ path: file, message: parsed });
+    else keys.push({ file, ...parsed });
+  }
+  return { required: true, keys, problems };
+}
+
 /** A public key (SPKI PEM, or a certificate carrying it), or why it cannot be used. */
 export function parseTrustedKey(pem: string): { key: KeyObject; kind: TrustedKey['kind'] } | string {
   const { blocks } = pemBlocks(pem);

@@ -88,9 +88,8 @@ describe('every example validates with the bundled CLI, without errors or warnin
   for (const name of exampleFolders()) {
     test(name, async () => {
       const dir = path.join(EXAMPLES, name);
-      const multi = existsSync(path.join(dir, 'site-configs'));
       // A workstation without trusted keys: the signed example's only remark is that its signature is not checked here.
-      const { code, report, stderr } = await validate(dir, ['--root', await hostRoot(`plain-${name}`), ...(multi ? ['--any-machine'] : [])]);
+      const { code, report, stderr } = await validate(dir, ['--root', await hostRoot(`plain-${name}`)]);
       assert.equal(stderr, '');
       assert.deepEqual(report.errors, []);
       const unexpected = report.warnings.filter((w) => !(name === 'signed-vlan-store' && w.path === 'site-config.yaml.sig' && w.message.startsWith('not verified')));
@@ -153,7 +152,7 @@ describe('the multi-node stick picks the file meant for the machine', () => {
   for (const c of cases) {
     test(`${c.machine} → ${c.picks}`, async () => {
       const root = await hostRoot(`machine-${c.picks}`, c.identity);
-      const { code, report } = await validate(path.join(EXAMPLES, 'multi-node-stick'), ['--root', root]);
+      const { code, report } = await validate(path.join(EXAMPLES, 'multi-node-stick'), ['--this-machine', '--root', root]);
       assert.deepEqual(report.errors, []);
       assert.equal(code, 0);
       assert.equal(path.basename(report.source), c.picks);
@@ -162,7 +161,7 @@ describe('the multi-node stick picks the file meant for the machine', () => {
 
   test('a machine none of the files is for is told so', async () => {
     const root = await hostRoot('machine-none', { serial: 'NOT-IN-THE-BATCH', macs: { eno1: '52:54:00:00:00:01' } });
-    const { code, report } = await validate(path.join(EXAMPLES, 'multi-node-stick'), ['--root', root]);
+    const { code, report } = await validate(path.join(EXAMPLES, 'multi-node-stick'), ['--this-machine', '--root', root]);
     assert.equal(code, 1);
     assert.equal(report.status, 'not-for-this-machine');
   });

@@ -88,9 +88,7 @@ test('the key pair, and the MachineConfig that installs its public key with the 
 
 test('pin, then sign last, then the office check verifies the signature as a node would', async () => {
   assertValid(documented('sno-reconfigure validate store-0150'));
-  documented('mkdir -p office-check/etc/sno-reconfigure/trusted-keys');
-  documented('cp site-signing.pub.pem office-check/etc/sno-reconfigure/trusted-keys/');
-  const unsigned = failing('sno-reconfigure validate store-0150 --root office-check');
+  const unsigned = failing('sno-reconfigure validate store-0150 --trusted-key site-signing.pub.pem');
   assert.equal(unsigned.status, 1);
   assert.match(unsigned.output, /site-config\.yaml\.sig: this node holds trusted keys, so the site-config must be signed/);
 
@@ -98,7 +96,7 @@ test('pin, then sign last, then the office check verifies the signature as a nod
   assert.equal(sums.trim().split('\n').length, 3);
   documented(`(cd store-0150 && sha256sum network.yaml pull-secret.json registry-ca.crt | awk 'BEGIN { print "  sha256:" } { print "    " $2 ": " $1 }' >> site-config.yaml)`);
   documented('openssl pkeyutl -sign -rawin -inkey site-signing.key.pem -in store-0150/site-config.yaml | base64 -w0 > store-0150/site-config.yaml.sig');
-  assertValid(documented('sno-reconfigure validate store-0150 --root office-check'));
+  assertValid(documented('sno-reconfigure validate store-0150 --trusted-key site-signing.pub.pem'));
 
   // What the committed example holds is what these commands made.
   assert.equal(await fs.readFile(path.join(work, 'store-0150', 'site-config.yaml'), 'utf8'), await fs.readFile(path.join(EXAMPLES, 'signed-vlan-store', 'site-config.yaml'), 'utf8'));
@@ -106,7 +104,7 @@ test('pin, then sign last, then the office check verifies the signature as a nod
   // Sign last: an edit after signing is refused.
   await fs.copyFile(path.join(work, 'store-0150', 'site-config.yaml'), path.join(work, 'site-config.yaml.signed'));
   await fs.appendFile(path.join(work, 'store-0150', 'site-config.yaml'), '# a late edit\n');
-  const stale = failing('sno-reconfigure validate store-0150 --root office-check');
+  const stale = failing('sno-reconfigure validate store-0150 --trusted-key site-signing.pub.pem');
   assert.match(stale.output, /site-config\.yaml\.sig: does not verify/);
   await fs.copyFile(path.join(work, 'site-config.yaml.signed'), path.join(work, 'store-0150', 'site-config.yaml'));
 });
@@ -116,10 +114,9 @@ test('an ECDSA P-256 key signs the same way', () => {
   documented('openssl pkey -in site-signing-p256.key.pem -pubout -out site-signing-p256.pub.pem');
   shell('cp store-0150/site-config.yaml.sig ed25519.sig');
   documented('openssl dgst -sha256 -sign site-signing-p256.key.pem store-0150/site-config.yaml | base64 -w0 > store-0150/site-config.yaml.sig');
-  const untrusted = failing('sno-reconfigure validate store-0150 --root office-check');
+  const untrusted = failing('sno-reconfigure validate store-0150 --trusted-key site-signing.pub.pem');
   assert.match(untrusted.output, /site-config\.yaml\.sig: does not verify site-config\.yaml with any of the node's 1 trusted key/);
-  shell('cp site-signing-p256.pub.pem office-check/etc/sno-reconfigure/trusted-keys/');
-  assertValid(shell('sno-reconfigure validate store-0150 --root office-check'));
+  assertValid(shell('sno-reconfigure validate store-0150 --trusted-key site-signing.pub.pem --trusted-key site-signing-p256.pub.pem'));
   shell('cp ed25519.sig store-0150/site-config.yaml.sig');
 });
 
@@ -130,7 +127,7 @@ test('a multi-node stick: every file pinned and signed on its own', async () => 
     await appendPins(path.join(work, 'batch', 'site-configs', name), { '../registry-ca.crt': ca });
   }
   documented('for f in batch/site-configs/*.yaml; do openssl pkeyutl -sign -rawin -inkey site-signing.key.pem -in "$f" | base64 -w0 > "$f.sig"; done');
-  const report = documented('sno-reconfigure validate batch --any-machine --root office-check');
+  const report = documented('sno-reconfigure validate batch --trusted-key site-signing.pub.pem');
   assert.match(report, /all 3 site-configs valid/);
   assert.doesNotMatch(report, /warning/);
 });
@@ -144,7 +141,7 @@ test('a FAT image labelled SITE-CONFIG: label, contents, read back and valid', (
   assert.match(blkid, / TYPE="vfat" /);
   assert.match(documented('mdir -/ -i site-config.img ::'), /site-config\.yaml\.sig/);
   documented("mkdir readback && mcopy -s -n -i site-config.img '::/*' readback/");
-  assertValid(documented('sno-reconfigure validate readback --root office-check'));
+  assertValid(documented('sno-reconfigure validate readback --trusted-key site-signing.pub.pem'));
   // The stick itself cannot be written here: the same dd, to a file, gives the same volume.
   assert.ok(DOC.includes('dd if=site-config.img of=/dev/sdX bs=4M conv=fsync'));
   shell('dd if=site-config.img of=stick.img bs=4M conv=fsync');
@@ -161,6 +158,6 @@ for (const tool of ['xorriso', 'genisoimage']) {
     assert.match(blkid, / LABEL="SITE-CONFIG" /);
     assert.match(blkid, / TYPE="iso9660" /);
     documented('xorriso -osirrox on -indev site-config.iso -extract / readback-iso');
-    assertValid(documented('sno-reconfigure validate readback-iso --root office-check'));
+    assertValid(documented('sno-reconfigure validate readback-iso --trusted-key site-signing.pub.pem'));
   });
 }

@@ -3,33 +3,40 @@
 // 2 usage. `--json` prints {"valid", "errors", "warnings"} (the contract) plus "status" and "source".
 import * as path from 'node:path';
 import { LocalHost } from '../../host/host';
-import { statKind } from '../../siteconfig/files';
+import { readRegularFile, statKind } from '../../siteconfig/files';
 import { loadSiteConfig, validateEveryCandidate, type CandidateReport, type LoadResult } from '../../siteconfig/load';
-import type { ValidationProblem } from '../../siteconfig/types';
-import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, stringOpt, type CliIo, type Command, type ParsedArgs } from '../command';
+import { trustedKeysFrom, type TrustedKeys } from '../../siteconfig/signature';
+import type { MachineMatch, ValidationProblem } from '../../siteconfig/types';
+import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, listOpt, stringOpt, type CliIo, type Command, type ParsedArgs } from '../command';
 
-const HELP = `Usage: sno-reconfigure validate PATH [--json] [--root DIR] [--any-machine]
+const HELP = `Usage: sno-reconfigure validate PATH [--json] [--this-machine] [--trusted-key PEM]... [--root DIR]
 
 Validates a site-config offline, before it goes on the media: the file itself, every file it references
-(nmstate, pull secret, trust bundle, certificates), their sha256 pins and, when the node holds trusted keys,
-the signature. Every problem is listed with its location, e.g. spec.network.nmstate.interfaces[0].ipv4.address[0].ip.
+(nmstate, pull secret, trust bundle, certificates), their sha256 pins and the signature. Every problem is
+listed with its location, e.g. spec.network.nmstate.interfaces[0].ipv4.address[0].ip.
 
 PATH is a site-config file, or a directory / mounted volume holding site-config.yaml (or .yml/.json) or
-site-configs/*.yaml (one per machine; the one whose spec.match fits this machine is checked).
+site-configs/*.yaml (one per machine). Every site-config found is judged on its content, and the output
+says which machine(s) each one is for (its spec.match). A file on the host seen from the podman runtime is
+under /host (e.g. validate /host/root/site-config.yaml).
 
 Options:
-  --json          print {"valid":bool,"status":...,"source":...,"errors":[{"path","message"}],"warnings":[...]}
-  --root DIR      host root to read this machine's identity (sys/class/dmi/id, sys/class/net) and trusted
-                  keys (etc/sno-reconfigure/trusted-keys/*.pem) from (default /)
-  --any-machine   validate every site-config at PATH, whichever machine it is for (no spec.match check)
-  --help, -h      show this help
+  --json               print {"valid":bool,"status":...,"source":...,"errors":[{"path","message"}],"warnings":[...],"files":[...]}
+  --this-machine       also require a site-config meant for this machine (its spec.match against this machine's
+                       identity under --root), as run and plan do
+  --trusted-key PEM    a public key (Ed25519 or ECDSA P-256, PEM) the node will trust; repeatable. With it a
+                       missing or non-verifying signature is an error, as on a node that holds these keys
+  --root DIR           host root to read this machine's identity (sys/class/dmi/id, sys/class/net) and, without
+                       --trusted-key, the trusted keys (etc/sno-reconfigure/trusted-keys/*.pem) from (default /)
+  --help, -h           show this help
 
-Exit status: 0 valid, 1 invalid or not for this machine, 2 usage error.
+Exit status: 0 valid, 1 invalid (or, with --this-machine, not for this machine), 2 usage error.
 
 Examples:
   sno-reconfigure validate /media/usb
   sno-reconfigure validate site-config.yaml --json
-  sno-reconfigure validate ./store-media --any-machine --root ./factory-root
+  sno-reconfigure validate ./store-media --trusted-key org-signing.pub.pem
+  sno-reconfigure validate /run/media/site-config --this-machine
 `;
 
 interface JsonProblem {
@@ -39,11 +46,22 @@ interface JsonProblem {
 
 interface JsonReport {
   valid: boolean;
+  /** Which machine(s) the site-config is for (a single config judged on its content). */
+  for?: string;
   status: 'valid' | 'invalid' | 'not-for-this-machine';
   source: string;
   errors: JsonProblem[];
   warnings: JsonProblem[];
-  files?: Array<{ path: string; valid: boolean; errors: JsonProblem[]; warnings: JsonProblem[] }>;
+  files?: Array<{ path: string; valid: boolean; for?: string; errors: JsonProblem[]; warnings: JsonProblem[] }>;
+}
+
+const MATCH_WORDS: Record<keyof MachineMatch, string> = { systemUUID: 'system UUID', serialNumber: 'serial number', macAddress: 'MAC address' };
+
+/** Which machine(s) a site-config is for, from its spec.match. */
+export function machinesOf(match: MachineMatch | undefined): string | undefined {
+  if (!match) return undefined;
+  const parts = (Object.keys(MATCH_WORDS) as (keyof MachineMatch)[]).filter((k) => match[k]).map((k) => `${MATCH_WORDS[k]} ${match[k]}`);
+  return parts.length ? `the machine with ${parts.join(' and ')}` : 'any machine (no spec.match)';
 }
 
 function plain(problems: readonly ValidationProblem[]): JsonProblem[] {
@@ -80,7 +98,7 @@ function everyCandidateReport(reports: CandidateReport[], shown: string): JsonRe
     source: shown,
     errors: reports.flatMap((r) => qualify(r.display, r.errors)),
     warnings: reports.flatMap((r) => qualify(r.display, r.warnings)),
-    files: reports.map((r) => ({ path: r.display, valid: r.valid, errors: plain(r.errors), warnings: plain(r.warnings) })),
+    files: reports.map((r) => ({ path: r.display, valid: r.valid, ...(machinesOf(r.match) ? { for: machinesOf(r.match) } : {}), errors: plain(r.errors), warnings: plain(r.warnings) })),
   };
 }
 
@@ -97,7 +115,7 @@ function humanReport(r: JsonReport, result: LoadResult | undefined): string {
   const lines: string[] = [];
   if (r.files) {
     for (const f of r.files) {
-      lines.push(`${f.path}: ${f.valid ? 'valid' : `INVALID (${plural(f.errors.length, 'error')})`}${f.warnings.length ? `, ${plural(f.warnings.length, 'warning')}` : ''}`);
+      lines.push(`${f.path}: ${f.valid ? 'valid' : `INVALID (${plural(f.errors.length, 'error')})`}${f.warnings.length ? `, ${plural(f.warnings.length, 'warning')}` : ''}${f.for ? ` — for ${f.for}` : ''}`);
       lines.push(...problemLines('  errors', f.errors).map((l) => `  ${l}`));
       lines.push(...problemLines('  warnings', f.warnings).map((l) => `  ${l}`));
     }
@@ -109,7 +127,7 @@ function humanReport(r: JsonReport, result: LoadResult | undefined): string {
     const domain = `${s.clusterName ?? '<cluster name>'}.${s.baseDomain}`;
     lines.push(`${r.source}: valid — site "${s.name}", cluster domain ${domain}${r.warnings.length ? `, ${plural(r.warnings.length, 'warning')}` : ''}`);
   } else if (r.status === 'not-for-this-machine') {
-    lines.push(`${r.source}: NOT FOR THIS MACHINE — no site-config here matches this machine's identity (validating for another machine? use --any-machine)`);
+    lines.push(`${r.source}: NOT FOR THIS MACHINE — no site-config here matches this machine's identity (checking media for another machine? leave out --this-machine)`);
   } else {
     lines.push(`${r.source}: INVALID — ${plural(r.errors.length, 'error')}${r.warnings.length ? `, ${plural(r.warnings.length, 'warning')}` : ''}`);
   }
@@ -125,6 +143,34 @@ async function rootFrom(args: ParsedArgs, io: CliIo): Promise<string> {
   return abs;
 }
 
+/** A single site-config judged on its content: the one-line verdict with the machine(s) it is for. */
+function singleReport(report: CandidateReport, shown: string): { json: JsonReport; text: string } {
+  const forWhom = machinesOf(report.match);
+  const json: JsonReport = { valid: report.valid, ...(forWhom ? { for: forWhom } : {}), status: report.valid ? 'valid' : 'invalid', source: report.sourcePath, errors: plain(report.errors), warnings: plain(report.warnings) };
+  if (!report.valid || !report.site) return { json, text: humanReport({ ...json, source: report.sourcePath || shown }, undefined) };
+  const s = report.site.resolved;
+  const head = `${report.sourcePath}: valid — site "${s.name}", cluster domain ${s.clusterName ?? '<cluster name>'}.${s.baseDomain}${forWhom ? `, for ${forWhom}` : ''}${json.warnings.length ? `, ${plural(json.warnings.length, 'warning')}` : ''}`;
+  return { json, text: `${[head, ...problemLines('warnings', json.warnings)].join('\n')}\n` };
+}
+
+async function trustedKeysFromArgs(args: ParsedArgs, io: CliIo): Promise<TrustedKeys | undefined> {
+  const files = listOpt(args, 'trusted-key');
+  if (files.length === 0) return undefined;
+  const read = await Promise.all(
+    files.map(async (f) => {
+      try {
+        const read = await readRegularFile(path.resolve(io.cwd, f), '');
+        if (read.ok) return { file: f, pem: read.bytes.toString('utf8') };
+        throw new UsageError(`--trusted-key ${f}: ${read.message}`);
+      } catch (e) {
+        if (e instanceof UsageError) throw e;
+        throw new UsageError(`--trusted-key ${f}: cannot be read`);
+      }
+    }),
+  );
+  return trustedKeysFrom(read);
+}
+
 export const validateCommand: Command = {
   name: 'validate',
   summary: 'validate a site-config file, directory or volume offline',
@@ -132,6 +178,9 @@ export const validateCommand: Command = {
   options: {
     json: { type: 'boolean' },
     root: { type: 'string' },
+    'this-machine': { type: 'boolean' },
+    'trusted-key': { type: 'string', multiple: true },
+    // Before --this-machine existed, judging the files alone needed this flag; it is what validate does now.
     'any-machine': { type: 'boolean' },
   },
   async run(args, io) {
@@ -140,15 +189,21 @@ export const validateCommand: Command = {
     const shown = args.positionals[0]!;
     const location = path.resolve(io.cwd, shown);
     const host = new LocalHost({ root: await rootFrom(args, io), env: io.env });
+    const trusted = await trustedKeysFromArgs(args, io);
+    if (boolOpt(args, 'this-machine') && boolOpt(args, 'any-machine')) throw new UsageError('--this-machine and --any-machine contradict each other');
     let report: JsonReport;
-    let result: LoadResult | undefined;
-    if (boolOpt(args, 'any-machine')) {
-      report = everyCandidateReport(await validateEveryCandidate(location, { host }), shown);
-    } else {
-      result = await loadSiteConfig(location, { host });
+    let text: string;
+    if (boolOpt(args, 'this-machine')) {
+      const result = await loadSiteConfig(location, { host, ...(trusted ? { trusted } : {}) });
       report = reportOf(result, shown);
+      text = humanReport(report, result);
+    } else {
+      const reports = await validateEveryCandidate(location, { host, ...(trusted ? { trusted } : {}) });
+      const single = reports.length === 1 && !reports[0]!.display.includes('/') ? singleReport(reports[0]!, shown) : undefined;
+      report = single?.json ?? everyCandidateReport(reports, shown);
+      text = single?.text ?? humanReport(report, undefined);
     }
-    io.out(boolOpt(args, 'json') ? `${JSON.stringify(report, null, 2)}\n` : humanReport(report, result));
+    io.out(boolOpt(args, 'json') ? `${JSON.stringify(report, null, 2)}\n` : text);
     return report.valid ? EXIT_OK : EXIT_FAILURE;
   },
 };

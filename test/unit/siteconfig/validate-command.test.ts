@@ -2,6 +2,7 @@
 // test/integration/validate-bundle.test.ts): exit codes, human output, the --json contract.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -71,7 +72,8 @@ test('--json prints exactly the contract shape (plus status and source)', async 
   const { code, out } = await run([c.location, '--json', '--root', c.root]);
   assert.equal(code, 1);
   const report = JSON.parse(out) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(report).sort(), ['errors', 'source', 'status', 'valid', 'warnings']);
+  assert.deepEqual(Object.keys(report).sort(), ['errors', 'for', 'source', 'status', 'valid', 'warnings']);
+  assert.equal(report.for, 'any machine (no spec.match)');
   assert.equal(report.valid, false);
   assert.equal(report.status, 'invalid');
   assert.deepEqual(report.errors, [
@@ -86,27 +88,60 @@ test('--json prints exactly the contract shape (plus status and source)', async 
   assert.deepEqual(Object.keys(ok.warnings[0]!).sort(), ['message', 'path']);
 });
 
-test('not for this machine: exit 1, and it says so', async () => {
+test('--this-machine: not for this machine is exit 1, and it says so', async () => {
   const c = await caseDir('invalid', 'i113-multi-none-match');
-  const human = await run([c.location, '--root', c.root]);
+  const human = await run([c.location, '--this-machine', '--root', c.root]);
   assert.equal(human.code, 1);
   assert.match(human.out, /NOT FOR THIS MACHINE/);
-  const json = JSON.parse((await run([c.location, '--json', '--root', c.root])).out) as { status: string; errors: Array<{ path: string; message: string }> };
+  const json = JSON.parse((await run([c.location, '--json', '--this-machine', '--root', c.root])).out) as { status: string; errors: Array<{ path: string; message: string }> };
   assert.equal(json.status, 'not-for-this-machine');
   assert.deepEqual(json.errors.map((e) => e.path), ['site-configs/a.yaml', 'site-configs/b.yaml']);
   assert.match(json.errors[0]!.message, /^not for this machine: serialNumber S1/);
 });
 
-test('--any-machine validates every site-config, whichever machine it is for', async () => {
+test('on a workstation every site-config is judged on its content, and the output says which machine each is for', async () => {
   const c = await caseDir('invalid', 'i113-multi-none-match');
-  const all = await run([c.location, '--any-machine', '--root', c.root]);
+  const all = await run([c.location, '--root', c.root]);
   assert.equal(all.code, 0, all.out);
+  assert.match(all.out, /site-configs\/a\.yaml: valid — for the machine with serial number S1/);
   assert.match(all.out, /all 2 site-configs valid/);
+  assert.equal((await run([c.location, '--any-machine', '--root', c.root])).code, 0, 'the old flag still works: it is the default now');
   await fs.writeFile(path.join(c.location, 'site-configs', 'b.yaml'), 'apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: b}\nspec: {baseDomain: x..y}\n');
-  const json = JSON.parse((await run([c.location, '--any-machine', '--json', '--root', c.root])).out) as { valid: boolean; errors: Array<{ path: string }>; files: Array<{ path: string; valid: boolean }> };
+  const json = JSON.parse((await run([c.location, '--json', '--root', c.root])).out) as { valid: boolean; errors: Array<{ path: string }>; files: Array<{ path: string; valid: boolean; for?: string }> };
   assert.equal(json.valid, false);
-  assert.deepEqual(json.files.map((f) => [f.path, f.valid]), [['site-configs/a.yaml', true], ['site-configs/b.yaml', false]]);
+  assert.deepEqual(json.files.map((f) => [f.path, f.valid, f.for]), [['site-configs/a.yaml', true, 'the machine with serial number S1'], ['site-configs/b.yaml', false, 'any machine (no spec.match)']]);
   assert.deepEqual(json.errors.map((e) => e.path), ['site-configs/b.yaml:spec.baseDomain']);
+  const single = await caseDir('valid', 'v01-minimal');
+  assert.match((await run([single.location, '--root', single.root])).out, /: valid — site ".*", cluster domain .*, for any machine \(no spec\.match\)/);
+});
+
+test('--trusted-key: a missing or foreign signature is an error, as on a node holding that key; several keys may be given', async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'validate-keys-'));
+  try {
+    const c = await caseDir('valid', 'v01-minimal');
+    const key = (name: string) => {
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      return { name, privateKey, pub: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+    };
+    const ours = key('ours');
+    const theirs = key('theirs');
+    for (const k of [ours, theirs]) await fs.writeFile(path.join(dir, `${k.name}.pub.pem`), k.pub);
+    const file = path.join(c.location, 'site-config.yaml');
+    const unsigned = await run([c.location, '--trusted-key', path.join(dir, 'ours.pub.pem')]);
+    assert.equal(unsigned.code, 1);
+    assert.match(unsigned.out, /site-config\.yaml\.sig: .*must be signed/);
+    await fs.writeFile(`${file}.sig`, sign(null, await fs.readFile(file), theirs.privateKey).toString('base64'));
+    const foreign = await run([c.location, '--trusted-key', path.join(dir, 'ours.pub.pem')]);
+    assert.equal(foreign.code, 1);
+    assert.match(foreign.out, /does not verify/);
+    const both = await run([c.location, '--trusted-key', path.join(dir, 'ours.pub.pem'), '--trusted-key', path.join(dir, 'theirs.pub.pem')]);
+    assert.equal(both.code, 0, both.out);
+    const missing = await run([c.location, '--trusted-key', path.join(dir, 'nope.pem')]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /--trusted-key .*nope\.pem: .*(no such file|does not exist)/);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('a relative PATH is resolved against the working directory', async () => {
