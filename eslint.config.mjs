@@ -78,6 +78,9 @@ function sourceImportRules() {
     'src/siteconfig/files.ts',
     // The logger writes to the process's own stdout/stderr descriptors.
     'src/log.ts',
+    // `validate IMAGE` on a workstation: reads the operator's image file and copies its files out into a
+    // private temporary directory of this machine (never a node path).
+    'src/siteconfig/image.ts',
   ];
   const rule = (patterns, fs) => ({ '@typescript-eslint/no-restricted-imports': ['error', { paths: fs ? BUNDLE_BUDGET : [...BUNDLE_BUDGET, ...NODE_FS], ...(patterns.length ? { patterns } : {}) }] });
   const layerOf = (file) => LAYERS.filter((l) => l.dir && file.startsWith(`src/${l.dir}/`)).at(-1) ?? LAYERS[0];

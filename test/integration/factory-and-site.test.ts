@@ -140,6 +140,9 @@ test('a FAT image labelled SITE-CONFIG: label, contents, read back and valid', (
   assert.match(blkid, / LABEL="SITE-CONFIG" /);
   assert.match(blkid, / TYPE="vfat" /);
   assert.match(documented('mdir -/ -i site-config.img ::'), /site-config\.yaml\.sig/);
+  const fromImage = documented('sno-reconfigure validate site-config.img --trusted-key site-signing.pub.pem');
+  assertValid(fromImage);
+  assert.match(fromImage, /^site-config\.img:site-config\.yaml: valid/m, 'messages name the image, not a temporary copy');
   documented("mkdir readback && mcopy -s -n -i site-config.img '::/*' readback/");
   assertValid(documented('sno-reconfigure validate readback --trusted-key site-signing.pub.pem'));
   // The stick itself cannot be written here: the same dd, to a file, gives the same volume.
@@ -157,6 +160,7 @@ for (const tool of ['xorriso', 'genisoimage']) {
     const blkid = documented('blkid -p site-config.iso');
     assert.match(blkid, / LABEL="SITE-CONFIG" /);
     assert.match(blkid, / TYPE="iso9660" /);
+    assertValid(documented('sno-reconfigure validate site-config.iso --trusted-key site-signing.pub.pem'));
     documented('xorriso -osirrox on -indev site-config.iso -extract / readback-iso');
     assertValid(documented('sno-reconfigure validate readback-iso --trusted-key site-signing.pub.pem'));
   });

@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import { LocalHost } from '../../host/host';
 import { readRegularFile, statKind } from '../../siteconfig/files';
+import { extractImage, readImageKind } from '../../siteconfig/image';
 import { loadSiteConfig, validateEveryCandidate, type CandidateReport, type LoadResult } from '../../siteconfig/load';
 import { trustedKeysFrom, type TrustedKeys } from '../../siteconfig/signature';
 import type { MachineMatch, ValidationProblem } from '../../siteconfig/types';
@@ -15,8 +16,9 @@ Validates a site-config offline, before it goes on the media: the file itself, e
 (nmstate, pull secret, trust bundle, certificates), their sha256 pins and the signature. Every problem is
 listed with its location, e.g. spec.network.nmstate.interfaces[0].ipv4.address[0].ip.
 
-PATH is a site-config file, or a directory / mounted volume holding site-config.yaml (or .yml/.json) or
-site-configs/*.yaml (one per machine). Every site-config found is judged on its content, and the output
+PATH is a site-config file, a directory / mounted volume holding site-config.yaml (or .yml/.json) or
+site-configs/*.yaml (one per machine), or a FAT (USB stick) or ISO 9660 (virtual media) image file of such a
+volume — read with mcopy (package mtools) or xorriso, nothing is mounted. Every site-config found is judged on its content, and the output
 says which machine(s) each one is for (its spec.match). A file on the host seen from the podman runtime is
 under /host (e.g. validate /host/root/site-config.yaml).
 
@@ -187,23 +189,45 @@ export const validateCommand: Command = {
     if (args.positionals.length === 0) throw new UsageError('missing PATH: the site-config file, directory or volume to validate');
     if (args.positionals.length > 1) throw new UsageError(`expected one PATH, got ${args.positionals.length}: ${args.positionals.join(' ')}`);
     const shown = args.positionals[0]!;
-    const location = path.resolve(io.cwd, shown);
     const host = new LocalHost({ root: await rootFrom(args, io), env: io.env });
-    const trusted = await trustedKeysFromArgs(args, io);
-    if (boolOpt(args, 'this-machine') && boolOpt(args, 'any-machine')) throw new UsageError('--this-machine and --any-machine contradict each other');
-    let report: JsonReport;
-    let text: string;
-    if (boolOpt(args, 'this-machine')) {
-      const result = await loadSiteConfig(location, { host, ...(trusted ? { trusted } : {}) });
-      report = reportOf(result, shown);
-      text = humanReport(report, result);
-    } else {
-      const reports = await validateEveryCandidate(location, { host, ...(trusted ? { trusted } : {}) });
-      const single = reports.length === 1 && !reports[0]!.display.includes('/') ? singleReport(reports[0]!, shown) : undefined;
-      report = single?.json ?? everyCandidateReport(reports, shown);
-      text = single?.text ?? humanReport(report, undefined);
+    const image = await imageAt(path.resolve(io.cwd, shown));
+    if (image instanceof Error) {
+      io.err(`sno-reconfigure validate: ${image.message}\n`);
+      return EXIT_FAILURE;
     }
-    io.out(boolOpt(args, 'json') ? `${JSON.stringify(report, null, 2)}\n` : text);
-    return report.valid ? EXIT_OK : EXIT_FAILURE;
+    try {
+      return await validateAt(image?.dir ?? path.resolve(io.cwd, shown), shown, host, args, io, image ? `${shown}:` : undefined);
+    } finally {
+      await image?.remove();
+    }
   },
 };
+
+/** A FAT or ISO image at `file`, copied out; undefined for anything else (a folder, a site-config file). */
+async function imageAt(file: string): Promise<{ dir: string; remove: () => Promise<void> } | Error | undefined> {
+  if ((await statKind(file)) !== 'file') return undefined;
+  const found = await readImageKind(file).catch(() => undefined);
+  if (!found) return undefined;
+  return extractImage(new LocalHost(), file, found.kind, found.size).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+}
+
+/** `imageName`: the image the files at `location` were copied out of; messages name it instead of the copy. */
+async function validateAt(location: string, shown: string, host: LocalHost, args: ParsedArgs, io: CliIo, imageName?: string): Promise<number> {
+  const trusted = await trustedKeysFromArgs(args, io);
+  if (boolOpt(args, 'this-machine') && boolOpt(args, 'any-machine')) throw new UsageError('--this-machine and --any-machine contradict each other');
+  let report: JsonReport;
+  let text: string;
+  if (boolOpt(args, 'this-machine')) {
+    const result = await loadSiteConfig(location, { host, ...(trusted ? { trusted } : {}) });
+    report = reportOf(result, shown);
+    text = humanReport(report, result);
+  } else {
+    const reports = await validateEveryCandidate(location, { host, ...(trusted ? { trusted } : {}) });
+    const single = reports.length === 1 && !reports[0]!.display.includes('/') ? singleReport(reports[0]!, shown) : undefined;
+    report = single?.json ?? everyCandidateReport(reports, shown);
+    text = single?.text ?? humanReport(report, undefined);
+  }
+  const out = boolOpt(args, 'json') ? `${JSON.stringify(report, null, 2)}\n` : text;
+  io.out(imageName ? out.split(`${location}/`).join(imageName).split(location).join(imageName) : out);
+  return report.valid ? EXIT_OK : EXIT_FAILURE;
+}
