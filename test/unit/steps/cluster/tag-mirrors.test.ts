@@ -44,5 +44,4 @@ describe('tag mirrors', () => {
       { source: 'a.example.com/z', mirrors: ['m.example.com/z'] },
     ]);
   });
-
 });
