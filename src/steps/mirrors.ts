@@ -33,7 +33,7 @@ import { notInPlace } from './not-in-place';
 
 export const MIRROR_OBJECT_NAME = 'sno-reconfigure';
 /** Where OpenShift's default CatalogSources live (operator-marketplace). */
-export const MARKETPLACE_NAMESPACE = 'openshift-marketplace';
+const MARKETPLACE_NAMESPACE = 'openshift-marketplace';
 
 /** One entry of an IDMS, ITMS or ICSP list: the three declare the same fields. */
 interface MirrorEntry {
@@ -111,7 +111,8 @@ export function withoutSources(list: MirrorEntry[] | undefined, sources: Set<str
 
 /**
  * The repository of an image reference, without tag or digest; Docker Hub short names get their registry
- * (containers-registries.conf(5): a first component without '.' or ':' that is not localhost is not a host).
+ * (distribution/reference normalize.go splitDockerDomain: a first component without '.' or ':' that is not
+ * localhost is not a host).
  */
 export function repositoryOf(image: string): string {
   const name = image.split('@')[0] ?? '';
