@@ -137,6 +137,7 @@ interface CheckedFields {
   baseDomain: string | undefined;
   hostname: string | undefined;
   mirrors: MirrorRule[];
+  tagMirrors: MirrorRule[];
   timeouts: Timeouts;
 }
 
@@ -203,7 +204,14 @@ function checkFields(f: Findings, spec: unknown): CheckedFields {
   if (get(spec, 'pullSecretMode') !== undefined && get(spec, 'pullSecret') === undefined && get(spec, 'pullSecretFile') === undefined) {
     f.warn('spec.pullSecretMode', 'has no effect without pullSecret or pullSecretFile');
   }
-  return { clusterName, baseDomain, hostname, mirrors: checkMirrors(f, get(spec, 'imageDigestMirrors')), timeouts: checkTimeouts(f, get(spec, 'timeouts')) };
+  return {
+    clusterName,
+    baseDomain,
+    hostname,
+    mirrors: checkMirrors(f, get(spec, 'imageDigestMirrors'), 'spec.imageDigestMirrors'),
+    tagMirrors: checkMirrors(f, get(spec, 'imageTagMirrors'), 'spec.imageTagMirrors'),
+    timeouts: checkTimeouts(f, get(spec, 'timeouts')),
+  };
 }
 
 /** Every file a field names, read inside the site-config's directory and checked against its spec.sha256 pin. */
@@ -316,6 +324,7 @@ function resolvedForm(doc: SiteConfigDocument, spec: unknown, fields: CheckedFie
     ...(contents.pullSecret ? { pullSecret: contents.pullSecret } : {}),
     pullSecretMode: doc.spec.pullSecretMode ?? 'merge',
     imageDigestMirrors: fields.mirrors,
+    ...(fields.tagMirrors.length > 0 ? { imageTagMirrors: fields.tagMirrors } : {}),
     ...(contents.trustBundle !== undefined ? { additionalTrustBundle: contents.trustBundle } : {}),
     certificates: contents.certificates,
     timeouts: fields.timeouts,
@@ -335,7 +344,8 @@ function exactlyOne(f: Findings, obj: unknown, at: string, inline: string, file:
   else if (required && !hasInline && !hasFile) f.error(at, `needs ${inline} (inline) or ${file} (a file next to the site-config)`);
 }
 
-function checkMirrors(f: Findings, value: unknown): MirrorRule[] {
+/** One mirror list (imageDigestMirrors or imageTagMirrors, named by `at`): each source once, each mirror once. */
+function checkMirrors(f: Findings, value: unknown, at: string): MirrorRule[] {
   if (!Array.isArray(value)) return [];
   const rules: MirrorRule[] = [];
   const sources = new Map<string, number>();
@@ -344,14 +354,14 @@ function checkMirrors(f: Findings, value: unknown): MirrorRule[] {
     if (!rule) return;
     const key = rule.source.toLowerCase();
     const first = sources.get(key);
-    if (first !== undefined) f.error(`spec.imageDigestMirrors[${i}].source`, `'${rule.source}' is already the source of spec.imageDigestMirrors[${first}]: put all its mirrors in one entry, in order of preference`);
+    if (first !== undefined) f.error(`${at}[${i}].source`, `'${rule.source}' is already the source of ${at}[${first}]: put all its mirrors in one entry, in order of preference`);
     else sources.set(key, i);
     const seen = new Set<string>();
     rule.mirrors.forEach((m, j) => {
       // The CRD declares mirrors as a set (x-kubernetes-list-type: set): the API server rejects duplicates.
-      if (seen.has(m)) f.error(`spec.imageDigestMirrors[${i}].mirrors[${j}]`, `'${m}' is listed twice`);
+      if (seen.has(m)) f.error(`${at}[${i}].mirrors[${j}]`, `'${m}' is listed twice`);
       seen.add(m);
-      if (m === rule.source) f.warn(`spec.imageDigestMirrors[${i}].mirrors[${j}]`, 'is the source itself');
+      if (m === rule.source) f.warn(`${at}[${i}].mirrors[${j}]`, 'is the source itself');
     });
     rules.push({ source: rule.source, mirrors: rule.mirrors });
   });

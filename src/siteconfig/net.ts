@@ -1,6 +1,7 @@
 // Syntax rules for addresses and names used across the site-config: IPs and prefixes (nmstate, verify),
 // DNS names (Kubernetes DNS-1123 rules, k8s.io/apimachinery validation.IsDNS1123Label/Subdomain), MAC
-// addresses (spec.match) and registry references (the patterns of openshift/api ImageDigestMirrorSet).
+// addresses (spec.match) and registry references (the patterns of openshift/api ImageDigestMirrorSet and
+// ImageTagMirrorSet).
 import { isIPv4, isIPv6 } from 'node:net';
 
 export type IpFamily = 4 | 6;
@@ -101,6 +102,8 @@ export function normalizeMac(text: string): string {
 
 // Copied from openshift/api config/v1 ImageDigestMirrorSet CRD (reference/openshift-api-crds/
 // 0000_10_config-operator_01_imagedigestmirrorsets.crd.yaml): `mirrors` items and the non-wildcard `source`.
+// The ImageTagMirrorSet CRD (0000_10_config-operator_01_imagetagmirrorsets.crd.yaml) declares the very same
+// two patterns, so these rules serve both lists.
 const HOST_PART = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
 const REPOSITORY = new RegExp(
   `^(${HOST_PART}(?:(?:\\.${HOST_PART})+)?(?::[0-9]+)?)(?:(?:/[a-z0-9]+(?:(?:(?:[._]|__|[-]*)[a-z0-9]+)+)?)+)?$`,

@@ -7,6 +7,9 @@
 // - `spec.sha256`: pins for signed media — a mapping from each referenced file, written exactly as in its
 //   field (e.g. `network.yaml`, `certs/api.crt`), to the hex sha256 of its bytes (`sha256sum` output, an
 //   optional `sha256:` prefix is accepted). When the node has trusted keys every referenced file must be pinned.
+// - `spec.imageTagMirrors`: mirrors for images pulled by tag (an ImageTagMirrorSet, OpenShift >= 4.13), the
+//   same entry shape and rules as imageDigestMirrors. Like those entries it takes no mirrorSourcePolicy: the
+//   agent keeps the policy another mirror set on the cluster already gives the source.
 // - `spec.timeouts`: network, kubelet, apiReady, csr, settle, settleStability as Go durations (30m, 1h30m).
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
@@ -83,6 +86,7 @@ const networkSchema = z.strictObject({
   verify: z.optional(verifySchema),
 });
 
+/** One entry of imageDigestMirrors or imageTagMirrors: the IDMS and ITMS CRDs declare the same patterns. */
 export const mirrorSchema = z.strictObject({
   source: ruled((s) => repositoryProblem(s, { allowWildcard: true })),
   mirrors: z.array(ruled((s) => repositoryProblem(s, { allowWildcard: false }))).check(z.minLength(1)),
@@ -106,6 +110,7 @@ export const specSchema = z.strictObject({
   pullSecretFile: z.optional(fileRef),
   pullSecretMode: z.optional(z.enum(['merge', 'replace'])),
   imageDigestMirrors: z.optional(z.array(mirrorSchema)),
+  imageTagMirrors: z.optional(z.array(mirrorSchema)),
   additionalTrustBundle: z.optional(z.string()),
   additionalTrustBundleFile: z.optional(fileRef),
   certificates: z.optional(z.strictObject({ api: z.optional(certPairSchema), ingress: z.optional(certPairSchema) })),

@@ -63,6 +63,8 @@ export interface ResolvedSiteConfig {
   pullSecret?: PullSecret;
   pullSecretMode: 'merge' | 'replace';
   imageDigestMirrors: MirrorRule[];
+  /** spec.imageTagMirrors (ImageTagMirrorSet, OpenShift >= 4.13); absent when the site-config gives none. */
+  imageTagMirrors?: MirrorRule[];
   /** PEM, one or more certificates. */
   additionalTrustBundle?: string;
   certificates: { api?: CertificatePair; ingress?: CertificatePair };

@@ -5,8 +5,8 @@
 // cicd/builds/setting-up-trusted-ca.html; image-registry docs "registry-with-port.example.com..5000").
 //
 // Which hosts: the registries the node pulls from because of this site-config — every mirror of
-// imageDigestMirrors (digest pulls go to the mirrors; the sources are the public registries they stand in
-// for, with public CAs). Without mirrors, the registries of the site's pull secret. The same CA is trusted
+// imageDigestMirrors and imageTagMirrors (pulls go to the mirrors; the sources are the public registries they
+// stand in for, with public CAs). Without mirrors, the registries of the site's pull secret. The same CA is trusted
 // only for those hosts, never cluster-wide: the bundle is for registries, not for every TLS client.
 //
 // If image.config already references a ConfigMap, the agent adds its keys to it and keeps all others.
@@ -72,7 +72,7 @@ interface Assessment {
 async function assess(ctx: StepContext, client: ClusterClient): Promise<Assessment> {
   const site = ctx.site.resolved;
   const certs = splitCertificates(site.additionalTrustBundle ?? '');
-  const hosts = trustHosts(site.imageDigestMirrors, Object.keys(site.pullSecret?.auths ?? {}));
+  const hosts = trustHosts([...site.imageDigestMirrors, ...(site.imageTagMirrors ?? [])], Object.keys(site.pullSecret?.auths ?? {}));
   const image = await client.get<ImageConfig>(R.images, 'cluster');
   const referenced = image?.spec?.additionalTrustedCA?.name || undefined;
   const configMapName = referenced ?? TRUST_CONFIGMAP;
@@ -104,7 +104,7 @@ export const trustStep: Step = resilient({
   async check(ctx) {
     const a = await assess(ctx, await ctx.cluster());
     if (ctx.site.resolved.additionalTrustBundle && a.hosts.length === 0) {
-      ctx.warn('additionalTrustBundle is set but the site-config names no registry (no imageDigestMirrors, no pull secret): the CA is not installed');
+      ctx.warn('additionalTrustBundle is set but the site-config names no registry (no imageDigestMirrors or imageTagMirrors, no pull secret): the CA is not installed');
     }
     return changesOf(a).length === 0;
   },

@@ -58,6 +58,7 @@ test('plan with the API up: the cluster objects the run would change', async () 
   assert.match(res.stdout, /\[domain\]\n(?: {3}- .*\n)*? {3}- .*APIServer cluster/);
   assert.match(res.stdout, /Ingress cluster/);
   assert.match(res.stdout, /ImageDigestMirrorSet/);
+  assert.match(res.stdout, /\n {3}- leave CatalogSource openshift-marketplace\/redhat-operators — pulls registry\.redhat\.io\/redhat\/redhat-operator-index:v4\.\d+ by tag; without an imageTagMirrors entry for it, it cannot pull at a disconnected site\n/);
   assert.deepEqual(changingCalls(), []);
   assert.ok(!existsSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json')), 'no journal written');
 });

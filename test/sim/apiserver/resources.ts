@@ -1,6 +1,6 @@
 // What the simulated API server serves: the resource types of src/cluster/resources.ts (R), each with its
-// schema (a real openshift/api CRD, or one written here for built-in types and for MachineConfigPool,
-// which the reference has no CRD file for), subresources, discovery names and field selectors.
+// schema (a real openshift/api CRD, or one written here for built-in types, for MachineConfigPool, which the
+// reference has no CRD file for, and for OLM's CatalogSource), subresources, discovery names and field selectors.
 import type { ResourceType } from '../../../src/cluster/types';
 import { R } from '../../../src/cluster/resources';
 import { CRD_DIR, loadCrds, type CrdInfo, type JsonSchema } from '../crd-schema';
@@ -169,6 +169,34 @@ const MCP_SCHEMA = root({
   },
 });
 
+/**
+ * CatalogSource essentials (operators.coreos.com/v1alpha1). The real CRD is operator-framework/api's
+ * (crds/operators.coreos.com_catalogsources.yaml, pkg/operators/v1alpha1/catalogsource_types.go), not
+ * vendored here: the agent only lists CatalogSources to read spec.image, so the fields OLM's default
+ * catalogs set are enough.
+ */
+const CATALOG_SOURCE_SCHEMA = root({
+  spec: {
+    type: 'object',
+    required: ['sourceType'],
+    properties: {
+      sourceType: str,
+      image: str,
+      address: str,
+      configMap: str,
+      displayName: str,
+      publisher: str,
+      description: str,
+      priority: int,
+      icon: { type: 'object', properties: { base64data: str, mediatype: str } },
+      updateStrategy: { type: 'object', properties: { registryPoll: { type: 'object', properties: { interval: str } } } },
+      grpcPodConfig: anyObject,
+      secrets: strings,
+    },
+  },
+  status: anyObject,
+});
+
 const CORE_FIELD_LABELS: Record<string, string[]> = {
   secrets: ['type'],
   nodes: ['spec.unschedulable'],
@@ -269,6 +297,18 @@ export class ResourceRegistry {
         categories: [],
         subresources: ['status'],
         schema: MCP_SCHEMA,
+        builtIn: false,
+        tracksGeneration: true,
+        fieldLabels: [],
+      },
+      {
+        type: R.catalogSources,
+        singular: 'catalogsource',
+        listKind: 'CatalogSourceList',
+        shortNames: ['catsrc'],
+        categories: ['olm'],
+        subresources: ['status'],
+        schema: CATALOG_SOURCE_SCHEMA,
         builtIn: false,
         tracksGeneration: true,
         fieldLabels: [],

@@ -2,7 +2,7 @@
 // singletons, the ClusterVersion and the SNO set of ClusterOperators, the IngressController, the signer
 // and serving secrets under their real names, the routes (operator-owned, generated and explicit), the
 // machine-config pools and MachineConfigs, and the Node. Every object is written through the store, so each
-// is validated against the real CRD schemas.
+// is validated against the real CRD schemas (OLM's CatalogSource against a minimal one, see apiserver/resources.ts).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject, ResourceType } from '../../../src/cluster/types';
@@ -350,6 +350,20 @@ export function seedCluster(store: SimStore, input: SeedInput): SeedResult {
     route('inventory', 'dashboard', 'inventory.corp.example.net', false, 'dashboard', { termination: 'edge' }),
   ];
   for (const r of routes) put(store, R.routes, r);
+
+  // --- OLM's default catalogs, index images pulled by tag v4.<minor> (operator-marketplace defaults/) -------
+  const catalog = (name: string, displayName: string, priority: number, index: string): KubeObject => ({
+    apiVersion: 'operators.coreos.com/v1alpha1',
+    kind: 'CatalogSource',
+    metadata: { name, namespace: 'openshift-marketplace', annotations: { 'operatorframework.io/managed-by': 'marketplace-operator' } },
+    spec: { sourceType: 'grpc', image: `registry.redhat.io/redhat/${index}:v4.${minor}`, displayName, publisher: 'Red Hat', priority, updateStrategy: { registryPoll: { interval: '10m' } } },
+  });
+  for (const c of [
+    catalog('certified-operators', 'Certified Operators', -200, 'certified-operator-index'),
+    catalog('community-operators', 'Community Operators', -400, 'community-operator-index'),
+    catalog('redhat-marketplace', 'Red Hat Marketplace', -300, 'redhat-marketplace-index'),
+    catalog('redhat-operators', 'Red Hat Operators', -100, 'redhat-operator-index'),
+  ]) store.create(R.catalogSources, c);
 
   // --- machine config: pools and the MachineConfigs the installer and MCO create ---------------------------
   const mc = (name: string, role: string, generated: boolean, spec: Record<string, unknown>): KubeObject => ({

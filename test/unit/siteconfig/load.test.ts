@@ -52,6 +52,16 @@ test('the full site-config resolves every field, files read, timeouts in ms', as
   assert.deepEqual(site.warnings, []);
 });
 
+test('imageTagMirrors resolve beside imageDigestMirrors, in the order given', async () => {
+  const c = await prepared('valid', 'v21-tag-mirrors');
+  const r = valid(await loadSiteConfig(c.location, { host: new LocalHost({ root: c.root }) })).resolved;
+  assert.deepEqual(r.imageDigestMirrors, [{ source: 'registry.redhat.io/redhat', mirrors: ['registry.store42.example.com:8443/redhat'] }]);
+  assert.deepEqual(r.imageTagMirrors, [
+    { source: 'registry.redhat.io/redhat', mirrors: ['registry.store42.example.com:8443/redhat'] },
+    { source: '*.quay.io', mirrors: ['registry.store42.example.com:8443/quay'] },
+  ]);
+});
+
 test('defaults: merge, no mirrors, no certificates, DEFAULT_TIMEOUTS', async () => {
   const c = await prepared('valid', 'v01-minimal');
   const r = valid(await loadSiteConfig(c.location, { host: new LocalHost({ root: c.root }) })).resolved;
