@@ -6,6 +6,7 @@ import { mkdirSync, copyFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { createCa } from '../sim/pki';
+import { minorVersion } from '../sim/cluster/options';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../sim/index';
 import { DEFAULT_KUBECONFIG } from '../../src/paths';
 import { createStandInNode, type StandInNode } from './standin-host';
@@ -66,7 +67,7 @@ export function siteConfigFor(sim: Simulator, opts: SiteConfigOptions = {}): str
 
 /**
  * The demo's site-config volume (`npm run demo`, and the version matrix in npm test): every change the agent
- * can make — the site network in its own file, a pull secret, two digest mirrors and their registry CA.
+ * can make — the site network in its own file, a pull secret, digest and tag mirrors and their registry CA.
  */
 export function demoSiteConfigFiles(sim: Simulator): Record<string, string> {
   const registryCa = createCa('registry.store42.example.com CA');
@@ -81,6 +82,8 @@ export function demoSiteConfigFiles(sim: Simulator): Record<string, string> {
       { source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] },
       { source: 'quay.io/openshift-release-dev/ocp-v4.0-art-dev', mirrors: ['registry.store42.example.com:8443/ocp/art-dev'] },
     ],
+    // The operator catalogs are pulled by tag: ImageTagMirrorSet, from OpenShift 4.13 on.
+    ...(minorVersion(sim.options.version) >= 13 ? { imageTagMirrors: [{ source: 'registry.redhat.io/redhat', mirrors: ['registry.store42.example.com:8443/redhat'] }] } : {}),
     additionalTrustBundleFile: 'registry-ca.pem',
   };
   return {

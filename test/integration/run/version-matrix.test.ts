@@ -30,7 +30,11 @@ describe('the demo relocation on each OpenShift version', () => {
         assert.equal(report.cluster.version, v.version);
         assert.ok(s.sim.store.get(v.mirrors, MIRROR_OBJECT_NAME), `the site's mirrors as ${v.mirrors.kind}`);
         if (v.version.startsWith('4.12')) assert.throws(() => s.sim.store.list(v.not), 'no IDMS API on 4.12');
-        else assert.equal(s.sim.store.get(v.not, MIRROR_OBJECT_NAME), undefined);
+        else {
+          assert.equal(s.sim.store.get(v.not, MIRROR_OBJECT_NAME), undefined);
+          assert.ok(s.sim.store.get(R.imageTagMirrorSets, MIRROR_OBJECT_NAME), 'the catalogs pulled by tag are mirrored (ImageTagMirrorSet, 4.13+)');
+          assert.deepEqual(report.warnings.filter((w) => w.includes('CatalogSource')), [], 'no catalog is left pulling by tag without a mirror');
+        }
       } finally {
         await s.cleanup();
       }
