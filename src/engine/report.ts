@@ -14,6 +14,15 @@ export interface ReportStep {
   durationMs?: number;
 }
 
+export type CertificateExpiry = NonNullable<JournalData['facts']['certificates']>[number];
+
+/** "the API certificate (api.sno1.example.com) expires 2028-03-01": one line per certificate, soonest first. */
+export function certificateLines(certs: readonly CertificateExpiry[]): string[] {
+  return [...certs]
+    .sort((a, b) => Date.parse(a.notAfter) - Date.parse(b.notAfter))
+    .map((c) => `${c.role} certificate (${c.names.join(', ')}) expires ${c.notAfter.slice(0, 10)}${c.source === 'issued' ? '' : ' (provided by the site)'}`);
+}
+
 export interface Report {
   result: 'succeeded' | 'failed' | 'in-progress';
   siteConfig: { name?: string; digest?: string; source?: JournalData['source'] };
@@ -26,6 +35,8 @@ export interface Report {
   cluster: { name?: string; oldBaseDomain?: string; newBaseDomain?: string; version?: string; apiUrl?: string; consoleUrl?: string };
   /** The admin kubeconfig for the new API name (state directory, mode 0600). */
   kubeconfig?: string;
+  /** The certificates serving the new names and when each expires. */
+  certificates?: CertificateExpiry[];
   steps: ReportStep[];
   changes: Change[];
   warnings: string[];
@@ -66,6 +77,7 @@ export function buildReport(j: JournalData, titles: readonly { name: StepName; t
       ...(cluster && newBaseDomain ? { apiUrl: `https://api.${cluster}.${newBaseDomain}:6443`, consoleUrl: `https://console-openshift-console.apps.${cluster}.${newBaseDomain}` } : {}),
     },
     ...(j.facts.newApiKubeconfig ? { kubeconfig: j.facts.newApiKubeconfig } : {}),
+    ...(j.facts.certificates?.length ? { certificates: j.facts.certificates } : {}),
     steps: titles.map(({ name, title }) => stepSummary(j, name, title)),
     changes: j.changes,
     warnings: j.warnings,

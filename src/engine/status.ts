@@ -5,7 +5,7 @@ import { STATE_FILES } from '../paths';
 import { formatDuration } from '../siteconfig/duration';
 import { readJournal, type JournalData } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
-import { stepSummary, type ReportStep } from './report';
+import { certificateLines, stepSummary, type CertificateExpiry, type ReportStep } from './report';
 import type { StepName } from './step';
 
 export interface StatusView {
@@ -18,6 +18,7 @@ export interface StatusView {
   steps: (ReportStep & { status?: string; error?: string })[];
   lastError?: JournalData['lastError'];
   warnings: string[];
+  certificates?: CertificateExpiry[];
   report?: string;
   journal: string;
 }
@@ -50,6 +51,7 @@ export async function readStatus(host: Host, stateDir: string, doneMarker: strin
     }),
     ...(j.lastError ? { lastError: j.lastError } : {}),
     warnings: j.warnings,
+    ...(j.facts.certificates?.length ? { certificates: j.facts.certificates } : {}),
     ...(report ? { report } : {}),
     journal: journalFile,
   };
@@ -83,6 +85,10 @@ export function renderStatus(v: StatusView, now = Date.now()): string {
     lines.push('', `Last error (${v.lastError.at}${v.lastError.step ? `, ${v.lastError.step}` : ''}): ${v.lastError.message}`);
     for (const p of v.lastError.problems ?? []) lines.push(`  - ${p.path}: ${p.message}`);
     if (v.lastError.remedy) lines.push(`What to do: ${v.lastError.remedy}`);
+  }
+  if (v.certificates?.length) {
+    lines.push('', 'Certificates:', ...certificateLines(v.certificates).map((l) => `  ${l}`));
+    if (v.certificates.some((c) => c.source === 'issued')) lines.push('  Renew the issued ones before then with `sno-reconfigure renew-certificates` (it renews at 80 % of their lifetime).');
   }
   if (v.warnings.length) lines.push('', 'Warnings:', ...v.warnings.map((w) => `  - ${w}`));
   lines.push('', `Journal: ${v.journal}`);

@@ -124,6 +124,8 @@ export interface RunFacts {
   clusterVersion?: string;
   /** The admin kubeconfig for the new API name, node path (domain step). */
   newApiKubeconfig?: string;
+  /** The certificates serving the new names, with their expiry (domain step; renew-certificates updates them). */
+  certificates?: { role: string; secret: string; names: string[]; notAfter: string; source: 'issued' | 'provided' }[];
   /** The rollouts the cluster steps started, for settle (`rollouts.ts`). */
   expectedRollouts?: string[];
 }

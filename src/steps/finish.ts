@@ -6,7 +6,7 @@ import { CommandError } from '../host/command-error';
 import { systemctl } from '../host/systemctl';
 import { DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
 import { writeDoneMarker } from '../engine/done-marker';
-import type { Report } from '../engine/report';
+import { certificateLines, type Report } from '../engine/report';
 import type { Step } from '../engine/step';
 
 export const finishStep: Step = {
@@ -40,6 +40,7 @@ export const finishStep: Step = {
         ...(r.cluster.apiUrl ? [`API:     ${r.cluster.apiUrl}`] : []),
         ...(r.cluster.consoleUrl ? [`Console: ${r.cluster.consoleUrl}`] : []),
         ...(r.kubeconfig ? [`Kubeconfig for the new API name: ${r.kubeconfig}`] : []),
+        ...soonestExpiry(r.certificates),
         `Report: ${reportPath}`,
         ...(r.warnings.length ? [`${r.warnings.length} warning(s): see the report`] : []),
       ],
@@ -57,3 +58,10 @@ export const finishStep: Step = {
 
   async verify() {},
 };
+
+/** The banner names the first certificate to expire: the date someone must act by. */
+function soonestExpiry(certs: Report['certificates']): string[] {
+  const first = certificateLines(certs ?? [])[0];
+  if (!first) return [];
+  return [`First to expire: the ${first}; renew with \`sno-reconfigure renew-certificates\``];
+}

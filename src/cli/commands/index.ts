@@ -6,5 +6,6 @@ import { statusCommand } from './status';
 import { renderCommand } from './render';
 import { prepareCommand } from './prepare';
 import { validateCommand } from './validate';
+import { renewCertificatesCommand } from './renew-certificates';
 
-export const COMMANDS: Command[] = [runCommand, validateCommand, planCommand, statusCommand, renderCommand, prepareCommand];
+export const COMMANDS: Command[] = [runCommand, validateCommand, planCommand, statusCommand, renewCertificatesCommand, renderCommand, prepareCommand];

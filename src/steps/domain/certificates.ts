@@ -17,7 +17,7 @@ import { rootCertificates } from 'node:tls';
 import { issueServingCertificate } from '../../certs/issue';
 import type { ServingKey } from '../../certs/keys';
 import { joinPem, splitCertificates } from '../../certs/pem';
-import { hasExactDnsNames, servingPairProblems } from '../../certs/verify';
+import { hasExactDnsNames, sanDnsNames as sanDnsNamesOf, servingPairProblems } from '../../certs/verify';
 import { R } from '../../cluster/resources';
 import type { ClusterClient } from '../../cluster/types';
 import { ConfigRejectedError, StepError, type StepContext } from '../../engine/step';
@@ -121,7 +121,7 @@ async function planGenerated(client: ClusterClient, role: CertRole, signerRole: 
 }
 
 /** The certificate plan for the managed mode (nothing is issued here: `plan` and `check` use it too). */
-export async function planCertificates(ctx: StepContext, client: ClusterClient, t: DomainTargets, now = new Date()): Promise<CertPlan[]> {
+export async function planCertificates(ctx: StepContext, client: ClusterClient, t: DomainTargets, now = new Date(ctx.clock.now())): Promise<CertPlan[]> {
   const { names } = t;
   const provided = ctx.site.resolved.certificates;
   const trust = ctx.site.resolved.additionalTrustBundle;
@@ -146,6 +146,51 @@ export async function planCertificates(ctx: StepContext, client: ClusterClient, 
     plans.push(await planGenerated(client, 'oauth', 'ingress', [names.oauth], [names.oauth], now));
   }
   return plans;
+}
+
+/**
+ * Renewal (`sno-reconfigure renew-certificates`, and its optional timer): a certificate the agent issued is
+ * renewed once this share of its lifetime has passed — 80 %, the point at which kubelet's own certificate
+ * manager rotates (k8s.io/client-go util/certificate/certificate_manager.go, nextRotationDeadline: 70–90 %).
+ */
+export const RENEW_AT_LIFETIME_FRACTION = 0.8;
+
+/** Why a certificate in use should be renewed now, or undefined when it is not due. */
+export function renewalDue(certPem: string, now: Date, fraction = RENEW_AT_LIFETIME_FRACTION): string | undefined {
+  const [leafPem] = splitCertificates(certPem);
+  if (!leafPem) return 'the stored secret holds no certificate';
+  const leaf = new X509Certificate(leafPem);
+  const from = Date.parse(leaf.validFrom);
+  const to = Date.parse(leaf.validTo);
+  const used = (now.getTime() - from) / Math.max(1, to - from);
+  if (used < fraction) return undefined;
+  return `${Math.min(100, Math.round(used * 100))} % of its lifetime used (it expires ${new Date(to).toISOString()})`;
+}
+
+/** What `renew` changes in a plan: agent-issued certificates in use that are due (or all of them, `force`). */
+export function withRenewals(plans: CertPlan[], now: Date, opts: { force: boolean }): CertPlan[] {
+  return plans.map((p) => {
+    if (p.source !== 'reuse' || !p.pair) return p;
+    const due = opts.force ? 'renewal asked for (--force)' : renewalDue(p.pair.certPem, now);
+    return due ? { ...p, source: 'issue', reason: `renewal: ${due}` } : p;
+  });
+}
+
+/** One certificate the cluster serves for the new names, as the report and `status` list it. */
+export interface ServedCertificate {
+  role: CertRole;
+  /** openshift-config secret. */
+  secret: string;
+  names: string[];
+  notAfter: string;
+  /** issued: signed by the cluster's own CA (renewable with renew-certificates); provided: from the site-config. */
+  source: 'issued' | 'provided';
+}
+
+export function servedCertificate(m: { role: CertRole; secretName: string; certPem: string; source: CertPlan['source'] }): ServedCertificate {
+  const [leafPem] = splitCertificates(m.certPem);
+  const leaf = new X509Certificate(leafPem ?? m.certPem);
+  return { role: m.role, secret: m.secretName, names: sanDnsNamesOf(leaf), notAfter: new Date(leaf.validTo).toISOString(), source: m.source === 'provided' ? 'provided' : 'issued' };
 }
 
 /** Turns a plan into certificate material, issuing a new certificate when the plan says so. */

@@ -11,7 +11,7 @@ import { R } from '../../cluster/resources';
 import { StepError, type Change, type Step, type StepContext } from '../../engine/step';
 import { recordRollouts, type RolloutTarget } from '../rollouts';
 import { displacedEntries, namedCertificatesProblem, namedCertificatesWouldChange, readNamedCertificates, ensureNamedCertificate } from './apiserver';
-import { materialize, type CertMaterial, type CertPlan } from './certificates';
+import { materialize, servedCertificate, withRenewals, type CertMaterial, type CertPlan } from './certificates';
 import { desiredDomain, routePolicy } from './desired';
 import { defaultCertificateTarget, ensureDefaultCertificate, readDefaultCertificate } from './ingress-controller';
 import { desiredComponentRoutes, ensureIngress, ingressDiff, type IngressDesired } from './ingress';
@@ -73,9 +73,14 @@ async function secretDiffers(client: ClusterClient, namespace: string, name: str
   return unb64(current.data?.['tls.crt']) !== pair.certPem || unb64(current.data?.['tls.key']) !== pair.keyPem;
 }
 
-/** Reads the cluster and works out every difference from the desired state; writes nothing. */
-async function assess(ctx: StepContext, client: ClusterClient): Promise<DomainWork> {
-  const { targets, certificates: certPlans } = await desiredDomain(ctx, client);
+/**
+ * Reads the cluster and works out every difference from the desired state; writes nothing. With `renew`,
+ * certificates the agent issued that are due for renewal (or all of them, `force`) are issued anew.
+ */
+async function assess(ctx: StepContext, client: ClusterClient, renew?: { force: boolean }): Promise<DomainWork> {
+  const desired = await desiredDomain(ctx, client);
+  const { targets } = desired;
+  const certPlans = renew ? withRenewals(desired.certificates, new Date(ctx.clock.now()), renew) : desired.certificates;
   const { names } = targets;
   const managed = targets.mode === 'managed';
 
@@ -183,7 +188,7 @@ async function write(ctx: StepContext, client: ClusterClient, w: DomainWork): Pr
 
   // Certificates first: every reference written afterwards points at a secret that already exists.
   const material = new Map<CertPlan, CertMaterial>();
-  const now = new Date();
+  const now = new Date(ctx.clock.now());
   const toIssue = [...new Set(w.secrets.filter((x) => !x.remove && x.plan?.source === 'issue').map((x) => x.plan as CertPlan))];
   const keys = new Map(await Promise.all(toIssue.map(async (plan) => [plan, await servingKeys(ctx).take()] as const)));
   for (const s of w.secrets.filter((x) => !x.remove)) {
@@ -210,6 +215,7 @@ async function write(ctx: StepContext, client: ClusterClient, w: DomainWork): Pr
     if (r.changed) ctx.changed({ kind: 'IngressController', target: 'openshift-ingress-operator/default', action: 'update', detail: `defaultCertificate ${r.previous ?? '(generated)'} → ${w.defaultCertificate ?? '(generated)'}` });
   }
   await writeKubeconfig(ctx, w);
+  recordCertificates(ctx, w.certPlans.map((p) => material.get(p) ?? materialize(p, now)));
   for (const s of w.secrets.filter((x) => x.remove)) {
     if (await client.delete(R.secrets, s.name, s.namespace)) ctx.changed({ kind: 'Secret', target: `${s.namespace}/${s.name}`, action: 'delete', detail: s.reason });
   }
@@ -220,6 +226,16 @@ async function writeKubeconfig(ctx: StepContext, w: DomainWork): Promise<void> {
   const text = await renderHandoffKubeconfig(ctx, { clusterName: names.clusterName, apiHost: names.api, caPems: w.kubeconfigCa });
   if (await ensureHandoffKubeconfig(ctx, text)) ctx.changed({ kind: 'file', target: handoffPath(ctx), action: 'write', detail: `admin kubeconfig for https://${names.api}:6443 (mode 0600)` });
   recordHandoff(ctx);
+}
+
+/** The expiry of what serves the new names, for the report, `status` and the banner (this step is the writer). */
+function recordCertificates(ctx: StepContext, served: { role: CertPlan['role']; secretName: string; certPem: string; source: CertPlan['source'] }[]): void {
+  ctx.facts.certificates = served.map(servedCertificate);
+}
+
+/** The certificates in place now (a plan's stored or provided pair; nothing is issued to describe them). */
+function inPlace(plans: CertPlan[]): { role: CertPlan['role']; secretName: string; certPem: string; source: CertPlan['source'] }[] {
+  return plans.flatMap((p) => (p.pair ? [{ role: p.role, secretName: p.secretName, certPem: p.pair.certPem, source: p.source }] : []));
 }
 
 function recordHandoff(ctx: StepContext): void {
@@ -283,6 +299,7 @@ export const domainStep: Step = resilient({
       return false;
     }
     recordHandoff(ctx);
+    recordCertificates(ctx, inPlace(w.certPlans));
     ctx.log.info({ domain: w.targets.names.appsDomain, mode: w.targets.mode }, 'domain configuration already in place; nothing to write');
     return true;
   },
@@ -304,3 +321,26 @@ export const domainStep: Step = resilient({
     }
   },
 });
+
+/** What renew-certificates found and did. */
+export interface RenewalResult {
+  /** Certificates issued anew (or, with dryRun, that would be), with why. */
+  renewed: { secret: string; reason: string }[];
+  /** The expiry of every certificate serving the new names afterwards. */
+  certificates: NonNullable<StepContext['facts']['certificates']>;
+}
+
+/**
+ * `sno-reconfigure renew-certificates`: the domain step's certificate part again, long after the run, with the
+ * config of record. Idempotent: certificates not due are kept, and a second call right after writes nothing.
+ * Only certificates the agent issued are renewed (from the same cluster signers); provided ones are the site's.
+ */
+export async function renewDomainCertificates(ctx: StepContext, opts: { force: boolean; dryRun: boolean }): Promise<RenewalResult> {
+  const client = await ctx.cluster();
+  const w = await assess(ctx, client, { force: opts.force });
+  if (w.targets.mode !== 'managed') return { renewed: [], certificates: [] };
+  const renewed = w.secrets.filter((s) => !s.remove && s.plan?.reason?.startsWith('renewal:')).map((s) => ({ secret: `${s.namespace}/${s.name}`, reason: s.plan?.reason ?? '' }));
+  if (!opts.dryRun && pending(w)) await write(ctx, client, w);
+  else recordCertificates(ctx, inPlace(w.certPlans));
+  return { renewed, certificates: ctx.facts.certificates ?? [] };
+}
