@@ -73,7 +73,7 @@ let machineConfigText: string | undefined;
 
 /** `sno-reconfigure render machineconfig` of the bundle under test (host runtime, the defaults). */
 export function renderedMachineConfig(): string {
-  machineConfigText ??= execFileSync(process.execPath, [ensureBundle(), 'render', 'machineconfig'], { encoding: 'utf8' });
+  machineConfigText ??= execFileSync(process.execPath, [ensureBundle(), 'render', 'machineconfig', '--runtime', 'host'], { encoding: 'utf8' });
   return machineConfigText;
 }
 
