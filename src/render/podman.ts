@@ -82,6 +82,9 @@ export function parseRuntimeEnv(text: string): PodmanRuntimeSettings | undefined
   return { image: parseNodeImageRef(image), archive, bundle };
 }
 
+/** A root shell's PATH on RHEL/RHCOS: where the host tools run through `chroot /host` are found. */
+const HOST_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
 /** Node paths the launcher writes or reads besides its settings (tests point them into a temp dir). */
 export interface LauncherPaths {
   banner: string;
@@ -104,8 +107,7 @@ const LAUNCHER_PATHS: LauncherPaths = { banner: BANNER_PATH, failures: LAUNCHER_
  *   site may have no registry access, and a missing image is an error to show, not a download attempt
  *   (`--pull=never`).
  * - A failed `run` launch writes the console banner itself (the agent, which normally does, never started) and
- *   waits before exiting, longer after each failure (base SNO_RECONFIGURE_LAUNCH_RETRY_SEC, default 30 s, up to
- *   32 times that): RestartSec= alone would retry every 30 s forever, and systemd 252 (RHCOS 9) has no
+ *   waits before exiting, longer after each failure since boot (30 s, doubling up to 16 min): RestartSec= alone would retry every 30 s forever, and systemd 252 (RHCOS 9) has no
  *   RestartSteps=. The wait runs in the unit's start-up, within TimeoutStartSec=.
  * - `--privileged --security-opt label=disable --pid=host --net=host --uts=host -v /:/host`: the agent drives the
  *   host (systemctl, nmstatectl, mount) through `chroot /host`, sees host PIDs (systemd-notify's credentials)
@@ -126,6 +128,8 @@ const LAUNCHER_PATHS: LauncherPaths = { banner: BANNER_PATH, failures: LAUNCHER_
  *   stream, so the agent's `<N>` priority prefixes reach journald (src/log.ts). Passthrough needs that stream;
  *   the other commands talk to the terminal (`-i`, and `-t` on a terminal).
  * - `--user 0:0`: the ubi Node images default to uid 1001.
+ * - `--env PATH=`: `chroot /host TOOL` looks TOOL up with the container's PATH, so it must be a root shell's PATH on
+ *   the host (blkid, agetty, nmstatectl live in /usr/sbin and /usr/bin), whatever the image sets.
  */
 export function renderPodmanLauncher(paths: Partial<LauncherPaths> = {}): string {
   const { banner, failures, authfile } = { ...LAUNCHER_PATHS, ...paths };
@@ -169,24 +173,26 @@ console_banner() {
   agetty --reload > /dev/null 2>&1 || true
 }
 
-# Waits longer after each failed start of \`run\` since boot: 1, 2, 4 ... 32 times the base.
+# Waits longer after each failed start of \`run\` since boot: 30 s, 1 min, 2 min ... 16 min.
 back_off() {
   local failures=0 delay
   if [ -r ${failures} ]; then failures="$(cat ${failures})"; fi
   case "$failures" in ""|*[!0-9]*) failures=0 ;; esac
   failures=$((failures + 1))
   if mkdir -p "$(dirname ${failures})"; then echo "$failures" > ${failures}; fi
-  delay=$(( \${SNO_RECONFIGURE_LAUNCH_RETRY_SEC:-30} << (failures < 6 ? failures - 1 : 5) ))
+  delay=$(( 30 << (failures < 6 ? failures - 1 : 5) ))
   say "start $failures failed; the next attempt follows in \${delay} s (plus the unit's RestartSec)"
   systemd-notify --status="the agent's Node image is unusable (start $failures failed); retrying in \${delay} s" > /dev/null 2>&1 || true
   # In the background, so that stopping the unit (SIGTERM to this shell) does not wait for the sleep.
   sleep "$delay" & wait $! || true
 }
 
-# fail HEADLINE [LINE...]: says it on stderr (the journal); for \`run\`, also on the console, then backs off.
+# fail HEADLINE [LINE...]: says it on stderr (the journal, at priority err); for \`run\`, also on the console,
+# then backs off.
 fail() {
-  local line
-  for line in "$@"; do say "$line"; done
+  local line priority=""
+  if [ -n "\${JOURNAL_STREAM:-}" ]; then priority="<3>"; fi
+  for line in "$@"; do echo "\${priority}sno-reconfigure-podman: $line" >&2; done
   if [ "$command" = run ]; then
     console_banner "$@"
     back_off
@@ -258,6 +264,7 @@ fi
 args+=(--pull=never
   --privileged --security-opt label=disable --pid=host --net=host --uts=host
   --sdnotify=ignore --user 0:0
+  --env PATH=${HOST_PATH}
   --volume /:/host
   --env SNO_RECONFIGURE_HOST_TOOLS=chroot)
 if [ -n "\${NOTIFY_SOCKET:-}" ]; then

@@ -112,6 +112,8 @@ if (args[0] === 'pull') fs.appendFileSync(${JSON.stringify(storage)}, args.at(-1
   const COMMON_OPTIONS = [
     '--pull=never', '--privileged', '--security-opt', 'label=disable', '--pid=host', '--net=host', '--uts=host',
     '--sdnotify=ignore', '--user', '0:0',
+    // host tools run as `chroot /host TOOL`, looked up with this PATH, not the image's
+    '--env', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     '--volume', '/:/host',
     '--env', 'SNO_RECONFIGURE_HOST_TOOLS=chroot',
   ];
@@ -242,18 +244,19 @@ if (args[0] === 'pull') fs.appendFileSync(${JSON.stringify(storage)}, args.at(-1
     assert.match(banner, /At the factory: run 'sno-reconfigure-podman prepare'/);
     assert.match(first.stderr, /start 1 failed; the next attempt follows in 30 s/);
     assert.equal(readFileSync(sleeps, 'utf8'), '30\n');
-    const second = launch(['run']);
+    const second = launch(['run'], { JOURNAL_STREAM: '8:1234' });
+    assert.match(second.stderr, /^<3>sno-reconfigure-podman: the agent's Node image archive .* is damaged/m, 'errors reach the journal at priority err');
     assert.match(second.stderr, /start 2 failed; the next attempt follows in 60 s/);
     assert.equal(readFileSync(paths.failures, 'utf8').trim(), '2');
   });
 
-  test('the backoff doubles from the base (default 30 s) up to 32 times it, counting failed starts since boot', () => {
+  test('the backoff doubles from 30 s up to 16 min, counting failed starts since boot', () => {
     const waits: string[] = [];
     for (const before of [undefined, '1', '4', '5', '6', '20', 'garbage']) {
       mkdirSync(path.dirname(paths.failures), { recursive: true });
       if (before === undefined) rmSync(paths.failures, { force: true });
       else writeFileSync(paths.failures, before);
-      const res = launch(['run'], { SNO_RECONFIGURE_LAUNCH_RETRY_SEC: '' });
+      const res = launch(['run']);
       assert.equal(res.code, 1);
       waits.push(readFileSync(sleeps, 'utf8').trim().split('\n').at(-1) ?? '');
     }
