@@ -183,8 +183,13 @@ back_off() {
   delay=$(( 30 << (failures < 6 ? failures - 1 : 5) ))
   say "start $failures failed; the next attempt follows in \${delay} s (plus the unit's RestartSec)"
   systemd-notify --status="the agent's Node image is unusable (start $failures failed); retrying in \${delay} s" > /dev/null 2>&1 || true
-  # In the background, so that stopping the unit (SIGTERM to this shell) does not wait for the sleep.
-  sleep "$delay" & wait $! || true
+  # Stopping the unit sends SIGTERM to this shell only (KillMode=mixed) and, with ExitType=cgroup, waits for the
+  # sleep too: end it with the shell.
+  sleep "$delay" &
+  sleeper=$!
+  trap 'kill "$sleeper" 2> /dev/null; exit 143' TERM INT
+  wait "$sleeper" || true
+  trap - TERM INT
 }
 
 # fail HEADLINE [LINE...]: says it on stderr (the journal, at priority err); for \`run\`, also on the console,

@@ -2,7 +2,7 @@
 // call: the exact command line it ends with, the archive fallback, and its errors.
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -261,6 +261,34 @@ if (args[0] === 'pull') fs.appendFileSync(${JSON.stringify(storage)}, args.at(-1
       waits.push(readFileSync(sleeps, 'utf8').trim().split('\n').at(-1) ?? '');
     }
     assert.deepEqual(waits, ['30', '60', '480', '960', '960', '960', '30']);
+  });
+
+  test('stopping the unit while the launcher backs off ends the wait at once, the sleep included', async () => {
+    // a sleep that really sleeps, and says which process it is
+    writeFileSync(path.join(dir, 'bin', 'sleep'), `#!/bin/sh\necho $$ > ${JSON.stringify(sleeps)}\nexec /bin/sleep "$1"\n`, { mode: 0o755 });
+    const child = spawn('bash', [path.join(dir, 'sno-reconfigure-podman'), 'run'], {
+      env: { PATH: `${path.join(dir, 'bin')}:/usr/bin:/bin`, SNO_RECONFIGURE_NODE_IMAGE: IMAGE, SNO_RECONFIGURE_NODE_IMAGE_ARCHIVE: archive, SNO_RECONFIGURE_BUNDLE: MC_BUNDLE_PATH },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const deadline = Date.now() + 10_000;
+    while (!(existsSync(sleeps) && readFileSync(sleeps, 'utf8').trim()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const sleeper = Number(readFileSync(sleeps, 'utf8').trim());
+    const stoppedAt = Date.now();
+    child.kill('SIGTERM');
+    assert.equal(await exited, 143);
+    assert.ok(Date.now() - stoppedAt < 2_000, 'not after the 30 s wait');
+    // the sleep is gone too (dead: reaped, or a zombie until its new parent reaps it)
+    const alive = () => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${sleeper}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    const until = Date.now() + 2_000;
+    while (alive() && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(alive(), false, 'the sleep is gone too');
   });
 
   test('a run that starts clears the backoff counter', () => {
