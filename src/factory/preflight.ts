@@ -223,6 +223,25 @@ async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs
   return { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG} has neither a token nor a client certificate`, remedy };
 }
 
+/** The oldest Node.js the bundle runs on (esbuild target node20, package.json engines). */
+export const MIN_NODE_MAJOR = 20;
+
+/** The host runtime runs the bundle with the node binary its unit names: it must run and be recent enough. */
+async function checkNodeRuntime(host: Host, node: string): Promise<Check> {
+  const remedy =
+    'This node cannot run the agent with its own Node.js (RHCOS ships none). Render the MachineConfig with the podman runtime ' +
+    '(`sno-reconfigure render machineconfig --node-image NAME@sha256:DIGEST`, the default) and apply it instead; or, on RHEL or an ' +
+    `image-mode node, install Node.js ${MIN_NODE_MAJOR} or later.`;
+  const res = await host.run(host.toolPath(node), ['--version'], { timeoutMs: 30_000 });
+  const version = /^v(\d+)\.\d+\.\d+/.exec(res.stdout.trim());
+  if (res.code !== 0 || !version) {
+    const why = res.code === 127 ? 'is missing' : `does not run (\`${node} --version\` exit ${res.code}: ${(res.stderr || res.stdout).trim().split('\n')[0] ?? ''})`;
+    return { id: 'node-runtime', ok: false, detail: `${node}, which the unit runs the agent with, ${why}`, remedy };
+  }
+  const ok = Number(version[1]) >= MIN_NODE_MAJOR;
+  return { id: 'node-runtime', ok, detail: ok ? `${node} is Node.js ${version[0]}` : `${node} is Node.js ${version[0]}; the agent needs ${MIN_NODE_MAJOR} or later`, remedy };
+}
+
 /** The agent as the MachineConfig (or the RPM) installed it. */
 export async function checkInstall(host: Host): Promise<{ checks: Check[]; install: InstallFacts }> {
   const checks: Check[] = [];
@@ -258,8 +277,7 @@ export async function checkInstall(host: Host): Promise<{ checks: Check[]; insta
     const bundle = execStart[1].endsWith('/node') ? execStart[2] : undefined;
     const ok = bundle !== undefined && (await host.exists(bundle));
     checks.push({ id: 'bundle', ok, detail: ok ? `bundle ${bundle}, run by ${execStart[1]}` : `the unit runs ${execStart[1]} ${execStart[2] ?? ''}, but ${bundle ?? 'its bundle'} is missing`, remedy: 'Re-apply the MachineConfig (or reinstall the RPM).' });
-    const node = await host.exists(execStart[1]);
-    checks.push({ id: 'node-runtime', ok: node, detail: node ? `${execStart[1]} present` : `${execStart[1]} is missing: RHCOS ships no Node.js`, remedy: 'Use an RHCOS image layered with nodejs, or re-render with --runtime podman --node-image NAME@sha256:DIGEST.' });
+    checks.push(await checkNodeRuntime(host, execStart[1]));
   }
   const script = await host.readTextIfExists(DISPATCHER_PATHS[0]);
   if (script) install.internalAddresses = [...script.matchAll(/^add_address [46] ([0-9a-fA-F.:]+)\/\d+/gm)].map((m) => m[1] ?? '').filter(Boolean);

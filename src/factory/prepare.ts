@@ -6,7 +6,8 @@ import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
 import { BASELINE_FILE, DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
-import { NODE_IMAGE_ID_SUFFIX } from '../render/layout';
+import { createHash } from 'node:crypto';
+import { NODE_IMAGE_ID_SUFFIX, NODE_IMAGE_SHA256_SUFFIX, PULL_AUTHFILE } from '../render/layout';
 import { KUBELET_HOLD_FILE } from '../paths';
 import { checkCluster, checkInstall, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
 
@@ -57,10 +58,10 @@ export interface PrepareResult {
   shipBy?: string;
 }
 
-/** The node kubeconfig's kubelet authfile: what the cluster pulls with, so the Node image pulls with it too. */
-const PULL_AUTHFILE = '/var/lib/kubelet/config.json';
-
-/** The podman runtime's Node image: pulled if needed, saved to its archive with its image ID beside it. */
+/**
+ * The podman runtime's Node image: pulled if needed, saved to its archive with its image ID and the archive's
+ * sha256 beside it (the launcher checks that before `podman load`, so a damaged archive is reported as such).
+ */
 export async function nodeImageActions(host: Host, install: InstallFacts, checks: Check[]): Promise<PrepareAction[]> {
   const settings = install.podman;
   if (!settings) return [];
@@ -68,6 +69,8 @@ export async function nodeImageActions(host: Host, install: InstallFacts, checks
   const archivePresent = await host.exists(settings.archive);
   const recordedId = (await host.readTextIfExists(idFile))?.trim();
   const idValid = recordedId !== undefined && IMAGE_ID_RE.test(recordedId);
+  const sha256File = `${settings.archive}${NODE_IMAGE_SHA256_SUFFIX}`;
+  const sha256Recorded = SHA256_HEX_RE.test((await host.readTextIfExists(sha256File))?.trim() ?? '');
   const exists = await host.run('podman', ['image', 'exists', settings.image], { timeoutMs: 60_000 });
   if (exists.code === 127) {
     checks.push({ id: 'podman', ok: false, detail: 'podman is not available on this node', remedy: 'The podman runtime needs podman on the host (RHCOS has it).' });
@@ -79,7 +82,7 @@ export async function nodeImageActions(host: Host, install: InstallFacts, checks
     ok: true,
     detail: `Node image ${settings.image}: ${imagePresent ? 'in local storage' : 'not in local storage'}; archive ${settings.archive} ${archivePresent ? 'present' : 'missing'}${idValid ? `, image ID ${recordedId.slice(0, 12)}` : ''}`,
   });
-  if (archivePresent && idValid) return [];
+  if (archivePresent && idValid && sha256Recorded) return [];
   const actions: PrepareAction[] = [];
   if (!imagePresent) {
     actions.push({
@@ -92,7 +95,7 @@ export async function nodeImageActions(host: Host, install: InstallFacts, checks
   }
   actions.push({
     id: 'save-node-image',
-    description: `podman save --format docker-archive -o ${settings.archive} ${settings.image}, and its image ID to ${idFile} (survives image GC and crio-wipe)`,
+    description: `podman save --format docker-archive -o ${settings.archive} ${settings.image}, its image ID to ${idFile} and its sha256 to ${sha256File} (survives image GC and crio-wipe)`,
     apply: async () => {
       const inspect = await host.runChecked('podman', ['image', 'inspect', '--format', '{{.Id}}', settings.image], { timeoutMs: 60_000, shown: `podman image inspect ${settings.image}` });
       const id = inspect.stdout.trim();
@@ -102,9 +105,11 @@ export async function nodeImageActions(host: Host, install: InstallFacts, checks
       await host.remove(partial);
       await host.runChecked('podman', ['save', '--format', 'docker-archive', '-o', host.toolPath(partial), settings.image], { timeoutMs: 30 * 60_000, shown: `podman save ${settings.image}` });
       // Into place only when complete (fsync + rename): a power cut never leaves a truncated archive under its name.
-      await host.writeFileAtomic(settings.archive, await host.readFile(partial), 0o600);
+      const archive = await host.readFile(partial);
+      await host.writeFileAtomic(settings.archive, archive, 0o600);
       await host.remove(partial);
       await host.writeFileAtomic(idFile, `${id}\n`, 0o600);
+      await host.writeFileAtomic(sha256File, `${createHash('sha256').update(archive).digest('hex')}\n`, 0o600);
     },
   });
   return actions;
@@ -112,6 +117,7 @@ export async function nodeImageActions(host: Host, install: InstallFacts, checks
 
 /** podman's image ID: the sha256 of the image config, 64 hex digits. */
 const IMAGE_ID_RE = /^[0-9a-f]{64}$/;
+const SHA256_HEX_RE = /^[0-9a-f]{64}$/;
 
 function earliest(certs: CertFacts): string | undefined {
   const all = [certs.client?.notAfter, certs.server?.notAfter].filter((x): x is string => Boolean(x)).sort();

@@ -28,6 +28,12 @@ export const RUNTIME_ENV_PATH = '/etc/sno-reconfigure/runtime.env';
 export const NODE_IMAGE_ARCHIVE_PATH = `${DEFAULT_STATE_DIR}/node-image.docker-archive.tar`;
 /** `<archive>.id` holds the image ID (64 hex digits) recorded by `prepare`. */
 export const NODE_IMAGE_ID_SUFFIX = '.id';
+/** `prepare` writes the archive's sha256 (64 hex digits) beside it, the launcher checks it before `podman load`. */
+export const NODE_IMAGE_SHA256_SUFFIX = '.sha256';
+/** Failed launches of `run` since boot (the launcher's backoff counter; /run is empty after a reboot). */
+export const LAUNCHER_FAILURES_PATH = '/run/sno-reconfigure/launcher-failures';
+/** The kubelet's pull secret: what the MCO's own pulls use (machine-config-daemon-pull.service, runtime-libs.md section 6). */
+export const PULL_AUTHFILE = '/var/lib/kubelet/config.json';
 
 export const KUBELET_HOLD_DROPIN = '10-sno-reconfigure-hold.conf';
 

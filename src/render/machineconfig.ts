@@ -20,7 +20,7 @@ export interface MachineConfigOptions {
   /** Default `50-<role>-sno-reconfigure`: after the MCO's 01-<role>-kubelet, so our kubelet drop-ins merge over it. */
   name?: string;
   runtime: Runtime;
-  /** Required for the podman runtime: NAME@sha256:DIGEST. */
+  /** Required for the podman runtime: NAME@sha256:DIGEST. There is no default image (README "At the factory" says why). */
   nodeImage?: string;
   nodeImageArchive?: string;
   bundle: Buffer;
@@ -67,7 +67,11 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
     throw new RenderError(`--role "${opts.role}": expected a MachineConfigPool role name (lowercase letters, digits and '-', e.g. master)`);
   }
   if (opts.runtime === 'podman' && !opts.nodeImage) {
-    throw new RenderError('--runtime podman needs --node-image NAME@sha256:DIGEST (the Node image the agent runs in)');
+    throw new RenderError(
+      '--runtime podman (the default: OpenShift nodes ship no Node.js) needs --node-image NAME@sha256:DIGEST, the Node image the agent ' +
+        'runs in, pinned by digest (e.g. registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:…, as mirrored for your factory). ' +
+        'For a RHEL or image-mode node that has Node.js 20 or later, pass --runtime host instead.',
+    );
   }
   if (opts.runtime === 'host' && opts.nodeImage) {
     throw new RenderError('--node-image only applies to --runtime podman');
@@ -135,10 +139,12 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
 
 export function machineConfigYaml(mc: MachineConfig): string {
   const doc = new Document(mc);
+  const runtime = mc.metadata.annotations[ANNOTATIONS.runtime];
+  const command = runtime === 'podman' ? 'sno-reconfigure-podman' : 'sno-reconfigure';
   doc.commentBefore = [
-    ` ${mc.metadata.name}: installs sno-reconfigure (${mc.metadata.annotations[ANNOTATIONS.runtime]} runtime) on this pool's nodes.`,
+    ` ${mc.metadata.name}: installs sno-reconfigure (${runtime} runtime) on this pool's nodes.`,
     ` Rendered by \`sno-reconfigure render machineconfig\` ${mc.metadata.annotations[ANNOTATIONS.version]}. Apply with \`oc apply -f\`;`,
-    ' after the MCO has rolled it out, run `sno-reconfigure prepare` on the node just before shutting it down for shipping.',
+    ` after the MCO has rolled it out, run \`${command} prepare\` on the node just before shutting it down for shipping.`,
   ].join('\n');
   return doc.toString({ lineWidth: 0 });
 }

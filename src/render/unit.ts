@@ -9,9 +9,9 @@ export type UnitVariant = 'machineconfig' | 'podman' | 'rpm';
 
 export const UNIT_VARIANTS: readonly UnitVariant[] = ['machineconfig', 'podman', 'rpm'];
 
-/** The program the unit runs (checked by `systemd-analyze verify`, which needs it to exist). */
-export function unitExecutable(variant: UnitVariant): string {
-  return variant === 'podman' ? PODMAN_LAUNCHER_PATH : '/usr/bin/node';
+/** The programs the unit names (checked by `systemd-analyze verify`, which needs them to exist). */
+export function unitExecutables(variant: UnitVariant): string[] {
+  return variant === 'podman' ? ['/bin/bash', PODMAN_LAUNCHER_PATH] : ['/usr/bin/node'];
 }
 
 function execStart(variant: UnitVariant): string {
@@ -21,7 +21,7 @@ function execStart(variant: UnitVariant): string {
     case 'rpm':
       return `/usr/bin/node ${RPM_BUNDLE_PATH} run`;
     case 'podman':
-      return `${PODMAN_LAUNCHER_PATH} run`;
+      return `/bin/bash ${PODMAN_LAUNCHER_PATH} run`;
   }
 }
 
@@ -57,6 +57,7 @@ export function renderAgentUnit(variant: UnitVariant): string {
     '# Retries: RestartSec= paces them at 30 s, so 30 min hold at most 60 starts and the burst of 100 is never',
     '# reached by automatic restarts: the unit keeps retrying until the run succeeds. The limit only stops a',
     '# tight loop (a drop-in shortening RestartSec=, a script restarting the unit).',
+    ...(podman ? ['# When the Node image is unusable the launcher waits longer after each failed start (up to 16 min).'] : []),
     'StartLimitIntervalSec=30min',
     'StartLimitBurst=100',
     '',
@@ -65,7 +66,14 @@ export function renderAgentUnit(variant: UnitVariant): string {
     '# (a child process; in the podman runtime a process inside the container), hence NotifyAccess=all.',
     'Type=notify',
     'NotifyAccess=all',
-    ...(podman ? [`EnvironmentFile=${RUNTIME_ENV_PATH}`] : []),
+    ...(podman
+      ? [
+          `EnvironmentFile=${RUNTIME_ENV_PATH}`,
+          '# bash (bin_t) reads the launcher instead of systemd executing it: files the MCD writes can carry the wrong',
+          '# SELinux label, and systemd is then denied executing them, 203/EXEC (machine-config-operator#4287,',
+          '# OCPBUGS-31376: MCO restores the label of /usr/local/bin/kubenswrapper for the same reason).',
+        ]
+      : []),
     `ExecStart=${execStart(variant)}`,
     '# The main loop pings every WatchdogSec/2 only while it makes progress; a hung agent is killed and restarted.',
     'WatchdogSec=60s',
@@ -84,6 +92,10 @@ export function renderAgentUnit(variant: UnitVariant): string {
           '# podman --cgroups=split puts conmon and the container into sub-cgroups of this unit, which needs the',
           '# cgroup delegated (as Quadlet does: containers/podman pkg/systemd/quadlet).',
           'Delegate=yes',
+          '# The unit ends when its cgroup is empty, not when podman exits: with podman >= 5.3 "systemd kills the',
+          '# conmon process before it has a chance to cleanup" (openshift-kni/lifecycle-agent main,',
+          '# controllers/seedgen_controller.go, which runs its podman unit with ExitType=cgroup). systemd >= 250.',
+          'ExitType=cgroup',
         ]
       : []),
     '',

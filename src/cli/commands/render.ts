@@ -22,14 +22,17 @@ export const renderCommand: Command = {
 Prints a machineconfiguration.openshift.io/v1 MachineConfig (Ignition 3.2.0) that installs this agent on the
 nodes of a pool: the bundle (gzip + base64), sno-reconfigure.service, a kubelet drop-in that keeps kubelet down
 while ${KUBELET_HOLD_FILE} exists, and optionally the podman launcher, the stable internal IP
-and site-config signing keys. Apply it at the factory with \`oc apply -f\`, then run \`sno-reconfigure prepare\`.
+and site-config signing keys. Apply it at the factory with \`oc apply -f\`, then run \`sno-reconfigure-podman prepare\`
+on the node (\`sno-reconfigure prepare\` with --runtime host).
 
 Options:
   --role ROLE            MachineConfigPool role label (default master)
   --name NAME            object name (default ${defaultMachineConfigName('<role>')})
-  --runtime host|podman  host: /usr/bin/node on the node runs the bundle (default);
-                         podman: the bundle runs in --node-image, loaded from an archive kept on the node
-  --node-image REF       the Node image for --runtime podman, pinned by digest: NAME@sha256:DIGEST
+  --runtime host|podman  podman (default; RHCOS, which ships no Node.js): the bundle runs in --node-image,
+                         loaded from an archive kept on the node; host: /usr/bin/node on the node runs the
+                         bundle (RHEL, or an image-mode node layered with Node.js >= 20)
+  --node-image REF       the Node image for --runtime podman, pinned by digest: NAME@sha256:DIGEST (required:
+                         no default, pin the image your factory tested and can pull)
   --node-image-archive PATH
                          where the factory saves that image (default ${NODE_IMAGE_ARCHIVE_PATH})
   --internal-ip CIDR     the node's stable internal address, added to br-ex (e.g. 192.168.127.10/24;
@@ -59,7 +62,7 @@ Options:
     if (what !== 'machineconfig' || extra.length > 0) {
       throw new UsageError(what === undefined ? 'say what to render: `render machineconfig`' : `cannot render "${[what, ...extra].join(' ')}"; only \`render machineconfig\``);
     }
-    const runtime = stringOpt(args, 'runtime') ?? 'host';
+    const runtime = stringOpt(args, 'runtime') ?? 'podman';
     if (runtime !== 'host' && runtime !== 'podman') throw new UsageError(`--runtime must be host or podman, not "${runtime}"`);
     const pinning = stringOpt(args, 'node-ip-pinning') ?? 'hint';
     if (pinning !== 'hint' && pinning !== 'dropin') throw new UsageError(`--node-ip-pinning must be hint or dropin, not "${pinning}"`);

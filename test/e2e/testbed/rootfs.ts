@@ -17,7 +17,7 @@ import { registerDir, registerMount, unregisterMount, TEMP_PREFIX } from './clea
 
 export const ROOTFS_RECIPE = {
   /** Bump when the build script below changes in a way the package list does not show. */
-  version: 1,
+  version: 2,
   suite: 'bookworm',
   variant: 'minbase',
   packages: [
@@ -34,10 +34,31 @@ export const ROOTFS_RECIPE = {
     'procps',
     'openssl', // the kubelet stand-in (the cluster simulator's kubelet) makes its CSRs with `openssl req`
   ],
+  /**
+   * Installed by a second stage, apt-get in a chroot of the finished rootfs: `debootstrap --include` of these
+   * fails ("Failure while configuring base packages ... golang-github-containers-common"). The podman runtime's
+   * end-to-end test (test/e2e/agent-podman.test.ts) runs the real podman (4.3) on the node.
+   */
+  secondStage: ['podman', 'crun', 'conmon', 'golang-github-containers-common', 'catatonit'],
 };
 
+/**
+ * Podman settings for this test machine only, never shipped: without them no container starts here. The VM lacks
+ * CAP_SYS_RESOURCE, so crun cannot raise RLIMIT_NPROC/NOFILE above the current limits ("setrlimit RLIMIT_NPROC:
+ * Operation not permitted"): the defaults are set within them. The host's cgroup2 tree (a hybrid host) has no
+ * pids controller ("the requested cgroup controller pids is not available"): no pids limit. RHCOS needs neither.
+ */
+const TESTBED_CONTAINERS_CONF = `# Testbed only (test/e2e/testbed/rootfs.ts): limits this test machine can grant; RHCOS needs none of this.
+[containers]
+default_ulimits = ["nofile=16384:16384", "nproc=8192:8192"]
+pids_limit = 0
+`;
+
+/** Units the podman packages enable that nothing here uses (the API socket, auto-update, restart at boot). */
+const PODMAN_UNITS_OFF = ['default.target.wants/podman.service', 'default.target.wants/podman-restart.service', 'default.target.wants/podman-auto-update.service', 'timers.target.wants/podman-auto-update.timer', 'sockets.target.wants/podman.socket'];
+
 /** Removed after debootstrap: nothing on the node reads them, and a smaller tarball extracts faster. */
-const TRIM = ['var/cache/apt/archives/*.deb', 'var/lib/apt/lists/*_*', 'usr/share/doc/*', 'usr/share/man/*', 'usr/share/locale/*', 'usr/share/info/*'];
+const TRIM = ['var/cache/apt/archives/*.deb', 'var/cache/apt/*.bin', 'var/lib/apt/lists/*_*', 'usr/share/doc/*', 'usr/share/man/*', 'usr/share/locale/*', 'usr/share/info/*'];
 
 function buildScript(): string {
   return `set -euo pipefail
@@ -47,6 +68,18 @@ trap 'rm -rf "$work"' EXIT
 if ! debootstrap --variant="$VARIANT" --include="$PACKAGES" "$SUITE" "$work/rootfs" "$MIRROR" > "$work/debootstrap.log" 2>&1; then
   echo "debootstrap failed; last lines of its log:" >&2; tail -n 40 "$work/debootstrap.log" >&2; exit 1
 fi
+# Second stage, in a mount namespace of its own: /proc and /dev for the package scripts vanish with it, and can
+# never be under "$work" when the trap deletes it. policy-rc.d: no service starts during the install.
+printf '#!/bin/sh\nexit 101\n' > "$work/rootfs/usr/sbin/policy-rc.d"; chmod 755 "$work/rootfs/usr/sbin/policy-rc.d"
+if ! unshare --mount --propagation private bash -c 'set -e; R="$1"; mount -t proc proc "$R/proc"; mount --rbind /dev "$R/dev"
+  chroot "$R" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive chroot "$R" apt-get install -y -q --no-install-recommends $SECOND_STAGE' _ "$work/rootfs" > "$work/second-stage.log" 2>&1; then
+  echo "the second install stage failed; last lines of its log:" >&2; tail -n 40 "$work/second-stage.log" >&2; exit 1
+fi
+rm -f "$work/rootfs/usr/sbin/policy-rc.d"
+for u in ${PODMAN_UNITS_OFF.join(' ')}; do rm -f "$work/rootfs/etc/systemd/system/$u"; done
+cat > "$work/rootfs/etc/containers/containers.conf" <<'EOF'
+${TESTBED_CONTAINERS_CONF}EOF
 cd "$work/rootfs"
 rm -rf ${TRIM.join(' ')}
 cd /
@@ -91,6 +124,7 @@ export async function ensureRootfsImage(): Promise<RootfsImage> {
     CACHE: dir,
     VARIANT: ROOTFS_RECIPE.variant,
     PACKAGES: ROOTFS_RECIPE.packages.join(','),
+    SECOND_STAGE: ROOTFS_RECIPE.secondStage.join(' '),
     SUITE: ROOTFS_RECIPE.suite,
     MIRROR: mirror,
   };

@@ -16,7 +16,7 @@
 // `sno-reconfigure prepare`, and powers it off gracefully for shipping. The node is then "at the site": its
 // LAN is the site's, and the next boot() is the technician powering it on.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, chmodSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, chmodSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,7 +29,8 @@ import { startSimulator, type SimDurations, type SimulatorOptions } from '../../
 import { ensureBundle, PROJECT_ROOT } from '../../support/bundle';
 import type { IgnConfig } from '../../support/ignition';
 import type { Testbed } from './index';
-import type { Machine } from './machine';
+import type { Bind, Machine } from './machine';
+import type { NodeImage } from './node-image';
 import { pollUntil } from './proc';
 import { statusExitCode, STATUS_EXIT_PENDING } from '../../../src/engine/status';
 
@@ -46,7 +47,7 @@ export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
 export const LAN_ENV = '/etc/testbed/lan.env';
 
 /** The project, and nothing else: everything the simulator reads (its CRD schemas too) is inside it. */
-const PROJECT_BINDS = [{ hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true }];
+const PROJECT_BINDS: Bind[] = [{ hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true }];
 
 export const CLUSTER = { clusterName: 'sno1', nodeName: 'sno1-node', factoryDomain: 'factory.example.com', version: '4.14.12' } as const;
 export interface Lan {
@@ -65,14 +66,37 @@ export interface SnoNodeOptions {
   timeScale?: number;
   /** Simulated durations (ms) to override, e.g. a slower API start to cut the power while waiting for it. */
   durations?: Partial<SimDurations>;
+  /**
+   * The podman runtime: the MachineConfig rendered with `--runtime podman --node-image` this image, which the
+   * factory's registry (stands-ins/registry.cjs on the node, FACTORY_REGISTRY) serves. Default: the host runtime.
+   */
+  podman?: { image: NodeImage };
 }
 
-let machineConfigText: string | undefined;
+/** The factory's registry mirror, on the node itself (its network is private): plain HTTP, marked insecure. */
+export const FACTORY_REGISTRY = '127.0.0.1:5000';
+/** Where the registry stand-in logs each request (JSON lines), and where the image it serves is bound. */
+export const REGISTRY_LOG = '/var/log/registry-standin/requests.jsonl';
+const REGISTRY_DIR = '/var/lib/registry-standin';
+const REGISTRY_UNIT = 'testbed-registry.service';
 
-/** `sno-reconfigure render machineconfig` of the bundle under test (host runtime, the defaults). */
-export function renderedMachineConfig(): string {
-  machineConfigText ??= execFileSync(process.execPath, [ensureBundle(), 'render', 'machineconfig'], { encoding: 'utf8' });
-  return machineConfigText;
+/** NAME@DIGEST of the image as the factory's registry serves it. */
+export function nodeImageRef(image: NodeImage): string {
+  return `${FACTORY_REGISTRY}/${image.repository}@${image.digest}`;
+}
+
+const machineConfigTexts = new Map<string, string>();
+
+/** `sno-reconfigure render machineconfig` of the bundle under test: the host runtime, or podman with an image. */
+export function renderedMachineConfig(podmanImage?: string): string {
+  const args = podmanImage ? ['--runtime', 'podman', '--node-image', podmanImage] : ['--runtime', 'host'];
+  const key = args.join(' ');
+  let text = machineConfigTexts.get(key);
+  if (text === undefined) {
+    text = execFileSync(process.execPath, [ensureBundle(), 'render', 'machineconfig', ...args], { encoding: 'utf8' });
+    machineConfigTexts.set(key, text);
+  }
+  return text;
 }
 
 const KUBELET_SERVICE = `# Testbed stand-in for RHCOS's kubelet.service (test/e2e/testbed/sno-node.ts): the cluster simulator plays kubelet
@@ -119,6 +143,37 @@ function lanEnv(lan: Lan): string {
 
 function dataUrl(text: string | Buffer): string {
   return `data:;base64,${Buffer.from(text).toString('base64')}`;
+}
+
+const REGISTRY_SERVICE = `# Testbed: the factory's registry mirror (test/e2e/testbed/stand-ins/registry.cjs), serving the Node image.
+[Unit]
+Description=Testbed registry mirror (stand-in)
+After=testbed-lan.service
+
+[Service]
+ExecStart=/usr/bin/node /usr/local/libexec/registry-standin ${REGISTRY_DIR} ${FACTORY_REGISTRY} ${REGISTRY_LOG}
+
+[Install]
+WantedBy=multi-user.target
+`;
+
+/**
+ * What the podman runtime needs at the factory besides the MachineConfig: the registry stand-in, podman told
+ * that it speaks plain HTTP, and the kubelet's pull secret (on RHCOS the MCO writes it; here no auths needed).
+ */
+function podmanFactoryIgnition(): IgnConfig {
+  const file = (p: string, text: string | Buffer, mode = 0o644) => ({ path: p, mode, overwrite: true, contents: { source: dataUrl(text) } });
+  return {
+    ignition: { version: '3.2.0' },
+    storage: {
+      files: [
+        file('/usr/local/libexec/registry-standin', readFileSync(path.join(STAND_INS, 'registry.cjs')), 0o755),
+        file('/etc/containers/registries.conf.d/50-testbed-registry.conf', `[[registry]]\nlocation = "${FACTORY_REGISTRY}"\ninsecure = true\n`),
+        file('/var/lib/kubelet/config.json', '{"auths":{}}\n', 0o600),
+      ],
+    },
+    systemd: { units: [{ name: REGISTRY_UNIT, enabled: true, contents: REGISTRY_SERVICE }] },
+  };
 }
 
 /** What the node has besides the agent: kubelet (stand-in), its LAN, the site registry's name in /etc/hosts. */
@@ -194,11 +249,17 @@ export class SnoNode {
   constructor(
     readonly bed: Testbed,
     readonly machine: Machine,
+    /** How the technician runs the agent's commands on this node: `sno-reconfigure`, or `sno-reconfigure-podman`. */
+    readonly cli = 'sno-reconfigure',
+    private readonly binds: Bind[] = PROJECT_BINDS,
   ) {}
+
+  /** What `prepare` said at the factory (stdout, stderr, exit code). */
+  factoryPrepare: { code: number; stdout: string; stderr: string } | undefined;
 
   /** Powers the node on (private network, the project bind-mounted for the kubelet stand-in). */
   async boot(opts: { waitFor?: 'none' } = {}): Promise<void> {
-    await this.machine.boot({ network: 'private', binds: PROJECT_BINDS, timeoutMs: 90_000, ...opts });
+    await this.machine.boot({ network: 'private', binds: this.binds, timeoutMs: 90_000, ...opts });
   }
 
   /** The LAN the node is plugged into from its next boot on. */
@@ -287,7 +348,7 @@ export class SnoNode {
 
   /** Exits 0 done, 1 failed or refused, 3 pending (the command-line contract); anything else is an error. */
   private async statusCommand(args: string[]): Promise<{ code: number; stdout: string }> {
-    const res = await this.machine.exec(['sno-reconfigure', 'status', ...args], { timeoutMs: 30_000 });
+    const res = await this.machine.exec([this.cli, 'status', ...args], { timeoutMs: 30_000 });
     if (![0, 1, STATUS_EXIT_PENDING].includes(res.code ?? -1)) throw new Error(`sno-reconfigure status failed (exit ${res.code}): ${res.stderr}`);
     return { code: res.code ?? -1, stdout: res.stdout };
   }
@@ -452,7 +513,8 @@ async function seedCluster(m: Machine, simOptions: SimulatorOptions): Promise<vo
  */
 export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Promise<SnoNode> {
   const m = await bed.machine({ hostname: CLUSTER.nodeName });
-  const installed = await bed.installMachineConfig(m, renderedMachineConfig());
+  const podman = opts.podman;
+  const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined));
   if (!installed.units.includes(UNIT_NAME)) throw new Error(`the rendered MachineConfig installed no ${UNIT_NAME}: ${JSON.stringify(installed)}`);
   const simOptions: SimulatorOptions = {
     clusterName: CLUSTER.clusterName,
@@ -464,26 +526,38 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
     ...(opts.durations ? { durations: opts.durations } : {}),
   };
   await bed.installIgnition(m, baseIgnition(simOptions));
+  let binds: Bind[] = PROJECT_BINDS;
+  if (podman) {
+    await bed.installIgnition(m, podmanFactoryIgnition());
+    // Container storage cannot be an overlay on the node's overlayfs disk: a directory of the host's own
+    // filesystem, kept with the disk (so it persists across boots like /var/lib/containers does).
+    const storage = path.join(m.disk.dir, 'containers');
+    mkdirSync(storage, { recursive: true });
+    binds = [...PROJECT_BINDS, { hostPath: podman.image.dir, nodePath: REGISTRY_DIR, readOnly: true }, { hostPath: storage, nodePath: '/var/lib/containers' }];
+  }
   await seedCluster(m, simOptions);
-  const node = new SnoNode(bed, m);
+  const node = new SnoNode(bed, m, podman ? 'sno-reconfigure-podman' : 'sno-reconfigure', binds);
   await node.boot();
   await m.waitForUnit(KUBELET_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 60_000);
   // The factory technician runs prepare once the cluster is healthy: the dry run says when it is.
   let dry = { code: -1, stdout: '', stderr: '' };
   await pollUntil(
     async () => {
-      dry = await m.exec(['sno-reconfigure', 'prepare', '--dry-run'], { timeoutMs: 60_000 });
+      dry = await m.exec([node.cli, 'prepare', '--dry-run'], { timeoutMs: 120_000 });
       return dry.code === 0 ? true : undefined;
     },
     90_000,
     () => new Error(`factory: prepare --dry-run kept refusing:\n${dry.stdout}${dry.stderr}`),
     500,
   );
-  const prepared = await m.exec(['sno-reconfigure', 'prepare'], { timeoutMs: 120_000 });
-  if (prepared.code !== 0 || !prepared.stdout.includes('Prepared.')) throw new Error(`factory: sno-reconfigure prepare failed (exit ${prepared.code}):\n${prepared.stdout}${prepared.stderr}`);
+  const prepared = await m.exec([node.cli, 'prepare'], { timeoutMs: 300_000 });
+  if (prepared.code !== 0 || !prepared.stdout.includes('Prepared.')) throw new Error(`factory: ${node.cli} prepare failed (exit ${prepared.code}):\n${prepared.stdout}${prepared.stderr}`);
+  node.factoryPrepare = prepared;
   const off = await m.shutdown(60_000);
   if (!off.graceful) throw new Error('factory: the node did not power off gracefully');
   node.moveTo(SITE_LAN);
+  // The site has no registry: from now on the image must come from the node's own storage or archive.
+  if (podman) rmSync(m.path(`/etc/systemd/system/multi-user.target.wants/${REGISTRY_UNIT}`));
   return node;
 }
 

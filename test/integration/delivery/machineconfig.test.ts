@@ -106,6 +106,7 @@ describe('example MachineConfigs', () => {
       writeFileSync(path.join(root, 'etc/systemd/system/kubelet.service'), '[Unit]\nDescription=Kubernetes Kubelet\n[Service]\nExecStart=/usr/bin/true\n[Install]\nWantedBy=multi-user.target\n');
       cpSync('/usr/bin/true', path.join(root, 'usr/bin/true'));
       cpSync('/usr/bin/true', path.join(root, 'usr/bin/node'));
+      cpSync('/usr/bin/true', path.join(root, 'bin/bash')); // the podman unit's ExecStart= reads the launcher with bash
       // `prepare` enables the unit on the node; here the Ignition entry asks for it, which runs the same systemctl.
       await applyIgnition({ ...cfg, systemd: { units: (cfg.systemd?.units ?? []).map((u) => (u.name === 'sno-reconfigure.service' ? { ...u, enabled: true } : u)) } }, root);
       {

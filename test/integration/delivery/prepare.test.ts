@@ -4,6 +4,7 @@
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { startSimulator, type Simulator } from '../../sim/index';
@@ -57,8 +58,13 @@ describe('prepare', () => {
     });
     await applyIgnition(mc.spec.config, n.root);
     mkdirSync(path.join(n.root, 'usr/bin'), { recursive: true });
-    writeFileSync(path.join(n.root, 'usr/bin/node'), '#!/bin/sh\n', { mode: 0o755 });
+    writeNode(n, 'v20.20.2');
     return n;
+  }
+
+  /** The node's /usr/bin/node: a stand-in that reports this version. */
+  function writeNode(n: StandInNode, version: string): void {
+    writeFileSync(path.join(n.root, 'usr/bin/node'), `#!/bin/sh\n[ "$1" = --version ] && echo ${version}\n`, { mode: 0o755 });
   }
 
   async function prepare(n: StandInNode, ...args: string[]): Promise<{ code: number; out: string; err: string; result?: PrepareResult }> {
@@ -178,6 +184,25 @@ describe('prepare', () => {
       untouched(node);
     });
 
+    test('refuses a node whose Node.js is missing or older than 20, and says to render the podman runtime instead', async () => {
+      for (const [setup, detail] of [
+        [() => rmSync(path.join(node.root, 'usr/bin/node')), /^\/usr\/bin\/node, which the unit runs the agent with, is missing$/],
+        [() => writeNode(node, 'v18.19.0'), /^\/usr\/bin\/node is Node\.js v18\.19\.0; the agent needs 20 or later$/],
+      ] as const) {
+        setup();
+        const res = await prepare(node, '--json');
+        assert.equal(res.code, 1, res.out);
+        const check = res.result?.checks.find((c) => c.id === 'node-runtime');
+        assert.equal(check?.ok, false);
+        assert.match(check?.detail ?? '', detail);
+        assert.match(check?.remedy ?? '', /RHCOS ships none\)\. Render the MachineConfig with the podman runtime/);
+        untouched(node);
+      }
+      writeNode(node, 'v22.1.0');
+      const res = await prepare(node, '--json');
+      assert.equal(res.result?.checks.find((c) => c.id === 'node-runtime')?.detail, '/usr/bin/node is Node.js v22.1.0');
+    });
+
     test('bad usage: exit 2', async () => {
       const res = await prepare(node, '--min-cert-validity', 'a month');
       assert.equal(res.code, 2);
@@ -217,19 +242,24 @@ if (args[0] === 'save') fs.writeFileSync(args[args.indexOf('-o') + 1], 'docker-a
       assert.equal(statSync(archive).mode & 0o777, 0o600);
       assert.equal(existsSync(`${archive}.partial`), false);
       assert.equal(readFileSync(`${archive}.id`, 'utf8'), `${IMAGE_ID}\n`);
+      // the launcher checks this before `podman load`: a damaged archive is reported, not loaded
+      assert.equal(readFileSync(`${archive}.sha256`, 'utf8'), `${createHash('sha256').update(`docker-archive of ${IMAGE}`).digest('hex')}\n`);
       assert.deepEqual(podmanCalls().map((c) => c.slice(0, 3)), [['image', 'exists', IMAGE], ['image', 'inspect', '--format'], ['save', '--format', 'docker-archive']]);
       const baseline = JSON.parse(readFileSync(path.join(node.root, BASELINE_FILE), 'utf8')) as Record<string, unknown>;
       assert.equal(baseline.runtime, 'podman');
       assert.equal(baseline.nodeImage, IMAGE);
     });
 
-    test('with the archive and its image ID already saved, nothing is pulled or saved again', async () => {
+    test('with the archive, its image ID and its sha256 already saved, nothing is pulled or saved again', async () => {
       mkdirSync(path.dirname(path.join(node.root, NODE_IMAGE_ARCHIVE_PATH)), { recursive: true });
       writeFileSync(path.join(node.root, NODE_IMAGE_ARCHIVE_PATH), 'archive');
       writeFileSync(path.join(node.root, `${NODE_IMAGE_ARCHIVE_PATH}.id`), `${IMAGE_ID}\n`);
       const res = await prepare(node, '--dry-run');
-      assert.equal(res.code, 0, res.out);
-      assert.doesNotMatch(res.out, /podman (pull|save)/);
+      assert.match(res.out, /podman save .*and its sha256 to/, 'no sha256 recorded yet: saved again');
+      writeFileSync(path.join(node.root, `${NODE_IMAGE_ARCHIVE_PATH}.sha256`), `${createHash('sha256').update('archive').digest('hex')}\n`);
+      const again = await prepare(node, '--dry-run');
+      assert.equal(again.code, 0, again.out);
+      assert.doesNotMatch(again.out, /podman (pull|save)/);
     });
   });
 });

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ensureDebianPackages } from '../../support/apt';
 import { PROJECT_ROOT } from '../../support/bundle';
-import { renderAgentUnit, renderKubeletHoldDropin, unitExecutable, UNIT_VARIANTS, type UnitVariant } from '../../../src/render/unit';
+import { renderAgentUnit, renderKubeletHoldDropin, unitExecutables, UNIT_VARIANTS, type UnitVariant } from '../../../src/render/unit';
 import { renderedSystemdFiles } from '../../../machineconfigs/render-examples';
 import { KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../../../src/render/layout';
 import { KUBELET_HOLD_FILE } from '../../../src/paths';
@@ -38,7 +38,7 @@ function verify(root: string, unit: string): { code: number | null; output: stri
 function installAgentUnit(root: string, variant: UnitVariant): void {
   const dir = variant === 'rpm' ? SYSTEM_UNITS : '/etc/systemd/system';
   writeFileSync(path.join(root, dir, 'sno-reconfigure.service'), renderAgentUnit(variant));
-  standIn(root, unitExecutable(variant));
+  for (const executable of unitExecutables(variant)) standIn(root, executable);
   if (variant === 'podman') {
     mkdirSync(path.join(root, path.dirname(RUNTIME_ENV_PATH)), { recursive: true });
     writeFileSync(path.join(root, RUNTIME_ENV_PATH), 'SNO_RECONFIGURE_RUNTIME=podman\n');

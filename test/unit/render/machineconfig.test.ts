@@ -40,7 +40,7 @@ describe('render machineconfig', () => {
   }
 
   test('host runtime: the bundle (gzip, 0755), a wrapper, the unit (not enabled) and the kubelet hold', async () => {
-    const res = await render();
+    const res = await render('--runtime', 'host');
     assert.equal(res.code, 0, res.err);
     const mc = parse(res.out) as { metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> } };
     assert.equal(mc.metadata.name, '50-master-sno-reconfigure');
@@ -74,14 +74,30 @@ describe('render machineconfig', () => {
     assert.match(String(f.get(RUNTIME_ENV_PATH)?.text), new RegExp(`^SNO_RECONFIGURE_NODE_IMAGE=${IMAGE.replace(/[.]/g, '\\.')}$`, 'm'));
     assert.equal(f.has(MC_WRAPPER_PATH), false);
     const agent = cfg.systemd?.units?.find((u) => u.name === 'sno-reconfigure.service');
-    assert.match(agent?.contents ?? '', new RegExp(`^ExecStart=${PODMAN_LAUNCHER_PATH} run$`, 'm'));
+    // bash reads the launcher: systemd never executes a file the MCD wrote (SELinux label, MCO#4287)
+    assert.match(agent?.contents ?? '', new RegExp(`^ExecStart=/bin/bash ${PODMAN_LAUNCHER_PATH} run$`, 'm'));
     assert.match(agent?.contents ?? '', /^Delegate=yes$/m);
+    // podman >= 5.3: conmon must outlive podman to clean up (lifecycle-agent runs its podman unit so)
+    assert.match(agent?.contents ?? '', /^ExitType=cgroup$/m);
     assert.equal(agent?.enabled, true);
     assert.match(res.out, /name: 50-edge-sno-reconfigure/);
+    assert.match(res.out, /run `sno-reconfigure-podman prepare` on the node/);
+  });
+
+  test('the default runtime is podman, the one an OpenShift node can run: without --node-image it says what to pass', async () => {
+    const res = await render();
+    assert.equal(res.code, 1);
+    assert.equal(res.out, '');
+    assert.match(res.err, /--runtime podman \(the default: OpenShift nodes ship no Node\.js\) needs --node-image NAME@sha256:DIGEST/);
+    assert.match(res.err, /pass --runtime host instead/);
+    const withImage = await render('--node-image', IMAGE);
+    assert.equal(withImage.code, 0, withImage.err);
+    assert.equal((parse(withImage.out) as { metadata: { annotations: Record<string, string> } }).metadata.annotations['sno-reconfigure.io/runtime'], 'podman');
+    assert.ok(files(ignitionFromMachineConfig(withImage.out)).has(PODMAN_LAUNCHER_PATH));
   });
 
   test('internal IP and a trusted key: dispatcher scripts, hint, key file', async () => {
-    const res = await render('--internal-ip', '192.168.127.10/24', '--trusted-key', 'site.pub.pem');
+    const res = await render('--runtime', 'host', '--internal-ip', '192.168.127.10/24', '--trusted-key', 'site.pub.pem');
     assert.equal(res.code, 0, res.err);
     const f = files(ignitionFromMachineConfig(res.out));
     for (const p of DISPATCHER_PATHS) {
@@ -93,7 +109,7 @@ describe('render machineconfig', () => {
   });
 
   test('--node-ip-pinning dropin pins kubelet and CRI-O with drop-ins instead of the hint', async () => {
-    const res = await render('--internal-ip', '192.168.127.10/24', '--node-ip-pinning', 'dropin');
+    const res = await render('--runtime', 'host', '--internal-ip', '192.168.127.10/24', '--node-ip-pinning', 'dropin');
     assert.equal(res.code, 0, res.err);
     const cfg = ignitionFromMachineConfig(res.out);
     assert.equal(files(cfg).has(NODEIP_HINT_PATH), false);
@@ -103,21 +119,21 @@ describe('render machineconfig', () => {
   });
 
   test('output is deterministic', async () => {
-    const a = await render('--internal-ip', 'fd00::10/64', '--trusted-key', 'site.pub.pem');
-    const b = await render('--internal-ip', 'fd00::10/64', '--trusted-key', 'site.pub.pem');
+    const a = await render('--node-image', IMAGE, '--internal-ip', 'fd00::10/64', '--trusted-key', 'site.pub.pem');
+    const b = await render('--node-image', IMAGE, '--internal-ip', 'fd00::10/64', '--trusted-key', 'site.pub.pem');
     assert.equal(a.out, b.out);
   });
 
   test('bad input: clear message naming the flag, exit 1; bad usage: exit 2', async () => {
     const cases: [string[], number, RegExp][] = [
-      [['--runtime', 'podman'], 1, /--runtime podman needs --node-image NAME@sha256:DIGEST/],
+      [['--runtime', 'podman'], 1, /--runtime podman .* needs --node-image NAME@sha256:DIGEST/],
       [['--runtime', 'podman', '--node-image', 'registry.access.redhat.com/ubi9/nodejs-20-minimal:1'], 1, /--node-image: .* is not pinned by digest/],
-      [['--node-image', IMAGE], 1, /--node-image only applies to --runtime podman/],
-      [['--internal-ip', '192.168.127.0/24'], 1, /--internal-ip "192\.168\.127\.0\/24": .* subnet address/],
-      [['--trusted-key', 'site.key'], 1, /--trusted-key site\.key: this is a PRIVATE key/],
-      [['--trusted-key', 'missing.pem'], 1, /--trusted-key missing\.pem: cannot read .*missing\.pem \(ENOENT\)/],
-      [['--role', 'Master'], 1, /--role "Master"/],
-      [['--node-ip-pinning', 'dropin'], 1, /needs --internal-ip/],
+      [['--runtime', 'host', '--node-image', IMAGE], 1, /--node-image only applies to --runtime podman/],
+      [['--runtime', 'host', '--internal-ip', '192.168.127.0/24'], 1, /--internal-ip "192\.168\.127\.0\/24": .* subnet address/],
+      [['--runtime', 'host', '--trusted-key', 'site.key'], 1, /--trusted-key site\.key: this is a PRIVATE key/],
+      [['--runtime', 'host', '--trusted-key', 'missing.pem'], 1, /--trusted-key missing\.pem: cannot read .*missing\.pem \(ENOENT\)/],
+      [['--runtime', 'host', '--role', 'Master'], 1, /--role "Master"/],
+      [['--runtime', 'host', '--node-ip-pinning', 'dropin'], 1, /needs --internal-ip/],
       [['--runtime', 'docker'], 2, /--runtime must be host or podman/],
       [['--node-image-archive', 'relative.tar', '--runtime', 'podman', '--node-image', IMAGE], 1, /expected an absolute node path/],
     ];
