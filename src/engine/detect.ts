@@ -1,8 +1,8 @@
 // Waiting for a site-config: labelled volumes (rescanned on a short interval and whenever /dev changes —
 // mounting makes no inotify event, but the kernel creates device nodes in devtmpfs) and the drop
-// directory (watched with chokidar, taken only once nothing in it changed for a while). Media that
-// could not be read, or held a config that was refused, are not read again until they change or go away.
-import chokidar from 'chokidar';
+// directory (watched with inotify, taken only once nothing in it changed for dropStableMs: a file may still
+// be copying). Media that could not be read, or held a config that was refused, are not read again until they
+// change or go away.
 import type { Closable, Host } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
@@ -110,15 +110,17 @@ function createWaker(opts: DetectOptions): Waker {
   const trigger = () => poke?.();
   // A directory that is not there (no udev, or a test root) is not watched: the interval rescan covers it.
   const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, trigger)).filter((w): w is Closable => w !== undefined);
-  const chok = chokidar.watch(opts.host.resolve(opts.dropDir), {
-    ignoreInitial: false,
-    persistent: true,
-    depth: 4,
-    // A technician may be copying over a slow link: report a file only when its size stopped changing.
-    awaitWriteFinish: { stabilityThreshold: opts.dropStableMs, pollInterval: Math.min(500, opts.dropStableMs) },
-  });
-  chok.on('all', trigger);
-  chok.on('error', (err) => opts.log.debug({ err: String(err) }, 'drop directory watch error'));
+  // A change in the drop directory wakes the scan at once, and again once it can have been quiet for
+  // dropStableMs (a copy still running keeps pushing that second look back), so a finished copy is taken
+  // without waiting for the next rescan. Without inotify the rescan interval still finds it.
+  let settled: ReturnType<typeof setTimeout> | undefined;
+  const dropChanged = () => {
+    trigger();
+    clearTimeout(settled);
+    settled = setTimeout(trigger, opts.dropStableMs + 50);
+    settled.unref();
+  };
+  const drop = opts.host.watchDir(opts.dropDir, dropChanged, { recursive: true });
   return {
     wait: (ms) =>
       new Promise<void>((resolve) => {
@@ -134,7 +136,8 @@ function createWaker(opts: DetectOptions): Waker {
       }),
     close: async () => {
       for (const w of watchers) w.close();
-      await chok.close();
+      drop?.close();
+      clearTimeout(settled);
     },
   };
 }

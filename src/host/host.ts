@@ -70,7 +70,7 @@ export interface Host {
    * Calls `onChange` when entries in a directory change; undefined when it cannot be watched (missing,
    * or no inotify), so callers fall back to polling.
    */
-  watchDir(nodePath: string, onChange: () => void): Closable | undefined;
+  watchDir(nodePath: string, onChange: () => void, opts?: { recursive?: boolean }): Closable | undefined;
 }
 
 export interface LocalHostOptions {
@@ -208,9 +208,9 @@ export class LocalHost implements Host {
     await fs.rmdir(this.resolve(nodePath));
   }
 
-  watchDir(nodePath: string, onChange: () => void): Closable | undefined {
+  watchDir(nodePath: string, onChange: () => void, opts: { recursive?: boolean } = {}): Closable | undefined {
     try {
-      const watcher = watch(this.resolve(nodePath), { persistent: false }, () => onChange());
+      const watcher = watch(this.resolve(nodePath), { persistent: false, recursive: opts.recursive ?? false }, () => onChange());
       watcher.on('error', () => undefined);
       return watcher;
     } catch {

@@ -116,8 +116,8 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
 
 /**
  * The drop directory holds files a technician copies over the network, maybe slowly: take it only when
- * nothing in it changed for `stableMs` (chokidar's awaitWriteFinish wakes us; this is the same rule for
- * the periodic rescan).
+ * nothing in it changed for `stableMs` (an inotify watch wakes the scan; this is the same rule for the
+ * periodic rescan).
  */
 export async function dropDirIsStable(host: Host, dirNode: string, stableMs: number, now = Date.now()): Promise<boolean> {
   let newest = 0;
