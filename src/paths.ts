@@ -1,4 +1,6 @@
 // Where things live on the node. All are node paths, resolved under the host root by the Host.
+/** The daily certificate renewal (src/render/unit.ts renders it; the finish step enables it on request). */
+export const RENEW_TIMER = 'sno-reconfigure-renew.timer';
 export const UNIT_NAME = 'sno-reconfigure.service';
 export const KUBELET_UNIT = 'kubelet.service';
 /**

@@ -10,7 +10,7 @@ import { renderDispatcherScript, renderNodeIpDropins, renderNodeIpHint, type Int
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from './layout';
 import { defaultPodmanSettings, parseNodeImageRef, renderPodmanLauncher, renderRuntimeEnv } from './podman';
 import type { TrustedKey } from './trusted-keys';
-import { renderAgentUnit, renderKubeletHoldDropin } from './unit';
+import { RENEW_SERVICE, RENEW_TIMER, renderAgentUnit, renderKubeletHoldDropin, renderRenewService, renderRenewTimer } from './unit';
 
 export type Runtime = 'host' | 'podman';
 export type NodeIpPinning = 'hint' | 'dropin';
@@ -112,6 +112,8 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
 
   const agentUnit: IgnitionUnit = { name: UNIT_NAME, contents: renderAgentUnit(unitVariant), ...(opts.enable ? { enabled: true } : {}) };
   units.push(agentUnit, { name: KUBELET_UNIT, dropins: kubeletDropins });
+  // Shipped disabled: the run enables the timer when the site-config asks for renewal (spec.certificateRenewal).
+  units.push({ name: RENEW_SERVICE, contents: renderRenewService(unitVariant) }, { name: RENEW_TIMER, contents: renderRenewTimer() });
 
   const paths = new Set<string>();
   for (const f of files) {

@@ -115,7 +115,7 @@ const LAUNCHER_PATHS: LauncherPaths = { banner: BANNER_PATH, failures: LAUNCHER_
  * - Only `run` owns the container name `sno-reconfigure` and `--replace`s it (a container left over from a power
  *   cut must not block the next start). Every other command gets a name of its own and no --replace: `status`
  *   run by the technician must never replace, i.e. stop, the running agent (it exits 0 on SIGTERM and
- *   Restart=on-failure would not bring it back). `run|plan|status|prepare` act on the host: --root /host.
+ *   Restart=on-failure would not bring it back). `run|plan|status|prepare|renew-certificates` act on the host: --root /host.
  * - `--cgroups=split` + the unit's Delegate=yes (run only): conmon and the container stay inside the unit's
  *   cgroup, so NotifyAccess=all accepts their messages and stopping the unit stops them. Split needs a unit's
  *   cgroup, so a command run from a login shell uses podman's default.
@@ -138,7 +138,7 @@ export function renderPodmanLauncher(paths: Partial<LauncherPaths> = {}): string
 # Rendered by \`sno-reconfigure render --runtime podman\` (src/render/podman.ts has the reason for every option).
 # Usage: sno-reconfigure-podman COMMAND [ARGS...]
 #   run                       the agent's main loop; sno-reconfigure.service runs it, never run it by hand
-#   status | plan | prepare   act on this node (given --root /host)
+#   status | plan | prepare | renew-certificates   act on this node (given --root /host)
 #   validate /host/PATH       this node's files are under /host inside the container
 # Commands other than run pull the image (authfile ${authfile}) when neither it nor its archive is here.
 set -euo pipefail
@@ -282,7 +282,7 @@ for var in WATCHDOG_USEC JOURNAL_STREAM SNO_RECONFIGURE_LOG_LEVEL; do
 done
 
 case "$command" in
-  run|plan|status|prepare) set -- "$command" --root /host "$@" ;;
+  run|plan|status|prepare|renew-certificates) set -- "$command" --root /host "$@" ;;
   *) set -- "$command" "$@" ;;
 esac
 exec podman "\${args[@]}" "$ref" node "/host$bundle" "$@"

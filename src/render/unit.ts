@@ -3,7 +3,7 @@
 // reason in the unit itself, so whoever reads `systemctl cat sno-reconfigure` on a node sees why.
 import { DONE_MARKER } from '../paths';
 import { MC_BUNDLE_PATH, PODMAN_LAUNCHER_PATH, RPM_BUNDLE_PATH, RUNTIME_ENV_PATH } from './layout';
-import { KUBELET_HOLD_FILE } from '../paths';
+import { KUBELET_HOLD_FILE, RENEW_TIMER } from '../paths';
 
 export type UnitVariant = 'machineconfig' | 'podman' | 'rpm';
 
@@ -14,14 +14,14 @@ export function unitExecutables(variant: UnitVariant): string[] {
   return variant === 'podman' ? ['/bin/bash', PODMAN_LAUNCHER_PATH] : ['/usr/bin/node'];
 }
 
-function execStart(variant: UnitVariant): string {
+function execStart(variant: UnitVariant, command = 'run'): string {
   switch (variant) {
     case 'machineconfig':
-      return `/usr/bin/node ${MC_BUNDLE_PATH} run`;
+      return `/usr/bin/node ${MC_BUNDLE_PATH} ${command}`;
     case 'rpm':
-      return `/usr/bin/node ${RPM_BUNDLE_PATH} run`;
+      return `/usr/bin/node ${RPM_BUNDLE_PATH} ${command}`;
     case 'podman':
-      return `/bin/bash ${PODMAN_LAUNCHER_PATH} run`;
+      return `/bin/bash ${PODMAN_LAUNCHER_PATH} ${command}`;
   }
 }
 
@@ -155,6 +155,49 @@ export function renderKubeletHoldDropin(): string {
     '# To start kubelet by hand: rm ' + KUBELET_HOLD_FILE + ' && systemctl start kubelet',
     '[Unit]',
     `ConditionPathExists=!${KUBELET_HOLD_FILE}`,
+    '',
+  ].join('\n');
+}
+
+/** The certificate renewal units: shipped disabled; the run enables the timer when the site-config asks for it. */
+export const RENEW_SERVICE = 'sno-reconfigure-renew.service';
+export { RENEW_TIMER };
+
+export function renderRenewService(variant: UnitVariant): string {
+  return [
+    '# sno-reconfigure: renews the certificates the agent issued for the new API and apps names.',
+    `# Rendered by \`sno-reconfigure render\` (variant: ${variant}); edit src/render/unit.ts, not this file.`,
+    '[Unit]',
+    'Description=Renew the certificates sno-reconfigure issued for this single-node OpenShift',
+    '# Started by its timer only after a finished run (the done marker); before that there is nothing to renew.',
+    `ConditionPathExists=${DONE_MARKER}`,
+    'Wants=network-online.target',
+    'After=network-online.target kubelet.service',
+    '',
+    '[Service]',
+    'Type=oneshot',
+    '# It renews only what has used 80 % of its lifetime, so a daily start is cheap and idempotent.',
+    `ExecStart=${execStart(variant, 'renew-certificates')}`,
+    '# A renewal waits for the kube-apiserver and router rollouts it starts.',
+    'TimeoutStartSec=90min',
+    '',
+  ].join('\n');
+}
+
+export function renderRenewTimer(): string {
+  return [
+    '# sno-reconfigure: daily look at the issued certificates (enabled by the run when spec.certificateRenewal is timer).',
+    '[Unit]',
+    'Description=Renew the certificates sno-reconfigure issued, when due',
+    '',
+    '[Timer]',
+    'OnCalendar=daily',
+    '# Spread the API restarts of a fleet over the night; catch up after the node was off.',
+    'RandomizedDelaySec=4h',
+    'Persistent=true',
+    '',
+    '[Install]',
+    'WantedBy=timers.target',
     '',
   ].join('\n');
 }

@@ -327,6 +327,7 @@ function resolvedForm(doc: SiteConfigDocument, spec: unknown, fields: CheckedFie
     ...(fields.tagMirrors.length > 0 ? { imageTagMirrors: fields.tagMirrors } : {}),
     ...(contents.trustBundle !== undefined ? { additionalTrustBundle: contents.trustBundle } : {}),
     certificates: contents.certificates,
+    ...(doc.spec.certificateRenewal ? { certificateRenewal: doc.spec.certificateRenewal } : {}),
     timeouts: fields.timeouts,
   };
 }

@@ -114,6 +114,7 @@ export const specSchema = z.strictObject({
   additionalTrustBundle: z.optional(z.string()),
   additionalTrustBundleFile: z.optional(fileRef),
   certificates: z.optional(z.strictObject({ api: z.optional(certPairSchema), ingress: z.optional(certPairSchema) })),
+  certificateRenewal: z.optional(z.enum(['manual', 'timer'])),
   timeouts: z.optional(timeoutsSchema),
   sha256: z.optional(z.record(z.string(), ruled((s) => (SHA256_HEX.test(s) ? undefined : 'must be a sha256 digest: 64 hex characters (sha256sum output), optionally prefixed with sha256:')))),
 });

@@ -68,6 +68,8 @@ export interface ResolvedSiteConfig {
   /** PEM, one or more certificates. */
   additionalTrustBundle?: string;
   certificates: { api?: CertificatePair; ingress?: CertificatePair };
+  /** timer: the run enables sno-reconfigure-renew.timer (daily; renews at 80 % of a certificate's lifetime). Default manual. */
+  certificateRenewal?: 'manual' | 'timer';
   timeouts: Timeouts;
 }
 

@@ -4,7 +4,7 @@
 // systemd will not start again (the condition), never a second run.
 import { CommandError } from '../host/command-error';
 import { systemctl } from '../host/systemctl';
-import { DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
+import { DONE_MARKER, RENEW_TIMER, STATE_FILES, UNIT_NAME } from '../paths';
 import { writeDoneMarker } from '../engine/done-marker';
 import { certificateLines, type Report } from '../engine/report';
 import type { Step } from '../engine/step';
@@ -17,6 +17,7 @@ export const finishStep: Step = {
     return [
       { kind: 'file', target: `${ctx.stateDir}/${STATE_FILES.report}`, action: 'write' },
       { kind: 'file', target: DONE_MARKER, action: 'write' },
+      ...(ctx.site.resolved.certificateRenewal === 'timer' ? [{ kind: 'unit', target: RENEW_TIMER, action: 'enable' as const, detail: 'renews the issued certificates at 80 % of their lifetime' }] : []),
       { kind: 'unit', target: UNIT_NAME, action: 'disable' },
     ];
   },
@@ -46,6 +47,7 @@ export const finishStep: Step = {
       ],
     });
     await writeDoneMarker(ctx.host, { finishedAt: new Date(ctx.clock.now()).toISOString(), siteConfig: r.siteConfig.name ?? '', digest: r.siteConfig.digest ?? '' });
+    if (ctx.site.resolved.certificateRenewal === 'timer') await enableRenewal(ctx);
     try {
       await systemctl(ctx.host, ['disable', UNIT_NAME], 60_000);
       ctx.changed({ kind: 'unit', target: UNIT_NAME, action: 'disable' });
@@ -64,4 +66,15 @@ function soonestExpiry(certs: Report['certificates']): string[] {
   const first = certificateLines(certs ?? [])[0];
   if (!first) return [];
   return [`First to expire: the ${first}; renew with \`sno-reconfigure renew-certificates\``];
+}
+
+/** spec.certificateRenewal: timer — the daily renewal look (shipped disabled in the MachineConfig). */
+async function enableRenewal(ctx: Parameters<Step['apply']>[0]): Promise<void> {
+  try {
+    await systemctl(ctx.host, ['enable', '--now', RENEW_TIMER], 60_000);
+    ctx.changed({ kind: 'unit', target: RENEW_TIMER, action: 'enable', detail: 'renews the issued certificates at 80 % of their lifetime' });
+  } catch (e) {
+    if (!(e instanceof CommandError)) throw e;
+    ctx.warn(`could not enable ${RENEW_TIMER} (${e.detail}): renew the certificates with \`sno-reconfigure renew-certificates\` before they expire`);
+  }
 }

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ensureDebianPackages } from '../../support/apt';
 import { PROJECT_ROOT } from '../../support/bundle';
-import { renderAgentUnit, renderKubeletHoldDropin, unitExecutables, UNIT_VARIANTS, type UnitVariant } from '../../../src/render/unit';
+import { RENEW_SERVICE, RENEW_TIMER, renderAgentUnit, renderKubeletHoldDropin, renderRenewService, renderRenewTimer, unitExecutables, UNIT_VARIANTS, type UnitVariant } from '../../../src/render/unit';
 import { renderedSystemdFiles } from '../../../machineconfigs/render-examples';
 import { KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../../../src/render/layout';
 import { KUBELET_HOLD_FILE } from '../../../src/paths';
@@ -88,6 +88,21 @@ describe('systemd units', () => {
     assert.match(missing.output, /usr\/bin\/node/);
     assert.notEqual(missing.code, 0);
   });
+
+  for (const variant of UNIT_VARIANTS.filter((v) => v !== 'rpm')) {
+    test(`the certificate renewal service and timer (${variant}) pass systemd-analyze verify with no warnings`, () => {
+      const root = makeRoot();
+      roots.push(root);
+      installAgentUnit(root, variant);
+      writeFileSync(path.join(root, '/etc/systemd/system', RENEW_SERVICE), renderRenewService(variant));
+      writeFileSync(path.join(root, '/etc/systemd/system', RENEW_TIMER), renderRenewTimer());
+      const res = verify(root, RENEW_TIMER);
+      assert.equal(res.output, '', res.output);
+      assert.equal(res.code, 0);
+      assert.match(renderRenewService(variant), /^ExecStart=.* renew-certificates$/m);
+      assert.match(renderRenewService(variant), new RegExp(`^ConditionPathExists=${DONE_MARKER}$`, 'm'));
+    });
+  }
 
   test('the unit runs once, notifies, is watched and retries without a tight loop', () => {
     for (const variant of UNIT_VARIANTS) {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { parse, stringify } from 'yaml';
 import type { Report } from '../../../src/engine/report';
 import { BUNDLE_PATH } from '../../support/bundle';
 import { demoSiteConfigFiles, startScenario } from '../../support/scenario';
@@ -24,9 +25,14 @@ test('after a run: expiries in status, report and banner; renew-certificates ren
     assert.equal(before.status, 1);
     assert.match(before.stderr, /this node has no finished reconfiguration.*nothing to renew yet/);
 
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', demoSiteConfigFiles(s.sim));
+    // The site asks for the daily renewal timer (shipped disabled in the MachineConfig).
+    const files = demoSiteConfigFiles(s.sim);
+    const doc = parse(files['site-config.yaml']!) as { spec: Record<string, unknown> };
+    doc.spec.certificateRenewal = 'timer';
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { ...files, 'site-config.yaml': stringify(doc) });
     const run = await s.run(['--once'], { timeoutMs: 240_000 });
     assert.equal(run.code, 0, run.stdout.slice(-2000));
+    assert.ok(s.node.calls('systemctl').some((c) => c.args.join(' ') === 'enable --now sno-reconfigure-renew.timer'), 'the renewal timer was enabled');
     const reportFile = path.join(s.node.root, 'var/lib/sno-reconfigure/report.json');
     const report = JSON.parse(readFileSync(reportFile, 'utf8')) as Report;
     assert.deepEqual(report.certificates?.map((c) => c.role).sort(), ['api', 'ingress', 'oauth']);
