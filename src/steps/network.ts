@@ -35,6 +35,19 @@ function interfaceNames(state: Record<string, unknown>): string[] {
   return ifaces.map((i) => String(i.name ?? '?'));
 }
 
+/**
+ * nmstate's error kinds that say the desired state itself is wrong: nmstate does not retry them either
+ * (nmstate/nmstate rust/src/lib/error.rs, ErrorKind::can_retry covers only PluginFailure, Bug,
+ * VerificationError and SrIovVfNotFound). nmstatectl prints them as "NmstateError: <Kind>: <message>".
+ */
+const CONFIG_ERROR_KINDS = ['InvalidArgument', 'NotImplementedError', 'NotSupportedError', 'KernelIntegerRoundedError', 'DependencyError', 'PolicyError', 'SrIovOperatorOverlap'];
+
+/** The nmstate message when nmstatectl refused the state as wrong (a config error), else undefined. */
+export function nmstateConfigError(stderr: string): string | undefined {
+  const m = new RegExp(`\\b(${CONFIG_ERROR_KINDS.join('|')}): (.*)`).exec(stderr);
+  return m ? `${m[1]}: ${m[2]!.split(" | ")[0]!.trim()}` : undefined;
+}
+
 /** How long connectivity may take to come up after the change, and the checkpoint that outlives it. */
 export function verifyWindows(networkTimeoutMs: number): { verifyMs: number; checkpointSeconds: number } {
   const verifyMs = Math.max(10_000, Math.min(120_000, Math.floor(networkTimeoutMs / 2)));
@@ -117,6 +130,18 @@ export const networkStep: Step = {
       outcome = await verifyConnectivity(ctx, verifyMs);
     } catch (e) {
       if (!(e instanceof NmstateError)) throw e;
+      const configError = nmstateConfigError(e.outputTail);
+      if (configError) {
+        // Refused before anything changed: not a link problem, and trying the same state again cannot help.
+        await nmstateRollback(ctx.host);
+        data.phase = 'rolled-back';
+        await ctx.save();
+        throw new ConfigRejectedError(
+          `nmstate refused the site network in spec.network (${configError}); nothing was changed and the node keeps its previous network`,
+          'Correct spec.network.nmstate in the site-config (interface names must be the ones this node has: `ip -br link` on the node lists them), check it with `sno-reconfigure validate`, and insert the corrected media.',
+          { cause: e },
+        );
+      }
       outcome = { ok: false, outcomes: [], applyError: e.message };
     }
     data.lastVerification = outcome.outcomes;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
-import { networkStep, MAX_NETWORK_ATTEMPTS } from '../../../src/steps/network';
+import { nmstateConfigError, networkStep, MAX_NETWORK_ATTEMPTS } from '../../../src/steps/network';
 import { ConfigRejectedError, StepError } from '../../../src/engine/step';
 import { standInNodeEachTest, type StandInNode } from '../../support/standin-host';
 import { fastClock, siteOf, testContext } from '../../support/step-context';
@@ -54,11 +54,35 @@ describe('network step', () => {
     await assert.rejects(networkStep.apply(ctx), ConfigRejectedError);
   });
 
-  test('an nmstate apply error counts as a failed attempt and leaves no checkpoint behind', async () => {
-    node.fail('nmstatectl-apply', 'NmstateError: InvalidArgument: Interface eno1 not found\n');
+  test('nmstate refusing the state (a config error) rejects the config at once, says so, and leaves no checkpoint behind', async () => {
+    node.fail('nmstatectl-apply', 'NmstateError: InvalidArgument: Interface eno9 not found\n');
     const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
-    await assert.rejects(networkStep.apply(ctx), /Interface eno1 not found/);
+    await assert.rejects(networkStep.apply(ctx), (e: unknown) => {
+      assert.ok(e instanceof ConfigRejectedError, String(e));
+      assert.match(e.message, /^nmstate refused the site network in spec\.network \(InvalidArgument: Interface eno9 not found\); nothing was changed/);
+      assert.doesNotMatch(`${e.message} ${e.remedy}`, /cabling|attempt/);
+      assert.match(e.remedy, /Correct spec\.network\.nmstate/);
+      return true;
+    });
     assert.ok(!existsSync(path.join(node.standinDir, 'nmstate', 'checkpoint.yaml')));
+  });
+
+  test('an nmstate failure that is not about the state (NetworkManager, a bug) counts as a failed attempt and is retried', async () => {
+    node.fail('nmstatectl-apply', 'NmstateError: PluginFailure: failed to communicate with NetworkManager\n');
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof StepError && !(e instanceof ConfigRejectedError) && /attempt 1 of 3/.test(e.message));
+  });
+
+  test('nmstateConfigError picks the kinds nmstate itself does not retry', () => {
+    const rows: [string, string | undefined][] = [
+      ['NmstateError: InvalidArgument: Interface eno9 not found', 'InvalidArgument: Interface eno9 not found'],
+      ['[2026-01-01T00:00:00Z ERROR nmstatectl] NmstateError: NotSupportedError: Ethtool feature x is not supported', 'NotSupportedError: Ethtool feature x is not supported'],
+      ['NmstateError: DependencyError: VLAN base interface bond9 not found', 'DependencyError: VLAN base interface bond9 not found'],
+      ['NmstateError: VerificationError: Verification failure: eno1.interface.ipv4.address desire [...] current [...]', undefined],
+      ['NmstateError: PluginFailure: failed to communicate with NetworkManager', undefined],
+      ['NmstateError: Bug: unexpected', undefined],
+    ];
+    for (const [stderr, expected] of rows) assert.equal(nmstateConfigError(stderr), expected, stderr);
   });
 
   test('resuming after a crash between apply and commit with the checkpoint gone restores the saved state first', async () => {
