@@ -237,7 +237,16 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
         return lastRefusedInvalid || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
       }
       if (opts.dryRun) return await printPlan(opts, accepted, nodeName, baseline, clock, signal);
-      const outcome = await executeSteps({ ...opts, clock, signal }, journal!, reporter, notifier, accepted, { nodeName, baseline });
+      let outcome: Awaited<ReturnType<typeof executeSteps>>;
+      try {
+        outcome = await executeSteps({ ...opts, clock, signal }, journal!, reporter, notifier, accepted, { nodeName, baseline });
+      } catch (e) {
+        if (!signal.aborted) throw e;
+        // systemctl stop, a reboot or a shutdown: normal, and the journal says where the run resumes.
+        const running = opts.steps.find((st) => journal!.data.steps[st.name]?.state === 'running');
+        log.info(`stopped${running ? ` during "${running.title}"` : ''}; the run resumes there at the next start`);
+        return EXIT.ok;
+      }
       if (outcome === 'rejected') continue;
       return outcome === 'succeeded' ? EXIT.ok : EXIT.failed;
     }

@@ -124,3 +124,23 @@ test('run --dry-run with no media present exits 1 and says what to do; nothing i
     assert.ok(run.logs.some((l) => l.level === 'error' && /^no site-config found: insert the media labelled SITE-CONFIG/.test(l.msg)), run.stdout);
     assert.equal(existsSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json')), false, 'a dry run keeps no journal');
   }));
+
+test('a stop mid-run (systemctl stop, a shutdown) is normal: exit 0, one info line saying where it resumes, no internal error', async () =>
+  withScenario(
+    async (s) => {
+      s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
+      const child = s.spawnRun();
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      await waitUntil('the api step to start', () => out.includes('"msg":"Wait for the Kubernetes API"'));
+      child.kill('SIGTERM');
+      const code = await new Promise<number | null>((r) => child.on('exit', r));
+      assert.equal(code, 0, err);
+      assert.doesNotMatch(err, /internal error|stack|at /);
+      const stopped = parseLogs(out).filter((l) => /^stopped/.test(l.msg));
+      assert.deepEqual(stopped.map((l) => [l.level, l.msg]), [['info', 'stopped during "Wait for the Kubernetes API"; the run resumes there at the next start']]);
+    },
+    { sim: { durations: { apiStartup: 60 * 60_000 } } },
+  ));
