@@ -11,11 +11,17 @@ import type { Notifier } from '../host/notify';
 import type { Logger } from '../log';
 import type { Journal } from './journal';
 
-/** The banner is rewritten on every phase change, and for progress lines at most this often. */
-const BANNER_PROGRESS_EVERY_MS = 60_000;
+/**
+ * The banner is rewritten on every phase change, and for progress lines at most this often (agetty redraws the
+ * console on each); a progress line held back is shown when the interval is over, so the console always ends up
+ * with the latest detail ("waiting for ping 10.17.0.1 (58s of 2m)"), never only the step's title.
+ */
+export const BANNER_PROGRESS_EVERY_MS = 15_000;
 
 export class ProgressReporter {
   private lastBannerAt = 0;
+  /** A progress banner held back by the interval, and the timer that shows it. */
+  private heldBanner: { banner: BannerContent; timer: ReturnType<typeof setTimeout> } | undefined;
   private headline = '';
   /** STATUS= and banner updates not sent yet: only the latest of each matters (both say what is going on now). */
   private pending: { status?: string; banner?: BannerContent } = {};
@@ -63,6 +69,28 @@ export class ProgressReporter {
     this.kick();
   }
 
+  private showBanner(banner: BannerContent): void {
+    if (this.heldBanner) clearTimeout(this.heldBanner.timer);
+    this.heldBanner = undefined;
+    this.lastBannerAt = this.now();
+    this.pending.banner = banner;
+  }
+
+  private holdBanner(banner: BannerContent, waitMs: number): void {
+    if (this.heldBanner) {
+      this.heldBanner.banner = banner;
+      return;
+    }
+    const timer = setTimeout(() => {
+      const held = this.heldBanner;
+      if (!held) return;
+      this.showBanner(held.banner);
+      this.kick();
+    }, waitMs);
+    timer.unref();
+    this.heldBanner = { banner, timer };
+  }
+
   /** Resolves once every STATUS= and banner update asked for so far has gone out (or was superseded). */
   async flush(): Promise<void> {
     while (this.pump) await this.pump;
@@ -87,9 +115,10 @@ export class ProgressReporter {
   private async show(status: string, banner: BannerContent, force: boolean): Promise<void> {
     this.notifier.alive();
     this.pending.status = status;
-    if (this.banner && (force || this.now() - this.lastBannerAt >= BANNER_PROGRESS_EVERY_MS)) {
-      this.lastBannerAt = this.now();
-      this.pending.banner = banner;
+    if (this.banner) {
+      const wait = BANNER_PROGRESS_EVERY_MS - (this.now() - this.lastBannerAt);
+      if (force || wait <= 0) this.showBanner(banner);
+      else this.holdBanner(banner, wait);
     }
     this.kick();
     if (this.journal) {

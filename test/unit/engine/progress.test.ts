@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ProgressReporter } from '../../../src/engine/progress';
+import { BANNER_PROGRESS_EVERY_MS, ProgressReporter } from '../../../src/engine/progress';
 import { LocalHost, type CommandResult, type RunOptions } from '../../../src/host/host';
 import type { Notifier } from '../../../src/host/notify';
 import { createLogger } from '../../../src/log';
@@ -70,6 +70,33 @@ test('phases return while the console is slow; updates still unsent are replaced
     const banner = readFileSync(host.resolve(BANNER_PATH), 'utf8');
     assert.match(banner, /DONE — site configuration "store-0042" applied/);
   } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a progress detail held back by the banner interval still reaches the console when the interval is over', async (t) => {
+  const root = mkdtempSync(path.join(tmpdir(), 'sno-progress-held-'));
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    let now = 0;
+    const host = new LocalHost({ root, env: { PATH: '/nonexistent' } });
+    const reporter = new ProgressReporter(host, undefined, recordingNotifier(), quiet, () => now);
+    const banner = () => readFileSync(host.resolve(BANNER_PATH), 'utf8');
+    await reporter.phase('Apply the site network');
+    await reporter.flush();
+    now = 2_000;
+    await reporter.detail('verifying the site network: waiting for ping 10.17.0.1 (2s of 2m)');
+    now = 4_000;
+    await reporter.detail('verifying the site network: waiting for ping 10.17.0.1 (4s of 2m)');
+    await reporter.flush();
+    assert.doesNotMatch(banner(), /waiting for ping/, 'held back within the interval');
+    now = BANNER_PROGRESS_EVERY_MS;
+    t.mock.timers.tick(BANNER_PROGRESS_EVERY_MS);
+    await reporter.flush();
+    assert.match(banner(), /IN PROGRESS — Apply the site network/);
+    assert.match(banner(), /waiting for ping 10\.17\.0\.1 \(4s of 2m\)/, 'the latest detail, once the interval is over');
+  } finally {
+    t.mock.timers.reset();
     rmSync(root, { recursive: true, force: true });
   }
 });
