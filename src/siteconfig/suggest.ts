@@ -21,10 +21,37 @@ export function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
+/**
+ * Names people write from other tools' formats or from memory, which no spelling distance reaches:
+ * install-config's `pullSecret`/`additionalTrustBundle` are ours too, but `domain`, `mirrors` and the like
+ * are not. Only suggested where the meant field is known at that place.
+ */
+const MEANT: Record<string, string> = {
+  domain: 'baseDomain',
+  basedomain: 'baseDomain',
+  clusterdomain: 'baseDomain',
+  mirrors: 'imageDigestMirrors',
+  imagecontentsources: 'imageDigestMirrors',
+  imagedigestsources: 'imageDigestMirrors',
+  registrymirrors: 'imageDigestMirrors',
+  tagmirrors: 'imageTagMirrors',
+  trustbundle: 'additionalTrustBundle',
+  cabundle: 'additionalTrustBundle',
+  ca: 'additionalTrustBundle',
+  trustbundlefile: 'additionalTrustBundleFile',
+  pullsecretpath: 'pullSecretFile',
+  nmstateconfig: 'nmstate',
+  networkconfig: 'network',
+  nodename: 'hostname',
+  ping: 'verify',
+};
+
 /** The known name closest to `unknown`, or undefined when none is close enough to be a plausible typo. */
 export function nearestName(unknown: string, known: readonly string[]): string | undefined {
   // No real typo is this long; skipping it keeps a hostile file's huge keys from costing quadratic time.
   if (unknown.length > 64) return undefined;
+  const meant = MEANT[unknown.toLowerCase().replace(/[-_]/g, '')];
+  if (meant && known.includes(meant)) return meant;
   const lower = unknown.toLowerCase();
   let best: string | undefined;
   let bestScore = Infinity;

@@ -77,6 +77,24 @@ test('nearest known field names', () => {
   assert.match(unknownFieldMessage('foo', ['bar']), /known fields here: bar/);
 });
 
+test('names from other formats or from memory: "did you mean" where spelling distance cannot reach', () => {
+  const spec = ['match', 'clusterName', 'hostname', 'baseDomain', 'network', 'pullSecret', 'pullSecretFile', 'pullSecretMode', 'imageDigestMirrors', 'imageTagMirrors', 'additionalTrustBundle', 'additionalTrustBundleFile', 'certificates', 'timeouts', 'sha256'];
+  const rows: [string, string | undefined][] = [
+    ['domain', 'baseDomain'],
+    ['mirrors', 'imageDigestMirrors'],
+    ['imageContentSources', 'imageDigestMirrors'],
+    ['trustBundle', 'additionalTrustBundle'],
+    ['trust_bundle', 'additionalTrustBundle'],
+    ['caBundle', 'additionalTrustBundle'],
+    ['tagMirrors', 'imageTagMirrors'],
+    ['nodeName', 'hostname'],
+    ['somethingElse', undefined],
+  ];
+  for (const [typed, meant] of rows) assert.equal(nearestName(typed, spec), meant, typed);
+  assert.equal(nearestName('ping', ['nmstate', 'nmstateFile', 'verify']), 'verify', 'ping belongs under network.verify');
+  assert.equal(nearestName('domain', ['ping', 'resolve']), undefined, 'only where the meant field is known');
+});
+
 test('huge unknown keys are shortened and not compared', () => {
   const key = 'k'.repeat(100_000);
   const message = unknownFieldMessage(key, ['baseDomain']);
