@@ -103,12 +103,12 @@ export async function runWatch<T extends KubeObject>(
       if (!isRetryableWatchError(err)) throw err;
       failures++;
       const delay = Math.max(backoffDelay(backoff, failures - 1), retryAfterMs(err) ?? 0);
-      // The kube-apiserver restarts with every revision: a first interruption is expected and logged at info;
-      // only one that keeps failing (60 attempts: half a minute at the 0.5 s cap) earns a warning.
+      // The kube-apiserver restarts with every revision: an interruption is expected and is no news for the
+      // person reading the journal (debug); only one that keeps failing (60 attempts: half a minute at the
+      // 0.5 s cap) earns a warning.
       const fields = { watch: deps.what, err: (err as Error).message, retryInMs: delay, failures };
-      if (failures === 1) deps.log?.info(fields, 'watch interrupted; reconnecting');
-      else if (failures % 60 === 0) deps.log?.warn(fields, 'watch still cannot reconnect; retrying');
-      else deps.log?.debug(fields, 'watch reconnect failed; retrying');
+      if (failures % 60 === 0) deps.log?.warn(fields, `watching ${deps.what}: the API has not answered for ${failures} attempts; still retrying`);
+      else deps.log?.debug(fields, failures === 1 ? 'watch interrupted (the API restarts during rollouts); reconnecting' : 'watch reconnect failed; retrying');
       try {
         await sleep(delay, signal);
       } catch {
