@@ -110,6 +110,47 @@ function notSettledInTime(totalMs: number, blockers: Blocker[], stabilityMs: num
   );
 }
 
+/** How often the journal hears that settle is still waiting when nothing changed. */
+export const SETTLE_HEARTBEAT_MS = 60_000;
+
+/**
+ * What settle writes to the journal: each thing it starts or stops waiting for, once, and a short heartbeat
+ * when nothing changed for a while — never the whole list again every few seconds.
+ */
+export class BlockerLog {
+  private shown = new Map<string, string>();
+  private lastLineAt = -Infinity;
+
+  constructor(
+    private readonly log: StepContext['log'],
+    private readonly now: () => number,
+  ) {}
+
+  update(blockers: readonly Blocker[], progress: string): void {
+    const current = new Map(blockers.map((b) => [b.key, b.text]));
+    let wrote = false;
+    for (const [key, text] of this.shown) {
+      if (!current.has(key)) {
+        this.log.info(`no longer waiting for ${text}`);
+        wrote = true;
+      }
+    }
+    for (const [key, text] of current) {
+      if (this.shown.get(key) !== text) {
+        this.log.info(`waiting for ${text}`);
+        wrote = true;
+      }
+    }
+    this.shown = current;
+    const at = this.now();
+    if (wrote) this.lastLineAt = at;
+    else if (current.size > 0 && at - this.lastLineAt >= SETTLE_HEARTBEAT_MS) {
+      this.log.info(`still waiting for ${current.size} thing(s) to settle (${progress})`);
+      this.lastLineAt = at;
+    }
+  }
+}
+
 /** The status line goes to the journal, systemd and the banner: on change, else at most every STATUS_EVERY_MS. */
 function throttledStatus(ctx: StepContext): (key: string, line: string) => void {
   let last = { key: '', at: -Infinity };
@@ -152,6 +193,7 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
     let stableSince: number | undefined;
     let lastRelist = startedAt;
     let lastSummary = '';
+    const journalLines = new BlockerLog(log, ctx.clock.now);
     data.routes ??= {};
 
     for (;;) {
@@ -178,6 +220,7 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
       if (stuck?.degraded) throw degradedTooLong({ ...stuck, degraded: stuck.degraded }, recorded);
 
       if (blockers.length === 0) {
+        journalLines.update([], deadline.progress());
         stableSince ??= now;
         const stableFor = now - stableSince;
         if (stableFor >= timeouts.settleStability) {
@@ -197,8 +240,8 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
           lastSummary = text;
           data.blocking = blockers.map((b) => b.text);
           await ctx.save();
-          log.info({ blocking: data.blocking }, 'waiting for the cluster to settle');
         }
+        journalLines.update(blockers, deadline.progress());
         status(text, `waiting for ${text} — ${deadline.progress()}`);
       }
 

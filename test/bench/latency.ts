@@ -122,9 +122,16 @@ async function agentRun(durations: Partial<SimDurations>, opts: { sequentialWait
     const mine = s.sim.api.requests.filter((r) => r.user === 'system:admin');
     for (const r of mine) byVerbResource[requestKey(r)] = (byVerbResource[requestKey(r)] ?? 0) + 1;
     const site = await resolvedSite(siteYaml(s.sim));
-    const settleLog = run.logs
-      .filter((l) => l.step === 'settle' && (l.msg === 'waiting for the cluster to settle' || l.msg === 'cluster settled'))
-      .map((l) => ({ atMs: Date.parse(String(l.time)) - t0, blocking: Array.isArray(l.blocking) ? (l.blocking as string[]) : [] }));
+    // settle logs each thing it starts and stops waiting for (src/steps/settle.ts BlockerLog): replay them.
+    const settleLog: { atMs: number; blocking: string[] }[] = [];
+    const waitingFor = new Set<string>();
+    for (const l of run.logs.filter((x) => x.step === 'settle')) {
+      const atMs = Date.parse(String(l.time)) - t0;
+      if (l.msg.startsWith('waiting for ')) waitingFor.add(l.msg.slice('waiting for '.length));
+      else if (l.msg.startsWith('no longer waiting for ')) waitingFor.delete(l.msg.slice('no longer waiting for '.length));
+      else if (l.msg !== 'cluster settled') continue;
+      settleLog.push({ atMs, blocking: l.msg === 'cluster settled' ? [] : [...waitingFor] });
+    }
     return {
       totalMs,
       analysis: analyse(rec.timeline, totalMs),

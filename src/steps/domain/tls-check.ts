@@ -65,10 +65,15 @@ export async function checkServedCertificate(endpoint: Endpoint, serverName: str
   const served = describeCertificate(leaf);
   const base = { serverName, endpoint: where, fingerprint: leaf.fingerprint256 };
   if (!coversHost(leaf, serverName)) {
-    return { ...base, ok: false, detail: `${where} serves a certificate for [${sanDnsNames(leaf).join(', ')}], not ${serverName} (${served})` };
+    return { ...base, ok: false, detail: `${where} serves a certificate for ${shortList(sanDnsNames(leaf))}, not ${serverName}` };
   }
   const anchors = anchorsPem.map((p) => new X509Certificate(p));
   const result = verifyChain(leaf, rest, anchors, opts.now ?? new Date());
-  if (!result.ok) return { ...base, ok: false, detail: `${where} serves a certificate for ${serverName} that does not verify: ${result.problem} (${served})` };
+  if (!result.ok) return { ...base, ok: false, detail: `${where} serves a certificate for ${serverName} that does not verify: ${result.problem} (issuer "${leaf.issuer.replace(/\n/g, ', ')}")` };
   return { ...base, ok: true, detail: served };
+}
+
+/** "[a, b, c and 4 more]": a blocker line is read every few seconds; the whole list is in the report. */
+function shortList(names: string[], max = 3): string {
+  return `[${names.slice(0, max).join(', ')}${names.length > max ? ` and ${names.length - max} more` : ''}]`;
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { DEGRADED_GRACE_MS, DegradedSince, ONLY_SLOW_FIRST_RECHECK_MS, ONLY_SLOW_RECHECK_MS, REACTION_GRACE_MS, RECHECK_MS, SlowCheckSchedule, stillAwaited } from '../../../src/steps/settle/schedule';
 import type { Blocker, ExpectedRollout } from '../../../src/steps/rollouts';
 import type { ClusterSnapshot } from '../../../src/steps/settle/conditions';
-import { degradedTooLong } from '../../../src/steps/settle';
+import { BlockerLog, degradedTooLong, SETTLE_HEARTBEAT_MS } from '../../../src/steps/settle';
 
 const b = (key: string, degraded?: boolean): Blocker => ({ key, text: key, ...(degraded ? { degraded: { name: key, message: 'm' } } : {}) });
 
@@ -85,4 +85,32 @@ describe('degradedTooLong', () => {
     { name: 'an operator the run never touched', degraded: 'cluster operator monitoring', says: /^cluster operator monitoring, not changed by this run \(pre-existing or unrelated\)/ },
   ];
   for (const row of rows) test(row.name, () => assert.match(degradedTooLong(stuck(row.degraded), changed).message, row.says));
+});
+
+describe('BlockerLog: the journal hears what changed, and a heartbeat', () => {
+  test('each blocker once when it appears, when its condition changes and when it clears; a short heartbeat after a quiet minute', () => {
+    const lines: string[] = [];
+    let now = 0;
+    const log = { info: (msg: string) => void lines.push(msg) } as unknown as ConstructorParameters<typeof BlockerLog>[0];
+    const journal = new BlockerLog(log, () => now);
+    const blocker = (key: string, text: string): Blocker => ({ key, text });
+    journal.update([blocker('co/a', 'kube-apiserver (Progressing: 1 of 3)'), blocker('tls/x', 'x to serve its new certificate')], '1m of 45m');
+    now = 5_000;
+    journal.update([blocker('co/a', 'kube-apiserver (Progressing: 1 of 3)'), blocker('tls/x', 'x to serve its new certificate')], '1m of 45m');
+    now = 10_000;
+    journal.update([blocker('co/a', 'kube-apiserver (Progressing: 2 of 3)'), blocker('tls/x', 'x to serve its new certificate')], '1m of 45m');
+    now = 10_000 + SETTLE_HEARTBEAT_MS;
+    journal.update([blocker('co/a', 'kube-apiserver (Progressing: 2 of 3)'), blocker('tls/x', 'x to serve its new certificate')], '2m of 45m');
+    now += 1_000;
+    journal.update([blocker('tls/x', 'x to serve its new certificate')], '2m of 45m');
+    journal.update([], '2m of 45m');
+    assert.deepEqual(lines, [
+      'waiting for kube-apiserver (Progressing: 1 of 3)',
+      'waiting for x to serve its new certificate',
+      'waiting for kube-apiserver (Progressing: 2 of 3)',
+      'still waiting for 2 thing(s) to settle (2m of 45m)',
+      'no longer waiting for kube-apiserver (Progressing: 2 of 3)',
+      'no longer waiting for x to serve its new certificate',
+    ]);
+  });
 });
