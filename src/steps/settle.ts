@@ -193,7 +193,7 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
     let stableSince: number | undefined;
     let lastRelist = startedAt;
     let lastSummary = '';
-    const journalLines = new BlockerLog(log, ctx.clock.now);
+    const journalLines = new BlockerLog(log, () => ctx.clock.now());
     data.routes ??= {};
 
     for (;;) {

@@ -65,12 +65,22 @@ export async function checkServedCertificate(endpoint: Endpoint, serverName: str
   const served = describeCertificate(leaf);
   const base = { serverName, endpoint: where, fingerprint: leaf.fingerprint256 };
   if (!coversHost(leaf, serverName)) {
-    return { ...base, ok: false, detail: `${where} serves a certificate for ${shortList(sanDnsNames(leaf))}, not ${serverName}` };
+    return { ...base, ok: false, detail: `${where} serves a certificate for ${shortList(closestFirst(sanDnsNames(leaf), serverName))}, not ${serverName}` };
   }
   const anchors = anchorsPem.map((p) => new X509Certificate(p));
   const result = verifyChain(leaf, rest, anchors, opts.now ?? new Date());
   if (!result.ok) return { ...base, ok: false, detail: `${where} serves a certificate for ${serverName} that does not verify: ${result.problem} (issuer "${leaf.issuer.replace(/\n/g, ', ')}")` };
   return { ...base, ok: true, detail: served };
+}
+
+/** The served names most like the one asked for first (api.<cluster>.<old domain> for api.<cluster>.<new domain>). */
+function closestFirst(names: string[], serverName: string): string[] {
+  const wanted = serverName.toLowerCase().split('.');
+  const likeness = (name: string) => {
+    const labels = name.toLowerCase().split('.');
+    return (labels[0] === wanted[0] ? 100 : 0) + labels.filter((l, i) => l === wanted[i]).length;
+  };
+  return [...names].sort((a, b) => likeness(b) - likeness(a));
 }
 
 /** "[a, b, c and 4 more]": a blocker line is read every few seconds; the whole list is in the report. */
