@@ -13,7 +13,7 @@
 //   the host's kernel, so systemd-sysctl, binfmt and udev skip themselves instead of changing the host.
 // The network namespace is the host's unless boot({network: 'private'}): the node then reaches a simulator
 // listening on the host's 127.0.0.1.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
@@ -185,6 +185,10 @@ export class Machine {
     const target = this.running ? this.livePath(nodePath) : this.path(nodePath);
     mkdirSync(path.dirname(target), { recursive: true });
     writeFileSync(target, data, { mode });
+  }
+
+  removeFile(nodePath: string): void {
+    rmSync(this.running ? this.livePath(nodePath) : this.path(nodePath), { force: true });
   }
 
   bootLog(): string {

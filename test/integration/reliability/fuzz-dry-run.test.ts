@@ -35,7 +35,8 @@ async function isInvalid(c: FuzzCase, m: Mutant, dir: string): Promise<boolean> 
   }
   const location = path.join(dir, path.relative(c.dir, c.prepared.location));
   let out = '';
-  const code = await runCli(['validate', location, '--json', '--root', c.prepared.root], { out: (s) => (out += s), err: () => undefined, env: { ...process.env }, cwd: dir });
+  // Invalid for this machine, as a node judges it (the dry run is this machine's).
+  const code = await runCli(['validate', location, '--json', '--this-machine', '--root', c.prepared.root], { out: (s) => (out += s), err: () => undefined, env: { ...process.env }, cwd: dir });
   return code === 1 && (JSON.parse(out) as { status: string }).status === 'invalid';
 }
 

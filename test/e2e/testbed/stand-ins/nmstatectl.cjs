@@ -11,7 +11,9 @@
 // Files (each directory can be moved with an environment variable, for tests on the host):
 //   NMSTATE_STANDIN_STATE (/etc/nmstate-standin): current.yaml, the applied state, persistent like NM's
 //     profiles; `fail`, lines `VERB [once] EXIT MESSAGE` (VERB: apply|commit|rollback|show|*) that make
-//     the next matching call print MESSAGE to stderr and exit EXIT (`once`: the line is then removed).
+//     the next matching call print MESSAGE to stderr and exit EXIT (`once`: the line is then removed);
+//     `hold-commit`: while it exists, `commit` waits before it commits (at most 5 minutes) — a test cuts the
+//     power in that window, between the checkpoint and its commit, without racing the agent.
 //   NMSTATE_STANDIN_RUN (/run/nmstate-standin): checkpoint.json. NetworkManager keeps checkpoints in
 //     memory, so a reboot loses a pending checkpoint and the uncommitted state stays: /run is tmpfs.
 //   NMSTATE_STANDIN_LOG (/var/log/nmstate-standin/calls.jsonl): one JSON line per call:
@@ -185,7 +187,15 @@ function apply(args) {
   exit(0, input, '');
 }
 
+/** Sleeps while `file` exists (polling every 100 ms), at most `maxMs`. */
+function waitWhileExists(file, maxMs) {
+  const until = Date.now() + maxMs;
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  while (fs.existsSync(file) && Date.now() < until) Atomics.wait(cell, 0, 0, 100);
+}
+
 function commitOrRollback(verb, args) {
+  if (verb === 'commit') waitWhileExists(path.join(STATE_DIR, 'hold-commit'), 5 * 60_000);
   const { positional } = parseOptions(args, []);
   const cp = readCheckpoint();
   const wanted = positional[0];
