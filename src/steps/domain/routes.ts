@@ -209,6 +209,11 @@ export interface RouteReplacementResult {
 export async function replaceRoutes(ctx: StepContext, client: ClusterClient, policy: RoutePolicy, progress: RouteProgress, save: () => Promise<void>): Promise<RouteReplacementResult> {
   const routes = (await client.list<Route>(R.routes)).items;
   const result: RouteReplacementResult = { changes: [], unexpected: [] };
+  // Recorded the moment it is made: an API restart later in the pass must not lose it from the report.
+  const record = (change: Change) => {
+    result.changes.push(change);
+    ctx.changed(change);
+  };
   const decisions = routes.map((r) => ({ route: r, decision: classifyRoute(r, policy) })).filter((d) => followUpOf(d.decision, progress) === 'move');
   const backup = await backUp(ctx, decisions.map((d) => d.route));
 
@@ -216,7 +221,7 @@ export async function replaceRoutes(ctx: StepContext, client: ClusterClient, pol
     const original = backup[progress.inFlight];
     if (original) {
       const created = await createAgain(client, original);
-      result.changes.push({ kind: 'Route', target: progress.inFlight, action: 'replace', detail: `${original.spec?.host} → ${created.spec?.host} (re-created after an interruption)` });
+      record({ kind: 'Route', target: progress.inFlight, action: 'replace', detail: `${original.spec?.host} → ${created.spec?.host} (re-created after an interruption)` });
       progress.moved = [...(progress.moved ?? []), progress.inFlight];
     }
   }
@@ -237,7 +242,7 @@ export async function replaceRoutes(ctx: StepContext, client: ClusterClient, pol
       await save();
       const newHost = created.spec?.host ?? '';
       if (!isUnder(newHost, policy.newAppsDomain)) result.unexpected.push(`${decision.key} (${newHost})`);
-      result.changes.push({ kind: 'Route', target: decision.key, action: 'replace', detail: `${decision.host} → ${newHost}` });
+      record({ kind: 'Route', target: decision.key, action: 'replace', detail: `${decision.host} → ${newHost}` });
       progress.moved = [...(progress.moved ?? []), decision.key];
       await save();
     } else {
@@ -246,7 +251,7 @@ export async function replaceRoutes(ctx: StepContext, client: ClusterClient, pol
         if ((current.spec?.host ?? '').toLowerCase() !== decision.host) return undefined;
         return { ...current, spec: { ...current.spec, host: newHost } };
       }, { optional: true });
-      if (updated.changed) result.changes.push({ kind: 'Route', target: decision.key, action: 'update', detail: `${decision.host} → ${newHost}` });
+      if (updated.changed) record({ kind: 'Route', target: decision.key, action: 'update', detail: `${decision.host} → ${newHost}` });
       progress.moved = [...(progress.moved ?? []), decision.key];
       await save();
     }

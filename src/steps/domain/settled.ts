@@ -82,7 +82,6 @@ export async function followUpRoutes(ctx: StepContext, client: ClusterClient, ch
     return { pending: todo.length, hostsReady: false };
   }
   const result = await replaceRoutes(ctx, client, checks.routes, progress, save);
-  for (const change of result.changes) ctx.changed(change);
   for (const r of result.unexpected) ctx.warn(`route ${r} was re-created but its generated host is not on ${checks.routes.newAppsDomain}`);
   return { pending: (await routesToReplace(client, checks.routes, progress)).length, hostsReady: true };
 }

@@ -55,7 +55,9 @@ describe('render machineconfig', () => {
     assert.equal(cfg.storage?.files?.find((x) => x.path === MC_BUNDLE_PATH)?.contents?.compression, 'gzip');
     assert.match(String(f.get(MC_WRAPPER_PATH)?.text), new RegExp(`exec /usr/bin/node ${MC_BUNDLE_PATH} "\\$@"`));
     const units = new Map((cfg.systemd?.units ?? []).map((u) => [u.name, u]));
-    assert.deepEqual([...units.keys()], ['kubelet.service', 'sno-reconfigure.service']);
+    assert.deepEqual([...units.keys()], ['kubelet.service', 'sno-reconfigure-renew.service', 'sno-reconfigure-renew.timer', 'sno-reconfigure.service']);
+    assert.equal(units.get('sno-reconfigure-renew.timer')?.enabled, undefined, 'the renewal timer ships disabled: the run enables it when the site-config asks');
+    assert.match(units.get('sno-reconfigure-renew.service')?.contents ?? '', new RegExp(`^ExecStart=/usr/bin/node ${MC_BUNDLE_PATH} renew-certificates$`, 'm'));
     const agent = units.get('sno-reconfigure.service');
     assert.match(agent?.contents ?? '', new RegExp(`^ExecStart=/usr/bin/node ${MC_BUNDLE_PATH} run$`, 'm'));
     assert.equal(agent?.enabled, undefined, '`prepare` arms the unit, not the MachineConfig');
