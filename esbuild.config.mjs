@@ -5,23 +5,6 @@
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
-/**
- * pino is used without transports and always with our own destination (src/log.ts): transports need
- * worker files a single-file bundle cannot have (runtime-libs.md section 3). Its transport worker
- * (thread-stream) and its default destination (sonic-boom) are therefore never constructed; replacing
- * them with stubs that fail loudly if they ever were saves ~19 KB of the budget.
- */
-const unusedPinoParts = {
-  name: 'unused-pino-parts',
-  setup(b) {
-    b.onResolve({ filter: /^(thread-stream|sonic-boom)$/ }, (args) => ({ path: args.path, namespace: 'unused-pino-part' }));
-    b.onLoad({ filter: /.*/, namespace: 'unused-pino-part' }, (args) => ({
-      contents: `module.exports = class { constructor() { throw new Error('${args.path} is not part of the sno-reconfigure bundle: pino is used with its own destination and without transports'); } };`,
-      loader: 'js',
-    }));
-  },
-};
-
 export const bundleOptions = {
   entryPoints: ['src/cli/main.ts'],
   outfile: 'dist/sno-reconfigure.cjs',
@@ -34,7 +17,6 @@ export const bundleOptions = {
   banner: { js: '#!/usr/bin/env node' },
   // yaml's ESM build (its "default" export condition) tree-shakes; the CJS one under "node" does not (-7 KB).
   alias: { yaml: fileURLToPath(new URL('./node_modules/yaml/browser/index.js', import.meta.url)) },
-  plugins: [unusedPinoParts],
   logLevel: 'warning',
   metafile: true,
 };

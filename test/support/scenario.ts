@@ -29,7 +29,7 @@ export interface AgentRun {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
-  /** stdout parsed as pino JSON lines. */
+  /** stdout parsed as the agent's JSON log lines. */
   logs: { level: string; msg: string; [k: string]: unknown }[];
 }
 

@@ -222,7 +222,7 @@ export interface AgentLogEntry {
   message: string;
   identifier: string;
   pid: string;
-  /** The agent's pino line, when the message is one. */
+  /** The agent's JSON log line, when the message is one. */
   log?: { level: string; msg: string; [k: string]: unknown };
 }
 
