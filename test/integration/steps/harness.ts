@@ -17,7 +17,7 @@ import { LocalHost } from '../../../src/host/host';
 import { createLogger } from '../../../src/log';
 import { DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR } from '../../../src/paths';
 import { DEFAULT_TIMEOUTS, type ResolvedSiteConfig } from '../../../src/siteconfig/types';
-import type { Simulator } from '../../sim/index';
+import { startSimulator, type Simulator } from '../../sim/index';
 import { readFile } from 'node:fs/promises';
 
 export interface Harness {
@@ -154,3 +154,15 @@ export function writesIn(requests: readonly { method: string; path: string; user
 /** The user of the simulator's localhost kubeconfig (test/sim/index.ts). */
 export const AGENT_USER = 'system:admin';
 
+
+/** A simulator of `version` with kubelet running and a harness on it for `site`; both stopped afterwards. */
+export async function withSim<T>(version: string, site: Partial<ResolvedSiteConfig>, fn: (sim: Simulator, h: Harness) => Promise<T>): Promise<T> {
+  const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', version });
+  const h = await createHarness(sim, { site });
+  try {
+    return await fn(sim, h);
+  } finally {
+    await h.cleanup();
+    await sim.stop();
+  }
+}

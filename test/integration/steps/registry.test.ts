@@ -1,15 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
-import { startSimulator, type Simulator } from '../../sim/index';
+import type { Simulator } from '../../sim/index';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
 import { pullSecretStep, PULL_SECRET_BACKUP } from '../../../src/steps/pull-secret';
 import { mirrorsStep, MIRROR_OBJECT_NAME } from '../../../src/steps/mirrors';
 import { trustStep, TRUST_CONFIGMAP } from '../../../src/steps/trust';
 import { readRollouts } from '../../../src/steps/rollouts';
-import type { ResolvedSiteConfig } from '../../../src/siteconfig/types';
-import { AGENT_USER, createHarness, writesIn, type Harness } from './harness';
+import { AGENT_USER, withSim, writesIn } from './harness';
 import { OpensslWorkdir } from '../../unit/certs/openssl';
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; data?: Record<string, string> };
@@ -23,16 +22,6 @@ function dockerConfig(sim: Simulator): { auths: Record<string, { auth?: string }
   return JSON.parse(Buffer.from(s.data?.['.dockerconfigjson'] ?? '', 'base64').toString());
 }
 
-async function withSim<T>(version: string, site: Partial<ResolvedSiteConfig>, fn: (sim: Simulator, h: Harness) => Promise<T>): Promise<T> {
-  const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', version });
-  const h = await createHarness(sim, { site });
-  try {
-    return await fn(sim, h);
-  } finally {
-    await h.cleanup();
-    await sim.stop();
-  }
-}
 
 describe('pull-secret step', () => {
   test('merge keeps the factory registries, adds the site one, backs up first, never logs the secret; re-run writes nothing', () =>

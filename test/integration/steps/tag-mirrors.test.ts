@@ -2,15 +2,13 @@
 // refused on 4.12, its mirror hosts trusted, and tag-pulled CatalogSources named in the plan.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSimulator, type Simulator } from '../../sim/index';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
 import { ConfigRejectedError } from '../../../src/engine/step';
 import { mirrorsStep, MIRROR_OBJECT_NAME } from '../../../src/steps/mirrors';
 import { trustStep, TRUST_CONFIGMAP } from '../../../src/steps/trust';
 import { readRollouts } from '../../../src/steps/rollouts';
-import type { ResolvedSiteConfig } from '../../../src/siteconfig/types';
-import { createHarness, writesIn, type Harness } from './harness';
+import { withSim, writesIn } from './harness';
 import { OpensslWorkdir } from '../../unit/certs/openssl';
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; data?: Record<string, string> };
@@ -18,16 +16,6 @@ const INDEX_SOURCE = 'registry.redhat.io/redhat';
 const TAG_MIRRORS = [{ source: INDEX_SOURCE, mirrors: ['registry.store42.example.com:8443/redhat'] }];
 const DIGEST_MIRRORS = [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] }];
 
-async function withSim<T>(version: string, site: Partial<ResolvedSiteConfig>, fn: (sim: Simulator, h: Harness) => Promise<T>): Promise<T> {
-  const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', version });
-  const h = await createHarness(sim, { site });
-  try {
-    return await fn(sim, h);
-  } finally {
-    await h.cleanup();
-    await sim.stop();
-  }
-}
 
 describe('mirrors step: imageTagMirrors', () => {
   test('4.14: an ImageTagMirrorSet is created (taking the policy of someone else\'s ITMS, whose entry for our source goes); a second run writes nothing; dropping imageTagMirrors deletes it', () =>
