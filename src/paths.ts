@@ -1,6 +1,8 @@
 // Where things live on the node. All are node paths, resolved under the host root by the Host.
 /** The daily certificate renewal (src/render/unit.ts renders it; the finish step enables it on request). */
 export const RENEW_TIMER = 'sno-reconfigure-renew.timer';
+/** kubelet's bootstrap kubeconfig, written at install: its server is https://api-int.<cluster>.<domain>:6443. */
+export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
 export const UNIT_NAME = 'sno-reconfigure.service';
 export const KUBELET_UNIT = 'kubelet.service';
 /**

@@ -2,7 +2,7 @@
 import { hostname as osHostname } from 'node:os';
 import type { Host } from '../host/host';
 import type { Logger } from '../log';
-import { BASELINE_FILE } from '../paths';
+import { BASELINE_FILE, KUBELET_BOOTSTRAP_KUBECONFIG } from '../paths';
 
 /** What `prepare` recorded at the factory (optional: a node prepared by hand has none). */
 export interface Baseline {
@@ -29,4 +29,16 @@ export async function nodeNameOf(host: Host, baseline: Baseline): Promise<string
   if (baseline.nodeName) return baseline.nodeName;
   const etcHostname = (await host.readTextIfExists('/etc/hostname'))?.trim();
   return etcHostname || (host.root === '/' ? osHostname() : '');
+}
+
+/**
+ * The cluster's name without the API: the factory baseline's, else the first label after `api-int.` (or
+ * `api.`) in the server of kubelet's bootstrap kubeconfig, which the installer writes once and nothing renames.
+ * A site-config asking for another name is then refused before anything changes, even on a node prepared
+ * without a baseline.
+ */
+export async function clusterNameOf(host: Host, baseline: Baseline): Promise<string | undefined> {
+  if (baseline.clusterName) return baseline.clusterName;
+  const text = await host.readTextIfExists(KUBELET_BOOTSTRAP_KUBECONFIG).catch(() => undefined);
+  return text ? /^\s*server:\s*["']?https:\/\/api(?:-int)?\.([a-z0-9-]+)\./m.exec(text)?.[1] : undefined;
 }

@@ -8,6 +8,7 @@ import type { Host } from '../host/host';
 import { UNIT_NAME } from '../paths';
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../render/layout';
 import { parseRuntimeEnv, type PodmanRuntimeSettings } from '../render/podman';
+import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../paths';
 
 export interface Check {
   id: string;
@@ -156,7 +157,7 @@ function certFacts(pem: string): { cert: X509Certificate; facts: { subject: stri
 const DAY_MS = 86_400_000;
 
 /** kubelet's --bootstrap-kubeconfig on RHCOS (machine-config-operator templates: kubelet.service). */
-export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
+export { KUBELET_BOOTSTRAP_KUBECONFIG };
 
 /**
  * kubelet's client and serving certificates should outlive the shipment. OpenShift signs them for 30 days

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, fstatSync, openSync, readFileSync, existsSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { startScenario, siteConfigFor, parseLogs, type Scenario } from '../../support/scenario';
@@ -144,3 +144,16 @@ test('a stop mid-run (systemctl stop, a shutdown) is normal: exit 0, one info li
     },
     { sim: { durations: { apiStartup: 60 * 60_000 } } },
   ));
+
+test('a cluster rename on a node without a factory baseline is refused before any change (the name comes from the bootstrap kubeconfig)', async () =>
+  withScenario(async (s) => {
+    mkdirSync(path.join(s.node.root, 'etc/kubernetes'), { recursive: true });
+    writeFileSync(path.join(s.node.root, 'etc/kubernetes/kubeconfig'), `apiVersion: v1\nclusters:\n- cluster:\n    server: https://api-int.${s.sim.options.clusterName}.factory.example.com:6443\n  name: local\n`);
+    const renamed = siteConfigFor(s.sim).replace(`clusterName: ${s.sim.options.clusterName}`, 'clusterName: other-name');
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': renamed });
+    const run = await s.run(['--once']);
+    assert.equal(run.code, 1, run.stdout.slice(-2000));
+    assert.ok(run.logs.some((l) => l.level === 'error' && /spec\.clusterName: is 'other-name', but this cluster is named/.test(l.msg)), run.stdout.slice(-2000));
+    assert.equal(s.node.calls('nmstatectl').length, 0, 'the network was not touched');
+    assert.equal(s.node.calls('systemctl').filter((c) => !c.args[0]!.startsWith('is-')).length, 0, 'kubelet was not started');
+  }));
