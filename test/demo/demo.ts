@@ -27,6 +27,8 @@ async function main(): Promise<number> {
 
     // The site-config volume a technician brings: every change the agent can make.
     const files = demoSiteConfigFiles(sim);
+    say(`the stick's site-config.yaml (beside it: ${Object.keys(files).filter((f) => f !== 'site-config.yaml').join(', ')}):`);
+    process.stdout.write(files['site-config.yaml']!.replace(/^/gm, '    '));
 
     say('powering on the node: sno-reconfigure.service starts and waits for its site-config');
     const child = s.spawnRun(['--log-level', 'info']);
