@@ -4,6 +4,7 @@ import type { ClosableClusterClient } from '../../../src/cluster/client';
 import { R } from '../../../src/cluster/resources';
 import { ApiError, type KubeObject, type WatchEvent } from '../../../src/cluster/types';
 import { CsrApi } from './csr-api';
+import { createLogger } from '../../../src/log';
 import type { Pki } from './pki';
 import { clientFor, sendJson, status, testServerPerSuite, type TestServer } from './test-server';
 import { waitFor } from './wait';
@@ -199,5 +200,37 @@ describe('watch', () => {
     await waitFor(() => watchRequests().length > 0, 'a first attempt');
     ac.abort();
     await done;
+  });
+});
+
+describe('watch interruptions in the journal', () => {
+  let pki: Pki;
+  let server: TestServer;
+  testServerPerSuite((t) => ({ pki, server } = t));
+
+  test('an API restart (a reset stream) is no news at info: it is logged at debug, and the watch goes on', async () => {
+    const lines: { level: string; msg: string }[] = [];
+    const log = createLogger({ journal: false, level: 'debug', write: (s) => void lines.push(JSON.parse(s) as { level: string; msg: string }) });
+    const quietLog = await clientFor(server, pki, { log, watchBackoff: { initialMs: 5, maxMs: 20 } });
+    let calls = 0;
+    server.setHandler((_req, res) => {
+      calls++;
+      if (calls === 1) {
+        res.socket?.destroy();
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'x', resourceVersion: '21' } } })}\n`);
+    });
+    const ac = new AbortController();
+    const events: WatchEvent<KubeObject>[] = [];
+    const done = quietLog.watch<KubeObject>(R.nodes, { signal: ac.signal, resourceVersion: '20' }, (e) => { events.push(e); });
+    await waitFor(() => events.length === 1, 'the event after the reconnect');
+    ac.abort();
+    await done;
+    quietLog.close();
+    const about = lines.filter((l) => /watch|reconnect/i.test(l.msg));
+    assert.ok(about.some((l) => l.level === 'debug' && /watch interrupted \(the API restarts during rollouts\)/.test(l.msg)), JSON.stringify(about));
+    assert.deepEqual(about.filter((l) => l.level !== 'debug'), [], 'nothing at info or above for one interruption');
   });
 });
