@@ -18,7 +18,15 @@ const TONE_PREFIX: Record<BannerTone, string> = {
   success: 'DONE',
 };
 
-export function renderBanner(content: BannerContent, at: Date): string {
+/**
+ * The status command a technician types at this node's console: on the podman runtime (the launcher runs the
+ * agent with host tools through chroot) it is the launcher's, since RHCOS has no `sno-reconfigure` of its own.
+ */
+export function statusCommand(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SNO_RECONFIGURE_HOST_TOOLS === 'chroot' ? 'sno-reconfigure-podman status' : 'sno-reconfigure status';
+}
+
+export function renderBanner(content: BannerContent, at: Date, env: NodeJS.ProcessEnv = process.env): string {
   const rule = '='.repeat(72);
   // agetty expands backslash escapes in issue files (\n = nodename, \4 = IPv4 …); keep our text literal.
   const escape = (s: string) => s.replace(/\\/g, '\\\\');
@@ -26,7 +34,7 @@ export function renderBanner(content: BannerContent, at: Date): string {
     rule,
     ` sno-reconfigure: ${TONE_PREFIX[content.tone]} — ${escape(content.headline)}`,
     ...(content.lines ?? []).map((l) => `   ${escape(l)}`),
-    ` (${at.toISOString()})  details: sno-reconfigure status | journalctl -u sno-reconfigure`,
+    ` (${at.toISOString()})  details: ${statusCommand(env)} | journalctl -u sno-reconfigure`,
     rule,
     '',
   ].join('\n');
