@@ -5,6 +5,7 @@ import { X509Certificate } from 'node:crypto';
 import type { ClusterClient, KubeObject } from '../cluster/types';
 import { R } from '../cluster/resources';
 import type { Host } from '../host/host';
+import { bootstrapperGroupsProblem } from '../csr/policy';
 import { UNIT_NAME } from '../paths';
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../render/layout';
 import { parseRuntimeEnv, type PodmanRuntimeSettings } from '../render/podman';
@@ -40,6 +41,8 @@ export interface InstallFacts {
 export interface CertFacts {
   client?: { subject: string; notBefore: string; notAfter: string };
   server?: { subject: string; notBefore: string; notAfter: string };
+  /** The groups the node-bootstrapper will have when kubelet re-bootstraps at the site. */
+  bootstrapGroups?: string[];
 }
 
 type Condition = { type?: string; status?: string; reason?: string; message?: string };
@@ -197,30 +200,69 @@ export async function checkKubeletCerts(host: Host, nowMs: number, minValidityMs
       remedy: 'Ship within that time and lower --min-cert-validity, or let kubelet renew first (it does at 70-90 % of the lifetime; approve pending CSRs with `oc get csr`). Certificates that expire in transit are renewed at the site through the bootstrap kubeconfig, which takes longer.',
     });
   }
-  checks.push(await checkBootstrapKubeconfig(host, nowMs, minValidityMs));
+  const bootstrap = await checkBootstrapKubeconfig(host, nowMs, minValidityMs);
+  checks.push(bootstrap.check);
+  if (bootstrap.groups) certs.bootstrapGroups = bootstrap.groups;
   return { checks, certs };
 }
 
-async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<Check> {
+/** The API server's groups for a client certificate: its O values, plus system:authenticated. */
+function groupsOfCertificate(cert: X509Certificate): string[] {
+  const orgs = cert.subject.split('\n').filter((rdn) => rdn.startsWith('O=')).map((rdn) => rdn.slice(2));
+  return [...orgs, 'system:authenticated'];
+}
+
+/** The groups of the node-bootstrapper service account's own token (a token-based bootstrap kubeconfig). */
+const SERVICE_ACCOUNT_TOKEN_GROUPS = ['system:serviceaccounts', 'system:serviceaccounts:openshift-machine-config-operator', 'system:authenticated'];
+
+/**
+ * The bootstrap certificate's O is what the site's approver sees as the CSR's groups. Clusters installed
+ * before 4.14 lack system:serviceaccounts there (openshift/installer PR #7032); the file is never
+ * re-rendered, so saying which set this node has tells the factory what the site will see.
+ */
+function describeBootstrapGroups(groups: string[]): string {
+  const era = groups.includes('system:serviceaccounts') ? 'the set of clusters installed with 4.14 or later' : 'the set of clusters installed before 4.14, without system:serviceaccounts';
+  return `kubelet will re-bootstrap at the site as the node-bootstrapper with groups ${groups.join(', ')} (${era})`;
+}
+
+async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<{ check: Check; groups?: string[] }> {
+  const result = await inspectBootstrapKubeconfig(host, nowMs, minValidityMs);
+  if (!result.groups || !result.check.ok) return result;
+  const problem = bootstrapperGroupsProblem(result.groups);
+  const described = describeBootstrapGroups(result.groups);
+  if (!problem) return { check: { ...result.check, detail: `${result.check.detail}; ${described}` }, groups: result.groups };
+  return {
+    groups: result.groups,
+    check: {
+      ...result.check,
+      ok: false,
+      detail: `${result.check.detail}; its node-bootstrapper ${problem.replace(/^has groups/, 'would have groups')}, so the agent would never approve kubelet's bootstrap request at the site`,
+      remedy: 'Restore the installer\'s bootstrap kubeconfig (/etc/kubernetes/kubeconfig from the MachineConfig `oc get mc 01-master-kubelet`), or ship within the lifetime of kubelet\'s current certificates.',
+    },
+  };
+}
+
+async function inspectBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<{ check: Check; groups?: string[] }> {
   const id = 'kubelet-bootstrap';
   const remedy = 'kubelet needs its bootstrap kubeconfig to get new certificates if the current ones expire in transit; restore it from the MachineConfig (`oc get mc 01-master-kubelet`) or ship within the certificates\' lifetime.';
   const text = await host.readTextIfExists(KUBELET_BOOTSTRAP_KUBECONFIG);
-  if (text === undefined) return { id, ok: false, detail: `${KUBELET_BOOTSTRAP_KUBECONFIG} is missing`, remedy };
+  if (text === undefined) return { check: { id, ok: false, detail: `${KUBELET_BOOTSTRAP_KUBECONFIG} is missing`, remedy } };
   const token = /^\s*token:\s*\S+/m.test(text);
   const certData = /client-certificate-data:\s*([A-Za-z0-9+/=]+)/.exec(text)?.[1];
   if (certData) {
     try {
-      const { facts } = certFacts(Buffer.from(certData, 'base64').toString('utf8'));
+      const { cert, facts } = certFacts(Buffer.from(certData, 'base64').toString('utf8'));
       const left = Date.parse(facts.notAfter) - nowMs;
+      const groups = groupsOfCertificate(cert);
       return left >= minValidityMs
-        ? { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: client certificate valid until ${facts.notAfter}` }
-        : { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: its client certificate expires ${facts.notAfter}`, remedy };
+        ? { check: { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: client certificate valid until ${facts.notAfter}` }, groups }
+        : { check: { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: its client certificate expires ${facts.notAfter}`, remedy }, groups };
     } catch (e) {
-      return { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: unreadable client certificate (${(e as Error).message})`, remedy };
+      return { check: { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: unreadable client certificate (${(e as Error).message})`, remedy } };
     }
   }
-  if (token) return { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: node-bootstrapper token present` };
-  return { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG} has neither a token nor a client certificate`, remedy };
+  if (token) return { check: { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: node-bootstrapper token present` }, groups: SERVICE_ACCOUNT_TOKEN_GROUPS };
+  return { check: { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG} has neither a token nor a client certificate`, remedy } };
 }
 
 /** The agent as the MachineConfig (or the RPM) installed it. */

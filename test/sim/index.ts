@@ -25,7 +25,7 @@ import { CsrSigner } from './cluster/csr-signer';
 import { Endpoints, type Endpoint } from './cluster/endpoints';
 import { HOSTILE_CSR_KINDS, injectHostileCsr, type HostileCsrKind, type InjectedCsr } from './cluster/hostile';
 import { writeKubeconfigFile } from './cluster/kubeconfigs';
-import { BOOTSTRAP_GROUPS, BOOTSTRAP_USER, SimKubelet, type KubeletCsrRecord, type KubeletPhase } from './cluster/kubelet';
+import { BOOTSTRAP_USER, SimKubelet, type KubeletCsrRecord, type KubeletPhase } from './cluster/kubelet';
 import { NodeLifecycle } from './cluster/node-lifecycle';
 import type { OperatorView } from './cluster/operators/base';
 import { AuthenticationOperator } from './cluster/operators/authentication';
@@ -35,7 +35,7 @@ import { KubeApiserverOperator } from './cluster/operators/kube-apiserver';
 import { MachineConfigOperator } from './cluster/operators/machine-config';
 import { OpenshiftApiserverOperator } from './cluster/operators/openshift-apiserver';
 import { asExpected, writeClusterOperatorConditions } from './cluster/operators/status';
-import { clusterNames, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
+import { bootstrapGroupsFor, clusterNames, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
 import { CLUSTER_OPERATORS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
@@ -138,7 +138,8 @@ function newSigners(): ClusterSigners {
 function withIdentity(input: SimulatorOptions, identity: ClusterIdentity | undefined, stateDir: string | undefined): SimulatorOptions {
   if (!identity) return input;
   const out: SimulatorOptions = { ...input };
-  for (const key of ['clusterName', 'baseDomain', 'nodeName', 'nodeIPs', 'version'] as const) {
+  for (const key of ['clusterName', 'baseDomain', 'nodeName', 'nodeIPs', 'version', 'installedVersion'] as const) {
+    if (identity[key] === undefined) continue;
     const given = input[key];
     if (given !== undefined && JSON.stringify(given) !== JSON.stringify(identity[key])) {
       throw new Error(`${key}: the cluster persisted in ${stateDir} has ${JSON.stringify(identity[key])}, not ${JSON.stringify(given)} (use another stateDir for another cluster)`);
@@ -155,7 +156,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   const file = StateFile.open(stateDir && join(stateDir, 'sim-state.json'), () => newState({ realMs: Date.now(), simMs: Date.now() }));
   const restored = file.restored;
   const opts = resolveOptions(withIdentity(input, file.state.identity, stateDir));
-  file.state.identity = { clusterName: opts.clusterName, baseDomain: opts.baseDomain, nodeName: opts.nodeName, nodeIPs: opts.nodeIPs, version: opts.version };
+  file.state.identity = { clusterName: opts.clusterName, baseDomain: opts.baseDomain, nodeName: opts.nodeName, nodeIPs: opts.nodeIPs, version: opts.version, installedVersion: opts.installedVersion };
   const tempDir = input.dir ? undefined : mkdtempSync(join(tmpdir(), 'sno-sim-'));
   const dir = resolve(input.dir ?? tempDir!);
   mkdirSync(dir, { recursive: true });
@@ -207,7 +208,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   };
 
   const pkiDir = join(stateDir ?? dir, 'kubelet', 'pki');
-  const bootstrapCert = issueClientCert(apiCa, { user: BOOTSTRAP_USER, groups: BOOTSTRAP_GROUPS.filter((g) => g !== 'system:authenticated') });
+  const bootstrapCert = issueClientCert(apiCa, { user: BOOTSTRAP_USER, groups: bootstrapGroupsFor(opts.installedVersion) });
   const kubelet = new SimKubelet({ ctx, apiUrl: api.url, apiCaPem: apiCa.certPem, bootstrap: bootstrapCert, pkiDir });
   const nodeLifecycle = new NodeLifecycle(ctx);
 

@@ -7,6 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { startSimulator, type Simulator } from '../../sim/index';
+import { issueClientCert } from '../../sim/pki';
+import { writeKubeconfigFile } from '../../sim/cluster/kubeconfigs';
 import { createStandInNode, type StandInNode } from '../../support/standin-host';
 import { applyIgnition } from '../../support/ignition';
 import { runCli } from '../../../src/cli/cli';
@@ -145,6 +147,34 @@ describe('prepare', () => {
       const res = await prepare(node, '--dry-run');
       assert.equal(res.code, 1);
       assert.match(res.out, /FAIL {2}kubelet-bootstrap +\/etc\/kubernetes\/kubeconfig is missing/);
+    });
+
+    test('reports the group set kubelet will bootstrap with at the site: a cluster installed with 4.14 or later', async () => {
+      const res = await prepare(node, '--dry-run', '--json');
+      assert.equal(res.code, 0, res.out);
+      const check = res.result?.checks.find((c) => c.id === 'kubelet-bootstrap');
+      assert.match(check?.detail ?? '', /re-bootstrap at the site as the node-bootstrapper with groups system:serviceaccounts:openshift-machine-config-operator, system:serviceaccounts, system:authenticated \(the set of clusters installed with 4\.14 or later\)/);
+      assert.deepEqual(res.result?.baseline?.kubeletCertificates.bootstrapGroups, ['system:serviceaccounts:openshift-machine-config-operator', 'system:serviceaccounts', 'system:authenticated']);
+    });
+
+    /** /etc/kubernetes/kubeconfig with a bootstrap certificate whose O is `groups`, as the installer writes it. */
+    function writeBootstrapKubeconfig(n: StandInNode, groups: string[]): void {
+      const client = issueClientCert(sim.signers.apiCa, { user: 'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper', groups, validityDays: 3650 });
+      writeKubeconfigFile(path.join(n.root, KUBELET_BOOTSTRAP_KUBECONFIG), { server: sim.apiUrl, caPem: sim.caPem, client, clusterName: 'local', userName: 'kubelet' });
+    }
+
+    test('reports the shorter group set of a cluster installed before 4.14, which the site approves', async () => {
+      writeBootstrapKubeconfig(node, ['system:serviceaccounts:openshift-machine-config-operator']);
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 0, res.out);
+      assert.match(res.out, /ok {4}kubelet-bootstrap +.*with groups system:serviceaccounts:openshift-machine-config-operator, system:authenticated \(the set of clusters installed before 4\.14, without system:serviceaccounts\)/);
+    });
+
+    test('refuses a bootstrap certificate whose groups the site would never approve', async () => {
+      writeBootstrapKubeconfig(node, ['system:serviceaccounts:openshift-machine-config-operator', 'system:masters']);
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}kubelet-bootstrap +.*its node-bootstrapper would have groups .*has other groups \[system:masters\].*so the agent would never approve kubelet's bootstrap request at the site/);
     });
 
     test('refuses a certificate that is not this node\'s', async () => {

@@ -81,6 +81,12 @@ export interface SimulatorOptions {
   kubeletIPs?: string[];
   /** OpenShift version: ClusterVersion status.desired.version, ClusterOperator versions, /version. */
   version?: string;
+  /**
+   * The version the cluster was installed with (default: `version`). It decides the groups of the bootstrap
+   * certificate in /etc/kubernetes/kubeconfig, which is never re-rendered after install: see
+   * `bootstrapGroupsFor`.
+   */
+  installedVersion?: string;
   durations?: Partial<SimDurations>;
   kubelet?: KubeletInitialState;
   /** Simulated-cluster faults at start (API faults are on `sim.api.faults`). */
@@ -97,6 +103,7 @@ export interface ResolvedOptions {
   nodeIPs: string[];
   kubeletIPs: string[];
   version: string;
+  installedVersion: string;
   durations: SimDurations;
   kubelet: KubeletInitialState;
   faults: { apiNeverUp: boolean; kubeletFilesNoCsrs: boolean };
@@ -123,6 +130,9 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
   for (const [i, ip] of kubeletIPs.entries()) if (!isIP(ip)) throw new Error(`kubeletIPs[${i}]: expected an IP address, got ${JSON.stringify(ip)}`);
   const version = opts.version ?? '4.14.12';
   if (!VERSION.test(version)) throw new Error(`version: expected an OpenShift 4.y.z version, got ${JSON.stringify(version)}`);
+  const installedVersion = opts.installedVersion ?? version;
+  if (!VERSION.test(installedVersion)) throw new Error(`installedVersion: expected an OpenShift 4.y.z version, got ${JSON.stringify(installedVersion)}`);
+  if (minorVersion(installedVersion) > minorVersion(version)) throw new Error(`installedVersion: ${installedVersion} is newer than the running version ${version}`);
   const durations = { ...DEFAULT_DURATIONS };
   for (const [key, value] of Object.entries(opts.durations ?? {})) {
     if (!(key in DEFAULT_DURATIONS)) throw new Error(`durations.${key}: unknown duration (known: ${Object.keys(DEFAULT_DURATIONS).join(', ')})`);
@@ -143,10 +153,23 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
     nodeIPs: [...nodeIPs],
     kubeletIPs: [...kubeletIPs],
     version,
+    installedVersion,
     durations,
     kubelet,
     faults: { apiNeverUp: opts.faults?.apiNeverUp ?? false, kubeletFilesNoCsrs: opts.faults?.kubeletFilesNoCsrs ?? false },
   };
+}
+
+/**
+ * The O of the installer's bootstrap client certificate (the kubelet's --bootstrap-kubeconfig), i.e. the
+ * node-bootstrapper's groups without system:authenticated. openshift/installer master (4.14)
+ * pkg/asset/tls/kubelet.go KubeletClientCertKey: Organization [system:serviceaccounts:openshift-machine-config-operator,
+ * system:serviceaccounts]; before PR #7032 (OCPBUGS-8349, merged 2023-03-28) only the first.
+ */
+export function bootstrapGroupsFor(installedVersion: string): string[] {
+  return minorVersion(installedVersion) >= 14
+    ? ['system:serviceaccounts:openshift-machine-config-operator', 'system:serviceaccounts']
+    : ['system:serviceaccounts:openshift-machine-config-operator'];
 }
 
 /** Minor version number, e.g. 14 for 4.14.12. */
