@@ -7,6 +7,7 @@ import { R } from '../cluster/resources';
 import type { Host } from '../host/host';
 import { bootstrapperGroupsProblem } from '../csr/policy';
 import { UNIT_NAME } from '../paths';
+import { internalAddressProblem } from '../render/internal-ip';
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../render/layout';
 import { parseRuntimeEnv, type PodmanRuntimeSettings } from '../render/podman';
 
@@ -29,6 +30,8 @@ export interface ClusterFacts {
   clusterID?: string;
   nodeName?: string;
   nodeAddresses: string[];
+  /** The Node's InternalIP addresses: what the internal IP must be one of. */
+  nodeInternalIPs: string[];
 }
 
 export interface InstallFacts {
@@ -67,7 +70,7 @@ export const KUBELET_SERVER_CERT = '/var/lib/kubelet/pki/kubelet-server-current.
 /** Cluster health and identity: ClusterVersion, ClusterOperators, the one node, the MachineConfigPool. */
 export async function checkCluster(client: ClusterClient, role: string): Promise<{ checks: Check[]; facts: ClusterFacts }> {
   const checks: Check[] = [];
-  const facts: ClusterFacts = { clusterName: '', baseDomain: '', nodeAddresses: [] };
+  const facts: ClusterFacts = { clusterName: '', baseDomain: '', nodeAddresses: [], nodeInternalIPs: [] };
 
   const ready = await client.readyz();
   checks.push({ id: 'api', ok: ready.ready, detail: ready.ready ? `kube-apiserver at ${client.server} is ready` : `kube-apiserver at ${client.server} is not ready: ${ready.detail}`, remedy: 'Prepare a node whose cluster is up: wait for the API, check `oc get clusteroperators`.' });
@@ -130,6 +133,7 @@ export async function checkCluster(client: ClusterClient, role: string): Promise
     facts.nodeName = node.metadata?.name;
     const addrs = ((node.status as { addresses?: { type?: string; address?: string }[] } | undefined)?.addresses ?? []).filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP');
     facts.nodeAddresses = addrs.map((a) => a.address ?? '').filter(Boolean);
+    facts.nodeInternalIPs = internalIPsOf(node);
   }
   const nodeReady = node ? cond(node, 'Ready') : undefined;
   checks.push({
@@ -149,6 +153,30 @@ export async function checkCluster(client: ClusterClient, role: string): Promise
     remedy: `Wait until the MCO has rolled out the sno-reconfigure MachineConfig (\`oc get mcp ${role}\`: UPDATED True, DEGRADED False).`,
   });
   return { checks, facts };
+}
+
+function internalIPsOf(node: KubeObject): string[] {
+  const addresses = (node.status as { addresses?: { type?: string; address?: string }[] } | undefined)?.addresses ?? [];
+  return addresses.filter((a) => a.type === 'InternalIP' && a.address).map((a) => a.address as string);
+}
+
+/** The single Node's name and InternalIP addresses; undefined when the cluster has not exactly one Node. */
+export async function singleNodeInternalIPs(client: ClusterClient): Promise<{ name: string; addresses: string[] } | undefined> {
+  const nodes = await client.list<KubeObject>(R.nodes);
+  const node = nodes.items.length === 1 ? nodes.items[0] : undefined;
+  return node ? { name: node.metadata?.name ?? '', addresses: internalIPsOf(node) } : undefined;
+}
+
+/** The internal IP the MachineConfig put on br-ex must be the Node's installed IP (src/render/internal-ip.ts). */
+export function checkInternalAddresses(internal: string[], facts: ClusterFacts): Check | undefined {
+  if (internal.length === 0 || !facts.nodeName) return undefined;
+  const problem = internalAddressProblem(internal, facts.nodeName, facts.nodeInternalIPs);
+  return {
+    id: 'internal-ip',
+    ok: !problem,
+    detail: problem ?? `internal IP ${internal.join(', ')} is the node's installed IP`,
+    remedy: `Render the MachineConfig again with --internal-ip set to the node's installed address (${facts.nodeInternalIPs.join(', ') || 'see `oc get node -o wide`'}) and its prefix, apply it, and wait for the pool to update.`,
+  };
 }
 
 function certFacts(pem: string): { cert: X509Certificate; facts: { subject: string; notBefore: string; notAfter: string } } {

@@ -7,7 +7,7 @@ import type { Host } from '../host/host';
 import { BASELINE_FILE, DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
 import { NODE_IMAGE_ID_SUFFIX } from '../render/layout';
 import { KUBELET_HOLD_FILE } from '../paths';
-import { checkCluster, checkInstall, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
+import { checkCluster, checkInstall, checkInternalAddresses, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
 
 export interface PrepareOptions {
   host: Host;
@@ -139,6 +139,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   checks.push(...certs.checks);
   const install = await checkInstall(host);
   checks.push(...install.checks);
+  const internalIp = facts && checkInternalAddresses(install.install.internalAddresses, facts);
+  if (internalIp) checks.push(internalIp);
 
   const actions: PrepareAction[] = [];
   if (await host.exists(DONE_MARKER)) {

@@ -37,7 +37,7 @@ describe('prepare', () => {
   });
 
   /** A node root as the factory leaves it: kubeconfig, kubelet certificates, the agent installed by the MCD. */
-  async function installNode(runtime: 'host' | 'podman'): Promise<StandInNode> {
+  async function installNode(runtime: 'host' | 'podman', internalIp = `${sim.options.nodeIPs[0]}/24`): Promise<StandInNode> {
     const n = createStandInNode({ nodeName: sim.options.nodeName, kubelet: 'running' });
     const kc = path.join(n.root, DEFAULT_KUBECONFIG);
     mkdirSync(path.dirname(kc), { recursive: true });
@@ -51,7 +51,7 @@ describe('prepare', () => {
       runtime,
       ...(runtime === 'podman' ? { nodeImage: IMAGE } : {}),
       bundle: BUNDLE,
-      internalAddresses: parseInternalAddresses(['192.168.127.10/24']),
+      internalAddresses: parseInternalAddresses([internalIp]),
       nodeIpPinning: 'hint',
       trustedKeys: [],
       enable: false,
@@ -118,7 +118,8 @@ describe('prepare', () => {
       assert.equal(baseline.baseDomain, sim.options.baseDomain);
       assert.equal(baseline.nodeName, sim.options.nodeName);
       assert.deepEqual(baseline.nodeAddresses, sim.options.nodeIPs);
-      assert.deepEqual(baseline.internalAddresses, ['192.168.127.10']);
+      assert.deepEqual(baseline.internalAddresses, sim.options.nodeIPs);
+      assert.match(res.out, /"detail": "internal IP 192\.168\.111\.20 is the node's installed IP"/);
       assert.equal(baseline.openshiftVersion, sim.options.version);
       assert.equal(baseline.runtime, 'host');
       assert.match(String((baseline.kubeletCertificates as { client?: { notAfter?: string } }).client?.notAfter), /^\d{4}-\d\d-\d\dT/);
@@ -177,6 +178,15 @@ describe('prepare', () => {
       assert.match(res.out, /FAIL {2}kubelet-bootstrap +.*its node-bootstrapper would have groups .*has other groups \[system:masters\].*so the agent would never approve kubelet's bootstrap request at the site/);
     });
 
+    test('refuses an internal IP that is not the node\'s installed IP (seed 000)', async () => {
+      node.cleanup();
+      node = await installNode('host', '192.168.127.10/24');
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}internal-ip +internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20\./);
+      assert.match(res.out, /→ Render the MachineConfig again with --internal-ip set to the node's installed address \(192\.168\.111\.20\)/);
+    });
+
     test('refuses a certificate that is not this node\'s', async () => {
       writeKubeletCert(node, 365, 'system:node:another-node');
       const res = await prepare(node, '--dry-run');
@@ -212,6 +222,35 @@ describe('prepare', () => {
       const res = await prepare(node, '--min-cert-validity', 'a month');
       assert.equal(res.code, 2);
       assert.match(res.err, /--min-cert-validity must be a positive number of days/);
+    });
+  });
+
+  describe('render checks --internal-ip against the cluster it can see', () => {
+    async function render(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+      let out = '';
+      let err = '';
+      const bundle = path.join(sim.dir, 'bundle.cjs');
+      writeFileSync(bundle, BUNDLE);
+      const code = await runCli(['render', 'machineconfig', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir });
+      return { code, out, err };
+    }
+
+    test('refuses an address that is not among the Node\'s InternalIP addresses, through --kubeconfig or $KUBECONFIG', async () => {
+      const flag = await render({}, '--kubeconfig', sim.kubeconfigs.admin, '--internal-ip', '192.168.127.10/24');
+      assert.equal(flag.code, 1);
+      assert.equal(flag.out, '');
+      assert.match(flag.err, /--internal-ip: internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20\./);
+      const env = await render({ KUBECONFIG: sim.kubeconfigs.admin }, '--internal-ip', '192.168.127.10/24');
+      assert.equal(env.code, 1);
+    });
+
+    test('renders the installed address; without a cluster it renders and says prepare will check', async () => {
+      const checked = await render({}, '--kubeconfig', sim.kubeconfigs.admin, '--internal-ip', `${sim.options.nodeIPs[0]}/24`);
+      assert.equal(checked.code, 0, checked.err);
+      assert.equal(checked.err, '');
+      const unchecked = await render({}, '--internal-ip', '192.168.127.10/24');
+      assert.equal(unchecked.code, 0, unchecked.err);
+      assert.match(unchecked.err, /note: --internal-ip was not checked against the cluster \(no --kubeconfig or KUBECONFIG\); `prepare` checks it on the node/);
     });
   });
 
