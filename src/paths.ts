@@ -23,6 +23,11 @@ export const BANNER_PATH = '/etc/issue.d/50-sno-reconfigure.issue';
  * localhost:6443, so it works whatever the domain; reference/anchor-installer.md).
  */
 export const DEFAULT_KUBECONFIG = '/etc/kubernetes/static-pod-resources/kube-apiserver-certs/secrets/node-kubeconfigs/localhost.kubeconfig';
+/**
+ * A long-lived admin kubeconfig the factory hands over (`prepare --admin-kubeconfig`, mode 0600): preferred
+ * for the site's hand-off kubeconfig over the node-local one, whose client certificate rotates.
+ */
+export const FACTORY_ADMIN_KUBECONFIG = '/etc/sno-reconfigure/admin-kubeconfig';
 /** Factory baseline written by `prepare`. */
 export const BASELINE_FILE = '/etc/sno-reconfigure/baseline.json';
 /** Where `run` keeps its files, relative to the state directory. */

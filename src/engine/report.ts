@@ -26,6 +26,8 @@ export interface Report {
   cluster: { name?: string; oldBaseDomain?: string; newBaseDomain?: string; version?: string; apiUrl?: string; consoleUrl?: string };
   /** The admin kubeconfig for the new API name (state directory, mode 0600). */
   kubeconfig?: string;
+  /** When that kubeconfig's client certificate expires (absent for a token). */
+  kubeconfigExpires?: string;
   steps: ReportStep[];
   changes: Change[];
   warnings: string[];
@@ -66,6 +68,7 @@ export function buildReport(j: JournalData, titles: { name: StepName; title: str
       ...(cluster && newBaseDomain ? { apiUrl: `https://api.${cluster}.${newBaseDomain}:6443`, consoleUrl: `https://console-openshift-console.apps.${cluster}.${newBaseDomain}` } : {}),
     },
     ...(typeof j.facts.newApiKubeconfig === 'string' ? { kubeconfig: j.facts.newApiKubeconfig } : {}),
+    ...(typeof j.facts.newApiKubeconfigExpires === 'string' ? { kubeconfigExpires: j.facts.newApiKubeconfigExpires } : {}),
     steps: titles.map(({ name, title }) => stepSummary(j, name, title)),
     changes: j.changes,
     warnings: j.warnings,

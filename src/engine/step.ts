@@ -107,6 +107,9 @@ export interface RunFacts {
   endpoints?: { api: Endpoint; ingress: Endpoint };
   /** The node-local admin kubeconfig (node path). */
   kubeconfig?: string;
+  /** The hand-off kubeconfig for the new API name (node path) and its client certificate's NotAfter (ISO). */
+  newApiKubeconfig?: string;
+  newApiKubeconfigExpires?: string;
   [key: string]: unknown;
 }
 

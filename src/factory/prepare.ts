@@ -4,7 +4,8 @@
 // Every action is idempotent: running prepare again after a power cut finishes the job.
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
-import { BASELINE_FILE, DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
+import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, STATE_FILES, UNIT_NAME } from '../paths';
+import { checkAdminKubeconfig, type AdminKubeconfigInput } from './admin-kubeconfig';
 import { NODE_IMAGE_ID_SUFFIX } from '../render/layout';
 import { KUBELET_HOLD_FILE } from '../paths';
 import { checkCluster, checkInstall, checkInternalAddresses, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
@@ -19,6 +20,8 @@ export interface PrepareOptions {
   dryRun: boolean;
   now: () => number;
   version: string;
+  /** `--admin-kubeconfig FILE`: stored for the site's hand-off (never printed). */
+  adminKubeconfig?: AdminKubeconfigInput;
 }
 
 export interface PrepareAction {
@@ -141,6 +144,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   checks.push(...install.checks);
   const internalIp = facts && checkInternalAddresses(install.install.internalAddresses, facts);
   if (internalIp) checks.push(internalIp);
+  const admin = await checkAdminKubeconfig(host, opts.adminKubeconfig, opts.now(), opts.minCertValidityMs);
+  checks.push(admin.check);
 
   const actions: PrepareAction[] = [];
   if (await host.exists(DONE_MARKER)) {
@@ -151,6 +156,10 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     if (await host.exists(p)) actions.push({ id: `clear-${file}`, description: `remove ${p} (an earlier run's state; the agent would resume it at the site)`, apply: () => host.remove(p) });
   }
   actions.push(...(await nodeImageActions(host, install.install, checks)));
+  const adminBytes = admin.store;
+  if (adminBytes) {
+    actions.push({ id: 'store-admin-kubeconfig', description: `store the admin kubeconfig in ${FACTORY_ADMIN_KUBECONFIG} (mode 0600): the site's hand-off kubeconfig uses it`, apply: () => host.writeFileAtomic(FACTORY_ADMIN_KUBECONFIG, adminBytes, 0o600) });
+  }
 
   const baseline: Baseline | undefined = facts
     ? {

@@ -40,6 +40,7 @@ export function createFinishStep(report: () => Report): Step {
           ...(r.cluster.apiUrl ? [`API:     ${r.cluster.apiUrl}`] : []),
           ...(r.cluster.consoleUrl ? [`Console: ${r.cluster.consoleUrl}`] : []),
           ...(r.kubeconfig ? [`Kubeconfig for the new API name: ${r.kubeconfig}`] : []),
+          ...(r.kubeconfig && r.kubeconfigExpires ? [`  its certificate expires ${r.kubeconfigExpires}; log in with oc login before then`] : []),
           `Report: ${reportPath}`,
           ...(r.warnings.length ? [`${r.warnings.length} warning(s): see the report`] : []),
         ],

@@ -15,7 +15,7 @@ import { displacedEntries, namedCertificatesWouldChange, readNamedCertificates, 
 import { materialize, planCertificates, type CertMaterial, type CertPlan } from './certificates';
 import { defaultCertificateTarget, ensureDefaultCertificate, readDefaultCertificate } from './ingress-controller';
 import { desiredComponentRoutes, ensureIngress, ingressDiff, type IngressDesired } from './ingress';
-import { ensureHandoffKubeconfig, handoffPath, renderHandoffKubeconfig } from './kubeconfig';
+import { ensureHandoffKubeconfig, handoffPath, recordHandoff, renderHandoffKubeconfig } from './kubeconfig';
 import { CONFIG_NAMESPACE, INGRESS_NAMESPACE, SECRETS, SIGNERS, COMPONENT_ROUTES, routeKey } from './names';
 import { ensureSecret, isManagedByUs, resilient, tlsSecret, unb64, type Secret } from './objects';
 import { readDomainState, saveDomainStateOnce } from './state';
@@ -212,12 +212,7 @@ async function writeKubeconfig(ctx: StepContext, w: DomainWork): Promise<void> {
   const { names } = w.targets;
   const text = await renderHandoffKubeconfig(ctx, { clusterName: names.clusterName, apiHost: names.api, caPems: w.kubeconfigCa });
   if (await ensureHandoffKubeconfig(ctx, text)) ctx.changed({ kind: 'file', target: handoffPath(ctx), action: 'write', detail: `admin kubeconfig for https://${names.api}:6443 (mode 0600)` });
-  recordHandoff(ctx);
-}
-
-function recordHandoff(ctx: StepContext): void {
-  ctx.facts.newApiKubeconfig = handoffPath(ctx);
-  ctx.data.kubeconfig = handoffPath(ctx);
+  await recordHandoff(ctx);
 }
 
 function pending(w: DomainWork): boolean {
@@ -281,7 +276,7 @@ export const domainStep: Step = resilient({
       assessedByCheck.set(ctx, w);
       return false;
     }
-    recordHandoff(ctx);
+    await recordHandoff(ctx);
     ctx.log.info({ domain: w.targets.names.appsDomain, mode: w.targets.mode }, 'domain configuration already in place; nothing to write');
     return true;
   },

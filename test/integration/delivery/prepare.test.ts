@@ -4,6 +4,7 @@
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { startSimulator, type Simulator } from '../../sim/index';
@@ -15,7 +16,7 @@ import { runCli } from '../../../src/cli/cli';
 import { buildMachineConfig } from '../../../src/render/machineconfig';
 import { parseInternalAddresses } from '../../../src/render/internal-ip';
 import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
-import { KUBELET_HOLD_FILE } from '../../../src/paths';
+import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE } from '../../../src/paths';
 import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
 import type { PrepareResult } from '../../../src/factory/prepare';
 import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/factory/preflight';
@@ -185,6 +186,45 @@ describe('prepare', () => {
       assert.equal(res.code, 1);
       assert.match(res.out, /FAIL {2}internal-ip +internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20\./);
       assert.match(res.out, /→ Render the MachineConfig again with --internal-ip set to the node's installed address \(192\.168\.111\.20\)/);
+    });
+
+    test('--admin-kubeconfig: stored with mode 0600 for the site\'s hand-off, its contents never printed', async () => {
+      const none = await prepare(node, '--dry-run');
+      assert.match(none.out, /ok {4}admin-kubeconfig +no factory admin kubeconfig: the site's hand-off kubeconfig will carry the node's rotating debug certificate/);
+      const admin = issueClientCert(sim.signers.apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3650 });
+      const file = path.join(node.dir, 'auth-kubeconfig');
+      writeKubeconfigFile(file, { server: sim.apiUrl, caPem: sim.caPem, client: admin, clusterName: 'sno1', userName: 'admin' });
+      const res = await prepare(node, '--admin-kubeconfig', file);
+      assert.equal(res.code, 0, res.out + res.err);
+      const notAfter = new Date(new X509Certificate(admin.certPem).validTo).toISOString();
+      assert.ok(res.out.includes(`admin kubeconfig ${file}: client certificate valid until ${notAfter}; it will be stored in ${FACTORY_ADMIN_KUBECONFIG} (mode 0600)`), res.out);
+      const stored = path.join(node.root, FACTORY_ADMIN_KUBECONFIG);
+      assert.equal(readFileSync(stored, 'utf8'), readFileSync(file, 'utf8'));
+      assert.equal(statSync(stored).mode & 0o777, 0o600);
+      const secret = Buffer.from(admin.keyPem).toString('base64');
+      for (const text of [res.out, res.err]) {
+        assert.ok(!text.includes(secret.slice(0, 40)) && !text.includes('PRIVATE KEY') && !text.includes('client-key-data'), 'the key is never printed');
+      }
+      const again = await prepare(node, '--dry-run');
+      assert.match(again.out, /ok {4}admin-kubeconfig +admin kubeconfig \/etc\/sno-reconfigure\/admin-kubeconfig: client certificate valid until .* \(stored by an earlier prepare\)/);
+    });
+
+    test('--admin-kubeconfig refuses a short-lived or unusable kubeconfig, changing nothing', async () => {
+      const shortLived = issueClientCert(sim.signers.apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3 });
+      const file = path.join(node.dir, 'short-kubeconfig');
+      writeKubeconfigFile(file, { server: sim.apiUrl, caPem: sim.caPem, client: shortLived, clusterName: 'sno1', userName: 'admin' });
+      const res = await prepare(node, '--admin-kubeconfig', file);
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}admin-kubeconfig +admin kubeconfig .*short-kubeconfig: its client certificate expires .*, in 2 days, less than the shipment needs/);
+      assert.equal(existsSync(path.join(node.root, FACTORY_ADMIN_KUBECONFIG)), false);
+      untouched(node);
+      writeFileSync(file, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://x:6443"}}]\nusers: [{name: u, user: {client-certificate: /tmp/a.crt, client-key: /tmp/a.key}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n');
+      const paths = await prepare(node, '--admin-kubeconfig', file, '--dry-run');
+      assert.equal(paths.code, 1);
+      assert.match(paths.out, /FAIL {2}admin-kubeconfig +admin kubeconfig .* cannot be used: .*the kubeconfig must be self-contained/);
+      const missing = await prepare(node, '--admin-kubeconfig', path.join(node.dir, 'nope'));
+      assert.equal(missing.code, 1);
+      assert.match(missing.err, /--admin-kubeconfig .*nope: cannot read .*nope \(ENOENT\)/);
     });
 
     test('refuses a certificate that is not this node\'s', async () => {
