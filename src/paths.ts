@@ -20,9 +20,19 @@ export const DONE_MARKER = '/etc/sno-reconfigure/done';
 export const BANNER_PATH = '/etc/issue.d/50-sno-reconfigure.issue';
 /**
  * The node-local admin kubeconfig an SNO keeps for itself (kube-apiserver-operator writes it; it talks to
- * localhost:6443, so it works whatever the domain; reference/anchor-installer.md).
+ * localhost:6443, so it works whatever the domain; reference/anchor-installer.md). localhost-recovery, not
+ * localhost: the same node-system-admin-client certificate, but it verifies the server as
+ * `localhost-recovery`, whose serving certificate lasts 10 years, where `localhost`'s lasts 30 days and has
+ * expired after a month in storage (cluster-kube-apiserver-operator
+ * pkg/operator/certrotationcontroller/certrotationcontroller.go, bindata/assets/kube-apiserver/node-kubeconfigs.yaml).
  */
-export const DEFAULT_KUBECONFIG = '/etc/kubernetes/static-pod-resources/kube-apiserver-certs/secrets/node-kubeconfigs/localhost.kubeconfig';
+export const DEFAULT_KUBECONFIG = '/etc/kubernetes/static-pod-resources/kube-apiserver-certs/secrets/node-kubeconfigs/localhost-recovery.kubeconfig';
+/**
+ * The kube-apiserver's revisions on the node; each holds the localhost-recovery-client service-account token
+ * its cert-regeneration controller uses (bindata/assets/kube-apiserver/kubeconfig-cm.yaml, tokenFile):
+ * <dir>/kube-apiserver-pod-<revision>/secrets/localhost-recovery-client-token/token.
+ */
+export const STATIC_POD_RESOURCES_DIR = '/etc/kubernetes/static-pod-resources';
 /**
  * A long-lived admin kubeconfig the factory hands over (`prepare --admin-kubeconfig`, mode 0600): preferred
  * for the site's hand-off kubeconfig over the node-local one, whose client certificate rotates.

@@ -6,6 +6,9 @@ import type { ClusterClient, KubeObject } from '../cluster/types';
 import { R } from '../cluster/resources';
 import type { Host } from '../host/host';
 import { bootstrapperGroupsProblem } from '../csr/policy';
+import { clientCertificateNotAfter } from '../certs/pem';
+import { loadKubeconfig } from '../cluster/kubeconfig';
+import { findRecoveryToken } from '../cluster/recovery-token';
 import { UNIT_NAME } from '../paths';
 import { internalAddressProblem } from '../render/internal-ip';
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../render/layout';
@@ -291,6 +294,47 @@ async function inspectBootstrapKubeconfig(host: Host, nowMs: number, minValidity
   }
   if (token) return { check: { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: node-bootstrapper token present` }, groups: SERVICE_ACCOUNT_TOKEN_GROUPS };
   return { check: { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG} has neither a token nor a client certificate`, remedy } };
+}
+
+export interface AgentCredentialFacts {
+  kubeconfig: string;
+  notAfter?: string;
+  /** Node path of the localhost-recovery-client token the agent falls back to on a 401. */
+  recoveryToken?: string;
+}
+
+/**
+ * The agent's own credential at the site: the node-kubeconfig's client certificate (node-system-admin-client,
+ * 120 days on 4.12-4.15, refreshed after 30: cluster-kube-apiserver-operator certrotationcontroller.go) and
+ * the recovery token it falls back to (src/engine/credentials.ts). An expired certificate is survivable with
+ * the token, a shipment past both is not.
+ */
+export async function checkAgentCredential(host: Host, kubeconfig: string, nowMs: number, minValidityMs: number): Promise<{ check: Check; facts: AgentCredentialFacts }> {
+  const id = 'agent-credential';
+  const facts: AgentCredentialFacts = { kubeconfig };
+  const token = await findRecoveryToken(host);
+  if (token) facts.recoveryToken = token;
+  const fallback = token ? `; if it expires, the agent falls back to the localhost-recovery-client token ${token}` : '; no localhost-recovery-client token was found to fall back to';
+  let kc;
+  try {
+    kc = await loadKubeconfig(host.resolve(kubeconfig));
+  } catch (e) {
+    return { check: { id, ok: false, detail: `the agent's kubeconfig ${kubeconfig} cannot be read: ${(e as Error).message}`, remedy: 'Pass the node-local kubeconfig with --kubeconfig.' }, facts };
+  }
+  const notAfter = clientCertificateNotAfter(kc.clientCert);
+  if (!notAfter) return { check: { id, ok: true, detail: `the agent's kubeconfig ${kubeconfig} uses a token${fallback}` }, facts };
+  facts.notAfter = notAfter;
+  const left = Date.parse(notAfter) - nowMs;
+  const ok = left >= minValidityMs || token !== undefined;
+  return {
+    facts,
+    check: {
+      id,
+      ok,
+      detail: `the agent's client certificate (${kubeconfig}) is valid until ${notAfter}, ${Math.floor(Math.max(0, left) / DAY_MS)} days${fallback}`,
+      remedy: 'Let the kube-apiserver operator renew node-system-admin-client first (it does after 30 days), or ship within its lifetime.',
+    },
+  };
 }
 
 /** The agent as the MachineConfig (or the RPM) installed it. */

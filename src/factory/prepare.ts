@@ -8,7 +8,7 @@ import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, STATE_FILES, UNIT
 import { checkAdminKubeconfig, type AdminKubeconfigInput } from './admin-kubeconfig';
 import { NODE_IMAGE_ID_SUFFIX } from '../render/layout';
 import { KUBELET_HOLD_FILE } from '../paths';
-import { checkCluster, checkInstall, checkInternalAddresses, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
+import { checkAgentCredential, checkCluster, checkInstall, checkInternalAddresses, type AgentCredentialFacts, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
 
 export interface PrepareOptions {
   host: Host;
@@ -20,6 +20,8 @@ export interface PrepareOptions {
   dryRun: boolean;
   now: () => number;
   version: string;
+  /** The agent's node-local kubeconfig (node path): its credential's lifetime counts in the ship-by date. */
+  kubeconfig?: string;
   /** `--admin-kubeconfig FILE`: stored for the site's hand-off (never printed). */
   adminKubeconfig?: AdminKubeconfigInput;
 }
@@ -46,6 +48,7 @@ export interface Baseline {
   runtime: 'host' | 'podman';
   nodeImage?: string;
   kubeletCertificates: CertFacts;
+  agentCredential?: AgentCredentialFacts;
 }
 
 export interface PrepareResult {
@@ -55,7 +58,7 @@ export interface PrepareResult {
   /** What was done (or, in a dry run or after a refusal, what would be done). */
   actions: { id: string; description: string; done: boolean }[];
   baseline?: Baseline;
-  /** Earliest kubelet certificate expiry: the node must be powered on at its site before then. */
+  /** Earliest expiry of kubelet's and the agent's certificates: the node should be powered on at its site before then. */
   shipBy?: string;
 }
 
@@ -121,8 +124,8 @@ function lastLines(text: string): string {
 /** podman's image ID: the sha256 of the image config, 64 hex digits. */
 const IMAGE_ID_RE = /^[0-9a-f]{64}$/;
 
-function earliest(certs: CertFacts): string | undefined {
-  const all = [certs.client?.notAfter, certs.server?.notAfter].filter((x): x is string => Boolean(x)).sort();
+function earliest(certs: CertFacts, agentNotAfter: string | undefined): string | undefined {
+  const all = [certs.client?.notAfter, certs.server?.notAfter, agentNotAfter].filter((x): x is string => Boolean(x)).sort();
   return all[0];
 }
 
@@ -144,6 +147,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   checks.push(...install.checks);
   const internalIp = facts && checkInternalAddresses(install.install.internalAddresses, facts);
   if (internalIp) checks.push(internalIp);
+  const credential = opts.kubeconfig ? await checkAgentCredential(host, opts.kubeconfig, opts.now(), opts.minCertValidityMs) : undefined;
+  if (credential) checks.push(credential.check);
   const admin = await checkAdminKubeconfig(host, opts.adminKubeconfig, opts.now(), opts.minCertValidityMs);
   checks.push(admin.check);
 
@@ -178,6 +183,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
         runtime: install.install.runtime,
         ...(install.install.podman ? { nodeImage: install.install.podman.image } : {}),
         kubeletCertificates: certs.certs,
+        ...(credential ? { agentCredential: credential.facts } : {}),
       }
     : undefined;
   if (baseline) {
@@ -198,7 +204,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   });
 
   const ok = checks.every((c) => c.ok);
-  const shipBy = earliest(certs.certs);
+  const shipBy = earliest(certs.certs, credential?.facts.notAfter);
   const result: PrepareResult = { ok, dryRun: opts.dryRun, checks, actions: actions.map((a) => ({ id: a.id, description: a.description, done: false })), ...(baseline ? { baseline } : {}), ...(shipBy ? { shipBy } : {}) };
   if (!ok || opts.dryRun) return result;
   for (const [i, action] of actions.entries()) {

@@ -5,6 +5,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { backoffDelay } from '../engine/clock';
 import { ConfigRejectedError, StepError, type Step, type StepContext } from '../engine/step';
 import { R } from '../cluster/resources';
+import { DEFAULT_KUBECONFIG, STATIC_POD_RESOURCES_DIR } from '../paths';
 import type { KubeObject } from '../cluster/types';
 import { checkAgainstCluster } from '../siteconfig/cluster-check';
 import { titleOf } from './titles';
@@ -17,6 +18,17 @@ const REQUEST_TIMEOUT_MS = 5_000;
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 250;
 const PROGRESS_EVERY_MS = 10_000;
+// A 401 is an answer, not "not ready": the credential is refused. The recovery token (src/engine/credentials.ts)
+// is authenticated through etcd, so a kube-apiserver that is still starting may refuse it for a moment;
+// after this long the refusal is reported as what it is.
+const CREDENTIAL_REFUSED_GRACE_MS = 2 * 60_000;
+
+function credentialExpired(server: string, detail: string): StepError {
+  return new StepError(
+    `the Kubernetes API at ${server} refuses the agent's credential: ${detail.startsWith('credential expired') ? detail : `credential expired (${detail})`}`,
+    `The node-local kubeconfig's certificate has expired and no usable localhost-recovery-client token was found under ${STATIC_POD_RESOURCES_DIR}. Copy an admin kubeconfig that still works (the installer's auth/kubeconfig lasts 10 years) to ${DEFAULT_KUBECONFIG}, then \`systemctl restart sno-reconfigure\`.`,
+  );
+}
 
 interface ClusterIdentity {
   clusterName: string;
@@ -58,10 +70,13 @@ export const apiStep: Step = {
     let attempt = 0;
     let lastDetail = '';
     let lastProgressAt = -Infinity;
+    let refusedSince: number | undefined;
     for (;;) {
-      const { ready, detail } = await client.readyz({ timeoutMs: REQUEST_TIMEOUT_MS });
+      const { ready, detail, unauthorized } = await client.readyz({ timeoutMs: REQUEST_TIMEOUT_MS });
       if (ready) return;
       lastDetail = detail;
+      refusedSince = unauthorized ? (refusedSince ?? ctx.clock.now()) : undefined;
+      if (refusedSince !== undefined && ctx.clock.now() - refusedSince >= CREDENTIAL_REFUSED_GRACE_MS) throw credentialExpired(client.server, detail);
       if (deadline.expired()) {
         throw new StepError(
           `the Kubernetes API at ${client.server} did not become ready within ${deadline.progress().split(' of ')[1]} (last answer: ${lastDetail})`,
@@ -70,7 +85,9 @@ export const apiStep: Step = {
       }
       if (ctx.clock.now() - lastProgressAt >= PROGRESS_EVERY_MS) {
         lastProgressAt = ctx.clock.now();
-        ctx.progress.status(`waiting for the API, ${deadline.progress()} (${lastDetail})`);
+        ctx.progress.status(unauthorized
+          ? `the API answers but refuses the agent's credential (credential expired), ${deadline.progress()}`
+          : `waiting for the API, ${deadline.progress()} (${lastDetail})`);
       }
       await ctx.clock.sleep(Math.min(backoffDelay(attempt++, BACKOFF_BASE_MS, BACKOFF_CAP_MS), deadline.remainingMs()), ctx.signal);
     }

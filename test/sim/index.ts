@@ -8,6 +8,7 @@
 //   await sim.waitFor(() => sim.apiUp(), 5000, 'API up');
 //   ...
 //   await sim.stop();
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,7 +36,7 @@ import { KubeApiserverOperator } from './cluster/operators/kube-apiserver';
 import { MachineConfigOperator } from './cluster/operators/machine-config';
 import { OpenshiftApiserverOperator } from './cluster/operators/openshift-apiserver';
 import { asExpected, writeClusterOperatorConditions } from './cluster/operators/status';
-import { bootstrapGroupsFor, clusterNames, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
+import { bootstrapGroupsFor, clusterNames, nodeAdminClientValidity, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
 import { CLUSTER_OPERATORS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
@@ -66,7 +67,16 @@ export interface Simulator {
   readonly caFile: string;
   /** Where kubeconfigs, the CA file and control-url are. */
   readonly dir: string;
-  readonly kubeconfigs: { admin: string; localhost: string; bootstrap: string };
+  /**
+   * localhost and localhostRecovery: the node-kubeconfigs (node-system-admin-client certificate, see
+   * nodeAdminClientValidity); admin: the installer's auth/kubeconfig (10 years); bootstrap: kubelet's.
+   */
+  readonly kubeconfigs: { admin: string; localhost: string; localhostRecovery: string; bootstrap: string };
+  /**
+   * The node's /etc/kubernetes/static-pod-resources as far as the simulator models it: the
+   * localhost-recovery-client token of the current and of an older kube-apiserver revision.
+   */
+  readonly staticPodResourcesDir: string;
   /** Control channel for out-of-process stand-ins (also written to <dir>/control-url). */
   readonly controlUrl: string;
   readonly store: SimObjectStore;
@@ -177,7 +187,9 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     port: file.state.ports.api ?? input.apiPort ?? 0,
     up: false,
     now: () => clock.now(),
-    dnsNames: [clusterNames(opts).api, clusterNames(opts).apiInt],
+    // localhost-recovery: the server name of localhost-recovery.kubeconfig, served by the 10-year
+    // localhost-recovery-serving-certkey (cluster-kube-apiserver-operator certrotationcontroller).
+    dnsNames: [clusterNames(opts).api, clusterNames(opts).apiInt, 'localhost-recovery'],
     faults: file.state.faults.apiNeverUp ? { neverUp: true } : {},
   });
   await api.reservePort();
@@ -253,13 +265,23 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
 
   // --- kubeconfigs and the CA file -----------------------------------------------------------------------
   const names = clusterNames(opts);
-  const admin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'] });
+  // node-system-admin-client (CN system:admin, O system:masters), issued with its lifetime on the simulated clock.
+  const nodeAdmin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], ...nodeAdminClientValidity(opts, clock.now()) });
+  const admin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3650 });
   const kubeconfigs = {
     localhost: writeKubeconfigFile(join(dir, 'kubeconfigs', 'localhost.kubeconfig'), {
       server: api.url,
       caPem: apiCa.certPem,
-      client: admin,
+      client: nodeAdmin,
       clusterName: 'localhost',
+      userName: 'system:admin',
+    }),
+    localhostRecovery: writeKubeconfigFile(join(dir, 'kubeconfigs', 'localhost-recovery.kubeconfig'), {
+      server: api.url,
+      tlsServerName: 'localhost-recovery',
+      caPem: apiCa.certPem,
+      client: nodeAdmin,
+      clusterName: 'localhost-recovery',
       userName: 'system:admin',
     }),
     admin: writeKubeconfigFile(join(dir, 'kubeconfigs', 'admin.kubeconfig'), {
@@ -280,6 +302,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   };
   const caFile = join(dir, 'ca.crt');
   writeFileSync(caFile, apiCa.certPem);
+  const staticPodResourcesDir = writeRecoveryTokens(dir, api, apiCa);
 
   // --- the kubelet: where the node is ------------------------------------------------------------------------
   let apiStartupCancel: (() => void) | undefined;
@@ -328,6 +351,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     caFile,
     dir,
     kubeconfigs,
+    staticPodResourcesDir,
     controlUrl: '',
     store,
     api,
@@ -463,4 +487,30 @@ async function issueRunningKubeletCertificates(pkiDir: string, opts: ResolvedOpt
   const serving = await buildCsr({ commonName: cn, organizations: ['system:nodes'], dnsNames: [opts.nodeName], ipAddresses: opts.kubeletIPs });
   const servingCert = signCsr(servingCa, serving.csrPem, { usages: ['digital signature', 'server auth'], validityDays: 30 });
   writeFileSync(join(pkiDir, 'kubelet-server-current.pem'), `${servingCert.trim()}\n${serving.keyPem.trim()}\n`, { mode: 0o600 });
+}
+
+/** The localhost-recovery-client service account, bound to cluster-admin (cluster-kube-apiserver-operator bindata/assets/kube-apiserver/localhost-recovery-client-crb.yaml). */
+export const RECOVERY_CLIENT_USER = 'system:serviceaccount:openshift-kube-apiserver:localhost-recovery-client';
+/** Revisions of the kube-apiserver static pod whose resources the node keeps: an old one, then the current one. */
+const RECOVERY_TOKEN_REVISIONS = { stale: 9, current: 10 };
+
+/**
+ * The localhost-recovery-client token as the kube-apiserver's revisions copy it to the node:
+ * /etc/kubernetes/static-pod-resources/kube-apiserver-pod-<revision>/secrets/localhost-recovery-client-token/token,
+ * the credential of the static pod's own cert-regeneration controller (cluster-kube-apiserver-operator
+ * bindata/assets/kube-apiserver/kubeconfig-cm.yaml, tokenFile). A legacy service-account token: it does not
+ * expire. The current revision's token is valid, an older revision's is not (that secret was regenerated).
+ * Derived from the CA key, so a persisted cluster keeps the same token across restarts.
+ */
+function writeRecoveryTokens(dir: string, api: ApiServer, apiCa: CertificateAuthority): string {
+  const root = join(dir, 'static-pod-resources');
+  const tokenOf = (revision: number) => createHash('sha256').update(`${apiCa.keyPem}|localhost-recovery-client|${revision}`).digest('base64url');
+  for (const revision of Object.values(RECOVERY_TOKEN_REVISIONS)) {
+    const tokenDir = join(root, `kube-apiserver-pod-${revision}`, 'secrets', 'localhost-recovery-client-token');
+    mkdirSync(tokenDir, { recursive: true });
+    writeFileSync(join(tokenDir, 'token'), tokenOf(revision), { mode: 0o600 });
+  }
+  api.addToken(tokenOf(RECOVERY_TOKEN_REVISIONS.current), { user: RECOVERY_CLIENT_USER, groups: ['system:serviceaccounts', 'system:serviceaccounts:openshift-kube-apiserver'] });
+  api.addAccessRule({ user: RECOVERY_CLIENT_USER, verbs: '*', resources: '*' });
+  return root;
 }

@@ -55,7 +55,7 @@ export function renderPrepare(r: PrepareResult): string {
     lines.push('');
     lines.push(`Prepared. Shut the node down now (\`systemctl poweroff\`): at the next boot kubelet stays down (${KUBELET_HOLD_FILE})`);
     lines.push('and sno-reconfigure.service waits for the site-config.');
-    if (r.shipBy) lines.push(`Power it on at its site before ${r.shipBy}, when the first kubelet certificate expires.`);
+    if (r.shipBy) lines.push(`Power it on at its site before ${r.shipBy}, when the first of kubelet's and the agent's certificates expires (later the site run takes the slower way: kubelet bootstraps again, the agent uses its recovery token).`);
     lines.push(`To undo at the factory: rm ${KUBELET_HOLD_FILE} ${BASELINE_FILE} && systemctl disable sno-reconfigure.service`);
   }
   return `${lines.join('\n')}\n`;
@@ -120,6 +120,7 @@ Exit status: 0 prepared (or a dry run whose checks pass), 1 refused or failed, 2
         dryRun: boolOpt(args, 'dry-run'),
         now: Date.now,
         version: VERSION,
+        kubeconfig,
         ...(adminKubeconfig ? { adminKubeconfig } : {}),
       });
     } catch (e) {

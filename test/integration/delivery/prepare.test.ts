@@ -5,7 +5,7 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { startSimulator, type Simulator } from '../../sim/index';
 import { issueClientCert } from '../../sim/pki';
@@ -16,7 +16,8 @@ import { runCli } from '../../../src/cli/cli';
 import { buildMachineConfig } from '../../../src/render/machineconfig';
 import { parseInternalAddresses } from '../../../src/render/internal-ip';
 import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
-import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE } from '../../../src/paths';
+import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR } from '../../../src/paths';
+import { parse as parseYaml } from 'yaml';
 import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
 import type { PrepareResult } from '../../../src/factory/prepare';
 import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/factory/preflight';
@@ -42,7 +43,8 @@ describe('prepare', () => {
     const n = createStandInNode({ nodeName: sim.options.nodeName, kubelet: 'running' });
     const kc = path.join(n.root, DEFAULT_KUBECONFIG);
     mkdirSync(path.dirname(kc), { recursive: true });
-    copyFileSync(sim.kubeconfigs.localhost, kc);
+    copyFileSync(sim.kubeconfigs.localhostRecovery, kc);
+    cpSync(sim.staticPodResourcesDir, path.join(n.root, STATIC_POD_RESOURCES_DIR), { recursive: true });
     const pki = path.join(n.root, 'var/lib/kubelet/pki');
     mkdirSync(pki, { recursive: true });
     for (const f of ['kubelet-client-current.pem', 'kubelet-server-current.pem']) copyFileSync(path.join(sim.dir, 'kubelet', 'pki', f), path.join(pki, f));
@@ -225,6 +227,28 @@ describe('prepare', () => {
       const missing = await prepare(node, '--admin-kubeconfig', path.join(node.dir, 'nope'));
       assert.equal(missing.code, 1);
       assert.match(missing.err, /--admin-kubeconfig .*nope: cannot read .*nope \(ENOENT\)/);
+    });
+
+    test('the agent\'s credential: its NotAfter counts in the ship-by date, and the recovery token is named as its fallback', async () => {
+      const res = await prepare(node, '--dry-run', '--json');
+      assert.equal(res.code, 0, res.out);
+      const check = res.result?.checks.find((c) => c.id === 'agent-credential');
+      const user = (parseYaml(readFileSync(sim.kubeconfigs.localhostRecovery, 'utf8')) as { users: { user: Record<string, string> }[] }).users[0]?.user ?? {};
+      const agentNotAfter = new Date(new X509Certificate(Buffer.from(user['client-certificate-data'] ?? '', 'base64')).validTo).toISOString();
+      assert.ok(check?.ok);
+      // 120 days of node-system-admin-client, refreshed 25 days before the factory shutdown (test/sim/cluster/options.ts).
+      assert.ok(check?.detail.startsWith(`the agent's client certificate (${DEFAULT_KUBECONFIG}) is valid until ${agentNotAfter}, `), check?.detail);
+      assert.match(check?.detail ?? '', /, 9\d days; if it expires, the agent falls back to the localhost-recovery-client token \/etc\/kubernetes\/static-pod-resources\/kube-apiserver-pod-10\/secrets\/localhost-recovery-client-token\/token$/);
+      assert.equal(res.result?.baseline?.agentCredential?.notAfter, agentNotAfter);
+      const certs = res.result?.baseline?.kubeletCertificates;
+      assert.equal(res.result?.shipBy, [certs?.client?.notAfter, certs?.server?.notAfter, agentNotAfter].sort()[0]);
+    });
+
+    test('refuses when the agent\'s certificate would expire in transit and there is no recovery token', async () => {
+      for (const revision of ['kube-apiserver-pod-9', 'kube-apiserver-pod-10']) rmSync(path.join(node.root, STATIC_POD_RESOURCES_DIR, revision), { recursive: true, force: true });
+      const res = await prepare(node, '--dry-run', '--min-cert-validity', '100d');
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}agent-credential +the agent's client certificate \(.*localhost-recovery\.kubeconfig\) is valid until .*, 9\d days; no localhost-recovery-client token was found to fall back to/);
     });
 
     test('refuses a certificate that is not this node\'s', async () => {

@@ -88,6 +88,11 @@ export interface SimulatorOptions {
    */
   installedVersion?: string;
   durations?: Partial<SimDurations>;
+  /**
+   * How long the node was powered off before this start (the shipment), in days: the node-local
+   * kubeconfigs' client certificate was issued that much earlier (see nodeAdminClientValidity).
+   */
+  poweredOffDays?: number;
   kubelet?: KubeletInitialState;
   /** Simulated-cluster faults at start (API faults are on `sim.api.faults`). */
   faults?: { apiNeverUp?: boolean; kubeletFilesNoCsrs?: boolean };
@@ -104,6 +109,7 @@ export interface ResolvedOptions {
   kubeletIPs: string[];
   version: string;
   installedVersion: string;
+  poweredOffDays: number;
   durations: SimDurations;
   kubelet: KubeletInitialState;
   faults: { apiNeverUp: boolean; kubeletFilesNoCsrs: boolean };
@@ -143,6 +149,8 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
     throw new Error('durations.kubeApiserverRestartOutage: must not exceed durations.kubeApiserverRollout');
   }
   if (durations.rebootOutage > durations.machineConfigRollout) throw new Error('durations.rebootOutage: must not exceed durations.machineConfigRollout');
+  const poweredOffDays = opts.poweredOffDays ?? 0;
+  if (!(poweredOffDays >= 0) || !Number.isFinite(poweredOffDays)) throw new Error(`poweredOffDays: expected a number of days >= 0, got ${String(opts.poweredOffDays)}`);
   const kubelet = opts.kubelet ?? 'masked';
   if (!['masked', 'started', 'running'].includes(kubelet)) throw new Error(`kubelet: expected masked, started or running, got ${JSON.stringify(kubelet)}`);
   return {
@@ -154,6 +162,7 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
     kubeletIPs: [...kubeletIPs],
     version,
     installedVersion,
+    poweredOffDays,
     durations,
     kubelet,
     faults: { apiNeverUp: opts.faults?.apiNeverUp ?? false, kubeletFilesNoCsrs: opts.faults?.kubeletFilesNoCsrs ?? false },
@@ -170,6 +179,22 @@ export function bootstrapGroupsFor(installedVersion: string): string[] {
   return minorVersion(installedVersion) >= 14
     ? ['system:serviceaccounts:openshift-machine-config-operator', 'system:serviceaccounts']
     : ['system:serviceaccounts:openshift-machine-config-operator'];
+}
+
+const DAY_MS = 86_400_000;
+/** The operator refreshes node-system-admin-client after 30 days: at shutdown the one in use is up to that old. */
+const NODE_ADMIN_CLIENT_AGE_AT_SHUTDOWN_DAYS = 25;
+
+/**
+ * The validity of node-system-admin-client, the client certificate of every node-kubeconfig (localhost,
+ * localhost-recovery, lb-ext, lb-int): 120 days on 4.12-4.15 and 2 years from 4.16, refreshed after 30 days
+ * (openshift/cluster-kube-apiserver-operator release-4.12..4.16
+ * pkg/operator/certrotationcontroller/certrotationcontroller.go). It was last refreshed some days before the
+ * node was shut down, and `poweredOffDays` passed since then.
+ */
+export function nodeAdminClientValidity(o: Pick<ResolvedOptions, 'version' | 'poweredOffDays'>, nowMs: number): { notBefore: Date; validityDays: number } {
+  const validityDays = minorVersion(o.version) >= 16 ? 730 : 120;
+  return { notBefore: new Date(nowMs - (o.poweredOffDays + NODE_ADMIN_CLIENT_AGE_AT_SHUTDOWN_DAYS) * DAY_MS), validityDays };
 }
 
 /** Minor version number, e.g. 14 for 4.14.12. */
