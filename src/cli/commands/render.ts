@@ -45,6 +45,9 @@ Options:
   --trusted-key PEMFILE  an Ed25519 or ECDSA P-256 public key trusted to sign site-configs (repeatable;
                          installed in ${TRUSTED_KEYS_DIR}/)
   --bundle PATH          the bundle to embed (default: this program's own file)
+  --no-local-dns         do not ship the node-local DNS (a dnsmasq answering the installed api, api-int and
+                         *.apps names, and the new ones, on the node itself); only for sites whose own DNS
+                         serves the factory domain's names to the node
   --enable               enable the unit right away (default: \`prepare\` enables it just before shipping)
 `,
   options: {
@@ -59,6 +62,7 @@ Options:
     'trusted-key': { type: 'string', multiple: true },
     bundle: { type: 'string' },
     enable: { type: 'boolean' },
+    'no-local-dns': { type: 'boolean' },
   },
   async run(args, io) {
     const [what, ...extra] = args.positionals;
@@ -100,6 +104,7 @@ Options:
         nodeIpPinning: pinning as NodeIpPinning,
         trustedKeys,
         enable: boolOpt(args, 'enable'),
+        localDns: !boolOpt(args, 'no-local-dns'),
         version: VERSION,
       });
       io.out(machineConfigYaml(mc));

@@ -1,0 +1,100 @@
+// The node answers for its own names, independent of the site's DNS (DESIGN.md section 2; issue 14 item 2).
+// kubelet and every MCO-rendered kubeconfig reach the API as api-int.<cluster>.<installed domain>
+// (Infrastructure status.apiServerInternalURL: machine-config-operator release-4.14 pkg/operator/sync.go), and
+// from 4.14 the ingress canary probes canary-openshift-ingress-canary.apps.<installed domain> through DNS every
+// minute (cluster-ingress-operator release-4.14 pkg/operator/controller/canary/). Nobody publishes the factory
+// domain at an edge site.
+//
+// The same arrangement assisted-service gives single-node clusters in 50-master-dnsmasq-configuration
+// (openshift/assisted-service master internal/network/manifests_generator.go: snoDnsmasqConf,
+// forceDnsDispatcherScript, dnsMachineConfigManifest): a dnsmasq on the node that answers `address=` records
+// for api, api-int and apps, a NetworkManager dispatcher that puts the node's IP first in /etc/resolv.conf (so
+// pods, through CoreDNS's upstreams, resolve the same way), and rc-manager=unmanaged so NetworkManager leaves
+// that file alone. lifecycle-agent rewrites that MachineConfig's overrides after a pivot
+// (openshift-kni/lifecycle-agent internal/common/consts.go DnsmasqOverrides, DnsmasqMachineConfigName;
+// lca-cli/postpivot/postpivot.go setDnsMasqConfiguration).
+//
+// Where the node has that MachineConfig its dnsmasq already runs (and reads /etc/dnsmasq.d): ours stays off
+// (ConditionPathExists) and our dispatcher does nothing, so the two never compete for port 53 or resolv.conf;
+// our records go into /etc/dnsmasq.d, which either dnsmasq reads. The records: `prepare` writes the installed
+// names (to the stable internal IP), the agent writes the new names (to the site address) at the site.
+import { UNIT_NAME } from '../paths';
+
+export const LOCAL_DNS_UNIT = 'sno-reconfigure-dns.service';
+/** assisted-service's 50-master-dnsmasq-configuration: its dnsmasq's ExecStartPre and its dispatcher. */
+export const ASSISTED_DNSMASQ_MARKERS = { configScript: '/usr/local/bin/dnsmasq_config.sh', dispatcher: '/etc/NetworkManager/dispatcher.d/forcedns' } as const;
+export const DNSMASQ_DIR = '/etc/dnsmasq.d';
+/** The installed domain's api, api-int and apps → the internal IP (written by `prepare`). */
+export const INSTALLED_NAMES_CONF = `${DNSMASQ_DIR}/sno-reconfigure-installed.conf`;
+/** The new domain's api and apps → the site address (written by the agent at the site). */
+export const SITE_NAMES_CONF = `${DNSMASQ_DIR}/sno-reconfigure-site.conf`;
+/** LOCAL_DNS_IP=<address>: where the node's dnsmasq is reached (written by `prepare`, read by the dispatcher). */
+export const LOCAL_DNS_ENV = '/etc/sno-reconfigure/local-dns.env';
+export const LOCAL_DNS_DISPATCHER = '/etc/NetworkManager/dispatcher.d/40-sno-reconfigure-dns';
+export const LOCAL_DNS_NM_CONF = '/etc/NetworkManager/conf.d/sno-reconfigure-dns.conf';
+
+/** dnsmasq `address=` records: a domain record also answers every name below it (the *.apps wildcard). */
+export function dnsmasqRecords(comment: string, records: { name: string; address: string }[]): string {
+  return [`# ${comment}`, `# Written by ${UNIT_NAME.replace('.service', '')}; read by the node's dnsmasq.`, ...records.map((r) => `address=/${r.name}/${r.address}`), ''].join('\n');
+}
+
+/** The names of a cluster domain the node must answer for: api, api-int and (with everything below it) apps. */
+export function clusterRecords(clusterDomain: string, address: string, withApiInt: boolean): { name: string; address: string }[] {
+  return [
+    { name: `api.${clusterDomain}`, address },
+    ...(withApiInt ? [{ name: `api-int.${clusterDomain}`, address }] : []),
+    { name: `apps.${clusterDomain}`, address },
+  ];
+}
+
+export function renderLocalDnsUnit(): string {
+  return `[Unit]
+Description=sno-reconfigure: the node answers for its own names (api, api-int, *.apps)
+# assisted-service's 50-master-dnsmasq-configuration runs its own dnsmasq, which reads ${DNSMASQ_DIR} too.
+ConditionPathExists=!${ASSISTED_DNSMASQ_MARKERS.configScript}
+Before=kubelet.service crio.service
+After=network.target
+
+[Service]
+# Upstream servers from NetworkManager's own copy: /etc/resolv.conf names this dnsmasq first.
+ExecStart=/usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --conf-dir=${DNSMASQ_DIR},.rpmnew,.rpmsave,.rpmorig --resolv-file=/run/NetworkManager/resolv.conf
+Restart=always
+RestartSec=2
+
+[Install]
+WantedBy=multi-user.target
+`;
+}
+
+export function renderLocalDnsNmConf(): string {
+  return '# sno-reconfigure: /etc/resolv.conf is written by the 40-sno-reconfigure-dns dispatcher script.\n[main]\nrc-manager=unmanaged\n';
+}
+
+/** NetworkManager dispatcher: NetworkManager's resolv.conf with the node's own dnsmasq as the first nameserver. */
+export function renderLocalDnsDispatcher(): string {
+  return `#!/bin/bash
+# sno-reconfigure: the node's own dnsmasq (${LOCAL_DNS_UNIT}) first in /etc/resolv.conf, so the node and, through
+# CoreDNS's upstreams, its pods resolve the cluster's names locally. As assisted-service's forcedns does; where
+# that script exists it does the job and this one steps aside.
+[ -e ${ASSISTED_DNSMASQ_MARKERS.dispatcher} ] && exit 0
+case "\${2:-}" in
+  up|dhcp4-change|dhcp6-change|connectivity-change|reapply) ;;
+  *) exit 0 ;;
+esac
+[ -r ${LOCAL_DNS_ENV} ] || exit 0
+# shellcheck source=/dev/null
+. ${LOCAL_DNS_ENV}
+[ -n "\${LOCAL_DNS_IP:-}" ] || exit 0
+base=/run/NetworkManager/resolv.conf
+[ -r "$base" ] || exit 0
+tmp=$(mktemp /etc/.sno-reconfigure-resolv.XXXXXX) || exit 0
+{
+  echo "# Generated by sno-reconfigure (${LOCAL_DNS_DISPATCHER}) from $base"
+  echo "nameserver $LOCAL_DNS_IP"
+  grep -v -e '^#' -e "^nameserver $LOCAL_DNS_IP\\$" "$base"
+} > "$tmp"
+chmod 0644 "$tmp"
+mv -f "$tmp" /etc/resolv.conf
+exit 0
+`;
+}
