@@ -49,3 +49,9 @@ export const STATE_FILES = {
   kubeconfig: 'kubeconfig-new-api',
 } as const;
 export const DEFAULT_LABELS = ['site-config', 'cluster-config', 'relocation-config'];
+/**
+ * kubelet's --bootstrap-kubeconfig on RHCOS (machine-config-operator templates: kubelet.service). Its server is
+ * Infrastructure status.apiServerInternalURL, https://api-int.<cluster>.<installed domain>:6443
+ * (machine-config-operator pkg/operator/sync.go), the name kubelet resolves to reach the API.
+ */
+export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';

@@ -9,7 +9,7 @@ import { bootstrapperGroupsProblem } from '../csr/policy';
 import { clientCertificateNotAfter } from '../certs/pem';
 import { loadKubeconfig } from '../cluster/kubeconfig';
 import { findRecoveryToken } from '../cluster/recovery-token';
-import { UNIT_NAME } from '../paths';
+import { KUBELET_BOOTSTRAP_KUBECONFIG, UNIT_NAME } from '../paths';
 import { internalAddressProblem } from '../render/internal-ip';
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../render/layout';
 import { parseRuntimeEnv, type PodmanRuntimeSettings } from '../render/podman';
@@ -189,8 +189,7 @@ function certFacts(pem: string): { cert: X509Certificate; facts: { subject: stri
 
 const DAY_MS = 86_400_000;
 
-/** kubelet's --bootstrap-kubeconfig on RHCOS (machine-config-operator templates: kubelet.service). */
-export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
+export { KUBELET_BOOTSTRAP_KUBECONFIG };
 
 /**
  * kubelet's client and serving certificates should outlive the shipment. OpenShift signs them for 30 days
