@@ -6,6 +6,7 @@ import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, STATE_FILES, UNIT_NAME } from '../paths';
 import { checkAdminKubeconfig, type AdminKubeconfigInput } from './admin-kubeconfig';
+import { planLocalDns, writeLocalDnsRecords } from './local-dns';
 import { NODE_IMAGE_ID_SUFFIX } from '../render/layout';
 import { KUBELET_HOLD_FILE } from '../paths';
 import { checkAgentCredential, checkCluster, checkInstall, checkInternalAddresses, type AgentCredentialFacts, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
@@ -149,6 +150,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (internalIp) checks.push(internalIp);
   const credential = opts.kubeconfig ? await checkAgentCredential(host, opts.kubeconfig, opts.now(), opts.minCertValidityMs) : undefined;
   if (credential) checks.push(credential.check);
+  const localDns = facts ? await planLocalDns(host, facts, install.install.internalAddresses) : undefined;
+  if (localDns) checks.push(localDns.check);
   const admin = await checkAdminKubeconfig(host, opts.adminKubeconfig, opts.now(), opts.minCertValidityMs);
   checks.push(admin.check);
 
@@ -161,6 +164,10 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     if (await host.exists(p)) actions.push({ id: `clear-${file}`, description: `remove ${p} (an earlier run's state; the agent would resume it at the site)`, apply: () => host.remove(p) });
   }
   actions.push(...(await nodeImageActions(host, install.install, checks)));
+  const records = localDns?.records;
+  if (records) {
+    actions.push({ id: 'local-dns-records', description: `write ${records.file}: the node answers for its installed names itself, whatever the site's DNS knows`, apply: () => writeLocalDnsRecords(host, records) });
+  }
   const adminBytes = admin.store;
   if (adminBytes) {
     actions.push({ id: 'store-admin-kubeconfig', description: `store the admin kubeconfig in ${FACTORY_ADMIN_KUBECONFIG} (mode 0600): the site's hand-off kubeconfig uses it`, apply: () => host.writeFileAtomic(FACTORY_ADMIN_KUBECONFIG, adminBytes, 0o600) });

@@ -17,6 +17,7 @@ import { buildMachineConfig } from '../../../src/render/machineconfig';
 import { parseInternalAddresses } from '../../../src/render/internal-ip';
 import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
 import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR } from '../../../src/paths';
+import { ASSISTED_DNSMASQ_MARKERS, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 import { parse as parseYaml } from 'yaml';
 import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
 import type { PrepareResult } from '../../../src/factory/prepare';
@@ -115,7 +116,14 @@ describe('prepare', () => {
       assert.equal(existsSync(path.join(node.root, DONE_MARKER)), false, 'done marker removed');
       assert.equal(existsSync(path.join(node.root, DEFAULT_STATE_DIR, STATE_FILES.journal)), false, 'stale journal removed');
       assert.ok(existsSync(path.join(node.root, KUBELET_HOLD_FILE)), 'kubelet held');
-      assert.deepEqual(node.calls('systemctl').map((c) => c.args), [['enable', 'sno-reconfigure.service']]);
+      assert.deepEqual(node.calls('systemctl').map((c) => c.args), [['try-restart', LOCAL_DNS_UNIT], ['enable', 'sno-reconfigure.service']]);
+      // The node-local DNS answers for the installed names with the internal IP (issue 14 item 2).
+      const ip = sim.options.nodeIPs[0];
+      assert.deepEqual(readFileSync(path.join(node.root, INSTALLED_NAMES_CONF), 'utf8').split('\n').filter((l) => l.startsWith('address=')), [
+        `address=/api.sno1.factory.example.com/${ip}`, `address=/api-int.sno1.factory.example.com/${ip}`, `address=/apps.sno1.factory.example.com/${ip}`,
+      ]);
+      assert.match(readFileSync(path.join(node.root, LOCAL_DNS_ENV), 'utf8'), new RegExp(`^LOCAL_DNS_IP=${ip.replace(/\./g, '\\.')}$`, 'm'));
+      assert.match(res.out, /"detail": "the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself, with 192\.168\.111\.20/);
       const baseline = JSON.parse(readFileSync(path.join(node.root, BASELINE_FILE), 'utf8')) as Record<string, unknown>;
       assert.equal(baseline.clusterName, sim.options.clusterName);
       assert.equal(baseline.baseDomain, sim.options.baseDomain);
@@ -249,6 +257,18 @@ describe('prepare', () => {
       const res = await prepare(node, '--dry-run', '--min-cert-validity', '100d');
       assert.equal(res.code, 1);
       assert.match(res.out, /FAIL {2}agent-credential +the agent's client certificate \(.*localhost-recovery\.kubeconfig\) is valid until .*, 9\d days; no localhost-recovery-client token was found to fall back to/);
+    });
+
+    test('local DNS: a node with assisted-service\'s dnsmasq keeps it, a node rendered with --no-local-dns is told what the site needs', async () => {
+      mkdirSync(path.join(node.root, 'usr/local/bin'), { recursive: true });
+      writeFileSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript), '#!/bin/bash\n');
+      const assisted = await prepare(node, '--dry-run');
+      assert.match(assisted.out, /ok {4}local-dns +the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself \(assisted-service's 50-master-dnsmasq-configuration\)/);
+      assert.doesNotMatch(assisted.out, /write \/etc\/dnsmasq\.d/);
+      rmSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript));
+      rmSync(path.join(node.root, 'etc/systemd/system', LOCAL_DNS_UNIT));
+      const none = await prepare(node, '--dry-run');
+      assert.match(none.out, /ok {4}local-dns +no node-local DNS \(rendered with --no-local-dns\): at the site, the site's DNS must resolve api-int\.sno1\.factory\.example\.com to this node, or the agent rolls the site network back/);
     });
 
     test('refuses a certificate that is not this node\'s', async () => {
