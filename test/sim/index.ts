@@ -37,6 +37,7 @@ import { MachineConfigOperator } from './cluster/operators/machine-config';
 import { OpenshiftApiserverOperator } from './cluster/operators/openshift-apiserver';
 import { asExpected, writeClusterOperatorConditions } from './cluster/operators/status';
 import { bootstrapGroupsFor, clusterNames, nodeAdminClientValidity, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
+import { NodeNames } from './cluster/names';
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
 import { CLUSTER_OPERATORS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
@@ -99,6 +100,8 @@ export interface Simulator {
   startKubelet(): void;
   /** `systemctl stop kubelet`: the node stops reporting (Unknown after the grace period); the API stays. */
   stopKubelet(): void;
+  /** Whether the node resolves its installed names from now on (a node-local DNS appears or goes). */
+  setNodeResolvesInstalledNames(resolve: boolean): void;
   apiUp(): boolean;
   injectHostileCsr(kind: HostileCsrKind): Promise<InjectedCsr>;
   /** Makes a ClusterOperator report Degraded=True until recoverOperator(). */
@@ -203,10 +206,12 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   });
   const rollouts = new Rollouts(clock, file);
   const logLines: string[] = [];
+  const names = new NodeNames(opts, opts.nodeResolvesInstalledNames);
   const ctx: SimContext = {
     store,
     clock,
     opts,
+    names,
     file,
     rollouts,
     availability,
@@ -264,7 +269,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   file.state.ports.ingress = endpoints.ingressEndpoint!.port;
 
   // --- kubeconfigs and the CA file -----------------------------------------------------------------------
-  const names = clusterNames(opts);
+  const clusterNamesOf = clusterNames(opts);
   // node-system-admin-client (CN system:admin, O system:masters), issued with its lifetime on the simulated clock.
   const nodeAdmin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], ...nodeAdminClientValidity(opts, clock.now()) });
   const admin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3650 });
@@ -286,7 +291,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     }),
     admin: writeKubeconfigFile(join(dir, 'kubeconfigs', 'admin.kubeconfig'), {
       server: `https://${api.host}:${api.port}`,
-      tlsServerName: names.api,
+      tlsServerName: clusterNamesOf.api,
       caPem: `${signers.lbSigner.certPem}${apiCa.certPem}`,
       client: admin,
       clusterName: opts.clusterName,
@@ -369,6 +374,10 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
       if (file.state.kubeletEnabled && kubelet.running) return;
       ctx.log('kubelet: started (systemctl start kubelet)');
       bootKubelet(true);
+    },
+    setNodeResolvesInstalledNames(resolve) {
+      ctx.log(`node: the installed domain's names ${resolve ? 'resolve' : 'no longer resolve'} on the node`);
+      names.setInstalledNames(resolve);
     },
     stopKubelet() {
       if (!kubelet.running) return;

@@ -94,6 +94,11 @@ export interface SimulatorOptions {
    */
   poweredOffDays?: number;
   kubelet?: KubeletInitialState;
+  /**
+   * Whether the node resolves the installed domain's api, api-int and *.apps (default true: a node-local DNS or
+   * a site DNS that publishes them); false models a plain-installer SNO at a site without either (cluster/names.ts).
+   */
+  nodeResolvesInstalledNames?: boolean;
   /** Simulated-cluster faults at start (API faults are on `sim.api.faults`). */
   faults?: { apiNeverUp?: boolean; kubeletFilesNoCsrs?: boolean };
   /** Fixed API port (0 = any). A persisted simulator keeps the port it got first. */
@@ -110,6 +115,7 @@ export interface ResolvedOptions {
   version: string;
   installedVersion: string;
   poweredOffDays: number;
+  nodeResolvesInstalledNames: boolean;
   durations: SimDurations;
   kubelet: KubeletInitialState;
   faults: { apiNeverUp: boolean; kubeletFilesNoCsrs: boolean };
@@ -163,6 +169,7 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
     version,
     installedVersion,
     poweredOffDays,
+    nodeResolvesInstalledNames: opts.nodeResolvesInstalledNames ?? true,
     durations,
     kubelet,
     faults: { apiNeverUp: opts.faults?.apiNeverUp ?? false, kubeletFilesNoCsrs: opts.faults?.kubeletFilesNoCsrs ?? false },
