@@ -74,7 +74,8 @@ export const networkStep: Step = {
   async plan(ctx): Promise<Change[]> {
     const net = ctx.site.resolved.network;
     if (!net) return [];
-    const checks = [...net.verify.ping.map((p) => `ping ${p}`), ...net.verify.resolve.map((r) => `resolve ${r}`)];
+    const builtIn = await apiIntCheck(ctx.host);
+    const checks = [...net.verify.ping.map((p) => `ping ${p}`), ...net.verify.resolve.map((r) => `resolve ${r}`), ...(builtIn ? [`${builtIn.key} to this node (built in: kubelet's API name)`] : [])];
     return [
       {
         kind: 'network',
