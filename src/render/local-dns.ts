@@ -56,8 +56,9 @@ Before=kubelet.service crio.service
 After=network.target
 
 [Service]
-# Upstream servers from NetworkManager's own copy: /etc/resolv.conf names this dnsmasq first.
-ExecStart=/usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --conf-dir=${DNSMASQ_DIR},.rpmnew,.rpmsave,.rpmorig --resolv-file=/run/NetworkManager/resolv.conf
+# Upstream servers from /etc/resolv.conf, as assisted-service's dnsmasq: the dispatcher names this dnsmasq
+# first there, and dnsmasq skips a nameserver that is one of its own local addresses.
+ExecStart=/usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --conf-dir=${DNSMASQ_DIR},.rpmnew,.rpmsave,.rpmorig
 Restart=always
 RestartSec=2
 
