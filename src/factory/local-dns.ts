@@ -23,14 +23,14 @@ export async function planLocalDns(host: Host, facts: ClusterFacts, internalAddr
   }
   const address = internalAddresses[0] ?? facts.nodeInternalIPs[0];
   if (!address || !facts.clusterName) {
-    return { check: { id, ok: false, detail: 'the node-local DNS has no address to answer with: neither an internal IP nor a Node InternalIP is known', remedy: 'Render the MachineConfig with --internal-ip (the node\'s installed IP) and check `oc get node -o wide`.' } };
+    return { check: { id, ok: false, detail: 'the node-local DNS has no address to answer with (no internal IP, no Node InternalIP)', remedy: 'Render the MachineConfig with --internal-ip.' } };
   }
   return {
     check: { id, ok: true, detail: `the node answers for api, api-int and *.apps of ${domain} itself, with ${address} (${INSTALLED_NAMES_CONF})` },
     records: {
       file: INSTALLED_NAMES_CONF,
       text: dnsmasqRecords(`The installed names of ${facts.clusterName}, to the node's stable address.`, clusterRecords(domain, address, true)),
-      env: `# The node-local DNS's address, first in /etc/resolv.conf (sno-reconfigure prepare).\nLOCAL_DNS_IP=${address}\n`,
+      env: `LOCAL_DNS_IP=${address}\n`,
     },
   };
 }

@@ -155,7 +155,7 @@ export function internalAddressProblem(internal: readonly string[], nodeName: st
   const foreign = internal.filter((a) => !installed.has(canonicalIp(a) ?? a));
   if (foreign.length === 0) return undefined;
   const has = nodeInternalIPs.length ? `has InternalIP ${nodeInternalIPs.join(', ')}` : 'reports no InternalIP address';
-  return `internal IP ${foreign.join(', ')} is not the node's installed IP: Node ${nodeName} ${has}. The internal IP must be the address the node was installed with (the one on br-ex), because etcd's peer URL and certificates are for that address`;
+  return `internal IP ${foreign.join(', ')} is not the node's installed IP: Node ${nodeName} ${has}, and etcd's peer URL and certificates are for that`;
 }
 
 /** At most one address per family (kubelet takes one IPv4 and/or one IPv6 node IP). */

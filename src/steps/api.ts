@@ -26,7 +26,7 @@ const CREDENTIAL_REFUSED_GRACE_MS = 2 * 60_000;
 function credentialExpired(server: string, detail: string): StepError {
   return new StepError(
     `the Kubernetes API at ${server} refuses the agent's credential: ${detail.startsWith('credential expired') ? detail : `credential expired (${detail})`}`,
-    `The node-local kubeconfig's certificate has expired and no usable localhost-recovery-client token was found under ${STATIC_POD_RESOURCES_DIR}. Copy an admin kubeconfig that still works (the installer's auth/kubeconfig lasts 10 years) to ${DEFAULT_KUBECONFIG}, then \`systemctl restart sno-reconfigure\`.`,
+    `No usable localhost-recovery-client token was found under ${STATIC_POD_RESOURCES_DIR}. Copy an admin kubeconfig that still works (the installer's auth/kubeconfig) to ${DEFAULT_KUBECONFIG}, then \`systemctl restart sno-reconfigure\`.`,
   );
 }
 

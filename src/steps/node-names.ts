@@ -64,6 +64,8 @@ export async function publishSiteNames(ctx: StepContext): Promise<void> {
   ctx.changed({ kind: 'file', target: SITE_NAMES_CONF, action: 'write', detail: `api.${domain} and *.apps.${domain} → ${address} in the node-local DNS` });
 }
 
+const NEVER_REGISTERS = '; kubelet reaches the API by this name, so it would never register';
+
 /** The built-in pre-kubelet check: kubelet's api-int name resolves on the node to one of its addresses. */
 export async function apiIntCheck(host: Host): Promise<{ key: string; run: () => Promise<CheckOutcome> } | undefined> {
   const installed = await installedNames(host);
@@ -72,14 +74,14 @@ export async function apiIntCheck(host: Host): Promise<{ key: string; run: () =>
     key: `resolve ${installed.apiInt}`,
     run: async () => {
       const outcome = await resolveOnce(host, installed.apiInt);
-      if (!outcome.ok) return { ...outcome, detail: `${outcome.detail}; kubelet reaches the API by this name, so it would never register` };
+      if (!outcome.ok) return { ...outcome, detail: `${outcome.detail}${NEVER_REGISTERS}` };
       const mine = (await currentAddresses(host)).map((a) => parseIp(a)).filter((b): b is Buffer => b !== undefined);
       const resolved = outcome.detail.split(', ');
       const ok = resolved.some((a) => {
         const ip = parseIp(a);
         return ip !== undefined && mine.some((m) => ipEqual(m, ip));
       });
-      return ok ? outcome : { ...outcome, ok: false, detail: `resolves to ${outcome.detail}, not to an address of this node; kubelet reaches the API by this name, so it would never register` };
+      return ok ? outcome : { ...outcome, ok: false, detail: `resolves to ${outcome.detail}, not to an address of this node${NEVER_REGISTERS}` };
     },
   };
 }
@@ -94,7 +96,7 @@ export async function siteDnsWarnings(ctx: StepContext): Promise<string[]> {
   const warnings: string[] = [];
   for (const name of [`api.${domain}`, `console-openshift-console.apps.${domain}`]) {
     const r = await resolvesThrough(servers, name);
-    if (!r.ok) warnings.push(`the site's DNS does not resolve ${name} (${r.detail}): the node answers for it itself, but clients outside the node need it in the site's DNS (api.${domain} and *.apps.${domain} → ${siteAddress(ctx) ?? 'the node'})`);
+    if (!r.ok) warnings.push(`the site's DNS does not resolve ${name} (${r.detail}): clients outside the node need api.${domain} and *.apps.${domain} there`);
   }
   return warnings;
 }

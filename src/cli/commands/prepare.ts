@@ -55,7 +55,7 @@ export function renderPrepare(r: PrepareResult): string {
     lines.push('');
     lines.push(`Prepared. Shut the node down now (\`systemctl poweroff\`): at the next boot kubelet stays down (${KUBELET_HOLD_FILE})`);
     lines.push('and sno-reconfigure.service waits for the site-config.');
-    if (r.shipBy) lines.push(`Power it on at its site before ${r.shipBy}, when the first of kubelet's and the agent's certificates expires (later the site run takes the slower way: kubelet bootstraps again, the agent uses its recovery token).`);
+    if (r.shipBy) lines.push(`Power it on at its site before ${r.shipBy}, when the first of kubelet's and the agent's certificates expires (later works too, more slowly).`);
     lines.push(`To undo at the factory: rm ${KUBELET_HOLD_FILE} ${BASELINE_FILE} && systemctl disable sno-reconfigure.service`);
   }
   return `${lines.join('\n')}\n`;
@@ -83,9 +83,8 @@ ${NODE_OPTIONS_HELP}
                               (default 7d; e.g. 14d, 72h). OpenShift signs them for 30 days and kubelet
                               renews them after 21-27, so 30d could never pass; certificates that expire
                               in transit are renewed at the site through the bootstrap kubeconfig.
-  --admin-kubeconfig FILE     a long-lived admin kubeconfig (the installer's auth/kubeconfig) to hand over at
-                              the site instead of the node's rotating debug certificate; stored in
-                              ${FACTORY_ADMIN_KUBECONFIG} (mode 0600), never printed
+  --admin-kubeconfig FILE     a long-lived admin kubeconfig (the installer's auth/kubeconfig) for the site's
+                              hand-off; stored in ${FACTORY_ADMIN_KUBECONFIG} (0600), never printed
   --dry-run                   run the checks and show what would be done, change nothing
   --json                      machine-readable result
 

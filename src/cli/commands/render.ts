@@ -35,19 +35,16 @@ Options:
   --node-image REF       the Node image for --runtime podman, pinned by digest: NAME@sha256:DIGEST
   --node-image-archive PATH
                          where the factory saves that image (default ${NODE_IMAGE_ARCHIVE_PATH})
-  --internal-ip CIDR     the node's stable internal address: its installed IP, the one on br-ex, with its
-                         prefix (e.g. 192.168.111.20/24; one per family); kubelet and CRI-O are pinned to it
-  --kubeconfig PATH      the cluster to check --internal-ip against (default $KUBECONFIG): refused unless it
-                         is one of the Node's InternalIP addresses; without one, \`prepare\` checks it
+  --internal-ip CIDR     the node's installed IP on br-ex with its prefix (e.g. 192.168.111.20/24; one per
+                         family); kubelet and CRI-O are pinned to it
+  --kubeconfig PATH      check --internal-ip against the Node's InternalIPs (default $KUBECONFIG)
   --node-ip-pinning hint|dropin
                          hint: KUBELET_NODEIP_HINT for nodeip-configuration (default; SNO on platform none);
                          dropin: kubelet and CRI-O drop-ins, where nodeip-configuration does not run
   --trusted-key PEMFILE  an Ed25519 or ECDSA P-256 public key trusted to sign site-configs (repeatable;
                          installed in ${TRUSTED_KEYS_DIR}/)
   --bundle PATH          the bundle to embed (default: this program's own file)
-  --no-local-dns         do not ship the node-local DNS (a dnsmasq answering the installed api, api-int and
-                         *.apps names, and the new ones, on the node itself); only for sites whose own DNS
-                         serves the factory domain's names to the node
+  --no-local-dns         no node-local DNS for the cluster's own names (the site DNS must serve them)
   --enable               enable the unit right away (default: \`prepare\` enables it just before shipping)
 `,
   options: {

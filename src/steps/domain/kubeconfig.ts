@@ -40,10 +40,7 @@ async function handoffSource(ctx: StepContext): Promise<{ path: string; factory:
 function credentialComment(factory: boolean, notAfter: string | undefined): string[] {
   const from = factory ? 'the admin kubeconfig stored at the factory (sno-reconfigure prepare --admin-kubeconfig)' : 'the node-local kubeconfig: the node\'s rotating debug certificate';
   if (!notAfter) return [`# Credentials: a token from ${from}.`];
-  const after = factory
-    ? '# After that, log in through the OAuth route (oc login) with a cluster user.'
-    : '# After that, log in through the OAuth route (oc login) with kubeadmin or a cluster user.';
-  return [`# Credentials: from ${from}.`, `# Its client certificate expires ${notAfter}.`, after];
+  return [`# Credentials: from ${from}.`, `# Its client certificate expires ${notAfter}.`, '# After that, log in through the OAuth route (oc login) with kubeadmin or a cluster user.'];
 }
 
 /** The kubeconfig text (deterministic for the same input, so an unchanged one is not rewritten). */

@@ -194,7 +194,7 @@ describe('prepare', () => {
       node = await installNode('host', '192.168.127.10/24');
       const res = await prepare(node, '--dry-run');
       assert.equal(res.code, 1);
-      assert.match(res.out, /FAIL {2}internal-ip +internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20\./);
+      assert.match(res.out, /FAIL {2}internal-ip +internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20, and etcd/);
       assert.match(res.out, /→ Render the MachineConfig again with --internal-ip set to the node's installed address \(192\.168\.111\.20\)/);
     });
 
@@ -323,7 +323,7 @@ describe('prepare', () => {
       const flag = await render({}, '--kubeconfig', sim.kubeconfigs.admin, '--internal-ip', '192.168.127.10/24');
       assert.equal(flag.code, 1);
       assert.equal(flag.out, '');
-      assert.match(flag.err, /--internal-ip: internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20\./);
+      assert.match(flag.err, /--internal-ip: internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20, and etcd/);
       const env = await render({ KUBECONFIG: sim.kubeconfigs.admin }, '--internal-ip', '192.168.127.10/24');
       assert.equal(env.code, 1);
     });
