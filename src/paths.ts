@@ -1,8 +1,6 @@
 // Where things live on the node. All are node paths, resolved under the host root by the Host.
 /** The daily certificate renewal (src/render/unit.ts renders it; the finish step enables it on request). */
 export const RENEW_TIMER = 'sno-reconfigure-renew.timer';
-/** kubelet's bootstrap kubeconfig, written at install: its server is https://api-int.<cluster>.<domain>:6443. */
-export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
 export const UNIT_NAME = 'sno-reconfigure.service';
 export const KUBELET_UNIT = 'kubelet.service';
 /**
@@ -24,9 +22,24 @@ export const DONE_MARKER = '/etc/sno-reconfigure/done';
 export const BANNER_PATH = '/etc/issue.d/50-sno-reconfigure.issue';
 /**
  * The node-local admin kubeconfig an SNO keeps for itself (kube-apiserver-operator writes it; it talks to
- * localhost:6443, so it works whatever the domain; reference/anchor-installer.md).
+ * localhost:6443, so it works whatever the domain; reference/anchor-installer.md). localhost-recovery, not
+ * localhost: the same node-system-admin-client certificate, but it verifies the server as
+ * `localhost-recovery`, whose serving certificate lasts 10 years, where `localhost`'s lasts 30 days and has
+ * expired after a month in storage (cluster-kube-apiserver-operator
+ * pkg/operator/certrotationcontroller/certrotationcontroller.go, bindata/assets/kube-apiserver/node-kubeconfigs.yaml).
  */
-export const DEFAULT_KUBECONFIG = '/etc/kubernetes/static-pod-resources/kube-apiserver-certs/secrets/node-kubeconfigs/localhost.kubeconfig';
+export const DEFAULT_KUBECONFIG = '/etc/kubernetes/static-pod-resources/kube-apiserver-certs/secrets/node-kubeconfigs/localhost-recovery.kubeconfig';
+/**
+ * The kube-apiserver's revisions on the node; each holds the localhost-recovery-client service-account token
+ * its cert-regeneration controller uses (bindata/assets/kube-apiserver/kubeconfig-cm.yaml, tokenFile):
+ * <dir>/kube-apiserver-pod-<revision>/secrets/localhost-recovery-client-token/token.
+ */
+export const STATIC_POD_RESOURCES_DIR = '/etc/kubernetes/static-pod-resources';
+/**
+ * A long-lived admin kubeconfig the factory hands over (`prepare --admin-kubeconfig`, mode 0600): preferred
+ * for the site's hand-off kubeconfig over the node-local one, whose client certificate rotates.
+ */
+export const FACTORY_ADMIN_KUBECONFIG = '/etc/sno-reconfigure/admin-kubeconfig';
 /** Factory baseline written by `prepare`. */
 export const BASELINE_FILE = '/etc/sno-reconfigure/baseline.json';
 /** Where `run` keeps its files, relative to the state directory. */
@@ -38,3 +51,9 @@ export const STATE_FILES = {
   kubeconfig: 'kubeconfig-new-api',
 } as const;
 export const DEFAULT_LABELS = ['site-config', 'cluster-config', 'relocation-config'];
+/**
+ * kubelet's --bootstrap-kubeconfig on RHCOS (machine-config-operator templates: kubelet.service). Its server is
+ * Infrastructure status.apiServerInternalURL, https://api-int.<cluster>.<installed domain>:6443
+ * (machine-config-operator pkg/operator/sync.go), the name kubelet resolves to reach the API.
+ */
+export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';

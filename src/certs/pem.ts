@@ -49,3 +49,14 @@ export function keyMatchesCertificate(key: KeyObject, cert: X509Certificate): bo
 export function joinPem(blocks: string[]): string {
   return blocks.map((b) => `${b.trim()}\n`).join('');
 }
+
+/** The NotAfter (ISO) of the first certificate in a kubeconfig's client-certificate data; undefined if none parses. */
+export function clientCertificateNotAfter(clientCert: Buffer | undefined): string | undefined {
+  const first = clientCert ? splitCertificates(clientCert.toString('utf8'))[0] : undefined;
+  if (!first) return undefined;
+  try {
+    return new Date(new X509Certificate(first).validTo).toISOString();
+  } catch {
+    return undefined;
+  }
+}

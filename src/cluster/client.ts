@@ -86,7 +86,7 @@ export function createClusterClient(kc: Kubeconfig, opts: ClusterClientOptions =
         if (res.statusCode === 200 && text === 'ok') return { ready: true, detail: 'ok' };
         const failed = text.split('\n').filter((l) => l.startsWith('[-]')).map((l) => l.slice(3).trim());
         const detail = failed.length ? failed.join('; ') : text.slice(0, 300) || 'no detail';
-        return { ready: false, detail: `HTTP ${res.statusCode}: ${detail}` };
+        return { ready: false, detail: `HTTP ${res.statusCode}: ${detail}`, ...(res.statusCode === 401 ? { unauthorized: true } : {}) };
       } catch (err) {
         return { ready: false, detail: err instanceof Error ? err.message : String(err) };
       }

@@ -53,7 +53,15 @@ export interface CsrDecision {
 export const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 export const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 export const NODE_BOOTSTRAPPER = 'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper';
-export const NODE_BOOTSTRAPPER_GROUPS = ['system:serviceaccounts:openshift-machine-config-operator', 'system:serviceaccounts', 'system:authenticated'];
+/**
+ * The node-bootstrapper's groups come from the O of the bootstrap client certificate in
+ * /etc/kubernetes/kubeconfig, plus system:authenticated. That file is written once at install and never
+ * re-rendered; before openshift/installer PR #7032 (OCPBUGS-8349, 4.14; pkg/asset/tls/kubelet.go
+ * KubeletClientCertKey) its O lacked system:serviceaccounts, so both sets are real (DESIGN.md section 5).
+ */
+export const NODE_BOOTSTRAPPER_REQUIRED_GROUPS = ['system:serviceaccounts:openshift-machine-config-operator', 'system:authenticated'];
+export const NODE_BOOTSTRAPPER_OPTIONAL_GROUPS = ['system:serviceaccounts'];
+export const NODE_BOOTSTRAPPER_GROUPS = [...NODE_BOOTSTRAPPER_REQUIRED_GROUPS.slice(0, 1), ...NODE_BOOTSTRAPPER_OPTIONAL_GROUPS, ...NODE_BOOTSTRAPPER_REQUIRED_GROUPS.slice(1)];
 const NODE_GROUP = 'system:nodes';
 const AUTHENTICATED = 'system:authenticated';
 const MIN_RSA_BITS = 2048;
@@ -147,9 +155,8 @@ function checkIdentity(csr: V1CertificateSigningRequest, node: ExpectedNode, kin
   if (kind === 'client') {
     let approval: string;
     if (username === NODE_BOOTSTRAPPER) {
-      if (!sameSet(groups, NODE_BOOTSTRAPPER_GROUPS)) {
-        problems.push(`client CSR by the node-bootstrapper has groups ${list(groups)}, expected exactly ${list(NODE_BOOTSTRAPPER_GROUPS)}`);
-      }
+      const groupProblem = bootstrapperGroupsProblem(groups);
+      if (groupProblem) problems.push(`client CSR by the node-bootstrapper ${groupProblem}`);
       approval = node.nodeExists
         ? `client CSR for node ${node.name} by the node-bootstrapper matches the node's identity (Node exists: the kubelet re-bootstraps after its client certificate expired)`
         : `client CSR for node ${node.name} by the node-bootstrapper matches the node's identity`;
@@ -198,6 +205,21 @@ function checkIdentity(csr: V1CertificateSigningRequest, node: ExpectedNode, kin
   }
   const names = [...sans.dns, ...sans.ip.map(formatIp)];
   return { problems, approval: `serving CSR for node ${node.name} with SANs ${list(names)}, all belonging to the node` };
+}
+
+/** undefined when `groups` holds both required groups, at most the optional one besides, and no duplicate. */
+export function bootstrapperGroupsProblem(groups: string[]): string | undefined {
+  const missing = NODE_BOOTSTRAPPER_REQUIRED_GROUPS.filter((g) => !groups.includes(g));
+  const allowed = [...NODE_BOOTSTRAPPER_REQUIRED_GROUPS, ...NODE_BOOTSTRAPPER_OPTIONAL_GROUPS];
+  const extra = groups.filter((g) => !allowed.includes(g));
+  const duplicated = new Set(groups).size !== groups.length;
+  if (missing.length === 0 && extra.length === 0 && !duplicated) return undefined;
+  const found = [
+    missing.length ? `lacks ${list(missing)}` : '',
+    extra.length ? `has other groups ${list(extra)}` : '',
+    duplicated ? 'repeats a group' : '',
+  ].filter(Boolean).join(' and ');
+  return `has groups ${list(groups)}: it ${found}; expected ${list(NODE_BOOTSTRAPPER_REQUIRED_GROUPS)}, optionally with ${list(NODE_BOOTSTRAPPER_OPTIONAL_GROUPS)}, and nothing else`;
 }
 
 /** undefined when `usages` is exactly {digital signature, <purpose>} or that plus key encipherment. */

@@ -4,8 +4,8 @@ import type { Logger } from '../log';
 import type { Notifier } from '../host/notify';
 import type { LoadedSiteConfig } from '../siteconfig/types';
 import type { ClusterClient } from '../cluster/types';
-import { createClusterClient, type ClosableClusterClient } from '../cluster/client';
-import { loadKubeconfig } from '../cluster/kubeconfig';
+import type { ClosableClusterClient } from '../cluster/client';
+import { createAgentClient } from './credentials';
 import { createDeadline } from './clock';
 import type { Journal } from './journal';
 import type { ProgressReporter } from './progress';
@@ -40,7 +40,7 @@ export function clusterOnce(host: Host, kubeconfig: string, log: Logger): LazyCl
       if (!(await host.exists(kubeconfig))) {
         throw new StepError(`no kubeconfig at ${kubeconfig}`, 'The node-local kubeconfig is written by the kube-apiserver operator; pass another with --kubeconfig if this node keeps it elsewhere.');
       }
-      return createClusterClient(await loadKubeconfig((p) => host.readFile(p), kubeconfig), { log: log.child({ component: 'api' }) });
+      return createAgentClient(host, kubeconfig, log.child({ component: 'api' }));
     })();
     client.catch(() => {
       client = undefined;

@@ -37,6 +37,8 @@ export interface Report {
   kubeconfig?: string;
   /** The certificates serving the new names and when each expires. */
   certificates?: CertificateExpiry[];
+  /** When that kubeconfig's client certificate expires (absent for a token). */
+  kubeconfigExpires?: string;
   steps: ReportStep[];
   changes: Change[];
   warnings: string[];
@@ -77,6 +79,7 @@ export function buildReport(j: JournalData, titles: readonly { name: StepName; t
       ...(cluster && newBaseDomain ? { apiUrl: `https://api.${cluster}.${newBaseDomain}:6443`, consoleUrl: `https://console-openshift-console.apps.${cluster}.${newBaseDomain}` } : {}),
     },
     ...(j.facts.newApiKubeconfig ? { kubeconfig: j.facts.newApiKubeconfig } : {}),
+    ...(j.facts.newApiKubeconfigExpires ? { kubeconfigExpires: j.facts.newApiKubeconfigExpires } : {}),
     ...(j.facts.certificates?.length ? { certificates: j.facts.certificates } : {}),
     steps: titles.map(({ name, title }) => stepSummary(j, name, title)),
     changes: j.changes,

@@ -122,8 +122,9 @@ export interface RunFacts {
   oldBaseDomain?: string;
   /** The OpenShift version, e.g. 4.14.12 (api step, from ClusterVersion). */
   clusterVersion?: string;
-  /** The admin kubeconfig for the new API name, node path (domain step). */
+  /** The hand-off kubeconfig for the new API name, node path, and its client certificate's NotAfter (domain step). */
   newApiKubeconfig?: string;
+  newApiKubeconfigExpires?: string;
   /** The certificates serving the new names, with their expiry (domain step; renew-certificates updates them). */
   certificates?: { role: string; secret: string; names: string[]; notAfter: string; source: 'issued' | 'provided' }[];
   /** The rollouts the cluster steps started, for settle (`rollouts.ts`). */

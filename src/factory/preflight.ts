@@ -5,10 +5,14 @@ import { X509Certificate } from 'node:crypto';
 import type { ClusterClient, KubeObject } from '../cluster/types';
 import { R } from '../cluster/resources';
 import type { Host } from '../host/host';
-import { UNIT_NAME } from '../paths';
+import { bootstrapperGroupsProblem } from '../csr/policy';
+import { clientCertificateNotAfter } from '../certs/pem';
+import { loadKubeconfig } from '../cluster/kubeconfig';
+import { findRecoveryToken } from '../cluster/recovery-token';
+import { KUBELET_BOOTSTRAP_KUBECONFIG, UNIT_NAME } from '../paths';
+import { internalAddressProblem } from '../render/internal-ip';
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../render/layout';
 import { parseRuntimeEnv, type PodmanRuntimeSettings } from '../render/podman';
-import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../paths';
 
 export interface Check {
   id: string;
@@ -29,6 +33,8 @@ export interface ClusterFacts {
   clusterID?: string;
   nodeName?: string;
   nodeAddresses: string[];
+  /** The Node's InternalIP addresses: what the internal IP must be one of. */
+  nodeInternalIPs: string[];
 }
 
 export interface InstallFacts {
@@ -41,6 +47,8 @@ export interface InstallFacts {
 export interface CertFacts {
   client?: { subject: string; notBefore: string; notAfter: string };
   server?: { subject: string; notBefore: string; notAfter: string };
+  /** The groups the node-bootstrapper will have when kubelet re-bootstraps at the site. */
+  bootstrapGroups?: string[];
 }
 
 type Condition = { type?: string; status?: string; reason?: string; message?: string };
@@ -65,7 +73,7 @@ export const KUBELET_SERVER_CERT = '/var/lib/kubelet/pki/kubelet-server-current.
 /** Cluster health and identity: ClusterVersion, ClusterOperators, the one node, the MachineConfigPool. */
 export async function checkCluster(client: ClusterClient, role: string): Promise<{ checks: Check[]; facts: ClusterFacts }> {
   const checks: Check[] = [];
-  const facts: ClusterFacts = { clusterName: '', baseDomain: '', nodeAddresses: [] };
+  const facts: ClusterFacts = { clusterName: '', baseDomain: '', nodeAddresses: [], nodeInternalIPs: [] };
 
   const ready = await client.readyz();
   checks.push({ id: 'api', ok: ready.ready, detail: ready.ready ? `kube-apiserver at ${client.server} is ready` : `kube-apiserver at ${client.server} is not ready: ${ready.detail}`, remedy: 'Prepare a node whose cluster is up: wait for the API, check `oc get clusteroperators`.' });
@@ -128,6 +136,7 @@ export async function checkCluster(client: ClusterClient, role: string): Promise
     facts.nodeName = node.metadata?.name;
     const addrs = ((node.status as { addresses?: { type?: string; address?: string }[] } | undefined)?.addresses ?? []).filter((a) => a.type === 'InternalIP' || a.type === 'ExternalIP');
     facts.nodeAddresses = addrs.map((a) => a.address ?? '').filter(Boolean);
+    facts.nodeInternalIPs = internalIPsOf(node);
   }
   const nodeReady = node ? cond(node, 'Ready') : undefined;
   checks.push({
@@ -149,6 +158,30 @@ export async function checkCluster(client: ClusterClient, role: string): Promise
   return { checks, facts };
 }
 
+function internalIPsOf(node: KubeObject): string[] {
+  const addresses = (node.status as { addresses?: { type?: string; address?: string }[] } | undefined)?.addresses ?? [];
+  return addresses.filter((a) => a.type === 'InternalIP' && a.address).map((a) => a.address as string);
+}
+
+/** The single Node's name and InternalIP addresses; undefined when the cluster has not exactly one Node. */
+export async function singleNodeInternalIPs(client: ClusterClient): Promise<{ name: string; addresses: string[] } | undefined> {
+  const nodes = await client.list<KubeObject>(R.nodes);
+  const node = nodes.items.length === 1 ? nodes.items[0] : undefined;
+  return node ? { name: node.metadata?.name ?? '', addresses: internalIPsOf(node) } : undefined;
+}
+
+/** The internal IP the MachineConfig put on br-ex must be the Node's installed IP (src/render/internal-ip.ts). */
+export function checkInternalAddresses(internal: string[], facts: ClusterFacts): Check | undefined {
+  if (internal.length === 0 || !facts.nodeName) return undefined;
+  const problem = internalAddressProblem(internal, facts.nodeName, facts.nodeInternalIPs);
+  return {
+    id: 'internal-ip',
+    ok: !problem,
+    detail: problem ?? `internal IP ${internal.join(', ')} is the node's installed IP`,
+    remedy: `Render the MachineConfig again with --internal-ip set to the node's installed address (${facts.nodeInternalIPs.join(', ') || 'see `oc get node -o wide`'}) and its prefix, apply it, and wait for the pool to update.`,
+  };
+}
+
 function certFacts(pem: string): { cert: X509Certificate; facts: { subject: string; notBefore: string; notAfter: string } } {
   const cert = new X509Certificate(pem);
   return { cert, facts: { subject: cert.subject.replace(/\n/g, ', '), notBefore: new Date(cert.validFrom).toISOString(), notAfter: new Date(cert.validTo).toISOString() } };
@@ -156,7 +189,6 @@ function certFacts(pem: string): { cert: X509Certificate; facts: { subject: stri
 
 const DAY_MS = 86_400_000;
 
-/** kubelet's --bootstrap-kubeconfig on RHCOS (machine-config-operator templates: kubelet.service). */
 export { KUBELET_BOOTSTRAP_KUBECONFIG };
 
 /**
@@ -198,30 +230,110 @@ export async function checkKubeletCerts(host: Host, nowMs: number, minValidityMs
       remedy: 'Ship within that time and lower --min-cert-validity, or let kubelet renew first (it does at 70-90 % of the lifetime; approve pending CSRs with `oc get csr`). Certificates that expire in transit are renewed at the site through the bootstrap kubeconfig, which takes longer.',
     });
   }
-  checks.push(await checkBootstrapKubeconfig(host, nowMs, minValidityMs));
+  const bootstrap = await checkBootstrapKubeconfig(host, nowMs, minValidityMs);
+  checks.push(bootstrap.check);
+  if (bootstrap.groups) certs.bootstrapGroups = bootstrap.groups;
   return { checks, certs };
 }
 
-async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<Check> {
+/** The API server's groups for a client certificate: its O values, plus system:authenticated. */
+function groupsOfCertificate(cert: X509Certificate): string[] {
+  const orgs = cert.subject.split('\n').filter((rdn) => rdn.startsWith('O=')).map((rdn) => rdn.slice(2));
+  return [...orgs, 'system:authenticated'];
+}
+
+/** The groups of the node-bootstrapper service account's own token (a token-based bootstrap kubeconfig). */
+const SERVICE_ACCOUNT_TOKEN_GROUPS = ['system:serviceaccounts', 'system:serviceaccounts:openshift-machine-config-operator', 'system:authenticated'];
+
+/**
+ * The bootstrap certificate's O is what the site's approver sees as the CSR's groups. Clusters installed
+ * before 4.14 lack system:serviceaccounts there (openshift/installer PR #7032); the file is never
+ * re-rendered, so saying which set this node has tells the factory what the site will see.
+ */
+function describeBootstrapGroups(groups: string[]): string {
+  const era = groups.includes('system:serviceaccounts') ? 'the set of clusters installed with 4.14 or later' : 'the set of clusters installed before 4.14, without system:serviceaccounts';
+  return `kubelet will re-bootstrap at the site as the node-bootstrapper with groups ${groups.join(', ')} (${era})`;
+}
+
+async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<{ check: Check; groups?: string[] }> {
+  const result = await inspectBootstrapKubeconfig(host, nowMs, minValidityMs);
+  if (!result.groups || !result.check.ok) return result;
+  const problem = bootstrapperGroupsProblem(result.groups);
+  const described = describeBootstrapGroups(result.groups);
+  if (!problem) return { check: { ...result.check, detail: `${result.check.detail}; ${described}` }, groups: result.groups };
+  return {
+    groups: result.groups,
+    check: {
+      ...result.check,
+      ok: false,
+      detail: `${result.check.detail}; its node-bootstrapper ${problem.replace(/^has groups/, 'would have groups')}, so the agent would never approve kubelet's bootstrap request at the site`,
+      remedy: 'Restore the installer\'s bootstrap kubeconfig (/etc/kubernetes/kubeconfig from the MachineConfig `oc get mc 01-master-kubelet`), or ship within the lifetime of kubelet\'s current certificates.',
+    },
+  };
+}
+
+async function inspectBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<{ check: Check; groups?: string[] }> {
   const id = 'kubelet-bootstrap';
   const remedy = 'kubelet needs its bootstrap kubeconfig to get new certificates if the current ones expire in transit; restore it from the MachineConfig (`oc get mc 01-master-kubelet`) or ship within the certificates\' lifetime.';
   const text = await host.readTextIfExists(KUBELET_BOOTSTRAP_KUBECONFIG);
-  if (text === undefined) return { id, ok: false, detail: `${KUBELET_BOOTSTRAP_KUBECONFIG} is missing`, remedy };
+  if (text === undefined) return { check: { id, ok: false, detail: `${KUBELET_BOOTSTRAP_KUBECONFIG} is missing`, remedy } };
   const token = /^\s*token:\s*\S+/m.test(text);
   const certData = /client-certificate-data:\s*([A-Za-z0-9+/=]+)/.exec(text)?.[1];
   if (certData) {
     try {
-      const { facts } = certFacts(Buffer.from(certData, 'base64').toString('utf8'));
+      const { cert, facts } = certFacts(Buffer.from(certData, 'base64').toString('utf8'));
       const left = Date.parse(facts.notAfter) - nowMs;
+      const groups = groupsOfCertificate(cert);
       return left >= minValidityMs
-        ? { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: client certificate valid until ${facts.notAfter}` }
-        : { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: its client certificate expires ${facts.notAfter}`, remedy };
+        ? { check: { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: client certificate valid until ${facts.notAfter}` }, groups }
+        : { check: { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: its client certificate expires ${facts.notAfter}`, remedy }, groups };
     } catch (e) {
-      return { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: unreadable client certificate (${(e as Error).message})`, remedy };
+      return { check: { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: unreadable client certificate (${(e as Error).message})`, remedy } };
     }
   }
-  if (token) return { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: node-bootstrapper token present` };
-  return { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG} has neither a token nor a client certificate`, remedy };
+  if (token) return { check: { id, ok: true, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG}: node-bootstrapper token present` }, groups: SERVICE_ACCOUNT_TOKEN_GROUPS };
+  return { check: { id, ok: false, detail: `bootstrap kubeconfig ${KUBELET_BOOTSTRAP_KUBECONFIG} has neither a token nor a client certificate`, remedy } };
+}
+
+export interface AgentCredentialFacts {
+  kubeconfig: string;
+  notAfter?: string;
+  /** Node path of the localhost-recovery-client token the agent falls back to on a 401. */
+  recoveryToken?: string;
+}
+
+/**
+ * The agent's own credential at the site: the node-kubeconfig's client certificate (node-system-admin-client,
+ * 120 days on 4.12-4.15, refreshed after 30: cluster-kube-apiserver-operator certrotationcontroller.go) and
+ * the recovery token it falls back to (src/engine/credentials.ts). An expired certificate is survivable with
+ * the token, a shipment past both is not.
+ */
+export async function checkAgentCredential(host: Host, kubeconfig: string, nowMs: number, minValidityMs: number): Promise<{ check: Check; facts: AgentCredentialFacts }> {
+  const id = 'agent-credential';
+  const facts: AgentCredentialFacts = { kubeconfig };
+  const token = await findRecoveryToken(host);
+  if (token) facts.recoveryToken = token;
+  const fallback = token ? `; if it expires, the agent falls back to the localhost-recovery-client token ${token}` : '; no localhost-recovery-client token was found to fall back to';
+  let kc;
+  try {
+    kc = await loadKubeconfig((p) => host.readFile(p), kubeconfig);
+  } catch (e) {
+    return { check: { id, ok: false, detail: `the agent's kubeconfig ${kubeconfig} cannot be read: ${(e as Error).message}`, remedy: 'Pass the node-local kubeconfig with --kubeconfig.' }, facts };
+  }
+  const notAfter = clientCertificateNotAfter(kc.clientCert);
+  if (!notAfter) return { check: { id, ok: true, detail: `the agent's kubeconfig ${kubeconfig} uses a token${fallback}` }, facts };
+  facts.notAfter = notAfter;
+  const left = Date.parse(notAfter) - nowMs;
+  const ok = left >= minValidityMs || token !== undefined;
+  return {
+    facts,
+    check: {
+      id,
+      ok,
+      detail: `the agent's client certificate (${kubeconfig}) is valid until ${notAfter}, ${Math.floor(Math.max(0, left) / DAY_MS)} days${fallback}`,
+      remedy: 'Let the kube-apiserver operator renew node-system-admin-client first (it does after 30 days), or ship within its lifetime.',
+    },
+  };
 }
 
 /** The oldest Node.js the bundle runs on (esbuild target node20, package.json engines). */

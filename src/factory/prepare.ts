@@ -5,11 +5,13 @@
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
-import { BASELINE_FILE, DONE_MARKER, STATE_FILES, UNIT_NAME } from '../paths';
+import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, STATE_FILES, UNIT_NAME } from '../paths';
 import { createHash } from 'node:crypto';
+import { checkAdminKubeconfig, type AdminKubeconfigInput } from './admin-kubeconfig';
+import { planLocalDns, writeLocalDnsRecords } from './local-dns';
 import { NODE_IMAGE_ID_SUFFIX, NODE_IMAGE_SHA256_SUFFIX, PULL_AUTHFILE } from '../render/layout';
 import { KUBELET_HOLD_FILE } from '../paths';
-import { checkCluster, checkInstall, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
+import { checkAgentCredential, checkCluster, checkInstall, checkInternalAddresses, type AgentCredentialFacts, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
 
 export interface PrepareOptions {
   host: Host;
@@ -21,6 +23,10 @@ export interface PrepareOptions {
   dryRun: boolean;
   now: () => number;
   version: string;
+  /** The agent's node-local kubeconfig (node path): its credential's lifetime counts in the ship-by date. */
+  kubeconfig?: string;
+  /** `--admin-kubeconfig FILE`: stored for the site's hand-off (never printed). */
+  adminKubeconfig?: AdminKubeconfigInput;
 }
 
 export interface PrepareAction {
@@ -45,6 +51,7 @@ export interface Baseline {
   runtime: 'host' | 'podman';
   nodeImage?: string;
   kubeletCertificates: CertFacts;
+  agentCredential?: AgentCredentialFacts;
 }
 
 export interface PrepareResult {
@@ -54,7 +61,7 @@ export interface PrepareResult {
   /** What was done (or, in a dry run or after a refusal, what would be done). */
   actions: { id: string; description: string; done: boolean }[];
   baseline?: Baseline;
-  /** Earliest kubelet certificate expiry: the node must be powered on at its site before then. */
+  /** Earliest expiry of kubelet's and the agent's certificates: the node should be powered on at its site before then. */
   shipBy?: string;
 }
 
@@ -119,8 +126,8 @@ export async function nodeImageActions(host: Host, install: InstallFacts, checks
 const IMAGE_ID_RE = /^[0-9a-f]{64}$/;
 const SHA256_HEX_RE = /^[0-9a-f]{64}$/;
 
-function earliest(certs: CertFacts): string | undefined {
-  const all = [certs.client?.notAfter, certs.server?.notAfter].filter((x): x is string => Boolean(x)).sort();
+function earliest(certs: CertFacts, agentNotAfter: string | undefined): string | undefined {
+  const all = [certs.client?.notAfter, certs.server?.notAfter, agentNotAfter].filter((x): x is string => Boolean(x)).sort();
   return all[0];
 }
 
@@ -140,6 +147,14 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   checks.push(...certs.checks);
   const install = await checkInstall(host);
   checks.push(...install.checks);
+  const internalIp = facts && checkInternalAddresses(install.install.internalAddresses, facts);
+  if (internalIp) checks.push(internalIp);
+  const credential = opts.kubeconfig ? await checkAgentCredential(host, opts.kubeconfig, opts.now(), opts.minCertValidityMs) : undefined;
+  if (credential) checks.push(credential.check);
+  const localDns = facts ? await planLocalDns(host, facts, install.install.internalAddresses) : undefined;
+  if (localDns) checks.push(localDns.check);
+  const admin = await checkAdminKubeconfig(host, opts.adminKubeconfig, opts.now(), opts.minCertValidityMs);
+  checks.push(admin.check);
 
   const actions: PrepareAction[] = [];
   if (await host.exists(DONE_MARKER)) {
@@ -150,6 +165,14 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     if (await host.exists(p)) actions.push({ id: `clear-${file}`, description: `remove ${p} (an earlier run's state; the agent would resume it at the site)`, apply: () => host.remove(p) });
   }
   actions.push(...(await nodeImageActions(host, install.install, checks)));
+  const records = localDns?.records;
+  if (records) {
+    actions.push({ id: 'local-dns-records', description: `write ${records.file}: the node answers for its installed names itself, whatever the site's DNS knows`, apply: () => writeLocalDnsRecords(host, records) });
+  }
+  const adminBytes = admin.store;
+  if (adminBytes) {
+    actions.push({ id: 'store-admin-kubeconfig', description: `store the admin kubeconfig in ${FACTORY_ADMIN_KUBECONFIG} (mode 0600): the site's hand-off kubeconfig uses it`, apply: () => host.writeFileAtomic(FACTORY_ADMIN_KUBECONFIG, adminBytes, 0o600) });
+  }
 
   const baseline: Baseline | undefined = facts
     ? {
@@ -168,6 +191,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
         runtime: install.install.runtime,
         ...(install.install.podman ? { nodeImage: install.install.podman.image } : {}),
         kubeletCertificates: certs.certs,
+        ...(credential ? { agentCredential: credential.facts } : {}),
       }
     : undefined;
   if (baseline) {
@@ -187,7 +211,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   });
 
   const ok = checks.every((c) => c.ok);
-  const shipBy = earliest(certs.certs);
+  const shipBy = earliest(certs.certs, credential?.facts.notAfter);
   const result: PrepareResult = { ok, dryRun: opts.dryRun, checks, actions: actions.map((a) => ({ id: a.id, description: a.description, done: false })), ...(baseline ? { baseline } : {}), ...(shipBy ? { shipBy } : {}) };
   if (!ok || opts.dryRun) return result;
   for (const [i, action] of actions.entries()) {

@@ -136,6 +136,28 @@ export function parseInternalCidr(text: string): InternalAddress {
   return { family, address, prefix, cidr: `${address}/${prefix}`, network: format(network) };
 }
 
+/** The canonical text of an IP address (RFC 5952 for IPv6), or undefined when `text` is not one. */
+export function canonicalIp(text: string): string | undefined {
+  const v4 = parseIpv4(text);
+  if (v4 !== undefined) return formatIpv4(v4);
+  const v6 = parseIpv6(text);
+  return v6 === undefined ? undefined : formatIpv6(v6);
+}
+
+/**
+ * Why the internal addresses cannot be used on this node, or undefined when each is one of the Node's current
+ * InternalIP addresses. Seed 000 ("IP address modification"): the internal IP "will be the same IP as
+ * ovs-configuration.service configured on the br-ex bridge during the installation". Any other address changes
+ * the node IP after install, and etcd's peer URL and certificates are for the installed one.
+ */
+export function internalAddressProblem(internal: readonly string[], nodeName: string, nodeInternalIPs: readonly string[]): string | undefined {
+  const installed = new Set(nodeInternalIPs.map((a) => canonicalIp(a) ?? a));
+  const foreign = internal.filter((a) => !installed.has(canonicalIp(a) ?? a));
+  if (foreign.length === 0) return undefined;
+  const has = nodeInternalIPs.length ? `has InternalIP ${nodeInternalIPs.join(', ')}` : 'reports no InternalIP address';
+  return `internal IP ${foreign.join(', ')} is not the node's installed IP: Node ${nodeName} ${has}, and etcd's peer URL and certificates are for that`;
+}
+
 /** At most one address per family (kubelet takes one IPv4 and/or one IPv6 node IP). */
 export function parseInternalAddresses(texts: readonly string[]): InternalAddress[] {
   const out = texts.map(parseInternalCidr);

@@ -11,6 +11,7 @@ import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH,
 import { defaultPodmanSettings, parseNodeImageRef, renderPodmanLauncher, renderRuntimeEnv } from './podman';
 import type { TrustedKey } from './trusted-keys';
 import { RENEW_SERVICE, RENEW_TIMER, renderAgentUnit, renderKubeletHoldDropin, renderRenewService, renderRenewTimer } from './unit';
+import { LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, renderLocalDnsDispatcher, renderLocalDnsNmConf, renderLocalDnsUnit } from './local-dns';
 
 export type Runtime = 'host' | 'podman';
 export type NodeIpPinning = 'hint' | 'dropin';
@@ -29,6 +30,8 @@ export interface MachineConfigOptions {
   trustedKeys: readonly TrustedKey[];
   /** Enable the unit right away instead of leaving that to `prepare` (which arms it just before shipping). */
   enable: boolean;
+  /** Ship the node-local DNS for the cluster's own names (src/render/local-dns.ts); default true. */
+  localDns?: boolean;
   version: string;
 }
 
@@ -109,6 +112,11 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
     }
   }
   for (const key of opts.trustedKeys) files.push(ignitionFile(key.nodePath, key.pem));
+  if (opts.localDns !== false) {
+    files.push(ignitionFile(LOCAL_DNS_DISPATCHER, renderLocalDnsDispatcher(), { mode: 0o755 }));
+    files.push(ignitionFile(LOCAL_DNS_NM_CONF, renderLocalDnsNmConf()));
+    units.push({ name: LOCAL_DNS_UNIT, enabled: true, contents: renderLocalDnsUnit() });
+  }
 
   const agentUnit: IgnitionUnit = { name: UNIT_NAME, contents: renderAgentUnit(unitVariant), ...(opts.enable ? { enabled: true } : {}) };
   units.push(agentUnit, { name: KUBELET_UNIT, dropins: kubeletDropins });

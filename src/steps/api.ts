@@ -4,6 +4,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { ConfigRejectedError, StepError, type Step, type StepContext } from '../engine/step';
 import { R } from '../cluster/resources';
+import { DEFAULT_KUBECONFIG, STATIC_POD_RESOURCES_DIR } from '../paths';
 import type { KubeObject } from '../cluster/types';
 import { checkAgainstCluster } from '../siteconfig/cluster-check';
 import { retryOn, type Backoff } from '../util/backoff';
@@ -15,6 +16,17 @@ const REQUEST_TIMEOUT_MS = 5_000;
 // four a second at most, each a refused connection or a /readyz a starting kube-apiserver answers at once.
 const READYZ_BACKOFF: Backoff = { initialMs: 100, factor: 2, jitter: 0.5, maxMs: 250 };
 const PROGRESS_EVERY_MS = 10_000;
+// A 401 is an answer, not "not ready": the credential is refused. The recovery token (src/engine/credentials.ts)
+// is authenticated through etcd, so a kube-apiserver that is still starting may refuse it for a moment;
+// after this long the refusal is reported as what it is.
+const CREDENTIAL_REFUSED_GRACE_MS = 2 * 60_000;
+
+function credentialExpired(server: string, detail: string): StepError {
+  return new StepError(
+    `the Kubernetes API at ${server} refuses the agent's credential: ${detail.startsWith('credential expired') ? detail : `credential expired (${detail})`}`,
+    `No usable localhost-recovery-client token was found under ${STATIC_POD_RESOURCES_DIR}. Copy an admin kubeconfig that still works (the installer's auth/kubeconfig) to ${DEFAULT_KUBECONFIG}, then \`systemctl restart sno-reconfigure\`.`,
+  );
+}
 
 /** /readyz answered, but not "ok": worth asking again. */
 class NotReadyYet extends Error {}
@@ -57,14 +69,20 @@ export const apiStep: Step = {
     const deadline = ctx.deadline('API', ctx.site.resolved.timeouts.apiReady);
     ctx.progress.extendTimeout(deadline.totalMs);
     let lastProgressAt = -Infinity;
+    let refusedSince: number | undefined;
+    let refused = false;
     const askReadyz = async () => {
-      const { ready, detail } = await client.readyz({ timeoutMs: REQUEST_TIMEOUT_MS });
-      if (!ready) throw new NotReadyYet(detail);
+      const { ready, detail, unauthorized } = await client.readyz({ timeoutMs: REQUEST_TIMEOUT_MS });
+      if (ready) return;
+      refused = unauthorized === true;
+      refusedSince = refused ? (refusedSince ?? ctx.clock.now()) : undefined;
+      if (refusedSince !== undefined && ctx.clock.now() - refusedSince >= CREDENTIAL_REFUSED_GRACE_MS) throw credentialExpired(client.server, detail);
+      throw new NotReadyYet(detail);
     };
     const reportProgress = (e: unknown) => {
       if (ctx.clock.now() - lastProgressAt < PROGRESS_EVERY_MS) return;
       lastProgressAt = ctx.clock.now();
-      ctx.progress.status(`waiting for the API, ${deadline.progress()} (${(e as Error).message})`);
+      ctx.progress.status(refused ? `the API answers but refuses the agent's credential (credential expired), ${deadline.progress()}` : `waiting for the API, ${deadline.progress()} (${(e as Error).message})`);
     };
     try {
       await retryOn(READYZ_BACKOFF, (e) => e instanceof NotReadyYet, askReadyz, { timer: ctx.clock, signal: ctx.signal, deadline, onRetry: reportProgress });

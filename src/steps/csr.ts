@@ -1,6 +1,8 @@
 // Step "csr": approve the node's own kubelet CSRs — strictly, by identity (src/csr/policy.ts, DESIGN.md
-// section 5) — and keep approving in the background until the run ends. On a single node there is no
-// cluster-machine-approver that could do it (seed 002), and nothing else may be approved blindly.
+// section 5) — and keep approving in the background until the run ends. cluster-machine-approver does run
+// on a single node, but it approves a bootstrap client CSR only for a Machine it can match, and a relocated
+// SNO on platform none has none ("No target machine for node": openshift/cluster-machine-approver
+// pkg/controller/csr_check.go). Nothing else may be approved blindly.
 //
 // Done when the node is Ready and kubelet holds a client and a serving certificate: either issued in this
 // run through an approved CSR, or still valid on disk from the factory (kubelet then files no CSR at all).

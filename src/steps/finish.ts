@@ -41,6 +41,7 @@ export const finishStep: Step = {
         ...(r.cluster.apiUrl ? [`API:     ${r.cluster.apiUrl}`] : []),
         ...(r.cluster.consoleUrl ? [`Console: ${r.cluster.consoleUrl}`] : []),
         ...(r.kubeconfig ? [`Kubeconfig for the new API name: ${r.kubeconfig}`] : []),
+        ...(r.kubeconfig && r.kubeconfigExpires ? [`  its certificate expires ${r.kubeconfigExpires}; log in with oc login before then`] : []),
         ...soonestExpiry(r.certificates),
         `Report: ${reportPath}`,
         ...(r.warnings.length ? [`${r.warnings.length} warning(s): see the report`] : []),

@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError } from '../host/nmstate';
 import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
+import { apiIntCheck, publishSiteNames, siteDnsWarnings } from './node-names';
 
 /** After this many failed verifications of the same config it is rejected: a technician must correct it. */
 export const MAX_NETWORK_ATTEMPTS = 3;
@@ -61,6 +62,9 @@ async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{
     ...verify.ping.map((ip) => [`ping ${ip}`, () => pingOnce(ctx.host, ip)] as const),
     ...verify.resolve.map((name) => [`resolve ${name}`, () => resolveOnce(ctx.host, name)] as const),
   ]);
+  // Built in: kubelet's api-int name must resolve to this node on the new network (src/steps/node-names.ts).
+  const builtIn = await apiIntCheck(ctx.host);
+  if (builtIn) pending.set(builtIn.key, builtIn.run);
   const results = new Map<string, CheckOutcome>();
   for (;;) {
     for (const [key, check] of pending) {
@@ -82,7 +86,8 @@ export const networkStep: Step = {
   async plan(ctx): Promise<Change[]> {
     const net = ctx.site.resolved.network;
     if (!net) return [];
-    const checks = [...net.verify.ping.map((p) => `ping ${p}`), ...net.verify.resolve.map((r) => `resolve ${r}`)];
+    const builtIn = await apiIntCheck(ctx.host);
+    const checks = [...net.verify.ping.map((p) => `ping ${p}`), ...net.verify.resolve.map((r) => `resolve ${r}`), ...(builtIn ? [`${builtIn.key} to this node (built in: kubelet's API name)`] : [])];
     return [
       {
         kind: 'network',
@@ -127,6 +132,7 @@ export const networkStep: Step = {
     let outcome: { ok: boolean; outcomes: CheckOutcome[]; applyError?: string };
     try {
       await nmstateApplyNoCommit(ctx.host, desiredFile(ctx), checkpointSeconds);
+      await publishSiteNames(ctx);
       outcome = await verifyConnectivity(ctx, verifyMs);
     } catch (e) {
       if (!(e instanceof NmstateError)) throw e;
@@ -152,7 +158,8 @@ export const networkStep: Step = {
       await ctx.save();
       await ctx.host.writeFileAtomic(committedFile(ctx), `${desiredDigest(net.nmstate)}\n`, 0o600);
       ctx.changed({ kind: 'network', target: interfaceNames(net.nmstate).join(', '), action: 'apply', detail: outcome.outcomes.map((o) => `${o.kind} ${o.target}: ${o.detail}`).join('; ') || 'committed (no verification checks given)' });
-      if (outcome.outcomes.length === 0) ctx.warn('the site network was committed without connectivity checks: spec.network.verify lists none');
+      if (net.verify.ping.length + net.verify.resolve.length === 0) ctx.warn('the site network was committed without connectivity checks: spec.network.verify lists none');
+      for (const warning of await siteDnsWarnings(ctx)) ctx.warn(warning);
       return;
     }
 

@@ -8,6 +8,7 @@
 //   await sim.waitFor(() => sim.apiUp(), 5000, 'API up');
 //   ...
 //   await sim.stop();
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,7 @@ import { CsrSigner } from './cluster/csr-signer';
 import { Endpoints, type Endpoint } from './cluster/endpoints';
 import { HOSTILE_CSR_KINDS, injectHostileCsr, type HostileCsrKind, type InjectedCsr } from './cluster/hostile';
 import { writeKubeconfigFile } from './cluster/kubeconfigs';
-import { BOOTSTRAP_GROUPS, BOOTSTRAP_USER, SimKubelet, type KubeletCsrRecord, type KubeletPhase } from './cluster/kubelet';
+import { BOOTSTRAP_USER, SimKubelet, type KubeletCsrRecord, type KubeletPhase } from './cluster/kubelet';
 import { NodeLifecycle } from './cluster/node-lifecycle';
 import type { OperatorView } from './cluster/operators/base';
 import { AuthenticationOperator } from './cluster/operators/authentication';
@@ -35,7 +36,8 @@ import { KubeApiserverOperator } from './cluster/operators/kube-apiserver';
 import { MachineConfigOperator } from './cluster/operators/machine-config';
 import { OpenshiftApiserverOperator } from './cluster/operators/openshift-apiserver';
 import { asExpected, writeClusterOperatorConditions } from './cluster/operators/status';
-import { clusterNames, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
+import { bootstrapGroupsFor, clusterNames, nodeAdminClientValidity, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
+import { NodeNames } from './cluster/names';
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
 import { CLUSTER_OPERATORS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
@@ -66,7 +68,16 @@ export interface Simulator {
   readonly caFile: string;
   /** Where kubeconfigs, the CA file and control-url are. */
   readonly dir: string;
-  readonly kubeconfigs: { admin: string; localhost: string; bootstrap: string };
+  /**
+   * localhost and localhostRecovery: the node-kubeconfigs (node-system-admin-client certificate, see
+   * nodeAdminClientValidity); admin: the installer's auth/kubeconfig (10 years); bootstrap: kubelet's.
+   */
+  readonly kubeconfigs: { admin: string; localhost: string; localhostRecovery: string; bootstrap: string };
+  /**
+   * The node's /etc/kubernetes/static-pod-resources as far as the simulator models it: the
+   * localhost-recovery-client token of the current and of an older kube-apiserver revision.
+   */
+  readonly staticPodResourcesDir: string;
   /** Control channel for out-of-process stand-ins (also written to <dir>/control-url). */
   readonly controlUrl: string;
   readonly store: SimObjectStore;
@@ -89,6 +100,8 @@ export interface Simulator {
   startKubelet(): void;
   /** `systemctl stop kubelet`: the node stops reporting (Unknown after the grace period); the API stays. */
   stopKubelet(): void;
+  /** Whether the node resolves its installed names from now on (a node-local DNS appears or goes). */
+  setNodeResolvesInstalledNames(resolve: boolean): void;
   apiUp(): boolean;
   injectHostileCsr(kind: HostileCsrKind): Promise<InjectedCsr>;
   /** Makes a ClusterOperator report Degraded=True until recoverOperator(). */
@@ -138,7 +151,8 @@ function newSigners(): ClusterSigners {
 function withIdentity(input: SimulatorOptions, identity: ClusterIdentity | undefined, stateDir: string | undefined): SimulatorOptions {
   if (!identity) return input;
   const out: SimulatorOptions = { ...input };
-  for (const key of ['clusterName', 'baseDomain', 'nodeName', 'nodeIPs', 'version'] as const) {
+  for (const key of ['clusterName', 'baseDomain', 'nodeName', 'nodeIPs', 'version', 'installedVersion'] as const) {
+    if (identity[key] === undefined) continue;
     const given = input[key];
     if (given !== undefined && JSON.stringify(given) !== JSON.stringify(identity[key])) {
       throw new Error(`${key}: the cluster persisted in ${stateDir} has ${JSON.stringify(identity[key])}, not ${JSON.stringify(given)} (use another stateDir for another cluster)`);
@@ -155,7 +169,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   const file = StateFile.open(stateDir && join(stateDir, 'sim-state.json'), () => newState({ realMs: Date.now(), simMs: Date.now() }));
   const restored = file.restored;
   const opts = resolveOptions(withIdentity(input, file.state.identity, stateDir));
-  file.state.identity = { clusterName: opts.clusterName, baseDomain: opts.baseDomain, nodeName: opts.nodeName, nodeIPs: opts.nodeIPs, version: opts.version };
+  file.state.identity = { clusterName: opts.clusterName, baseDomain: opts.baseDomain, nodeName: opts.nodeName, nodeIPs: opts.nodeIPs, version: opts.version, installedVersion: opts.installedVersion };
   const tempDir = input.dir ? undefined : mkdtempSync(join(tmpdir(), 'sno-sim-'));
   const dir = resolve(input.dir ?? tempDir!);
   mkdirSync(dir, { recursive: true });
@@ -176,7 +190,9 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     port: file.state.ports.api ?? input.apiPort ?? 0,
     up: false,
     now: () => clock.now(),
-    dnsNames: [clusterNames(opts).api, clusterNames(opts).apiInt],
+    // localhost-recovery: the server name of localhost-recovery.kubeconfig, served by the 10-year
+    // localhost-recovery-serving-certkey (cluster-kube-apiserver-operator certrotationcontroller).
+    dnsNames: [clusterNames(opts).api, clusterNames(opts).apiInt, 'localhost-recovery'],
     faults: file.state.faults.apiNeverUp ? { neverUp: true } : {},
   });
   await api.reservePort();
@@ -190,10 +206,12 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   });
   const rollouts = new Rollouts(clock, file);
   const logLines: string[] = [];
+  const names = new NodeNames(opts, opts.nodeResolvesInstalledNames);
   const ctx: SimContext = {
     store,
     clock,
     opts,
+    names,
     file,
     rollouts,
     availability,
@@ -207,7 +225,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   };
 
   const pkiDir = join(stateDir ?? dir, 'kubelet', 'pki');
-  const bootstrapCert = issueClientCert(apiCa, { user: BOOTSTRAP_USER, groups: BOOTSTRAP_GROUPS.filter((g) => g !== 'system:authenticated') });
+  const bootstrapCert = issueClientCert(apiCa, { user: BOOTSTRAP_USER, groups: bootstrapGroupsFor(opts.installedVersion) });
   const kubelet = new SimKubelet({ ctx, apiUrl: api.url, apiCaPem: apiCa.certPem, bootstrap: bootstrapCert, pkiDir });
   const nodeLifecycle = new NodeLifecycle(ctx);
 
@@ -251,19 +269,29 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   file.state.ports.ingress = endpoints.ingressEndpoint!.port;
 
   // --- kubeconfigs and the CA file -----------------------------------------------------------------------
-  const names = clusterNames(opts);
-  const admin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'] });
+  const clusterNamesOf = clusterNames(opts);
+  // node-system-admin-client (CN system:admin, O system:masters), issued with its lifetime on the simulated clock.
+  const nodeAdmin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], ...nodeAdminClientValidity(opts, clock.now()) });
+  const admin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3650 });
   const kubeconfigs = {
     localhost: writeKubeconfigFile(join(dir, 'kubeconfigs', 'localhost.kubeconfig'), {
       server: api.url,
       caPem: apiCa.certPem,
-      client: admin,
+      client: nodeAdmin,
       clusterName: 'localhost',
+      userName: 'system:admin',
+    }),
+    localhostRecovery: writeKubeconfigFile(join(dir, 'kubeconfigs', 'localhost-recovery.kubeconfig'), {
+      server: api.url,
+      tlsServerName: 'localhost-recovery',
+      caPem: apiCa.certPem,
+      client: nodeAdmin,
+      clusterName: 'localhost-recovery',
       userName: 'system:admin',
     }),
     admin: writeKubeconfigFile(join(dir, 'kubeconfigs', 'admin.kubeconfig'), {
       server: `https://${api.host}:${api.port}`,
-      tlsServerName: names.api,
+      tlsServerName: clusterNamesOf.api,
       caPem: `${signers.lbSigner.certPem}${apiCa.certPem}`,
       client: admin,
       clusterName: opts.clusterName,
@@ -279,6 +307,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   };
   const caFile = join(dir, 'ca.crt');
   writeFileSync(caFile, apiCa.certPem);
+  const staticPodResourcesDir = writeRecoveryTokens(dir, api, apiCa);
 
   // --- the kubelet: where the node is ------------------------------------------------------------------------
   let apiStartupCancel: (() => void) | undefined;
@@ -327,6 +356,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     caFile,
     dir,
     kubeconfigs,
+    staticPodResourcesDir,
     controlUrl: '',
     store,
     api,
@@ -344,6 +374,10 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
       if (file.state.kubeletEnabled && kubelet.running) return;
       ctx.log('kubelet: started (systemctl start kubelet)');
       bootKubelet(true);
+    },
+    setNodeResolvesInstalledNames(resolve) {
+      ctx.log(`node: the installed domain's names ${resolve ? 'resolve' : 'no longer resolve'} on the node`);
+      names.setInstalledNames(resolve);
     },
     stopKubelet() {
       if (!kubelet.running) return;
@@ -462,4 +496,30 @@ async function issueRunningKubeletCertificates(pkiDir: string, opts: ResolvedOpt
   const serving = await buildCsr({ commonName: cn, organizations: ['system:nodes'], dnsNames: [opts.nodeName], ipAddresses: opts.kubeletIPs });
   const servingCert = signCsr(servingCa, serving.csrPem, { usages: ['digital signature', 'server auth'], validityDays: 30 });
   writeFileSync(join(pkiDir, 'kubelet-server-current.pem'), `${servingCert.trim()}\n${serving.keyPem.trim()}\n`, { mode: 0o600 });
+}
+
+/** The localhost-recovery-client service account, bound to cluster-admin (cluster-kube-apiserver-operator bindata/assets/kube-apiserver/localhost-recovery-client-crb.yaml). */
+export const RECOVERY_CLIENT_USER = 'system:serviceaccount:openshift-kube-apiserver:localhost-recovery-client';
+/** Revisions of the kube-apiserver static pod whose resources the node keeps: an old one, then the current one. */
+const RECOVERY_TOKEN_REVISIONS = { stale: 9, current: 10 };
+
+/**
+ * The localhost-recovery-client token as the kube-apiserver's revisions copy it to the node:
+ * /etc/kubernetes/static-pod-resources/kube-apiserver-pod-<revision>/secrets/localhost-recovery-client-token/token,
+ * the credential of the static pod's own cert-regeneration controller (cluster-kube-apiserver-operator
+ * bindata/assets/kube-apiserver/kubeconfig-cm.yaml, tokenFile). A legacy service-account token: it does not
+ * expire. The current revision's token is valid, an older revision's is not (that secret was regenerated).
+ * Derived from the CA key, so a persisted cluster keeps the same token across restarts.
+ */
+function writeRecoveryTokens(dir: string, api: ApiServer, apiCa: CertificateAuthority): string {
+  const root = join(dir, 'static-pod-resources');
+  const tokenOf = (revision: number) => createHash('sha256').update(`${apiCa.keyPem}|localhost-recovery-client|${revision}`).digest('base64url');
+  for (const revision of Object.values(RECOVERY_TOKEN_REVISIONS)) {
+    const tokenDir = join(root, `kube-apiserver-pod-${revision}`, 'secrets', 'localhost-recovery-client-token');
+    mkdirSync(tokenDir, { recursive: true });
+    writeFileSync(join(tokenDir, 'token'), tokenOf(revision), { mode: 0o600 });
+  }
+  api.addToken(tokenOf(RECOVERY_TOKEN_REVISIONS.current), { user: RECOVERY_CLIENT_USER, groups: ['system:serviceaccounts', 'system:serviceaccounts:openshift-kube-apiserver'] });
+  api.addAccessRule({ user: RECOVERY_CLIENT_USER, verbs: '*', resources: '*' });
+  return root;
 }

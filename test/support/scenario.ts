@@ -2,13 +2,13 @@
 // (temp root, stand-in host tools on PATH that tell the simulator when kubelet starts), the node-local
 // kubeconfig where the agent expects it, and a site-config "volume" for this cluster.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, copyFileSync } from 'node:fs';
+import { cpSync, mkdirSync, copyFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { createCa } from '../sim/pki';
 import { minorVersion } from '../sim/cluster/options';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../sim/index';
-import { DEFAULT_KUBECONFIG } from '../../src/paths';
+import { DEFAULT_KUBECONFIG, STATIC_POD_RESOURCES_DIR } from '../../src/paths';
 import { createStandInNode, type StandInNode } from './standin-host';
 import { ensureBundle } from './bundle';
 
@@ -101,13 +101,15 @@ export function parseLogs(stdout: string): AgentRun['logs'] {
     .map((l) => JSON.parse(l) as AgentRun['logs'][number]);
 }
 
-export async function startScenario(opts: { sim?: SimulatorOptions } = {}): Promise<Scenario> {
+/** `recoveryToken: false` leaves out the kube-apiserver's localhost-recovery-client token (the agent's fallback credential). */
+export async function startScenario(opts: { sim?: SimulatorOptions; recoveryToken?: boolean } = {}): Promise<Scenario> {
   const bundle = ensureBundle();
   const sim = await startSimulator({ timeScale: 0.002, ...opts.sim });
   const node = createStandInNode({ nodeName: sim.options.nodeName, nodeIps: sim.options.kubeletIPs, simControlUrl: sim.controlUrl });
   const kubeconfig = path.join(node.root, DEFAULT_KUBECONFIG);
   mkdirSync(path.dirname(kubeconfig), { recursive: true });
-  copyFileSync(sim.kubeconfigs.localhost, kubeconfig);
+  copyFileSync(sim.kubeconfigs.localhostRecovery, kubeconfig);
+  if (opts.recoveryToken !== false) cpSync(sim.staticPodResourcesDir, path.join(node.root, STATIC_POD_RESOURCES_DIR), { recursive: true });
   const agentArgs = ['--root', node.root, '--ingress-endpoint', `${sim.endpoints.ingress.host}:${sim.endpoints.ingress.port}`];
   const children = new Set<ChildProcess>();
   const spawnRun = (extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}) => {

@@ -64,6 +64,7 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
     ...process.env,
     PATH: `${bin}:${process.env.PATH}`,
     STANDIN_DIR: standinDir,
+    STANDIN_ROOT: root,
     STANDIN_NODE_IPS: (opts.nodeIps ?? ['192.168.42.10']).join(','),
     ...(opts.simControlUrl ? { SIM_CONTROL_URL: opts.simControlUrl } : {}),
     ...opts.extraEnv,

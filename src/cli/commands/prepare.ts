@@ -1,8 +1,11 @@
 // `sno-reconfigure prepare` (DESIGN.md section 3): factory preflight, then arm the node for shipping.
+import * as path from 'node:path';
 import { createClusterClient, type ClosableClusterClient } from '../../cluster/client';
 import { loadKubeconfig } from '../../cluster/kubeconfig';
 import { prepare, type PrepareResult } from '../../factory/prepare';
-import { BASELINE_FILE } from '../../paths';
+import type { AdminKubeconfigInput } from '../../factory/admin-kubeconfig';
+import { LocalHost } from '../../host/host';
+import { BASELINE_FILE, FACTORY_ADMIN_KUBECONFIG } from '../../paths';
 import { KUBELET_HOLD_FILE } from '../../paths';
 import { VERSION } from '../../version';
 import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, stringOpt, type Command } from '../command';
@@ -17,6 +20,17 @@ export function parseValidity(text: string): number {
   const m = /^(\d+)(d|h|m)$/.exec(text.trim());
   if (!m || Number(m[1]) <= 0) throw new UsageError(`--min-cert-validity must be a positive number of days, hours or minutes (e.g. 30d, 36h), not "${text}"`);
   return Number(m[1]) * { d: DAY_MS, h: 3_600_000, m: 60_000 }[m[2] as 'd' | 'h' | 'm'];
+}
+
+/** The technician's file, read where prepare runs (it is not a node path under --root). */
+async function readAdminKubeconfig(file: string | undefined, io: { env: NodeJS.ProcessEnv; cwd: string }): Promise<AdminKubeconfigInput | undefined> {
+  if (file === undefined) return undefined;
+  const source = path.resolve(io.cwd, file);
+  try {
+    return { source, bytes: await new LocalHost({ root: '/', env: io.env }).readFile(source) };
+  } catch (e) {
+    throw new Error(`--admin-kubeconfig ${file}: cannot read ${source} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
 }
 
 export function renderPrepare(r: PrepareResult): string {
@@ -41,7 +55,7 @@ export function renderPrepare(r: PrepareResult): string {
     lines.push('');
     lines.push(`Prepared. Shut the node down now (\`systemctl poweroff\`): at the next boot kubelet stays down (${KUBELET_HOLD_FILE})`);
     lines.push('and sno-reconfigure.service waits for the site-config.');
-    if (r.shipBy) lines.push(`Power it on at its site before ${r.shipBy}, when the first kubelet certificate expires.`);
+    if (r.shipBy) lines.push(`Power it on at its site before ${r.shipBy}, when the first of kubelet's and the agent's certificates expires (later works too, more slowly).`);
     lines.push(`To undo at the factory: rm ${KUBELET_HOLD_FILE} ${BASELINE_FILE} && systemctl disable sno-reconfigure.service`);
   }
   return `${lines.join('\n')}\n`;
@@ -69,6 +83,8 @@ ${NODE_OPTIONS_HELP}
                               (default 7d; e.g. 14d, 72h). OpenShift signs them for 30 days and kubelet
                               renews them after 21-27, so 30d could never pass; certificates that expire
                               in transit are renewed at the site through the bootstrap kubeconfig.
+  --admin-kubeconfig FILE     a long-lived admin kubeconfig (the installer's auth/kubeconfig) for the site's
+                              hand-off; stored in ${FACTORY_ADMIN_KUBECONFIG} (0600), never printed
   --dry-run                   run the checks and show what would be done, change nothing
   --json                      machine-readable result
 
@@ -78,6 +94,7 @@ Exit status: 0 prepared (or a dry run whose checks pass), 1 refused or failed, 2
     ...NODE_OPTIONS,
     role: { type: 'string' },
     'min-cert-validity': { type: 'string' },
+    'admin-kubeconfig': { type: 'string' },
     'dry-run': { type: 'boolean' },
     json: { type: 'boolean' },
   },
@@ -88,6 +105,7 @@ Exit status: 0 prepared (or a dry run whose checks pass), 1 refused or failed, 2
     let client: ClosableClusterClient | undefined;
     let result: PrepareResult;
     try {
+      const adminKubeconfig = await readAdminKubeconfig(stringOpt(args, 'admin-kubeconfig'), io);
       result = await prepare({
         host,
         cluster: async () => {
@@ -101,6 +119,8 @@ Exit status: 0 prepared (or a dry run whose checks pass), 1 refused or failed, 2
         dryRun: boolOpt(args, 'dry-run'),
         now: Date.now,
         version: VERSION,
+        kubeconfig,
+        ...(adminKubeconfig ? { adminKubeconfig } : {}),
       });
     } catch (e) {
       io.err(`sno-reconfigure prepare: ${(e as Error).message}\n`);

@@ -1,7 +1,10 @@
 // `sno-reconfigure render machineconfig` (DESIGN.md section 3): prints the factory MachineConfig.
 import * as path from 'node:path';
 import { LocalHost } from '../../host/host';
-import { CidrError, parseInternalAddresses } from '../../render/internal-ip';
+import { createClusterClient, type ClosableClusterClient } from '../../cluster/client';
+import { loadKubeconfig } from '../../cluster/kubeconfig';
+import { singleNodeInternalIPs } from '../../factory/preflight';
+import { CidrError, internalAddressProblem, parseInternalAddresses } from '../../render/internal-ip';
 import { buildMachineConfig, defaultMachineConfigName, machineConfigYaml, RenderError, type NodeIpPinning, type Runtime } from '../../render/machineconfig';
 import { ImageRefError } from '../../render/podman';
 import { checkDistinctKeyPaths, parseTrustedKey, TrustedKeyError } from '../../render/trusted-keys';
@@ -35,14 +38,16 @@ Options:
                          no default, pin the image your factory tested and can pull)
   --node-image-archive PATH
                          where the factory saves that image (default ${NODE_IMAGE_ARCHIVE_PATH})
-  --internal-ip CIDR     the node's stable internal address, added to br-ex (e.g. 192.168.127.10/24;
-                         one per family); kubelet and CRI-O are pinned to it
+  --internal-ip CIDR     the node's installed IP on br-ex with its prefix (e.g. 192.168.111.20/24; one per
+                         family); kubelet and CRI-O are pinned to it
+  --kubeconfig PATH      check --internal-ip against the Node's InternalIPs (default $KUBECONFIG)
   --node-ip-pinning hint|dropin
                          hint: KUBELET_NODEIP_HINT for nodeip-configuration (default; SNO on platform none);
                          dropin: kubelet and CRI-O drop-ins, where nodeip-configuration does not run
   --trusted-key PEMFILE  an Ed25519 or ECDSA P-256 public key trusted to sign site-configs (repeatable;
                          installed in ${TRUSTED_KEYS_DIR}/)
   --bundle PATH          the bundle to embed (default: this program's own file)
+  --no-local-dns         no node-local DNS for the cluster's own names (the site DNS must serve them)
   --enable               enable the unit right away (default: \`prepare\` enables it just before shipping)
 `,
   options: {
@@ -52,10 +57,12 @@ Options:
     'node-image': { type: 'string' },
     'node-image-archive': { type: 'string' },
     'internal-ip': { type: 'string', multiple: true },
+    kubeconfig: { type: 'string' },
     'node-ip-pinning': { type: 'string' },
     'trusted-key': { type: 'string', multiple: true },
     bundle: { type: 'string' },
     enable: { type: 'boolean' },
+    'no-local-dns': { type: 'boolean' },
   },
   async run(args, io) {
     const [what, ...extra] = args.positionals;
@@ -80,6 +87,12 @@ Options:
       if (archive !== undefined && !path.posix.isAbsolute(archive)) throw new RenderError(`--node-image-archive "${archive}": expected an absolute node path`);
       const name = stringOpt(args, 'name');
       const nodeImage = stringOpt(args, 'node-image');
+      const internalAddresses = parseInternalAddresses(listOpt(args, 'internal-ip'));
+      const kubeconfig = stringOpt(args, 'kubeconfig') ?? io.env.KUBECONFIG;
+      if (internalAddresses.length > 0) {
+        const note = await checkAgainstCluster(internalAddresses.map((a) => a.address), kubeconfig && abs(kubeconfig));
+        if (note) io.err(`sno-reconfigure render: ${note}\n`);
+      }
       const mc = buildMachineConfig({
         role: stringOpt(args, 'role') ?? 'master',
         ...(name ? { name } : {}),
@@ -87,10 +100,11 @@ Options:
         ...(nodeImage ? { nodeImage } : {}),
         ...(archive ? { nodeImageArchive: archive } : {}),
         bundle,
-        internalAddresses: parseInternalAddresses(listOpt(args, 'internal-ip')),
+        internalAddresses,
         nodeIpPinning: pinning as NodeIpPinning,
         trustedKeys,
         enable: boolOpt(args, 'enable'),
+        localDns: !boolOpt(args, 'no-local-dns'),
         version: VERSION,
       });
       io.out(machineConfigYaml(mc));
@@ -104,6 +118,30 @@ Options:
     }
   },
 };
+
+/**
+ * Refuses (RenderError) an internal IP that is not the Node's installed IP when the cluster can be seen; says
+ * why it could not check otherwise. `prepare` checks again on the node in any case.
+ */
+async function checkAgainstCluster(internal: string[], kubeconfig: string | undefined): Promise<string | undefined> {
+  const later = '`prepare` checks it on the node';
+  if (!kubeconfig) return `note: --internal-ip was not checked against the cluster (no --kubeconfig or KUBECONFIG); ${later}`;
+  let node: { name: string; addresses: string[] } | undefined;
+  let client: ClosableClusterClient | undefined;
+  try {
+    const local = new LocalHost();
+    client = createClusterClient(await loadKubeconfig((p) => local.readFile(p), path.resolve(kubeconfig)), { timeoutMs: 15_000 });
+    node = await singleNodeInternalIPs(client);
+  } catch (e) {
+    return `note: --internal-ip was not checked against the cluster, which could not be read through ${kubeconfig} (${(e as Error).message}); ${later}`;
+  } finally {
+    client?.close();
+  }
+  if (!node) return `note: --internal-ip was not checked: the cluster has not exactly one Node; ${later}`;
+  const problem = internalAddressProblem(internal, node.name, node.addresses);
+  if (problem) throw new RenderError(`--internal-ip: ${problem}. Pass the installed address with its prefix`);
+  return undefined;
+}
 
 async function readText(files: LocalHost, file: string, what: string): Promise<string> {
   try {

@@ -15,7 +15,7 @@ import { materialize, servedCertificate, withRenewals, type CertMaterial, type C
 import { desiredDomain, routePolicy } from './desired';
 import { defaultCertificateTarget, ensureDefaultCertificate, readDefaultCertificate } from './ingress-controller';
 import { desiredComponentRoutes, ensureIngress, ingressDiff, type IngressDesired } from './ingress';
-import { ensureHandoffKubeconfig, handoffPath, renderHandoffKubeconfig } from './kubeconfig';
+import { ensureHandoffKubeconfig, handoffPath, recordHandoff, renderHandoffKubeconfig } from './kubeconfig';
 import { CONFIG_NAMESPACE, INGRESS_NAMESPACE, SECRETS, SIGNERS } from './names';
 import { isManagedByUs, unb64, type Secret } from '../../cluster/objects';
 import { resilient } from '../resilient';
@@ -225,7 +225,7 @@ async function writeKubeconfig(ctx: StepContext, w: DomainWork): Promise<void> {
   const { names } = w.targets;
   const text = await renderHandoffKubeconfig(ctx, { clusterName: names.clusterName, apiHost: names.api, caPems: w.kubeconfigCa });
   if (await ensureHandoffKubeconfig(ctx, text)) ctx.changed({ kind: 'file', target: handoffPath(ctx), action: 'write', detail: `admin kubeconfig for https://${names.api}:6443 (mode 0600)` });
-  recordHandoff(ctx);
+  await recordHandoff(ctx);
 }
 
 /** The expiry of what serves the new names, for the report, `status` and the banner (this step is the writer). */
@@ -236,11 +236,6 @@ function recordCertificates(ctx: StepContext, served: { role: CertPlan['role']; 
 /** The certificates in place now (a plan's stored or provided pair; nothing is issued to describe them). */
 function inPlace(plans: CertPlan[]): { role: CertPlan['role']; secretName: string; certPem: string; source: CertPlan['source'] }[] {
   return plans.flatMap((p) => (p.pair ? [{ role: p.role, secretName: p.secretName, certPem: p.pair.certPem, source: p.source }] : []));
-}
-
-function recordHandoff(ctx: StepContext): void {
-  ctx.facts.newApiKubeconfig = handoffPath(ctx);
-  ctx.data.kubeconfig = handoffPath(ctx);
 }
 
 function pending(w: DomainWork): boolean {
@@ -298,7 +293,7 @@ export const domainStep: Step = resilient({
       assessedByCheck.set(ctx, w);
       return false;
     }
-    recordHandoff(ctx);
+    await recordHandoff(ctx);
     recordCertificates(ctx, inPlace(w.certPlans));
     ctx.log.info({ domain: w.targets.names.appsDomain, mode: w.targets.mode }, 'domain configuration already in place; nothing to write');
     return true;

@@ -1,6 +1,12 @@
 // The technician's hand-off (seed 000, open question 1: "How will the end user get the cluster
-// credentials?"): an admin kubeconfig for the new API name, with the same credentials as the node-local
-// kubeconfig, written to the state directory with mode 0600 (it holds a private key or token).
+// credentials?"): an admin kubeconfig for the new API name, written to the state directory with mode 0600
+// (it holds a private key or token). Its credentials are those of the admin kubeconfig the factory stored
+// with `prepare --admin-kubeconfig` when there is one (the installer's auth/kubeconfig lasts 10 years),
+// otherwise the node-local kubeconfig's: the `node-system-admin-client` certificate, "placed on each master
+// to allow communication to kube-apiserver for debugging", valid 120 days on 4.12-4.15 and 2 years on 4.16
+// and rotated by the kube-apiserver operator (cluster-kube-apiserver-operator
+// pkg/operator/certrotationcontroller/certrotationcontroller.go). Either way its NotAfter is stated in the
+// file, the report and the banner, so nobody learns it from a 401.
 //
 // The CA data is the CA that signs what the new name serves (the load-balancer signer, or the provided
 // certificate's chain) plus the node-local kubeconfig's own CA.
@@ -8,7 +14,8 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { joinPem, splitCertificates } from '../../certs/pem';
 import { loadKubeconfig } from '../../cluster/kubeconfig';
-import { STATE_FILES } from '../../paths';
+import { clientCertificateNotAfter } from '../../certs/pem';
+import { FACTORY_ADMIN_KUBECONFIG, STATE_FILES } from '../../paths';
 import { StepError, type StepContext } from '../../engine/step';
 
 export interface HandoffInput {
@@ -23,9 +30,22 @@ export function handoffPath(ctx: StepContext): string {
   return path.posix.join(ctx.stateDir, STATE_FILES.kubeconfig);
 }
 
+/** The factory's admin kubeconfig when prepare stored one, else the node-local kubeconfig. */
+async function handoffSource(ctx: StepContext): Promise<{ path: string; factory: boolean }> {
+  if (await ctx.host.exists(FACTORY_ADMIN_KUBECONFIG)) return { path: FACTORY_ADMIN_KUBECONFIG, factory: true };
+  return { path: ctx.kubeconfig, factory: false };
+}
+
+/** What the hand-off kubeconfig's opening comment says about its credential's lifetime. */
+function credentialComment(factory: boolean, notAfter: string | undefined): string[] {
+  const from = factory ? 'the admin kubeconfig stored at the factory (sno-reconfigure prepare --admin-kubeconfig)' : 'the node-local kubeconfig: the node\'s rotating debug certificate';
+  if (!notAfter) return [`# Credentials: a token from ${from}.`];
+  return [`# Credentials: from ${from}.`, `# Its client certificate expires ${notAfter}.`, '# After that, log in through the OAuth route (oc login) with kubeadmin or a cluster user.'];
+}
+
 /** The kubeconfig text (deterministic for the same input, so an unchanged one is not rewritten). */
 export async function renderHandoffKubeconfig(ctx: StepContext, input: HandoffInput): Promise<string> {
-  const source = ctx.kubeconfig;
+  const { path: source, factory } = await handoffSource(ctx);
   let kc;
   try {
     kc = await loadKubeconfig((p) => ctx.host.readFile(p), source);
@@ -47,14 +67,30 @@ export async function renderHandoffKubeconfig(ctx: StepContext, input: HandoffIn
     ? { 'client-certificate-data': kc.clientCert.toString('base64'), 'client-key-data': kc.clientKey.toString('base64') }
     : { token: token as string };
   const name = input.clusterName;
-  return stringify({
+  const comment = [`# Admin kubeconfig for https://${input.apiHost}:6443, written by sno-reconfigure.`, ...credentialComment(factory, user.token ? undefined : clientCertificateNotAfter(kc.clientCert))];
+  return `${comment.join('\n')}\n${stringify({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name, cluster: { server: `https://${input.apiHost}:6443`, 'certificate-authority-data': Buffer.from(joinPem(ca)).toString('base64') } }],
     users: [{ name: 'admin', user }],
     contexts: [{ name: 'admin', context: { cluster: name, user: 'admin' } }],
     'current-context': 'admin',
-  });
+  })}`;
+}
+
+/**
+ * Records where the hand-off kubeconfig is and until when its credential works, for the report and the
+ * banner (read back from the file written, so a resumed run reports what is on disk).
+ */
+export async function recordHandoff(ctx: StepContext): Promise<void> {
+  const target = handoffPath(ctx);
+  ctx.facts.newApiKubeconfig = target;
+  ctx.data.kubeconfig = target;
+  const text = await ctx.host.readTextIfExists(target);
+  const data = text && /client-certificate-data:\s*([A-Za-z0-9+/=]+)/.exec(text)?.[1];
+  const notAfter = data ? clientCertificateNotAfter(Buffer.from(data, 'base64')) : undefined;
+  if (notAfter) ctx.facts.newApiKubeconfigExpires = notAfter;
+  else delete ctx.facts.newApiKubeconfigExpires;
 }
 
 /** Writes it when different; returns whether it wrote. */

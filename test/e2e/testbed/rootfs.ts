@@ -33,6 +33,7 @@ export const ROOTFS_RECIPE = {
     'iputils-ping', // site-config `verify.ping`
     'procps',
     'openssl', // the kubelet stand-in (the cluster simulator's kubelet) makes its CSRs with `openssl req`
+    'dnsmasq-base', // /usr/sbin/dnsmasq for the MachineConfig's node-local DNS (sno-reconfigure-dns.service), no service of its own
   ],
   /**
    * Installed by a second stage, apt-get in a chroot of the finished rootfs: `debootstrap --include` of these

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ensureDebianPackages } from '../../support/apt';
 import { parseInternalAddresses, renderDispatcherScript } from '../../../src/render/internal-ip';
+import { renderLocalDnsDispatcher } from '../../../src/render/local-dns';
 import { renderPodmanLauncher } from '../../../src/render/podman';
 import { buildMachineConfig } from '../../../src/render/machineconfig';
 import { decodeFileContents } from '../../support/ignition';
@@ -58,7 +59,7 @@ echo '--- after flush'; ip -o addr show dev br-ex
     assert.match(afterFlush, /inet6 fd00:127::10\/64 /);
   });
 
-  test('shellcheck finds nothing in the dispatcher script, the podman launcher and the wrapper', () => {
+  test('shellcheck finds nothing in the dispatcher scripts, the podman launcher and the wrapper', () => {
     const mc = buildMachineConfig({ role: 'master', runtime: 'host', bundle: Buffer.from('#!/usr/bin/env node\n'), internalAddresses: [], nodeIpPinning: 'hint', trustedKeys: [], enable: false, version: '0.0.0' });
     const wrapper = mc.spec.config.storage?.files.find((f) => f.path === MC_WRAPPER_PATH);
     assert.ok(wrapper);
@@ -66,6 +67,7 @@ echo '--- after flush'; ip -o addr show dev br-ex
       'dispatcher.sh': renderDispatcherScript(parseInternalAddresses(['10.0.0.10/24', 'fd00::10/64'])),
       'launcher.sh': renderPodmanLauncher(),
       'wrapper.sh': decodeFileContents(wrapper).toString('utf8'),
+      'local-dns-dispatcher.sh': renderLocalDnsDispatcher(),
     };
     for (const [name, text] of Object.entries(scripts)) {
       const file = path.join(dir, name);

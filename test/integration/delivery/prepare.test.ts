@@ -4,17 +4,21 @@
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, X509Certificate } from 'node:crypto';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { startSimulator, type Simulator } from '../../sim/index';
+import { issueClientCert } from '../../sim/pki';
+import { writeKubeconfigFile } from '../../sim/cluster/kubeconfigs';
 import { createStandInNode, type StandInNode } from '../../support/standin-host';
 import { applyIgnition } from '../../support/ignition';
 import { runCli } from '../../../src/cli/cli';
 import { buildMachineConfig } from '../../../src/render/machineconfig';
 import { parseInternalAddresses } from '../../../src/render/internal-ip';
 import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
-import { KUBELET_HOLD_FILE } from '../../../src/paths';
+import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR } from '../../../src/paths';
+import { ASSISTED_DNSMASQ_MARKERS, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
+import { parse as parseYaml } from 'yaml';
 import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
 import type { PrepareResult } from '../../../src/factory/prepare';
 import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/factory/preflight';
@@ -36,11 +40,12 @@ describe('prepare', () => {
   });
 
   /** A node root as the factory leaves it: kubeconfig, kubelet certificates, the agent installed by the MCD. */
-  async function installNode(runtime: 'host' | 'podman'): Promise<StandInNode> {
+  async function installNode(runtime: 'host' | 'podman', internalIp = `${sim.options.nodeIPs[0]}/24`): Promise<StandInNode> {
     const n = createStandInNode({ nodeName: sim.options.nodeName, kubelet: 'running' });
     const kc = path.join(n.root, DEFAULT_KUBECONFIG);
     mkdirSync(path.dirname(kc), { recursive: true });
-    copyFileSync(sim.kubeconfigs.localhost, kc);
+    copyFileSync(sim.kubeconfigs.localhostRecovery, kc);
+    cpSync(sim.staticPodResourcesDir, path.join(n.root, STATIC_POD_RESOURCES_DIR), { recursive: true });
     const pki = path.join(n.root, 'var/lib/kubelet/pki');
     mkdirSync(pki, { recursive: true });
     for (const f of ['kubelet-client-current.pem', 'kubelet-server-current.pem']) copyFileSync(path.join(sim.dir, 'kubelet', 'pki', f), path.join(pki, f));
@@ -50,7 +55,7 @@ describe('prepare', () => {
       runtime,
       ...(runtime === 'podman' ? { nodeImage: IMAGE } : {}),
       bundle: BUNDLE,
-      internalAddresses: parseInternalAddresses(['192.168.127.10/24']),
+      internalAddresses: parseInternalAddresses([internalIp]),
       nodeIpPinning: 'hint',
       trustedKeys: [],
       enable: false,
@@ -116,13 +121,21 @@ describe('prepare', () => {
       assert.equal(existsSync(path.join(node.root, DONE_MARKER)), false, 'done marker removed');
       assert.equal(existsSync(path.join(node.root, DEFAULT_STATE_DIR, STATE_FILES.journal)), false, 'stale journal removed');
       assert.ok(existsSync(path.join(node.root, KUBELET_HOLD_FILE)), 'kubelet held');
-      assert.deepEqual(node.calls('systemctl').map((c) => c.args), [['enable', 'sno-reconfigure.service']]);
+      assert.deepEqual(node.calls('systemctl').map((c) => c.args), [['try-restart', LOCAL_DNS_UNIT], ['enable', 'sno-reconfigure.service']]);
+      // The node-local DNS answers for the installed names with the internal IP (issue 14 item 2).
+      const ip = sim.options.nodeIPs[0];
+      assert.deepEqual(readFileSync(path.join(node.root, INSTALLED_NAMES_CONF), 'utf8').split('\n').filter((l) => l.startsWith('address=')), [
+        `address=/api.sno1.factory.example.com/${ip}`, `address=/api-int.sno1.factory.example.com/${ip}`, `address=/apps.sno1.factory.example.com/${ip}`,
+      ]);
+      assert.match(readFileSync(path.join(node.root, LOCAL_DNS_ENV), 'utf8'), new RegExp(`^LOCAL_DNS_IP=${ip.replace(/\./g, '\\.')}$`, 'm'));
+      assert.match(res.out, /"detail": "the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself, with 192\.168\.111\.20/);
       const baseline = JSON.parse(readFileSync(path.join(node.root, BASELINE_FILE), 'utf8')) as Record<string, unknown>;
       assert.equal(baseline.clusterName, sim.options.clusterName);
       assert.equal(baseline.baseDomain, sim.options.baseDomain);
       assert.equal(baseline.nodeName, sim.options.nodeName);
       assert.deepEqual(baseline.nodeAddresses, sim.options.nodeIPs);
-      assert.deepEqual(baseline.internalAddresses, ['192.168.127.10']);
+      assert.deepEqual(baseline.internalAddresses, sim.options.nodeIPs);
+      assert.match(res.out, /"detail": "internal IP 192\.168\.111\.20 is the node's installed IP"/);
       assert.equal(baseline.openshiftVersion, sim.options.version);
       assert.equal(baseline.runtime, 'host');
       assert.match(String((baseline.kubeletCertificates as { client?: { notAfter?: string } }).client?.notAfter), /^\d{4}-\d\d-\d\dT/);
@@ -151,6 +164,116 @@ describe('prepare', () => {
       const res = await prepare(node, '--dry-run');
       assert.equal(res.code, 1);
       assert.match(res.out, /FAIL {2}kubelet-bootstrap +\/etc\/kubernetes\/kubeconfig is missing/);
+    });
+
+    test('reports the group set kubelet will bootstrap with at the site: a cluster installed with 4.14 or later', async () => {
+      const res = await prepare(node, '--dry-run', '--json');
+      assert.equal(res.code, 0, res.out);
+      const check = res.result?.checks.find((c) => c.id === 'kubelet-bootstrap');
+      assert.match(check?.detail ?? '', /re-bootstrap at the site as the node-bootstrapper with groups system:serviceaccounts:openshift-machine-config-operator, system:serviceaccounts, system:authenticated \(the set of clusters installed with 4\.14 or later\)/);
+      assert.deepEqual(res.result?.baseline?.kubeletCertificates.bootstrapGroups, ['system:serviceaccounts:openshift-machine-config-operator', 'system:serviceaccounts', 'system:authenticated']);
+    });
+
+    /** /etc/kubernetes/kubeconfig with a bootstrap certificate whose O is `groups`, as the installer writes it. */
+    function writeBootstrapKubeconfig(n: StandInNode, groups: string[]): void {
+      const client = issueClientCert(sim.signers.apiCa, { user: 'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper', groups, validityDays: 3650 });
+      writeKubeconfigFile(path.join(n.root, KUBELET_BOOTSTRAP_KUBECONFIG), { server: sim.apiUrl, caPem: sim.caPem, client, clusterName: 'local', userName: 'kubelet' });
+    }
+
+    test('reports the shorter group set of a cluster installed before 4.14, which the site approves', async () => {
+      writeBootstrapKubeconfig(node, ['system:serviceaccounts:openshift-machine-config-operator']);
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 0, res.out);
+      assert.match(res.out, /ok {4}kubelet-bootstrap +.*with groups system:serviceaccounts:openshift-machine-config-operator, system:authenticated \(the set of clusters installed before 4\.14, without system:serviceaccounts\)/);
+    });
+
+    test('refuses a bootstrap certificate whose groups the site would never approve', async () => {
+      writeBootstrapKubeconfig(node, ['system:serviceaccounts:openshift-machine-config-operator', 'system:masters']);
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}kubelet-bootstrap +.*its node-bootstrapper would have groups .*has other groups \[system:masters\].*so the agent would never approve kubelet's bootstrap request at the site/);
+    });
+
+    test('refuses an internal IP that is not the node\'s installed IP (seed 000)', async () => {
+      node.cleanup();
+      node = await installNode('host', '192.168.127.10/24');
+      const res = await prepare(node, '--dry-run');
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}internal-ip +internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20, and etcd/);
+      assert.match(res.out, /→ Render the MachineConfig again with --internal-ip set to the node's installed address \(192\.168\.111\.20\)/);
+    });
+
+    test('--admin-kubeconfig: stored with mode 0600 for the site\'s hand-off, its contents never printed', async () => {
+      const none = await prepare(node, '--dry-run');
+      assert.match(none.out, /ok {4}admin-kubeconfig +no factory admin kubeconfig: the site's hand-off kubeconfig will carry the node's rotating debug certificate/);
+      const admin = issueClientCert(sim.signers.apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3650 });
+      const file = path.join(node.dir, 'auth-kubeconfig');
+      writeKubeconfigFile(file, { server: sim.apiUrl, caPem: sim.caPem, client: admin, clusterName: 'sno1', userName: 'admin' });
+      const res = await prepare(node, '--admin-kubeconfig', file);
+      assert.equal(res.code, 0, res.out + res.err);
+      const notAfter = new Date(new X509Certificate(admin.certPem).validTo).toISOString();
+      assert.ok(res.out.includes(`admin kubeconfig ${file}: client certificate valid until ${notAfter}; it will be stored in ${FACTORY_ADMIN_KUBECONFIG} (mode 0600)`), res.out);
+      const stored = path.join(node.root, FACTORY_ADMIN_KUBECONFIG);
+      assert.equal(readFileSync(stored, 'utf8'), readFileSync(file, 'utf8'));
+      assert.equal(statSync(stored).mode & 0o777, 0o600);
+      const secret = Buffer.from(admin.keyPem).toString('base64');
+      for (const text of [res.out, res.err]) {
+        assert.ok(!text.includes(secret.slice(0, 40)) && !text.includes('PRIVATE KEY') && !text.includes('client-key-data'), 'the key is never printed');
+      }
+      const again = await prepare(node, '--dry-run');
+      assert.match(again.out, /ok {4}admin-kubeconfig +admin kubeconfig \/etc\/sno-reconfigure\/admin-kubeconfig: client certificate valid until .* \(stored by an earlier prepare\)/);
+    });
+
+    test('--admin-kubeconfig refuses a short-lived or unusable kubeconfig, changing nothing', async () => {
+      const shortLived = issueClientCert(sim.signers.apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3 });
+      const file = path.join(node.dir, 'short-kubeconfig');
+      writeKubeconfigFile(file, { server: sim.apiUrl, caPem: sim.caPem, client: shortLived, clusterName: 'sno1', userName: 'admin' });
+      const res = await prepare(node, '--admin-kubeconfig', file);
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}admin-kubeconfig +admin kubeconfig .*short-kubeconfig: its client certificate expires .*, in 2 days, less than the shipment needs/);
+      assert.equal(existsSync(path.join(node.root, FACTORY_ADMIN_KUBECONFIG)), false);
+      untouched(node);
+      writeFileSync(file, 'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://x:6443"}}]\nusers: [{name: u, user: {client-certificate: /tmp/a.crt, client-key: /tmp/a.key}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n');
+      const paths = await prepare(node, '--admin-kubeconfig', file, '--dry-run');
+      assert.equal(paths.code, 1);
+      assert.match(paths.out, /FAIL {2}admin-kubeconfig +admin kubeconfig .* cannot be used: .*the kubeconfig must be self-contained/);
+      const missing = await prepare(node, '--admin-kubeconfig', path.join(node.dir, 'nope'));
+      assert.equal(missing.code, 1);
+      assert.match(missing.err, /--admin-kubeconfig .*nope: cannot read .*nope \(ENOENT\)/);
+    });
+
+    test('the agent\'s credential: its NotAfter counts in the ship-by date, and the recovery token is named as its fallback', async () => {
+      const res = await prepare(node, '--dry-run', '--json');
+      assert.equal(res.code, 0, res.out);
+      const check = res.result?.checks.find((c) => c.id === 'agent-credential');
+      const user = (parseYaml(readFileSync(sim.kubeconfigs.localhostRecovery, 'utf8')) as { users: { user: Record<string, string> }[] }).users[0]?.user ?? {};
+      const agentNotAfter = new Date(new X509Certificate(Buffer.from(user['client-certificate-data'] ?? '', 'base64')).validTo).toISOString();
+      assert.ok(check?.ok);
+      // 120 days of node-system-admin-client, refreshed 25 days before the factory shutdown (test/sim/cluster/options.ts).
+      assert.ok(check?.detail.startsWith(`the agent's client certificate (${DEFAULT_KUBECONFIG}) is valid until ${agentNotAfter}, `), check?.detail);
+      assert.match(check?.detail ?? '', /, 9\d days; if it expires, the agent falls back to the localhost-recovery-client token \/etc\/kubernetes\/static-pod-resources\/kube-apiserver-pod-10\/secrets\/localhost-recovery-client-token\/token$/);
+      assert.equal(res.result?.baseline?.agentCredential?.notAfter, agentNotAfter);
+      const certs = res.result?.baseline?.kubeletCertificates;
+      assert.equal(res.result?.shipBy, [certs?.client?.notAfter, certs?.server?.notAfter, agentNotAfter].sort()[0]);
+    });
+
+    test('refuses when the agent\'s certificate would expire in transit and there is no recovery token', async () => {
+      for (const revision of ['kube-apiserver-pod-9', 'kube-apiserver-pod-10']) rmSync(path.join(node.root, STATIC_POD_RESOURCES_DIR, revision), { recursive: true, force: true });
+      const res = await prepare(node, '--dry-run', '--min-cert-validity', '100d');
+      assert.equal(res.code, 1);
+      assert.match(res.out, /FAIL {2}agent-credential +the agent's client certificate \(.*localhost-recovery\.kubeconfig\) is valid until .*, 9\d days; no localhost-recovery-client token was found to fall back to/);
+    });
+
+    test('local DNS: a node with assisted-service\'s dnsmasq keeps it, a node rendered with --no-local-dns is told what the site needs', async () => {
+      mkdirSync(path.join(node.root, 'usr/local/bin'), { recursive: true });
+      writeFileSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript), '#!/bin/bash\n');
+      const assisted = await prepare(node, '--dry-run');
+      assert.match(assisted.out, /ok {4}local-dns +the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself \(assisted-service's 50-master-dnsmasq-configuration\)/);
+      assert.doesNotMatch(assisted.out, /write \/etc\/dnsmasq\.d/);
+      rmSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript));
+      rmSync(path.join(node.root, 'etc/systemd/system', LOCAL_DNS_UNIT));
+      const none = await prepare(node, '--dry-run');
+      assert.match(none.out, /ok {4}local-dns +no node-local DNS \(rendered with --no-local-dns\): at the site, the site's DNS must resolve api-int\.sno1\.factory\.example\.com to this node, or the agent rolls the site network back/);
     });
 
     test('refuses a certificate that is not this node\'s', async () => {
@@ -207,6 +330,35 @@ describe('prepare', () => {
       const res = await prepare(node, '--min-cert-validity', 'a month');
       assert.equal(res.code, 2);
       assert.match(res.err, /--min-cert-validity must be a positive number of days/);
+    });
+  });
+
+  describe('render checks --internal-ip against the cluster it can see', () => {
+    async function render(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+      let out = '';
+      let err = '';
+      const bundle = path.join(sim.dir, 'bundle.cjs');
+      writeFileSync(bundle, BUNDLE);
+      const code = await runCli(['render', 'machineconfig', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir });
+      return { code, out, err };
+    }
+
+    test('refuses an address that is not among the Node\'s InternalIP addresses, through --kubeconfig or $KUBECONFIG', async () => {
+      const flag = await render({}, '--kubeconfig', sim.kubeconfigs.admin, '--internal-ip', '192.168.127.10/24');
+      assert.equal(flag.code, 1);
+      assert.equal(flag.out, '');
+      assert.match(flag.err, /--internal-ip: internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20, and etcd/);
+      const env = await render({ KUBECONFIG: sim.kubeconfigs.admin }, '--internal-ip', '192.168.127.10/24');
+      assert.equal(env.code, 1);
+    });
+
+    test('renders the installed address; without a cluster it renders and says prepare will check', async () => {
+      const checked = await render({}, '--kubeconfig', sim.kubeconfigs.admin, '--internal-ip', `${sim.options.nodeIPs[0]}/24`);
+      assert.equal(checked.code, 0, checked.err);
+      assert.equal(checked.err, '');
+      const unchecked = await render({}, '--internal-ip', '192.168.127.10/24');
+      assert.equal(unchecked.code, 0, unchecked.err);
+      assert.match(unchecked.err, /note: --internal-ip was not checked against the cluster \(no --kubeconfig or KUBECONFIG\); `prepare` checks it on the node/);
     });
   });
 

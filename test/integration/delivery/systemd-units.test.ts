@@ -12,6 +12,7 @@ import { RENEW_SERVICE, RENEW_TIMER, renderAgentUnit, renderKubeletHoldDropin, r
 import { renderedSystemdFiles } from '../../../machineconfigs/render-examples';
 import { KUBELET_HOLD_DROPIN, RUNTIME_ENV_PATH } from '../../../src/render/layout';
 import { KUBELET_HOLD_FILE } from '../../../src/paths';
+import { LOCAL_DNS_UNIT, renderLocalDnsUnit } from '../../../src/render/local-dns';
 import { DONE_MARKER } from '../../../src/paths';
 
 const SYSTEM_UNITS = '/usr/lib/systemd/system';
@@ -71,6 +72,16 @@ describe('systemd units', () => {
     mkdirSync(path.join(root, 'etc/systemd/system/kubelet.service.d'));
     writeFileSync(path.join(root, 'etc/systemd/system/kubelet.service.d', KUBELET_HOLD_DROPIN), renderKubeletHoldDropin());
     const res = verify(root, 'kubelet.service');
+    assert.equal(res.output, '', `systemd-analyze verify printed:\n${res.output}`);
+    assert.equal(res.code, 0);
+  });
+
+  test('the node-local DNS unit passes systemd-analyze verify with no warnings', () => {
+    const root = makeRoot();
+    roots.push(root);
+    standIn(root, '/usr/sbin/dnsmasq');
+    writeFileSync(path.join(root, 'etc/systemd/system', LOCAL_DNS_UNIT), renderLocalDnsUnit());
+    const res = verify(root, LOCAL_DNS_UNIT);
     assert.equal(res.output, '', `systemd-analyze verify printed:\n${res.output}`);
     assert.equal(res.code, 0);
   });

@@ -41,6 +41,9 @@ test('run: from a masked kubelet to a Ready node with approved CSRs, then the se
   assert.equal(report.siteConfig.name, 'store-0042');
   assert.ok(report.steps.every((st: { state: string }) => st.state === 'done'), JSON.stringify(report.steps));
   assert.ok(report.changes.some((c: { kind: string; action: string }) => c.kind === 'CertificateSigningRequest' && c.action === 'approve'));
+  // the hand-off kubeconfig's expiry: in the report and on the banner (issue 14 item 4)
+  assert.match(report.kubeconfigExpires, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.ok(readFileSync(path.join(s.node.root, 'etc/issue.d/50-sno-reconfigure.issue'), 'utf8').includes(`its certificate expires ${report.kubeconfigExpires as string}; log in with oc login before then`));
 
   // a second start does nothing: the done marker
   const again = await s.run(['--once']);

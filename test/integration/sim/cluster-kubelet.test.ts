@@ -61,6 +61,15 @@ describe('API availability follows the kubelet', () => {
 });
 
 describe('kubelet TLS bootstrap', () => {
+  test('a node installed before 4.14 bootstraps with the shorter group set of its never re-rendered bootstrap certificate', async () => {
+    await withSim({ kubelet: 'started', version: '4.14.12', installedVersion: '4.13.9' }, async (sim, admin) => {
+      await sim.waitFor(() => sim.kubelet.filed.length > 0, 5000, 'client CSR');
+      const spec = (await admin.get(R.csrs, sim.kubelet.filed[0]!.name)).spec as { username: string; groups: string[] };
+      assert.equal(spec.username, BOOTSTRAP);
+      assert.deepEqual([...spec.groups].sort(), ['system:authenticated', 'system:serviceaccounts:openshift-machine-config-operator']);
+    });
+  });
+
   test('client CSR, approval, signed certificate, Node Ready, serving CSR and serving certificate', async () => {
     await withSim({ kubelet: 'started' }, async (sim, admin) => {
       const node = sim.options.nodeName;

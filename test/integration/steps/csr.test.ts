@@ -3,6 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Clock } from '../../../src/engine/step';
+import { R } from '../../../src/cluster/resources';
 import { csrStep } from '../../../src/steps/csr';
 import type { CsrApprover } from '../../../src/csr/approver';
 import { startSimulator } from '../../sim/index';
@@ -45,6 +46,27 @@ describe('csr step', () => {
         h.changes.filter((c) => c.kind === 'CertificateSigningRequest').map((c) => c.target),
         filed,
       );
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
+  });
+
+  test('approves the bootstrap CSR of a node installed before 4.14, whose bootstrap certificate lacks system:serviceaccounts', { timeout: 120_000 }, async () => {
+    const sim = await startSimulator({ timeScale: 0.01, version: '4.14.12', installedVersion: '4.13.9' });
+    const h = await createHarness(sim, { facts: { kubeletStartedAt: new Date(sim.clock.now()).toISOString() } });
+    try {
+      sim.startKubelet();
+      await sim.waitFor(() => sim.apiUp(), 60_000, 'the API up');
+      const ctx = h.contextFor('csr');
+      const stranded = new Promise<never>((_resolve, reject) => {
+        setTimeout(() => reject(new Error(`the bootstrap CSR was left pending: ${h.logLines.slice(-3).join(' | ')}`)), 60_000).unref();
+      });
+      await Promise.race([csrStep.apply(ctx), stranded]);
+      const client = sim.kubelet.filed.find((f) => f.kind === 'client')!;
+      const spec = (await h.client.get(R.csrs, client.name))?.spec as { groups: string[] };
+      assert.deepEqual([...spec.groups].sort(), ['system:authenticated', 'system:serviceaccounts:openshift-machine-config-operator']);
+      assert.deepEqual(ctx.background.get<CsrApprover>('csr-approver')?.issued(), { client: true, serving: true });
     } finally {
       await h.cleanup();
       await sim.stop();

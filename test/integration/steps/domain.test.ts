@@ -4,7 +4,9 @@ import { X509Certificate } from 'node:crypto';
 import { statSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { startSimulator, type Simulator } from '../../sim/index';
-import { issueServerCert, sharedCa } from '../../sim/pki';
+import { issueClientCert, issueServerCert, sharedCa } from '../../sim/pki';
+import { writeKubeconfigFile } from '../../sim/cluster/kubeconfigs';
+import { FACTORY_ADMIN_KUBECONFIG } from '../../../src/paths';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
 import { domainStep } from '../../../src/steps/domain/index';
@@ -104,6 +106,15 @@ describe('domain step against the simulator', () => {
     assert.ok(h.changes.some((c) => c.kind === 'file' && c.target.endsWith('kubeconfig-new-api')));
   });
 
+  test('the hand-off kubeconfig states when its credential expires: in the file and in the facts the report and banner read', async () => {
+    const text = readFileSync(h.file('/var/lib/sno-reconfigure/kubeconfig-new-api'), 'utf8');
+    const user = (parseYaml(text) as { users: { user: Record<string, string> }[] }).users[0]?.user ?? {};
+    const notAfter = new Date(new X509Certificate(Buffer.from(user['client-certificate-data'] ?? '', 'base64')).validTo).toISOString();
+    assert.match(text, /^# Admin kubeconfig for https:\/\/api\.sno1\.store42\.example\.com:6443, written by sno-reconfigure\.\n# Credentials: from the node-local kubeconfig: the node's rotating debug certificate\.\n/);
+    assert.ok(text.includes(`# Its client certificate expires ${notAfter}.\n# After that, log in through the OAuth route (oc login) with kubeadmin or a cluster user.\n`), text.split('\n').slice(0, 4).join('\n'));
+    assert.equal(h.facts.newApiKubeconfigExpires, notAfter);
+  });
+
   test('a re-run finds everything in place and makes no writes', async () => {
     sim.api.clearRequests();
     const before = secretPem(sim, 'openshift-config', SECRETS.api);
@@ -118,6 +129,28 @@ describe('domain step against the simulator', () => {
     await sim.waitFor(async () => (await checkServedCertificate(sim.endpoints.api, API, [ca])).ok, 20_000, 'new API certificate served');
     const served = await checkServedCertificate(sim.endpoints.api, API, [ca]);
     assert.equal(served.fingerprint, new X509Certificate(secretPem(sim, 'openshift-config', SECRETS.api)).fingerprint256);
+  });
+});
+
+describe('domain step: the factory\'s admin kubeconfig', () => {
+  test('is preferred for the hand-off when prepare stored one, and its expiry is the one stated', async () => {
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
+    const h = await createHarness(sim);
+    try {
+      const factoryAdmin = issueClientCert(sim.signers.apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3650 });
+      writeKubeconfigFile(h.file(FACTORY_ADMIN_KUBECONFIG), { server: 'https://api.sno1.factory.example.com:6443', caPem: sim.caPem, client: factoryAdmin, clusterName: 'sno1', userName: 'admin' });
+      assert.equal(await h.run(domainStep), 'applied');
+      const text = readFileSync(h.file('/var/lib/sno-reconfigure/kubeconfig-new-api'), 'utf8');
+      const user = (parseYaml(text) as { users: { user: Record<string, string> }[] }).users[0]?.user ?? {};
+      assert.equal(Buffer.from(user['client-certificate-data'] ?? '', 'base64').toString('utf8'), factoryAdmin.certPem);
+      const notAfter = new Date(new X509Certificate(factoryAdmin.certPem).validTo).toISOString();
+      assert.match(text, /# Credentials: from the admin kubeconfig stored at the factory \(sno-reconfigure prepare --admin-kubeconfig\)\./);
+      assert.ok(text.includes(`# Its client certificate expires ${notAfter}.`));
+      assert.equal(h.facts.newApiKubeconfigExpires, notAfter);
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
   });
 });
 

@@ -44,12 +44,26 @@ function withAuthenticated(id: Identity): Identity {
   return id.groups.includes('system:authenticated') ? id : { user: id.user, groups: [...id.groups, 'system:authenticated'] };
 }
 
-/** The identity of a request, or undefined for an anonymous one. */
-export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, Identity>): Identity | undefined {
+/** A credential was presented and refused: the request fails with 401 whatever its path. */
+export const REFUSED = Symbol('refused');
+
+/**
+ * The identity of a request, undefined for an anonymous one, or REFUSED. A client certificate that does not
+ * chain to the cluster CA, or is outside its validity at `nowMs` (the simulated clock, so credentials expire
+ * in simulated time), and an unknown bearer token are refused rather than treated as anonymous: kubernetes
+ * pkg/kubeapiserver/authenticator/config.go wraps the chain in union.NewFailOnError(authenticator,
+ * anonymous.NewAuthenticator()) "(don't consider a bad bearer token or invalid username/password combination
+ * anonymous)", and the x509 authenticator's Verify fails on an expired certificate. So an expired credential
+ * gets 401 even on /readyz.
+ */
+export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, Identity>, nowMs: number = Date.now()): Identity | undefined | typeof REFUSED {
   const socket = req.socket as TLSSocket;
-  if (socket.authorized) {
-    const cert = socket.getPeerCertificate();
-    const subject = cert?.subject as unknown as Record<string, string | string[]> | undefined;
+  const cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
+  if (cert && cert.raw) {
+    const inValidity = Date.parse(cert.valid_from) <= nowMs && nowMs <= Date.parse(cert.valid_to);
+    const chains = socket.authorized || socket.authorizationError?.toString() === 'CERT_HAS_EXPIRED';
+    if (!chains || !inValidity) return REFUSED;
+    const subject = cert.subject as unknown as Record<string, string | string[]> | undefined;
     const cn = subject?.CN;
     if (typeof cn === 'string' && cn) {
       const o = subject?.O;
@@ -61,7 +75,7 @@ export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, I
   const m = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
   if (m) {
     const id = tokens.get(m[1]);
-    if (id) return withAuthenticated(id);
+    return id ? withAuthenticated(id) : REFUSED;
   }
   return undefined;
 }

@@ -13,7 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../../src/cluster/types';
 import type { ApiFaults, Identity } from '../store-types';
 import { issueClientCert, issueServerCert, sharedCa, writeKubeconfig, type CertificateAuthority } from '../pki';
-import { authenticate, authorize, type AccessRule } from './auth';
+import { authenticate, authorize, REFUSED, type AccessRule } from './auth';
 import { apiGroupDoc, apiGroupList, apiResourceList, apiVersions } from './discovery';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch';
 import { apiVersionOf, openShiftMinor, type ServedResource } from './resources';
@@ -381,9 +381,11 @@ export class ApiServer {
     }
     if (this.faultState.slowMs) await this.sleep(this.faultState.slowMs);
 
-    const identity = authenticate(req, this.tokens);
+    const authenticated = authenticate(req, this.tokens, this.now());
+    const identity = authenticated === REFUSED ? undefined : authenticated;
     record.user = identity?.user;
     if (this.faultState.unavailableUntil !== undefined && this.now() < this.faultState.unavailableUntil) return this.fail(res, serviceUnavailable());
+    if (authenticated === REFUSED) return this.fail(res, unauthorized());
 
     const p = url.pathname.replace(/\/+$/, '') || '/';
     if (UNAUTHENTICATED_PATHS.has(p) || p.startsWith('/readyz/') || p.startsWith('/livez/') || p.startsWith('/healthz/')) {

@@ -1,4 +1,5 @@
 // What every part of the simulated cluster shares.
+import type { NodeNames } from './names';
 import type { EventEmitter } from 'node:events';
 import type { SimStore } from '../store-types';
 import type { ApiAvailability } from './availability';
@@ -14,6 +15,8 @@ export interface SimContext {
   readonly file: StateFile;
   readonly rollouts: Rollouts;
   readonly availability: ApiAvailability;
+  /** What the node resolves (its own names may not, at a site without local DNS). */
+  readonly names: NodeNames;
   /**
    * Simulator events for tests and the demo: 'log' (string), 'rollout' ({operator, phase}),
    * 'reboot' ({phase: 'down' | 'up'}), 'kubelet' ({phase}), 'api' ({up}).

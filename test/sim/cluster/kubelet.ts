@@ -16,7 +16,7 @@ import type { SimContext } from './context';
 import { buildCsr } from './csr-builder';
 import { SIGNER_CLIENT_KUBELET, SIGNER_KUBELET_SERVING } from './csr-signer';
 import { kubeCall, kubeRequest, kubeWatch, KubeHttpError, type Credentials } from './kube-http';
-import { minorVersion } from './options';
+import { clusterNames, minorVersion } from './options';
 import { pemBlocks } from './x509';
 
 export const BOOTSTRAP_USER = 'system:serviceaccount:openshift-machine-config-operator:node-bootstrapper';
@@ -119,6 +119,15 @@ export class SimKubelet {
   private async waitForApi(signal: AbortSignal): Promise<void> {
     this.setPhase('waiting-for-api');
     const creds = this.bootstrapCredentials();
+    // kubelet dials api-int.<cluster>.<installed domain> (cluster/names.ts): without an answer for that name
+    // it never reaches the API, files nothing and never reports its Node.
+    const apiInt = clusterNames(this.opts).apiInt;
+    let said = false;
+    while (!this.deps.ctx.names.resolves(apiInt)) {
+      if (!said) this.deps.ctx.log(`kubelet: dial tcp: lookup ${apiInt}: no such host`);
+      said = true;
+      await this.pause(10_000, signal);
+    }
     for (;;) {
       const ans = await kubeRequest(creds, 'GET', '/readyz', undefined, { timeoutMs: 2000, signal }).catch(() => undefined);
       if (ans?.status === 200) return;

@@ -81,8 +81,24 @@ export interface SimulatorOptions {
   kubeletIPs?: string[];
   /** OpenShift version: ClusterVersion status.desired.version, ClusterOperator versions, /version. */
   version?: string;
+  /**
+   * The version the cluster was installed with (default: `version`). It decides the groups of the bootstrap
+   * certificate in /etc/kubernetes/kubeconfig, which is never re-rendered after install: see
+   * `bootstrapGroupsFor`.
+   */
+  installedVersion?: string;
   durations?: Partial<SimDurations>;
+  /**
+   * How long the node was powered off before this start (the shipment), in days: the node-local
+   * kubeconfigs' client certificate was issued that much earlier (see nodeAdminClientValidity).
+   */
+  poweredOffDays?: number;
   kubelet?: KubeletInitialState;
+  /**
+   * Whether the node resolves the installed domain's api, api-int and *.apps (default true: a node-local DNS or
+   * a site DNS that publishes them); false models a plain-installer SNO at a site without either (cluster/names.ts).
+   */
+  nodeResolvesInstalledNames?: boolean;
   /** Simulated-cluster faults at start (API faults are on `sim.api.faults`). */
   faults?: { apiNeverUp?: boolean; kubeletFilesNoCsrs?: boolean };
   /** Fixed API port (0 = any). A persisted simulator keeps the port it got first. */
@@ -97,6 +113,9 @@ export interface ResolvedOptions {
   nodeIPs: string[];
   kubeletIPs: string[];
   version: string;
+  installedVersion: string;
+  poweredOffDays: number;
+  nodeResolvesInstalledNames: boolean;
   durations: SimDurations;
   kubelet: KubeletInitialState;
   faults: { apiNeverUp: boolean; kubeletFilesNoCsrs: boolean };
@@ -123,6 +142,9 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
   for (const [i, ip] of kubeletIPs.entries()) if (!isIP(ip)) throw new Error(`kubeletIPs[${i}]: expected an IP address, got ${JSON.stringify(ip)}`);
   const version = opts.version ?? '4.14.12';
   if (!VERSION.test(version)) throw new Error(`version: expected an OpenShift 4.y.z version, got ${JSON.stringify(version)}`);
+  const installedVersion = opts.installedVersion ?? version;
+  if (!VERSION.test(installedVersion)) throw new Error(`installedVersion: expected an OpenShift 4.y.z version, got ${JSON.stringify(installedVersion)}`);
+  if (minorVersion(installedVersion) > minorVersion(version)) throw new Error(`installedVersion: ${installedVersion} is newer than the running version ${version}`);
   const durations = { ...DEFAULT_DURATIONS };
   for (const [key, value] of Object.entries(opts.durations ?? {})) {
     if (!(key in DEFAULT_DURATIONS)) throw new Error(`durations.${key}: unknown duration (known: ${Object.keys(DEFAULT_DURATIONS).join(', ')})`);
@@ -133,6 +155,8 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
     throw new Error('durations.kubeApiserverRestartOutage: must not exceed durations.kubeApiserverRollout');
   }
   if (durations.rebootOutage > durations.machineConfigRollout) throw new Error('durations.rebootOutage: must not exceed durations.machineConfigRollout');
+  const poweredOffDays = opts.poweredOffDays ?? 0;
+  if (!(poweredOffDays >= 0) || !Number.isFinite(poweredOffDays)) throw new Error(`poweredOffDays: expected a number of days >= 0, got ${String(opts.poweredOffDays)}`);
   const kubelet = opts.kubelet ?? 'masked';
   if (!['masked', 'started', 'running'].includes(kubelet)) throw new Error(`kubelet: expected masked, started or running, got ${JSON.stringify(kubelet)}`);
   return {
@@ -143,10 +167,41 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
     nodeIPs: [...nodeIPs],
     kubeletIPs: [...kubeletIPs],
     version,
+    installedVersion,
+    poweredOffDays,
+    nodeResolvesInstalledNames: opts.nodeResolvesInstalledNames ?? true,
     durations,
     kubelet,
     faults: { apiNeverUp: opts.faults?.apiNeverUp ?? false, kubeletFilesNoCsrs: opts.faults?.kubeletFilesNoCsrs ?? false },
   };
+}
+
+/**
+ * The O of the installer's bootstrap client certificate (the kubelet's --bootstrap-kubeconfig), i.e. the
+ * node-bootstrapper's groups without system:authenticated. openshift/installer master (4.14)
+ * pkg/asset/tls/kubelet.go KubeletClientCertKey: Organization [system:serviceaccounts:openshift-machine-config-operator,
+ * system:serviceaccounts]; before PR #7032 (OCPBUGS-8349, merged 2023-03-28) only the first.
+ */
+export function bootstrapGroupsFor(installedVersion: string): string[] {
+  return minorVersion(installedVersion) >= 14
+    ? ['system:serviceaccounts:openshift-machine-config-operator', 'system:serviceaccounts']
+    : ['system:serviceaccounts:openshift-machine-config-operator'];
+}
+
+const DAY_MS = 86_400_000;
+/** The operator refreshes node-system-admin-client after 30 days: at shutdown the one in use is up to that old. */
+const NODE_ADMIN_CLIENT_AGE_AT_SHUTDOWN_DAYS = 25;
+
+/**
+ * The validity of node-system-admin-client, the client certificate of every node-kubeconfig (localhost,
+ * localhost-recovery, lb-ext, lb-int): 120 days on 4.12-4.15 and 2 years from 4.16, refreshed after 30 days
+ * (openshift/cluster-kube-apiserver-operator release-4.12..4.16
+ * pkg/operator/certrotationcontroller/certrotationcontroller.go). It was last refreshed some days before the
+ * node was shut down, and `poweredOffDays` passed since then.
+ */
+export function nodeAdminClientValidity(o: Pick<ResolvedOptions, 'version' | 'poweredOffDays'>, nowMs: number): { notBefore: Date; validityDays: number } {
+  const validityDays = minorVersion(o.version) >= 16 ? 730 : 120;
+  return { notBefore: new Date(nowMs - (o.poweredOffDays + NODE_ADMIN_CLIENT_AGE_AT_SHUTDOWN_DAYS) * DAY_MS), validityDays };
 }
 
 /** Minor version number, e.g. 14 for 4.14.12. */

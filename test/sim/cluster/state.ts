@@ -46,6 +46,8 @@ export interface ClusterIdentity {
   nodeName: string;
   nodeIPs: string[];
   version: string;
+  /** Absent in state written before the option existed: then it is `version`. */
+  installedVersion?: string;
 }
 
 export function newState(clock: ClockEpoch): SimState {

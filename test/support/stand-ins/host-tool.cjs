@@ -132,6 +132,10 @@ async function systemctl() {
     case 'stop':
       for (const n of names) unit(n).active = 'inactive';
       break;
+    case 'restart':
+    case 'try-restart':
+      for (const n of names) if (verb === 'restart' || unit(n).active === 'active') unit(n).since = new Date().toISOString();
+      break;
     case 'show': {
       const since = unit(names[names.length - 1]).since;
       if (since) process.stdout.write(`${new Date(since).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC').replace(/^/, 'Sun ')}\n`);
@@ -239,10 +243,29 @@ function ping() {
   process.stdout.write(`PING ${target} 56(84) bytes of data.\n64 bytes from ${target}: icmp_seq=1 ttl=64 time=0.042 ms\n`);
 }
 
+/**
+ * The node's resolver: the node-local dnsmasq's `address=/domain/ip` records under $STANDIN_ROOT/etc/dnsmasq.d
+ * answer for a name and everything below it (dnsmasq(8) --address); any other name resolves to 192.0.2.10,
+ * the site's DNS stand-in.
+ */
+function localRecord(name) {
+  const dir = process.env.STANDIN_ROOT ? path.join(process.env.STANDIN_ROOT, 'etc', 'dnsmasq.d') : undefined;
+  if (!dir || !fs.existsSync(dir)) return undefined;
+  let best;
+  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.conf')).sort()) {
+    for (const line of fs.readFileSync(path.join(dir, file), 'utf8').split('\n')) {
+      const m = /^address=\/([^/]+)\/(\S+)$/.exec(line.trim());
+      if (m && (name === m[1] || name.endsWith(`.${m[1]}`)) && (!best || m[1].length > best.domain.length)) best = { domain: m[1], ip: m[2] };
+    }
+  }
+  return best?.ip;
+}
+
 function getent() {
   const name = args[1];
   if (fs.existsSync(p('fail', 'getent')) || fs.existsSync(p('fail', `getent-${name}`))) process.exit(2);
-  process.stdout.write(`192.0.2.10      STREAM ${name}\n192.0.2.10      DGRAM\n`);
+  const ip = localRecord(name) ?? '192.0.2.10';
+  process.stdout.write(`${ip}      STREAM ${name}\n${ip}      DGRAM\n`);
 }
 
 function ip() {

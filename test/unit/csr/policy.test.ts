@@ -101,9 +101,32 @@ describe('client CSRs (kubernetes.io/kube-apiserver-client-kubelet)', () => {
     leavesPending(clientCsr({ username: 'system:serviceaccount:default:default', groups: ['system:serviceaccounts', 'system:authenticated'] }), 'client', /client CSR was requested by "system:serviceaccount:default:default"/);
     leavesPending(clientCsr({ username: 'system:admin', groups: ['system:masters', 'system:authenticated'] }), 'client', /requested by "system:admin"/);
   });
-  test('node-bootstrapper with other groups than exactly the three', () => {
-    leavesPending(clientCsr({ groups: [...BOOTSTRAPPER_GROUPS, 'system:masters'] }), 'client', /node-bootstrapper has groups \[.*system:masters\], expected exactly/);
-    leavesPending(clientCsr({ groups: BOOTSTRAPPER_GROUPS.slice(1) }), 'client', /expected exactly \[system:serviceaccounts:openshift-machine-config-operator, system:serviceaccounts, system:authenticated\]/);
+  // DESIGN.md section 5: both group sets a real node-bootstrapper certificate yields (installer PR #7032).
+  const PRE_414_GROUPS = ['system:serviceaccounts:openshift-machine-config-operator', 'system:authenticated'];
+  const ACCEPTED_GROUP_SETS: [string, string[]][] = [
+    ['installed with 4.14 or later', BOOTSTRAPPER_GROUPS],
+    ['installed before 4.14 (bootstrap certificate without system:serviceaccounts)', PRE_414_GROUPS],
+    ['in another order', [...PRE_414_GROUPS].reverse()],
+  ];
+  for (const [name, groups] of ACCEPTED_GROUP_SETS) {
+    test(`node-bootstrapper groups of a cluster ${name} are approved`, () => {
+      approves(clientCsr({ groups }), 'client', NODE, /by the node-bootstrapper matches/);
+    });
+  }
+  const EXTRA_GROUPS = ['system:masters', 'system:cluster-admins', 'system:nodes', 'system:unauthenticated', 'system:bootstrappers',
+    'system:serviceaccounts:kube-system', 'system:serviceaccounts:openshift-config', 'acme:operators'];
+  for (const extra of EXTRA_GROUPS) {
+    test(`node-bootstrapper with the extra group ${extra} is refused, whichever base set`, () => {
+      for (const [, groups] of ACCEPTED_GROUP_SETS) {
+        leavesPending(clientCsr({ groups: [...groups, extra] }), 'client', `has other groups [${extra}]`);
+      }
+    });
+  }
+  test('node-bootstrapper without a required group, or with a group twice, is refused', () => {
+    leavesPending(clientCsr({ groups: BOOTSTRAPPER_GROUPS.slice(1) }), 'client', /lacks \[system:serviceaccounts:openshift-machine-config-operator\]; expected \[system:serviceaccounts:openshift-machine-config-operator, system:authenticated\], optionally with \[system:serviceaccounts\], and nothing else/);
+    leavesPending(clientCsr({ groups: ['system:serviceaccounts:openshift-machine-config-operator', 'system:serviceaccounts'] }), 'client', 'lacks [system:authenticated]');
+    leavesPending(clientCsr({ groups: [] }), 'client', 'lacks [system:serviceaccounts:openshift-machine-config-operator, system:authenticated]');
+    leavesPending(clientCsr({ groups: [...PRE_414_GROUPS, 'system:authenticated'] }), 'client', 'repeats a group');
   });
   test('two CNs (Go would use the last one)', () => {
     leavesPending(clientCsr({ subject: '/O=system:nodes/CN=system:node:sno1/CN=system:node:sno2' }), 'client', 'client CSR subject has 2 CNs ["system:node:sno1", "system:node:sno2"]; expected exactly one');

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { CidrError, parseInternalAddresses, parseInternalCidr, renderDispatcherScript, renderNodeIpDropins, renderNodeIpHint } from '../../../src/render/internal-ip';
+import { CidrError, internalAddressProblem, parseInternalAddresses, parseInternalCidr, renderDispatcherScript, renderNodeIpDropins, renderNodeIpHint } from '../../../src/render/internal-ip';
 
 describe('parseInternalCidr', () => {
   test('IPv4: canonical address, prefix and subnet address', () => {
@@ -61,5 +61,19 @@ describe('node IP pinning', () => {
     assert.match(s, /^\[ "\$interface" = br-ex \] \|\| exit 0$/m);
     assert.match(s, /^add_address 4 192\.168\.127\.10\/24$/m);
     assert.match(s, /^add_address 6 fd00:127::10\/64 nodad$/m);
+  });
+});
+
+describe('internalAddressProblem: the internal IP must be the node\'s installed IP (seed 000)', () => {
+  test('addresses compare as addresses, not text', () => {
+    assert.equal(internalAddressProblem(['fd00::10'], 'sno1', ['192.168.111.20', 'fd00:0:0:0:0:0:0:10']), undefined);
+    assert.equal(internalAddressProblem(['192.168.111.20'], 'sno1', ['192.168.111.20']), undefined);
+  });
+  test('names the foreign address and the installed ones', () => {
+    assert.equal(
+      internalAddressProblem(['192.168.127.10', 'fd00::10'], 'sno1', ['fd00::10', '192.168.111.20']),
+      "internal IP 192.168.127.10 is not the node's installed IP: Node sno1 has InternalIP fd00::10, 192.168.111.20, and etcd's peer URL and certificates are for that",
+    );
+    assert.match(internalAddressProblem(['192.168.111.20'], 'sno1', []) ?? '', /Node sno1 reports no InternalIP address/);
   });
 });

@@ -11,6 +11,7 @@ import { decodeFileContents, ignitionFromMachineConfig, type IgnConfig } from '.
 import { parse } from 'yaml';
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from '../../../src/render/layout';
 import { TRUSTED_KEYS_DIR } from '../../../src/paths';
+import { LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 
 const IMAGE = 'registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:' + '1'.repeat(64);
 
@@ -49,13 +50,13 @@ describe('render machineconfig', () => {
     const cfg = ignitionFromMachineConfig(res.out);
     assert.equal(cfg.ignition.version, '3.2.0');
     const f = files(cfg);
-    assert.deepEqual([...f.keys()], [MC_WRAPPER_PATH, MC_BUNDLE_PATH].sort());
+    assert.deepEqual([...f.keys()], [MC_WRAPPER_PATH, MC_BUNDLE_PATH, LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF].sort());
     assert.deepEqual(f.get(MC_BUNDLE_PATH)?.text, bundleBytes);
     assert.equal(f.get(MC_BUNDLE_PATH)?.mode, 0o755);
     assert.equal(cfg.storage?.files?.find((x) => x.path === MC_BUNDLE_PATH)?.contents?.compression, 'gzip');
     assert.match(String(f.get(MC_WRAPPER_PATH)?.text), new RegExp(`exec /usr/bin/node ${MC_BUNDLE_PATH} "\\$@"`));
     const units = new Map((cfg.systemd?.units ?? []).map((u) => [u.name, u]));
-    assert.deepEqual([...units.keys()], ['kubelet.service', 'sno-reconfigure-renew.service', 'sno-reconfigure-renew.timer', 'sno-reconfigure.service']);
+    assert.deepEqual([...units.keys()], ['kubelet.service', LOCAL_DNS_UNIT, 'sno-reconfigure-renew.service', 'sno-reconfigure-renew.timer', 'sno-reconfigure.service'].sort());
     assert.equal(units.get('sno-reconfigure-renew.timer')?.enabled, undefined, 'the renewal timer ships disabled: the run enables it when the site-config asks');
     assert.match(units.get('sno-reconfigure-renew.service')?.contents ?? '', new RegExp(`^ExecStart=/usr/bin/node ${MC_BUNDLE_PATH} renew-certificates$`, 'm'));
     const agent = units.get('sno-reconfigure.service');
@@ -96,6 +97,23 @@ describe('render machineconfig', () => {
     assert.equal(withImage.code, 0, withImage.err);
     assert.equal((parse(withImage.out) as { metadata: { annotations: Record<string, string> } }).metadata.annotations['sno-reconfigure.io/runtime'], 'podman');
     assert.ok(files(ignitionFromMachineConfig(withImage.out)).has(PODMAN_LAUNCHER_PATH));
+  });
+
+  test('the node-local DNS: a dnsmasq that steps aside for assisted-service\'s, the resolv.conf dispatcher; --no-local-dns leaves it out', async () => {
+    const res = await render();
+    const cfg = ignitionFromMachineConfig(res.out);
+    const unit = (cfg.systemd?.units ?? []).find((u) => u.name === LOCAL_DNS_UNIT);
+    assert.equal(unit?.enabled, true);
+    assert.match(unit?.contents ?? '', /^ConditionPathExists=!\/usr\/local\/bin\/dnsmasq_config\.sh$/m);
+    assert.match(unit?.contents ?? '', /^Before=kubelet\.service crio\.service$/m);
+    assert.match(unit?.contents ?? '', /^ExecStart=\/usr\/sbin\/dnsmasq --keep-in-foreground --conf-file=\/dev\/null --conf-dir=\/etc\/dnsmasq\.d,/m);
+    const f = files(cfg);
+    assert.equal(f.get(LOCAL_DNS_DISPATCHER)?.mode, 0o755);
+    assert.match(String(f.get(LOCAL_DNS_DISPATCHER)?.text), /^\[ -e \/etc\/NetworkManager\/dispatcher\.d\/forcedns \] && exit 0$/m);
+    assert.match(String(f.get(LOCAL_DNS_NM_CONF)?.text), /^rc-manager=unmanaged$/m);
+    const off = ignitionFromMachineConfig((await render('--no-local-dns')).out);
+    assert.equal((off.systemd?.units ?? []).some((u) => u.name === LOCAL_DNS_UNIT), false);
+    assert.equal(files(off).has(LOCAL_DNS_DISPATCHER), false);
   });
 
   test('internal IP and a trusted key: dispatcher scripts, hint, key file', async () => {

@@ -8,6 +8,7 @@ import { R } from '../../../../src/cluster/resources';
 import type { StoreEvent } from '../../store-types';
 import type { OperatorRecord } from '../state';
 import { secretTlsPair, sha256, tlsSecretProblem } from '../x509';
+import { clusterNames, minorVersion } from '../options';
 import { RolloutOperator, type Desired, type Problem } from './base';
 import { mergeConditions, type Condition, type WantedCondition } from './status';
 
@@ -20,6 +21,17 @@ export interface IngressConfig {
 export const OPERAND_NS = 'openshift-ingress';
 export const OPERATOR_NS = 'openshift-ingress-operator';
 export const GENERATED_DEFAULT_CERT = 'router-certs-default';
+/**
+ * The canary probe (cluster-ingress-operator release-4.14 pkg/operator/controller/canary/controller.go: a check
+ * every minute, `http.Get("https://"+routeHost)` in canary/http.go) and how long failures are tolerated before the
+ * default IngressController turns Degraded (ingress/status.go, CanaryChecksSucceeding, gracePeriod 60 s).
+ */
+const CANARY_CHECK_EVERY_MS = 60_000;
+const CANARY_GRACE_MS = 60_000;
+const CANARY_DEGRADED: Problem = {
+  reason: 'IngressDegraded',
+  message: 'The "default" ingress controller reports Degraded=True: DegradedConditions: One or more other status conditions indicate a degraded state: CanaryChecksSucceeding=False (CanaryChecksRepetitiveFailures: Canary route checks for the default ingress controller are failing)',
+};
 
 export class IngressOperator extends RolloutOperator<IngressConfig> {
   readonly key = 'ingress';
@@ -34,7 +46,36 @@ export class IngressOperator extends RolloutOperator<IngressConfig> {
     return e.resource.plural === 'secrets' && e.resource.group === '' && e.object.metadata?.namespace === OPERAND_NS;
   }
 
+  private canaryFailingSince: number | undefined;
+  private canaryDegraded = false;
+
+  override init(): void {
+    super.init();
+    this.probeCanary();
+  }
+
+  /**
+   * From 4.14 the canary route is a spec.subdomain route (canary/route.go), so its host stays under the default
+   * IngressController's domain, the installed one; 4.12/4.13 generate a host the agent moves to the new domain.
+   */
+  private probeCanary(): void {
+    if (minorVersion(this.ctx.opts.version) >= 14) {
+      const host = `canary-openshift-ingress-canary.${clusterNames(this.ctx.opts).apps}`;
+      const now = this.ctx.clock.now();
+      if (this.ctx.names.resolves(host)) this.canaryFailingSince = undefined;
+      else this.canaryFailingSince ??= now;
+      const degraded = this.canaryFailingSince !== undefined && now - this.canaryFailingSince >= CANARY_GRACE_MS;
+      if (degraded !== this.canaryDegraded) {
+        this.canaryDegraded = degraded;
+        this.ctx.log(degraded ? `ingress: canary checks failing for ${host}: lookup ${host}: no such host` : 'ingress: canary checks succeed again');
+        this.safely('reconcile', () => this.reconcile());
+      }
+    }
+    this.ctx.clock.after(CANARY_CHECK_EVERY_MS, () => this.probeCanary());
+  }
+
   protected desired(): Desired<IngressConfig> {
+    if (this.canaryDegraded) return { problem: CANARY_DEGRADED };
     const ic = this.ctx.store.get(R.ingressControllers, 'default', OPERATOR_NS);
     const secretName = (ic?.spec as { defaultCertificate?: { name?: string } } | undefined)?.defaultCertificate?.name || GENERATED_DEFAULT_CERT;
     const secret = this.ctx.store.get(R.secrets, secretName, OPERAND_NS);

@@ -1,0 +1,71 @@
+// The node answers for its own names, independent of the site's DNS (DESIGN.md section 2; issue 14 item 2).
+// kubelet and every MCO-rendered kubeconfig reach the API as api-int.<cluster>.<installed domain>
+// (Infrastructure status.apiServerInternalURL: machine-config-operator release-4.14 pkg/operator/sync.go), and
+// from 4.14 the ingress canary probes canary-openshift-ingress-canary.apps.<installed domain> through DNS every
+// minute (cluster-ingress-operator release-4.14 pkg/operator/controller/canary/). Nobody publishes the factory
+// domain at an edge site.
+//
+// The same arrangement assisted-service gives single-node clusters in 50-master-dnsmasq-configuration
+// (openshift/assisted-service master internal/network/manifests_generator.go: snoDnsmasqConf,
+// forceDnsDispatcherScript, dnsMachineConfigManifest): a dnsmasq on the node that answers `address=` records
+// for api, api-int and apps, a NetworkManager dispatcher that puts the node's IP first in /etc/resolv.conf (so
+// pods, through CoreDNS's upstreams, resolve the same way), and rc-manager=unmanaged so NetworkManager leaves
+// that file alone. lifecycle-agent rewrites that MachineConfig's overrides after a pivot
+// (openshift-kni/lifecycle-agent internal/common/consts.go DnsmasqOverrides, DnsmasqMachineConfigName;
+// lca-cli/postpivot/postpivot.go setDnsMasqConfiguration).
+//
+// Where the node has that MachineConfig its dnsmasq already runs (and reads /etc/dnsmasq.d): ours stays off
+// (ConditionPathExists) and our dispatcher does nothing, so the two never compete for port 53 or resolv.conf;
+// our records go into /etc/dnsmasq.d, which either dnsmasq reads. The records: `prepare` writes the installed
+// names (to the stable internal IP), the agent writes the new names (to the site address) at the site.
+
+import { ASSISTED_DNSMASQ_MARKERS, clusterRecords, DNSMASQ_DIR, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_DISPATCHER, LOCAL_DNS_ENV, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
+
+export { ASSISTED_DNSMASQ_MARKERS, clusterRecords, DNSMASQ_DIR, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_DISPATCHER, LOCAL_DNS_ENV, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF };
+
+export function renderLocalDnsUnit(): string {
+  return `[Unit]
+Description=sno-reconfigure: local DNS for the cluster's own names
+ConditionPathExists=!${ASSISTED_DNSMASQ_MARKERS.configScript}
+Before=kubelet.service crio.service
+After=network.target
+
+[Service]
+ExecStart=/usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --conf-dir=${DNSMASQ_DIR},.rpmnew,.rpmsave,.rpmorig
+Restart=always
+RestartSec=2
+
+[Install]
+WantedBy=multi-user.target
+`;
+}
+
+export function renderLocalDnsNmConf(): string {
+  return '[main]\nrc-manager=unmanaged\n';
+}
+
+/** NetworkManager dispatcher: NetworkManager's resolv.conf with the node's own dnsmasq as the first nameserver. */
+export function renderLocalDnsDispatcher(): string {
+  return `#!/bin/bash
+# sno-reconfigure: the node's dnsmasq first in /etc/resolv.conf (as assisted-service's forcedns, which wins).
+[ -e ${ASSISTED_DNSMASQ_MARKERS.dispatcher} ] && exit 0
+case "\${2:-}" in
+  up|dhcp4-change|dhcp6-change|connectivity-change|reapply) ;;
+  *) exit 0 ;;
+esac
+[ -r ${LOCAL_DNS_ENV} ] || exit 0
+# shellcheck source=/dev/null
+. ${LOCAL_DNS_ENV}
+[ -n "\${LOCAL_DNS_IP:-}" ] || exit 0
+base=/run/NetworkManager/resolv.conf
+[ -r "$base" ] || exit 0
+tmp=$(mktemp /etc/.sno-reconfigure-resolv.XXXXXX) || exit 0
+{
+  echo "nameserver $LOCAL_DNS_IP"
+  grep -v -e '^#' -e "^nameserver $LOCAL_DNS_IP\\$" "$base"
+} > "$tmp"
+chmod 0644 "$tmp"
+mv -f "$tmp" /etc/resolv.conf
+exit 0
+`;
+}

@@ -1,0 +1,50 @@
+// The agent's own credential after a long shipment (issue 14 item 3): the node-kubeconfig's client
+// certificate expired in storage, so the API answers 401. The agent falls back to the kube-apiserver's
+// localhost-recovery-client token and finishes; without that token it says "credential expired" instead of
+// waiting for an API that is up.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { startScenario, siteConfigFor } from '../../support/scenario';
+import { TestClient } from '../../sim/cluster/testing';
+import { kubeRequest } from '../../sim/cluster/kube-http';
+import { RECOVERY_CLIENT_USER } from '../../sim/index';
+
+test('100 days in storage: the expired node-kubeconfig certificate is refused, the recovery token takes over, the run succeeds', async () => {
+  const s = await startScenario({ sim: { version: '4.14.12', poweredOffDays: 100 } });
+  try {
+    // The simulated cluster refuses the expired certificate even on /readyz, as kube-apiserver does.
+    const expired = TestClient.fromKubeconfig(s.sim.kubeconfigs.localhostRecovery);
+    s.sim.startKubelet();
+    await s.sim.waitFor(() => s.sim.apiUp(), 20_000, 'API up');
+    assert.equal((await kubeRequest(expired.creds, 'GET', '/readyz', undefined, { timeoutMs: 2000 })).status, 401);
+    assert.ok(await TestClient.fromKubeconfig(s.sim.kubeconfigs.admin).readyz(), 'a valid credential gets ok');
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
+    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    assert.equal(res.code, 0, `exit 0\n${res.stdout.slice(-3000)}\n${res.stderr}`);
+    const switched = res.logs.filter((l) => /the API refused the client certificate of .*localhost-recovery\.kubeconfig \(HTTP 401: it has expired\); continuing with the localhost-recovery-client token \(\/etc\/kubernetes\/static-pod-resources\/kube-apiserver-pod-10\/secrets\/localhost-recovery-client-token\/token\)/.test(l.msg));
+    assert.equal(switched.length, 1, res.logs.map((l) => l.msg).filter((m) => /refused|credential/.test(m)).join('\n'));
+    assert.ok(s.sim.api.requests.some((r) => r.user === RECOVERY_CLIENT_USER && r.method !== 'GET'), 'the cluster changes were made with the recovery token');
+    const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { result: string };
+    assert.equal(report.result, 'succeeded');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('without a recovery token, a refused credential is reported as expired, not as an API that is not ready', async () => {
+  const s = await startScenario({ sim: { version: '4.14.12', poweredOffDays: 100 }, recoveryToken: false });
+  try {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { apiReady: '30m', settleStability: '2s' } } }) });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(res.code, 1, res.stdout.slice(-3000));
+    const errors = res.logs.filter((l) => l.level === 'error').map((l) => l.msg).join('\n');
+    assert.match(errors, /the Kubernetes API at \S+ refuses the agent's credential: credential expired: the API refused the client certificate of \S+localhost-recovery\.kubeconfig/);
+    assert.doesNotMatch(errors, /did not become ready/);
+    const status = readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), 'utf8');
+    assert.match(status, /Copy an admin kubeconfig that still works/);
+  } finally {
+    await s.cleanup();
+  }
+});

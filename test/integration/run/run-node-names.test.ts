@@ -1,0 +1,57 @@
+// The node's own names at the site (issue 14 item 2): kubelet dials api-int.<cluster>.<installed domain>, so
+// before kubelet starts that name must resolve on the node to one of the node's addresses, or the network
+// change is rolled back; the new names go into the node-local DNS. (Stand-in getent answers from the root's
+// /etc/dnsmasq.d records like the node's dnsmasq, and 192.0.2.10 — the site's DNS — for anything else.)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/paths';
+import { INSTALLED_NAMES_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF, clusterRecords, dnsmasqRecords } from '../../../src/render/local-dns';
+import { startScenario, siteConfigFor, type Scenario } from '../../support/scenario';
+
+/** The node as the factory left it: kubelet's bootstrap kubeconfig (server = api-int), our DNS unit, and optionally prepare's records. */
+function factoryNode(s: Scenario, withInstalledRecords: boolean): void {
+  const file = (p: string, text: string) => {
+    mkdirSync(path.dirname(path.join(s.node.root, p)), { recursive: true });
+    writeFileSync(path.join(s.node.root, p), text);
+  };
+  const installed = `${s.sim.options.clusterName}.${s.sim.options.baseDomain}`;
+  file(KUBELET_BOOTSTRAP_KUBECONFIG, `apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: https://api-int.${installed}:6443\n`);
+  file(`/etc/systemd/system/${LOCAL_DNS_UNIT}`, '[Unit]\n');
+  if (withInstalledRecords) file(INSTALLED_NAMES_CONF, dnsmasqRecords('installed names', clusterRecords(installed, s.sim.options.nodeIPs[0]!, true)));
+}
+
+test('api-int resolves to the node through its local DNS: the network commits, the new names are published locally', async () => {
+  const s = await startScenario();
+  try {
+    factoryNode(s, true);
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(res.code, 0, `exit 0\n${res.stdout.slice(-3000)}\n${res.stderr}`);
+    const ip = s.sim.options.nodeIPs[0]!;
+    assert.equal(readFileSync(path.join(s.node.root, SITE_NAMES_CONF), 'utf8').split('\n').filter((l) => l.startsWith('address=')).join('\n'), `address=/api.sno1.store42.example.com/${ip}\naddress=/apps.sno1.store42.example.com/${ip}`);
+    assert.ok(s.node.calls('systemctl').some((c) => c.args.join(' ') === `try-restart ${LOCAL_DNS_UNIT} dnsmasq.service`));
+    const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { changes: { target: string; detail?: string }[] };
+    const network = report.changes.find((c) => c.target === 'eno1');
+    assert.match(network?.detail ?? '', /resolve api-int\.sno1\.factory\.example\.com: 192\.168\.111\.20/);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('api-int does not resolve to the node (no local DNS, the site DNS does not know the factory domain): rolled back, saying why', async () => {
+  const s = await startScenario();
+  try {
+    factoryNode(s, false);
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { network: '20s', settleStability: '2s' } } }) });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.notEqual(res.code, 0);
+    const errors = res.logs.filter((l) => l.level === 'error').map((l) => l.msg).join('\n');
+    assert.match(errors, /the site network did not verify and was rolled back \(attempt 1 of 3\): resolve api-int\.sno1\.factory\.example\.com: resolves to 192\.0\.2\.10, not to an address of this node; kubelet reaches the API by this name, so it would never register/);
+    assert.deepEqual(s.node.nmstateHistory().slice(0, 2), ['apply --no-commit', 'rollback']);
+    assert.equal(s.sim.kubeletStarted, false, 'kubelet was not started');
+  } finally {
+    await s.cleanup();
+  }
+});
