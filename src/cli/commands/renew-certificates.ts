@@ -3,6 +3,7 @@
 // default ingress certificate (openshift-fidelity R4). It takes the config of record from the state
 // directory, re-issues from the same cluster signers what is due (80 % of its lifetime used, or everything
 // with --force), then waits for the rollouts this starts, as a run's settle step does.
+import { rideOutApiOutages } from '../../cluster/retry';
 import { realClock } from '../../engine/clock';
 import { Background, clusterOnce, makeContext } from '../../engine/context';
 import { Journal, readJournal } from '../../engine/journal';
@@ -65,7 +66,12 @@ Exit status: 0 renewed or nothing due, 1 failed (nothing half-done: run it again
     };
     try {
       const dryRun = boolOpt(args, 'dry-run');
-      const result = await renewDomainCertificates(context(domainStep), { force: boolOpt(args, 'force'), dryRun });
+      // The API restarts during rollouts (a renewal of a moment ago, an upgrade): ride that out as a run does.
+      const result = await rideOutApiOutages(() => renewDomainCertificates(context(domainStep), { force: boolOpt(args, 'force'), dryRun }), {
+        timer: realClock,
+        signal: base.signal,
+        onRetry: (err, delayMs) => log.warn({ err: (err as Error).message, retryInMs: delayMs }, 'the API is not available; trying again'),
+      });
       if (result.renewed.length === 0) {
         io.out(['Nothing to renew: no certificate the agent issued is due.', ...certificateLines(result.certificates).map((l) => `  ${l}`), ''].join('\n'));
         return EXIT_OK;

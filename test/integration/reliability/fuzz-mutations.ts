@@ -131,9 +131,28 @@ export const ODD_STRINGS = [
 
 const ODD_VALUES: Json[] = [0, -1, -0, 1.5, 2 ** 53 + 1, 1e308, true, false, null, [], {}, '', 'x', [null], [[]], [{}], { '': '' }, { '<<': 'merge' }];
 
+/** How deep a value nests (iteratively: a deep-nesting mutant must not overflow the measurement either). */
+function nestingDepth(v: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length > 0) {
+    const [x, d] = stack.pop()!;
+    deepest = Math.max(deepest, d);
+    if (x !== null && typeof x === 'object') for (const child of Object.values(x)) stack.push([child, d + 1]);
+  }
+  return deepest;
+}
+
+/** Values deeper than this are not copied (structuredClone recurses and overflows the stack on them). */
+const MAX_CLONE_DEPTH = 1_000;
+
 function clone<T>(v: T): T {
+  if (nestingDepth(v) > MAX_CLONE_DEPTH) throw new TooDeepToClone();
   return structuredClone(v);
 }
+
+/** A mutation that would copy a deep-nesting mutant's subtree is skipped, not crashed on. */
+class TooDeepToClone extends Error {}
 
 /** Mutations pick targets no deeper than this (a deep-nesting mutant must not overflow the mutator). */
 const MAX_TARGET_DEPTH = 40;
@@ -470,7 +489,12 @@ export function mutate(c: CaseFiles, seed: number, index: number): Mutant {
   const operators: string[] = [];
   for (let i = 0, tries = 0; i < count && tries < 20; tries++) {
     const op = pick(rnd, STRUCTURAL);
-    const what = op.apply(doc, rnd);
+    let what: string | undefined;
+    try {
+      what = op.apply(doc, rnd);
+    } catch (e) {
+      if (!(e instanceof TooDeepToClone)) throw e;
+    }
     if (what === undefined) continue;
     steps.push(what);
     operators.push(op.name);
