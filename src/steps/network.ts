@@ -95,6 +95,8 @@ export const networkStep: Step = {
         action: 'apply',
         detail: `nmstatectl apply with a checkpoint; ${checks.length ? `verify ${checks.join(', ')}` : 'no verification checks given'}; commit, or roll back on failure`,
       },
+      // Asked now, from here: at the site the run asks again after the change and reports what it finds.
+      ...(await siteDnsWarnings(ctx)).map((warning): Change => ({ kind: 'DNS', target: 'the site DNS servers in spec.network', action: 'leave', detail: warning })),
     ];
   },
 

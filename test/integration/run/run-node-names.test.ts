@@ -55,3 +55,25 @@ test('api-int does not resolve to the node (no local DNS, the site DNS does not 
     await s.cleanup();
   }
 });
+
+test("the site's DNS is asked for the new names (through the node's dig): a warning when it lacks them, none when it has them", async () => {
+  for (const published of [false, true]) {
+    const s = await startScenario();
+    try {
+      factoryNode(s, true);
+      const ip = s.sim.options.nodeIPs[0]!;
+      if (published) writeFileSync(path.join(s.node.standinDir, 'site-dns'), `api.sno1.store42.example.com ${ip}\nconsole-openshift-console.apps.sno1.store42.example.com ${ip}\n`);
+      s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
+      const res = await s.run(['--once'], { timeoutMs: 180_000 });
+      assert.equal(res.code, 0, res.stdout.slice(-2000));
+      const digs = s.node.calls('dig').map((c) => c.args.join(' '));
+      assert.ok(digs.some((d) => d.startsWith(`+short +time=2 +tries=1 @${ip.replace(/\.\d+$/, '.1')} api.sno1.store42.example.com`)), digs.join('\n'));
+      const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { warnings: string[] };
+      const dnsWarnings = report.warnings.filter((w) => w.startsWith("the site's DNS does not resolve"));
+      if (published) assert.deepEqual(dnsWarnings, []);
+      else assert.match(dnsWarnings[0] ?? '', /^the site's DNS does not resolve api\.sno1\.store42\.example\.com \(not resolved \(.*no A record.*\)\): clients outside the node need api\.sno1\.store42\.example\.com and \*\.apps\.sno1\.store42\.example\.com there$/);
+    } finally {
+      await s.cleanup();
+    }
+  }
+});

@@ -268,6 +268,26 @@ function getent() {
   process.stdout.write(`${ip}      STREAM ${name}\n${ip}      DGRAM\n`);
 }
 
+/**
+ * `dig +short @SERVER NAME TYPE`: the site's DNS. It knows the names listed in <standin dir>/site-dns, one
+ * "NAME ADDRESS" a line (a test publishes the new names there); anything else gets no answer, as NXDOMAIN
+ * prints nothing with +short. No query leaves this machine.
+ */
+function dig() {
+  const name = args.find((a) => !a.startsWith('+') && !a.startsWith('@') && a.includes('.'));
+  const type = args[args.length - 1];
+  let text = '';
+  try {
+    text = fs.readFileSync(p('site-dns'), 'utf8');
+  } catch {
+    // no records published
+  }
+  for (const line of text.split('\n')) {
+    const [n, address] = line.trim().split(/\s+/);
+    if (n === name && address && (type === 'AAAA') === address.includes(':')) process.stdout.write(`${address}\n`);
+  }
+}
+
 function ip() {
   const addrs = (process.env.STANDIN_NODE_IPS || '').split(',').filter(Boolean);
   process.stdout.write(JSON.stringify([{ ifindex: 1, ifname: 'lo', addr_info: [{ family: 'inet', local: '127.0.0.1', scope: 'host' }] }, { ifindex: 2, ifname: 'br-ex', addr_info: addrs.map((a) => ({ family: a.includes(':') ? 'inet6' : 'inet', local: a, scope: 'global' })) }]));
@@ -282,6 +302,7 @@ const tools = {
   blkid,
   ping,
   getent,
+  dig,
   ip,
   'systemd-notify': () => failIfAsked(),
   agetty: () => failIfAsked(),
