@@ -234,7 +234,10 @@ export class ApiServer {
     this.records.length = 0;
   }
 
-  /** Brings the API up (listening) or down (connections refused, open connections and watches cut). */
+  /**
+   * Brings the API up (listening) or down (connections refused, open connections and watches cut). Coming up
+   * is a kube-apiserver (re)start: the watch history is gone, so watches from an older resourceVersion get 410.
+   */
   setUp(up: boolean): Promise<void> {
     this.transition = this.transition.then(() => this.applyUp(up && !this.faultState.neverUp && !this.closed));
     return this.transition;
@@ -326,6 +329,12 @@ export class ApiServer {
           resolve();
         });
       });
+      // A kube-apiserver that starts (after a new static-pod revision, a node reboot, or the first boot) builds
+      // its watch cache from a fresh LIST of etcd: it can serve watches only from that resourceVersion on, and
+      // answers older ones with 410 "too old resource version" (kubernetes/kubernetes release-1.29
+      // staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go getAllEventsSinceLocked: oldest =
+      // listResourceVersion + 1). Clients must relist, as client-go's reflector does.
+      this.store.compact();
       this.listening = true;
       return;
     }
