@@ -24,6 +24,7 @@ import {
   conflict,
   forbidden,
   internalError,
+  invalid,
   methodNotAllowed,
   noSuchResource,
   notFound,
@@ -538,6 +539,7 @@ export class ApiServer {
       case 'update': {
         const obj = this.checkNamespace(parsed as KubeObject, route);
         this.checkName(obj, route);
+        this.requireResourceVersion(served, obj, route);
         const updated = store.updateObject(served.type, obj, (route.subresource ?? 'main') as UpdatePath, { actor: identity, dryRun });
         return this.send(res, 200, updated);
       }
@@ -591,6 +593,19 @@ export class ApiServer {
     if (md.namespace && md.namespace !== route.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     md.namespace = route.namespace;
     return { ...obj, metadata: md };
+  }
+
+  /**
+   * A PUT without metadata.resourceVersion to an existing object of a kind that does not allow unconditional
+   * updates is refused, naming the resource (not the kind) as the real message does (kubernetes/kubernetes
+   * release-1.29 staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go Update: "must be
+   * specified for an update", the uint64 0 printed by field.Invalid as 0x0).
+   */
+  private requireResourceVersion(served: ServedResource, obj: KubeObject, route: ResourceRoute): void {
+    if (served.allowsUnconditionalUpdate || obj.metadata?.resourceVersion) return;
+    const name = route.name ?? '';
+    if (!this.store.get(served.type, name, route.namespace)) return; // the store answers 404
+    throw invalid({ ...served.type, kind: served.type.plural }, name, [{ field: 'metadata.resourceVersion', reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update' }]);
   }
 
   private checkName(obj: KubeObject, route: ResourceRoute): void {
