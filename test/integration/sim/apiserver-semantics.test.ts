@@ -77,4 +77,59 @@ describe('simulated API server: Kubernetes semantics', () => {
       assert.equal(secret.status, 200);
     });
   });
+
+  describe('CEL validation rules (x-kubernetes-validations)', () => {
+    const message = (r: { body: unknown }) => (r.body as { message: string }).message;
+
+    test('images.config: blockedRegistries together with allowedRegistries is a 422 with the rule message', async () => {
+      const cur = (await admin.get(`${IMAGES}/cluster`)).body as Obj;
+      const both = await admin.request('PUT', `${IMAGES}/cluster`, { body: { ...cur, spec: { registrySources: { blockedRegistries: ['bad.example.com'], allowedRegistries: ['quay.io'] } } } });
+      assert.equal(both.status, 422);
+      assert.equal(message(both), 'Image.config.openshift.io "cluster" is invalid: spec.registrySources: Invalid value: "object": Only one of blockedRegistries or allowedRegistries may be set');
+      const one = await admin.request('PUT', `${IMAGES}/cluster`, { body: { ...cur, spec: { registrySources: { allowedRegistries: ['quay.io', '*.example.com'] } } } });
+      assert.equal(one.status, 200);
+      const badEntry = await admin.request('PATCH', `${IMAGES}/cluster`, { body: { spec: { registrySources: { allowedRegistries: ['quay.io', 'not a registry'] } } } });
+      assert.equal(badEntry.status, 422, 'each list entry is checked by its own rule');
+      assert.match(message(badEntry), /spec\.registrySources\.allowedRegistries\[1\]: Invalid value: "string": /);
+    });
+
+    test('IngressController: Kubernetes CEL libraries (format, duration, int comparisons) and the root rule', async () => {
+      const patch = (spec: unknown) => admin.request('PATCH', `${INGRESS_CONTROLLERS}/default`, { body: { spec } });
+      const domain = await patch({ domain: 'Apps_Example.com' });
+      assert.equal(domain.status, 422);
+      assert.match(message(domain), /spec\.domain: Invalid value: "string": domain must consist of lower case alphanumeric characters, '-' or '\.', and must start and end with an alphanumeric character/);
+      const keepAlive = await patch({ tuningOptions: { httpKeepAliveTimeout: '20m' } });
+      assert.equal(keepAlive.status, 422);
+      assert.match(message(keepAlive), /spec\.tuningOptions\.httpKeepAliveTimeout: Invalid value: "string": httpKeepAliveTimeout must be less than or equal to 15 minutes/);
+      const connections = await patch({ tuningOptions: { maxConnections: 5 } });
+      assert.equal(connections.status, 422);
+      assert.match(message(connections), /maxConnections must be 0, -1, or between 2000 and 2000000/);
+      assert.equal((await patch({ domain: 'apps.example.com', tuningOptions: { maxConnections: 2000, httpKeepAliveTimeout: '90s' } })).status, 200);
+      // 240 characters: within the field's maxLength (244), too long for "router-default.<domain>" (253).
+      const long = await patch({ domain: `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(53)}.com` });
+      assert.equal(long.status, 422);
+      assert.match(message(long), /<nil>: Invalid value: "object": The combined 'router-' \+ metadata\.name \+ '\.' \+ \.spec\.domain cannot exceed 253 characters/);
+    });
+
+    test('Route: certificate together with externalCertificate, and passthrough with insecure Allow, are refused', async () => {
+      const route = (name: string, tls: unknown) => ({ apiVersion: 'route.openshift.io/v1', kind: 'Route', metadata: { name }, spec: { host: `${name}.apps.example.com`, to: { kind: 'Service', name }, tls } });
+      const both = await admin.request('POST', ROUTES, { body: route('both', { termination: 'edge', certificate: 'PEM', externalCertificate: { name: 'secret' } }) });
+      assert.equal(both.status, 422);
+      assert.match(message(both), /spec\.tls: Invalid value: "object": cannot have both spec\.tls\.certificate and spec\.tls\.externalCertificate/);
+      const allow = await admin.request('POST', ROUTES, { body: route('allow', { termination: 'passthrough', insecureEdgeTerminationPolicy: 'Allow' }) });
+      assert.equal(allow.status, 422);
+      assert.equal((await admin.request('POST', ROUTES, { body: route('fine', { termination: 'passthrough', insecureEdgeTerminationPolicy: 'Redirect' }) })).status, 201);
+    });
+
+    test('transition rules (oldSelf) apply on updates only', async () => {
+      const INFRA = '/apis/config.openshift.io/v1/infrastructures';
+      const created = await admin.request('POST', INFRA, { body: { apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', metadata: { name: 'cluster' }, spec: { platformSpec: { type: 'External', external: { platformName: 'Unknown' } } } } });
+      assert.equal(created.status, 201, 'no old value on create: the transition rule is not evaluated');
+      const external = (platformName: string) => admin.request('PATCH', `${INFRA}/cluster`, { body: { spec: { platformSpec: { external: { platformName } } } } });
+      assert.equal((await external('acme')).status, 200, "'Unknown' may be replaced once");
+      const changed = await external('other');
+      assert.equal(changed.status, 422);
+      assert.equal(message(changed), 'Infrastructure.config.openshift.io "cluster" is invalid: spec.platformSpec.external.platformName: Invalid value: "string": platform name cannot be changed once set');
+    });
+  });
 });
