@@ -89,6 +89,8 @@ export interface ValidationResult {
   errors: FieldError[];
   /** The object after pruning and defaulting: what the server would store. */
   pruned: unknown;
+  /** Paths of the fields pruning dropped ("spec.foo", "spec.items[0].bar"). */
+  unknownFields: string[];
 }
 
 export interface CrdInfo {
@@ -310,7 +312,8 @@ function clone<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
-function pruneAndDefault(value: unknown, schema: JsonSchema, root: boolean): unknown {
+/** Drops unknown fields (their paths go to `unknown`, as the decoder reports them) and fills in defaults. */
+function pruneAndDefault(value: unknown, schema: JsonSchema, root: boolean, at = '', unknown: string[] = []): unknown {
   if (isPlainObject(value)) {
     const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
     const props = schema.properties;
@@ -323,17 +326,19 @@ function pruneAndDefault(value: unknown, schema: JsonSchema, root: boolean): unk
         continue;
       }
       if (root && key === 'metadata') {
+        if (isPlainObject(v)) for (const k of Object.keys(v).filter((k) => !OBJECT_META_FIELDS.has(k))) unknown.push(`metadata.${k}`);
         out[key] = isPlainObject(v) ? Object.fromEntries(Object.entries(v).filter(([k]) => OBJECT_META_FIELDS.has(k))) : v;
         continue;
       }
       const sub = props?.[key] ?? additional;
       if (sub) {
         if (v === null && !sub.nullable) continue; // nulls of non-nullable fields are pruned (then defaulted)
-        out[key] = pruneAndDefault(v, sub, false);
+        out[key] = pruneAndDefault(v, sub, false, child(at, key), unknown);
       } else if (preserve || schema.additionalProperties === true) {
         out[key] = v;
+      } else {
+        unknown.push(child(at, key)); // unknown field, dropped
       }
-      // else: unknown field, dropped
     }
     for (const [key, sub] of Object.entries(props ?? {})) {
       if (!(key in out) && sub.default !== undefined) out[key] = pruneAndDefault(clone(sub.default), sub, false);
@@ -342,7 +347,7 @@ function pruneAndDefault(value: unknown, schema: JsonSchema, root: boolean): unk
   }
   if (Array.isArray(value) && schema.items) {
     const items = schema.items;
-    return value.map((v) => pruneAndDefault(v, items, false));
+    return value.map((v, i) => pruneAndDefault(v, items, false, `${at}[${i}]`, unknown));
   }
   return value;
 }
@@ -618,7 +623,8 @@ function eachSchema(schema: JsonSchema, visit: (s: JsonSchema) => void): void {
  * openAPIV3Schema). Used for the CRDs and for the types the simulator describes in code.
  */
 export function validateAgainstSchema(schema: JsonSchema, obj: unknown, old?: unknown): ValidationResult {
-  const pruned = pruneAndDefault(clone(obj), schema, true);
+  const unknownFields: string[] = [];
+  const pruned = pruneAndDefault(clone(obj), schema, true, '', unknownFields);
   const ctx: Ctx = { errors: [] };
   const rootSchema: JsonSchema = { ...schema, properties: { ...schema.properties } };
   // metadata is ObjectMeta, validated by the generic metadata rules, not by the CRD's `type: object`.
@@ -631,7 +637,7 @@ export function validateAgainstSchema(schema: JsonSchema, obj: unknown, old?: un
       validateCelRules(ctx, pruned, rootSchema, '', old, old !== undefined);
     }
   }
-  return { errors: ctx.errors, pruned };
+  return { errors: ctx.errors, pruned, unknownFields };
 }
 
 interface CrdDocument {

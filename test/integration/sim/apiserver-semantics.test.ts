@@ -132,4 +132,60 @@ describe('simulated API server: Kubernetes semantics', () => {
       assert.equal(message(changed), 'Infrastructure.config.openshift.io "cluster" is invalid: spec.platformSpec.external.platformName: Invalid value: "string": platform name cannot be changed once set');
     });
   });
+
+  describe('query parameters, unknown fields and anonymous requests', () => {
+    test('boolean flags: anything but "0" or "false" is true (watch=True is a watch, watch=0 a list)', async () => {
+      await admin.request('POST', CM, { body: { metadata: { name: 'flags' } } });
+      for (const value of ['True', '1', 'yes', '']) {
+        const r = await admin.get(CM, { watch: value, timeoutSeconds: '1', fieldSelector: 'metadata.name=flags' });
+        assert.equal(r.status, 200);
+        assert.deepEqual(JSON.parse(r.text.split('\n')[0]).type, 'ADDED', `watch=${value} streams events`);
+      }
+      for (const value of ['0', 'false', 'False']) {
+        const r = await admin.get(CM, { watch: value, fieldSelector: 'metadata.name=flags' });
+        assert.equal((r.body as { kind: string }).kind, 'ConfigMapList', `watch=${value} lists`);
+      }
+    });
+
+    test('unknown fields: dropped with a Warning header, 400 with fieldValidation=Strict, silent with Ignore', async () => {
+      const warned = await admin.request('PATCH', `${IMAGES}/cluster`, { body: { spec: { bogus: 1, externalRegistryHostnames: ['r.example.com'] } } });
+      assert.equal(warned.status, 200);
+      assert.equal(warned.headers.warning, '299 - "unknown field \\"spec.bogus\\""');
+      assert.equal((warned.body as { spec: Record<string, unknown> }).spec.bogus, undefined);
+      const strict = await admin.request('PATCH', `${IMAGES}/cluster`, { body: { spec: { bogus: 1 } }, query: { fieldValidation: 'Strict' } });
+      assert.equal(strict.status, 400);
+      assert.equal((strict.body as { message: string }).message, 'Image in version "v1" cannot be handled as a Image: strict decoding error: unknown field "spec.bogus"');
+      const ignored = await admin.request('PATCH', `${IMAGES}/cluster`, { body: { spec: { bogus: 2 } }, query: { fieldValidation: 'Ignore' } });
+      assert.equal(ignored.status, 200);
+      assert.equal(ignored.headers.warning, undefined);
+      const unknownValue = await admin.request('PATCH', `${IMAGES}/cluster`, { body: { spec: {} }, query: { fieldValidation: 'Loose' } });
+      assert.equal(unknownValue.status, 422);
+      assert.equal((unknownValue.body as { message: string }).message, 'PatchOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn"');
+    });
+
+    test('dryRun: only "All" is accepted (and writes nothing); any other value is refused before writing', async () => {
+      const refused = await admin.request('POST', CM, { body: { metadata: { name: 'dry' } }, query: { dryRun: 'true' } });
+      assert.equal(refused.status, 422);
+      assert.equal((refused.body as { message: string }).message, 'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{"true"}: supported values: "All"');
+      assert.equal((await admin.get(`${CM}/dry`)).status, 404, 'nothing was written');
+      const dry = await admin.request('POST', CM, { body: { metadata: { name: 'dry' } }, query: { dryRun: 'All' } });
+      assert.equal(dry.status, 201);
+      assert.equal((await admin.get(`${CM}/dry`)).status, 404, 'a dry run stores nothing');
+      const del = await admin.request('DELETE', `${CM}/flags`, { query: { dryRun: 'yes' } });
+      assert.equal(del.status, 422);
+      assert.equal((await admin.get(`${CM}/flags`)).status, 200);
+    });
+
+    test('a request without credentials is system:anonymous: 403 from RBAC, not 401', async () => {
+      const anon = new SimClient(server, { anonymous: true });
+      try {
+        const r = await anon.get(CM);
+        assert.equal(r.status, 403);
+        assert.equal((r.body as { message: string }).message, 'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "shop"');
+        assert.equal((await anon.get('/readyz')).status, 200);
+      } finally {
+        anon.close();
+      }
+    });
+  });
 });

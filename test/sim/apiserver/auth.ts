@@ -44,7 +44,16 @@ function withAuthenticated(id: Identity): Identity {
   return id.groups.includes('system:authenticated') ? id : { user: id.user, groups: [...id.groups, 'system:authenticated'] };
 }
 
-/** The identity of a request, or undefined for an anonymous one. */
+/**
+ * Who a request without any credentials is. OpenShift's kube-apiserver keeps anonymous authentication on, so
+ * such a request is authenticated as system:anonymous and then refused by RBAC with 403; only credentials
+ * that fail to verify (an unknown token, a certificate from another CA) give 401 (kubernetes/kubernetes
+ * release-1.29 pkg/kubeapiserver/authenticator/config.go: union.NewFailOnError(authenticator,
+ * anonymous.NewAuthenticator())).
+ */
+export const ANONYMOUS: Identity = { user: 'system:anonymous', groups: ['system:unauthenticated'] };
+
+/** The identity of a request: ANONYMOUS without credentials, undefined when the credentials presented fail. */
 export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, Identity>): Identity | undefined {
   const socket = req.socket as TLSSocket;
   if (socket.authorized) {
@@ -63,7 +72,8 @@ export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, I
     const id = tokens.get(m[1]);
     if (id) return withAuthenticated(id);
   }
-  return undefined;
+  const presentedCertificate = Object.keys(socket.getPeerCertificate?.() ?? {}).length > 0;
+  return header === undefined && !presentedCertificate ? ANONYMOUS : undefined;
 }
 
 const READ = ['get', 'list', 'watch'];

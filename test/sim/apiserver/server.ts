@@ -13,7 +13,7 @@ import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../../src/cluster/types';
 import type { ApiFaults, Identity } from '../store-types';
 import { issueClientCert, issueServerCert, sharedCa, writeKubeconfig, type CertificateAuthority } from '../pki';
-import { authenticate, authorize, type AccessRule } from './auth';
+import { ANONYMOUS, authenticate, authorize, type AccessRule } from './auth';
 import { apiGroupDoc, apiGroupList, apiResourceList, apiVersions } from './discovery';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch';
 import { apiVersionOf, openShiftMinor, type ServedResource } from './resources';
@@ -124,6 +124,39 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 
 function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/**
+ * A boolean query parameter as the server decodes it: present with any value but "0" or "false" is true
+ * (kubernetes/kubernetes release-1.29 staging/src/k8s.io/apimachinery/pkg/runtime/conversion.go
+ * Convert_Slice_string_To_bool), so `watch=True` and a bare `watch` both watch.
+ */
+function queryFlag(q: URLSearchParams, name: string): boolean {
+  if (!q.has(name)) return false;
+  const value = q.get(name) ?? '';
+  return value !== '0' && value.toLowerCase() !== 'false';
+}
+
+const OPTIONS_KIND: Record<string, string> = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' };
+const FIELD_VALIDATION_VALUES = ['', 'Ignore', 'Strict', 'Warn'];
+
+/**
+ * The write options a request carries, validated as the handlers do before anything else (apimachinery
+ * pkg/apis/meta/v1/validation/validation.go ValidateDryRun / ValidateFieldValidation: a 422 on
+ * CreateOptions.meta.k8s.io ""): dryRun only "All", fieldValidation one of Ignore/Warn/Strict.
+ */
+function writeOptions(method: string, q: URLSearchParams): { dryRun: boolean; fieldValidation: 'Ignore' | 'Warn' | 'Strict' } {
+  const dryRun = q.getAll('dryRun');
+  const fieldValidation = q.get('fieldValidation') ?? '';
+  const kind = { group: 'meta.k8s.io', version: 'v1', plural: '', kind: OPTIONS_KIND[method] ?? 'CreateOptions', namespaced: false };
+  if (dryRun.some((v) => v !== 'All')) {
+    throw invalid(kind, '', [{ field: 'dryRun', reason: 'FieldValueNotSupported', message: `Unsupported value: []string{${dryRun.map((v) => JSON.stringify(v)).join(', ')}}: supported values: "All"` }]);
+  }
+  if (method !== 'DELETE' && !FIELD_VALIDATION_VALUES.includes(fieldValidation)) {
+    const supported = FIELD_VALIDATION_VALUES.map((v) => JSON.stringify(v)).join(', ');
+    throw invalid(kind, '', [{ field: 'fieldValidation', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(fieldValidation)}: supported values: ${supported}` }]);
+  }
+  return { dryRun: dryRun.length > 0, fieldValidation: (fieldValidation || 'Warn') as 'Ignore' | 'Warn' | 'Strict' };
 }
 
 function stripTypeMeta(obj: KubeObject): KubeObject {
@@ -403,6 +436,12 @@ export class ApiServer {
     }
     if (!identity) return this.fail(res, unauthorized());
     const segments = p.split('/').filter(Boolean).map(decodeURIComponent);
+    const resourcePath = (segments[0] === 'api' && segments.length > 2) || (segments[0] === 'apis' && segments.length > 3);
+    if (identity === ANONYMOUS && !resourcePath) {
+      // Discovery and the OpenAPI documents are for system:authenticated (system:discovery); anonymous users
+      // see only the public-info paths (/healthz, /livez, /readyz, /version).
+      return this.fail(res, new SimApiError(403, 'Forbidden', `forbidden: User "${ANONYMOUS.user}" cannot ${(req.method ?? 'GET').toLowerCase()} path "${p}"`, {}));
+    }
 
     // Discovery
     if (p === '/api') return this.send(res, 200, apiVersions(`${this.host}:${this.port}`));
@@ -471,7 +510,7 @@ export class ApiServer {
     const { served } = route;
     const method = req.method ?? 'GET';
     const q = url.searchParams;
-    const watch = q.get('watch') === 'true' || q.get('watch') === '1';
+    const watch = queryFlag(q, 'watch');
     if (route.subresource && !served.subresources.includes(route.subresource as never)) return this.fail(res, noSuchResource());
     const verb = this.verbOf(method, route, watch);
     if (!verb) return this.fail(res, methodNotAllowed());
@@ -499,7 +538,13 @@ export class ApiServer {
       return this.fail(res, conflict(served.type, route.name ?? bodyName ?? ''));
     }
 
-    const dryRun = q.get('dryRun') === 'All';
+    const { dryRun, fieldValidation } = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method) ? writeOptions(method, q) : { dryRun: false, fieldValidation: 'Warn' as const };
+    const warnings: string[] = [];
+    const sendWritten = (code: number, obj: KubeObject) => {
+      // One `Warning: 299 - "<text>"` header per warning (apiserver pkg/endpoints/filters/warning.go).
+      if (warnings.length > 0) res.setHeader('Warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+      this.send(res, code, obj);
+    };
     const store = this.store;
     switch (verb) {
       case 'get': {
@@ -521,7 +566,7 @@ export class ApiServer {
           labels: parseLabelSelector(q.get('labelSelector') ?? undefined),
           fields: parseFieldSelector(q.get('fieldSelector') ?? undefined, served),
           resourceVersion: q.get('resourceVersion') ?? undefined,
-          allowBookmarks: q.get('allowWatchBookmarks') === 'true',
+          allowBookmarks: queryFlag(q, 'allowWatchBookmarks'),
           bookmarkIntervalMs: this.bookmarkIntervalMs,
           timeoutMs: timeout * 1000,
         });
@@ -533,23 +578,23 @@ export class ApiServer {
       }
       case 'create': {
         const obj = this.checkNamespace(parsed as KubeObject, route);
-        const created = store.createObject(served.type, obj, { actor: identity, dryRun });
-        return this.send(res, 201, created);
+        const created = store.createObject(served.type, obj, { actor: identity, dryRun, fieldValidation, warnings });
+        return sendWritten(201, created);
       }
       case 'update': {
         const obj = this.checkNamespace(parsed as KubeObject, route);
         this.checkName(obj, route);
         this.requireResourceVersion(served, obj, route);
-        const updated = store.updateObject(served.type, obj, (route.subresource ?? 'main') as UpdatePath, { actor: identity, dryRun });
-        return this.send(res, 200, updated);
+        const updated = store.updateObject(served.type, obj, (route.subresource ?? 'main') as UpdatePath, { actor: identity, dryRun, fieldValidation, warnings });
+        return sendWritten(200, updated);
       }
       case 'patch': {
         const current = store.get(served.type, route.name ?? '', route.namespace);
         if (!current) return this.fail(res, notFound(served.type, route.name ?? ''));
         const patched = this.applyPatch(served, current, parsed, mediaType(req)) as KubeObject;
         this.checkName(patched, route);
-        const updated = store.updateObject(served.type, patched, (route.subresource ?? 'main') as UpdatePath, { actor: identity, dryRun });
-        return this.send(res, 200, updated);
+        const updated = store.updateObject(served.type, patched, (route.subresource ?? 'main') as UpdatePath, { actor: identity, dryRun, fieldValidation, warnings });
+        return sendWritten(200, updated);
       }
       case 'delete': {
         const pre = (parsed as { preconditions?: { uid?: string; resourceVersion?: string } } | undefined)?.preconditions;
