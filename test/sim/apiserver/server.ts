@@ -15,6 +15,7 @@ import type { ApiFaults, Identity } from '../store-types';
 import { issueClientCert, issueServerCert, sharedCa, writeKubeconfig, type CertificateAuthority } from '../pki';
 import { ANONYMOUS, authenticate, authorize, type AccessRule } from './auth';
 import { apiGroupDoc, apiGroupList, apiResourceList, apiVersions } from './discovery';
+import { openApiV3Document, openApiV3Root } from './openapi';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch';
 import { apiVersionOf, openShiftMinor, type ServedResource } from './resources';
 import { parseFieldSelector, parseLabelSelector } from './selectors';
@@ -441,6 +442,13 @@ export class ApiServer {
       // Discovery and the OpenAPI documents are for system:authenticated (system:discovery); anonymous users
       // see only the public-info paths (/healthz, /livez, /readyz, /version).
       return this.fail(res, new SimApiError(403, 'Forbidden', `forbidden: User "${ANONYMOUS.user}" cannot ${(req.method ?? 'GET').toLowerCase()} path "${p}"`, {}));
+    }
+
+    if (segments[0] === 'openapi' && segments[1] === 'v3') {
+      if (segments.length === 2) return this.send(res, 200, openApiV3Root(this.store.registry, this.kubeVersion));
+      const gv = segments[2] === 'api' && segments.length === 4 ? ['', segments[3]] : segments[2] === 'apis' && segments.length === 5 ? [segments[3], segments[4]] : undefined;
+      const doc = gv && openApiV3Document(this.store.registry, gv[0], gv[1], this.kubeVersion);
+      return doc ? this.send(res, 200, doc) : this.fail(res, noSuchResource());
     }
 
     // Discovery
