@@ -380,8 +380,8 @@ function typeMatches(value: unknown, schema: JsonSchema): boolean {
   }
 }
 
-/** Validates value against schema, recording errors. `old` is the correlated stored value (transition rules). */
-function validateValue(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, old: unknown, hasOld: boolean): void {
+/** Validates value against the schema's OpenAPI rules, recording errors (CEL rules: validateCelRules). */
+function validateValue(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string): void {
   const name = fieldPath || '.';
   if (value === null || value === undefined) {
     if ((schema.type || schema['x-kubernetes-int-or-string']) && !schema.nullable) {
@@ -403,10 +403,10 @@ function validateValue(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: 
 
   if (typeof value === 'string') validateString(ctx, value, schema, fieldPath, name);
   if (typeof value === 'number') validateNumber(ctx, value, schema, fieldPath, name);
-  if (Array.isArray(value)) validateArray(ctx, value, schema, fieldPath, name, old, hasOld);
-  if (isPlainObject(value)) validateObject(ctx, value, schema, fieldPath, name, old, hasOld);
+  if (Array.isArray(value)) validateArray(ctx, value, schema, fieldPath, name);
+  if (isPlainObject(value)) validateObject(ctx, value, schema, fieldPath, name);
 
-  validateCombinators(ctx, value, schema, fieldPath, name, old, hasOld);
+  validateCombinators(ctx, value, schema, fieldPath, name);
 }
 
 function validateString(ctx: Ctx, value: string, schema: JsonSchema, fieldPath: string, name: string): void {
@@ -440,22 +440,11 @@ function validateNumber(ctx: Ctx, value: number, schema: JsonSchema, fieldPath: 
   }
 }
 
-function validateArray(ctx: Ctx, value: unknown[], schema: JsonSchema, fieldPath: string, name: string, old: unknown, hasOld: boolean): void {
+function validateArray(ctx: Ctx, value: unknown[], schema: JsonSchema, fieldPath: string, name: string): void {
   const listType = schema['x-kubernetes-list-type'];
   const mapKeys = schema['x-kubernetes-list-map-keys'] ?? [];
-  const oldItems = hasOld && Array.isArray(old) ? old : undefined;
-  if (schema.items) {
-    value.forEach((item, i) => {
-      // Only map-list items correlate with the stored object (by their keys), as for CEL transition rules.
-      let oldItem: unknown;
-      let hasOldItem = false;
-      if (oldItems && listType === 'map' && isPlainObject(item)) {
-        oldItem = oldItems.find((o) => isPlainObject(o) && mapKeys.every((k) => deepEqual(o[k], item[k])));
-        hasOldItem = oldItem !== undefined;
-      }
-      validateValue(ctx, item, schema.items as JsonSchema, `${fieldPath}[${i}]`, oldItem, hasOldItem);
-    });
-  }
+  const items = schema.items;
+  if (items) value.forEach((item, i) => validateValue(ctx, item, items, `${fieldPath}[${i}]`));
   if (schema.minItems !== undefined && value.length < schema.minItems) {
     invalid(ctx, fieldPath, value.length, `${name} in body should have at least ${schema.minItems} items`);
   }
@@ -477,8 +466,7 @@ function validateArray(ctx: Ctx, value: unknown[], schema: JsonSchema, fieldPath
   }
 }
 
-function validateObject(ctx: Ctx, value: Record<string, unknown>, schema: JsonSchema, fieldPath: string, name: string, old: unknown, hasOld: boolean): void {
-  const oldObj = hasOld && isPlainObject(old) ? old : undefined;
+function validateObject(ctx: Ctx, value: Record<string, unknown>, schema: JsonSchema, fieldPath: string, name: string): void {
   for (const key of schema.required ?? []) {
     if (!(key in value)) ctx.errors.push({ field: child(fieldPath, key), reason: 'FieldValueRequired', message: 'Required value' });
   }
@@ -493,15 +481,15 @@ function validateObject(ctx: Ctx, value: Record<string, unknown>, schema: JsonSc
   for (const [key, v] of Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const sub = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
     if (!sub) continue;
-    validateValue(ctx, v, sub, child(fieldPath, key), oldObj?.[key], oldObj !== undefined && key in oldObj);
+    validateValue(ctx, v, sub, child(fieldPath, key));
   }
 }
 
-function validateCombinators(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, name: string, old: unknown, hasOld: boolean): void {
+function validateCombinators(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, name: string): void {
   // go-openapi's schemaPropsValidator: failures are reported at the "<nil>" field with the schema path.
   const attempt = (s: JsonSchema): FieldError[] => {
     const sub: Ctx = { errors: [] };
-    validateValue(sub, value, s, fieldPath, old, hasOld);
+    validateValue(sub, value, s, fieldPath);
     return sub.errors;
   };
   if (schema.allOf) {
@@ -629,7 +617,7 @@ export function validateAgainstSchema(schema: JsonSchema, obj: unknown, old?: un
   const rootSchema: JsonSchema = { ...schema, properties: { ...schema.properties } };
   // metadata is ObjectMeta, validated by the generic metadata rules, not by the CRD's `type: object`.
   delete rootSchema.properties?.metadata;
-  validateValue(ctx, pruned, rootSchema, '', old, old !== undefined);
+  validateValue(ctx, pruned, rootSchema, '');
   if (hasCelRules(rootSchema)) {
     if (ctx.errors.some((e) => BLOCKING_REASONS.has(e.reason))) {
       ctx.errors.push({ field: '<nil>', reason: 'FieldValueInvalid', message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' });
