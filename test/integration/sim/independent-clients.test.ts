@@ -72,7 +72,7 @@ describe('independent clients against the simulated API server', () => {
       const done = new Promise<void>((r) => (finished = r));
       await new Watch(kc).watch(
         `/api/v1/namespaces/${NS}/configmaps`,
-        { resourceVersion: before },
+        { resourceVersion: before, timeoutSeconds: 2 },
         (phase, obj: { code?: number; reason?: string }) => phases.push({ phase, code: obj.code, reason: obj.reason }),
         () => finished(),
       );
