@@ -56,9 +56,12 @@ describe('independent clients against the simulated API server', () => {
     const informer = makeInformer<V1ConfigMap>(kc, `/api/v1/namespaces/${NS}/configmaps`, () => core.listNamespacedConfigMap({ namespace: NS }));
     const added: string[] = [];
     informer.on('add', (o) => added.push(o.metadata?.name ?? ''));
+    let stopped = false;
     informer.on('error', () => {
       // client-node reports the cut stream; restarting it is the caller's job.
-      setTimeout(() => void informer.start(), 10);
+      setTimeout(() => {
+        if (!stopped) void informer.start();
+      }, 10);
     });
     await informer.start();
     try {
@@ -80,6 +83,7 @@ describe('independent clients against the simulated API server', () => {
       assert.deepEqual(phases, [{ phase: 'ERROR', code: 410, reason: 'Expired' }]);
       await waitFor(() => added.includes('made-while-down'), 'the informer to relist after the restart');
     } finally {
+      stopped = true;
       await informer.stop();
     }
   });
