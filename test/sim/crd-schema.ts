@@ -8,14 +8,15 @@
 //      kubeOpenAPIResultToFieldErrors; field.Error.ErrorBody in apimachinery util/validation/field).
 // Formats: only those apiextensions validates (apiserver/validation/formats.go: uri, hostname, ipv4, ipv6,
 // cidr, date-time, byte, uuid, ...); others (ip, int32 on strings) are ignored, as there.
-// CEL `x-kubernetes-validations` are skipped except transition rules `self == oldSelf` (immutability, e.g.
-// Ingress spec.domain), reported as the real server does: `spec.domain: Invalid value: "string": <message>`.
+// CEL `x-kubernetes-validations` are evaluated after the OpenAPI rules, unless those found the object
+// malformed (./crd-cel.ts), e.g. `spec.domain: Invalid value: "string": <message>` for Ingress's immutable domain.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from '../support/bundle';
+import { compileCelRule, evaluateCelRule, isTransitionRule, type CelRule } from './crd-cel';
 
 /** The openshift/api CRDs the simulator serves and validates against, vendored with the project. */
 export const CRD_DIR = path.join(PROJECT_ROOT, 'test', 'sim', 'schemas', 'openshift-api');
@@ -54,7 +55,7 @@ export interface JsonSchema {
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-map-type'?: 'atomic' | 'granular';
-  'x-kubernetes-validations'?: { rule: string; message?: string; messageExpression?: string; reason?: string; fieldPath?: string }[];
+  'x-kubernetes-validations'?: CelRule[];
 }
 
 /** Cause types of metav1.StatusCause (apimachinery field.ErrorType). */
@@ -88,6 +89,8 @@ export interface ValidationResult {
   errors: FieldError[];
   /** The object after pruning and defaulting: what the server would store. */
   pruned: unknown;
+  /** Paths of the fields pruning dropped ("spec.foo", "spec.items[0].bar"). */
+  unknownFields: string[];
 }
 
 export interface CrdInfo {
@@ -309,7 +312,8 @@ function clone<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
-function pruneAndDefault(value: unknown, schema: JsonSchema, root: boolean): unknown {
+/** Drops unknown fields (their paths go to `unknown`, as the decoder reports them) and fills in defaults. */
+function pruneAndDefault(value: unknown, schema: JsonSchema, root: boolean, at = '', unknown: string[] = []): unknown {
   if (isPlainObject(value)) {
     const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
     const props = schema.properties;
@@ -322,17 +326,19 @@ function pruneAndDefault(value: unknown, schema: JsonSchema, root: boolean): unk
         continue;
       }
       if (root && key === 'metadata') {
+        if (isPlainObject(v)) for (const k of Object.keys(v).filter((k) => !OBJECT_META_FIELDS.has(k))) unknown.push(`metadata.${k}`);
         out[key] = isPlainObject(v) ? Object.fromEntries(Object.entries(v).filter(([k]) => OBJECT_META_FIELDS.has(k))) : v;
         continue;
       }
       const sub = props?.[key] ?? additional;
       if (sub) {
         if (v === null && !sub.nullable) continue; // nulls of non-nullable fields are pruned (then defaulted)
-        out[key] = pruneAndDefault(v, sub, false);
+        out[key] = pruneAndDefault(v, sub, false, child(at, key), unknown);
       } else if (preserve || schema.additionalProperties === true) {
         out[key] = v;
+      } else {
+        unknown.push(child(at, key)); // unknown field, dropped
       }
-      // else: unknown field, dropped
     }
     for (const [key, sub] of Object.entries(props ?? {})) {
       if (!(key in out) && sub.default !== undefined) out[key] = pruneAndDefault(clone(sub.default), sub, false);
@@ -341,7 +347,7 @@ function pruneAndDefault(value: unknown, schema: JsonSchema, root: boolean): unk
   }
   if (Array.isArray(value) && schema.items) {
     const items = schema.items;
-    return value.map((v) => pruneAndDefault(v, items, false));
+    return value.map((v, i) => pruneAndDefault(v, items, false, `${at}[${i}]`, unknown));
   }
   return value;
 }
@@ -374,8 +380,8 @@ function typeMatches(value: unknown, schema: JsonSchema): boolean {
   }
 }
 
-/** Validates value against schema, recording errors. `old` is the correlated stored value (transition rules). */
-function validateValue(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, old: unknown, hasOld: boolean): void {
+/** Validates value against the schema's OpenAPI rules, recording errors (CEL rules: validateCelRules). */
+function validateValue(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string): void {
   const name = fieldPath || '.';
   if (value === null || value === undefined) {
     if ((schema.type || schema['x-kubernetes-int-or-string']) && !schema.nullable) {
@@ -397,11 +403,10 @@ function validateValue(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: 
 
   if (typeof value === 'string') validateString(ctx, value, schema, fieldPath, name);
   if (typeof value === 'number') validateNumber(ctx, value, schema, fieldPath, name);
-  if (Array.isArray(value)) validateArray(ctx, value, schema, fieldPath, name, old, hasOld);
-  if (isPlainObject(value)) validateObject(ctx, value, schema, fieldPath, name, old, hasOld);
+  if (Array.isArray(value)) validateArray(ctx, value, schema, fieldPath, name);
+  if (isPlainObject(value)) validateObject(ctx, value, schema, fieldPath, name);
 
-  validateCombinators(ctx, value, schema, fieldPath, name, old, hasOld);
-  validateTransitionRules(ctx, value, schema, fieldPath, old, hasOld);
+  validateCombinators(ctx, value, schema, fieldPath, name);
 }
 
 function validateString(ctx: Ctx, value: string, schema: JsonSchema, fieldPath: string, name: string): void {
@@ -435,22 +440,11 @@ function validateNumber(ctx: Ctx, value: number, schema: JsonSchema, fieldPath: 
   }
 }
 
-function validateArray(ctx: Ctx, value: unknown[], schema: JsonSchema, fieldPath: string, name: string, old: unknown, hasOld: boolean): void {
+function validateArray(ctx: Ctx, value: unknown[], schema: JsonSchema, fieldPath: string, name: string): void {
   const listType = schema['x-kubernetes-list-type'];
   const mapKeys = schema['x-kubernetes-list-map-keys'] ?? [];
-  const oldItems = hasOld && Array.isArray(old) ? old : undefined;
-  if (schema.items) {
-    value.forEach((item, i) => {
-      // Only map-list items correlate with the stored object (by their keys), as for CEL transition rules.
-      let oldItem: unknown;
-      let hasOldItem = false;
-      if (oldItems && listType === 'map' && isPlainObject(item)) {
-        oldItem = oldItems.find((o) => isPlainObject(o) && mapKeys.every((k) => deepEqual(o[k], item[k])));
-        hasOldItem = oldItem !== undefined;
-      }
-      validateValue(ctx, item, schema.items as JsonSchema, `${fieldPath}[${i}]`, oldItem, hasOldItem);
-    });
-  }
+  const items = schema.items;
+  if (items) value.forEach((item, i) => validateValue(ctx, item, items, `${fieldPath}[${i}]`));
   if (schema.minItems !== undefined && value.length < schema.minItems) {
     invalid(ctx, fieldPath, value.length, `${name} in body should have at least ${schema.minItems} items`);
   }
@@ -472,8 +466,7 @@ function validateArray(ctx: Ctx, value: unknown[], schema: JsonSchema, fieldPath
   }
 }
 
-function validateObject(ctx: Ctx, value: Record<string, unknown>, schema: JsonSchema, fieldPath: string, name: string, old: unknown, hasOld: boolean): void {
-  const oldObj = hasOld && isPlainObject(old) ? old : undefined;
+function validateObject(ctx: Ctx, value: Record<string, unknown>, schema: JsonSchema, fieldPath: string, name: string): void {
   for (const key of schema.required ?? []) {
     if (!(key in value)) ctx.errors.push({ field: child(fieldPath, key), reason: 'FieldValueRequired', message: 'Required value' });
   }
@@ -488,15 +481,15 @@ function validateObject(ctx: Ctx, value: Record<string, unknown>, schema: JsonSc
   for (const [key, v] of Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const sub = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
     if (!sub) continue;
-    validateValue(ctx, v, sub, child(fieldPath, key), oldObj?.[key], oldObj !== undefined && key in oldObj);
+    validateValue(ctx, v, sub, child(fieldPath, key));
   }
 }
 
-function validateCombinators(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, name: string, old: unknown, hasOld: boolean): void {
+function validateCombinators(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, name: string): void {
   // go-openapi's schemaPropsValidator: failures are reported at the "<nil>" field with the schema path.
   const attempt = (s: JsonSchema): FieldError[] => {
     const sub: Ctx = { errors: [] };
-    validateValue(sub, value, s, fieldPath, old, hasOld);
+    validateValue(sub, value, s, fieldPath);
     return sub.errors;
   };
   if (schema.allOf) {
@@ -522,13 +515,73 @@ function validateCombinators(ctx: Ctx, value: unknown, schema: JsonSchema, field
   }
 }
 
-function validateTransitionRules(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, old: unknown, hasOld: boolean): void {
-  for (const rule of schema['x-kubernetes-validations'] ?? []) {
-    if (rule.rule.replace(/\s+/g, '') !== 'self==oldSelf') continue; // other CEL rules: not evaluated here
-    if (!hasOld || value === undefined) continue; // transition rules need both values
-    if (!deepEqual(value, old)) {
-      const type = schema['x-kubernetes-int-or-string'] ? 'int-or-string' : (schema.type ?? jsonType(value));
-      ctx.errors.push({ field: fieldPath, reason: 'FieldValueInvalid', message: `Invalid value: "${type}": ${rule.message ?? `failed rule: ${rule.rule}`}` });
+// ---------------------------------------------------------------------------------------------------
+// CEL rules (x-kubernetes-validations)
+
+/** The CEL value of a JSON value: integers are CEL ints (bigint) unless the schema says number. */
+function toCelValue(value: unknown, schema: JsonSchema | undefined): unknown {
+  if (typeof value === 'number') return Number.isInteger(value) && schema?.type !== 'number' ? BigInt(value) : value;
+  if (Array.isArray(value)) return value.map((v) => toCelValue(v, schema?.items));
+  if (isPlainObject(value)) {
+    const additional = typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toCelValue(v, schema?.properties?.[k] ?? additional)]));
+  }
+  return value;
+}
+
+const celBelow = new WeakMap<JsonSchema, boolean>();
+
+/** Whether the schema or anything under it carries CEL rules (so that walk can stop early). */
+function hasCelRules(schema: JsonSchema): boolean {
+  let known = celBelow.get(schema);
+  if (known === undefined) {
+    known =
+      (schema['x-kubernetes-validations'] ?? []).length > 0 ||
+      Object.values(schema.properties ?? {}).some(hasCelRules) ||
+      (schema.items !== undefined && hasCelRules(schema.items)) ||
+      (typeof schema.additionalProperties === 'object' && hasCelRules(schema.additionalProperties));
+    celBelow.set(schema, known);
+  }
+  return known;
+}
+
+/**
+ * apiextensions-apiserver pkg/registry/customresource/strategy.go hasBlockingErr: after these OpenAPI errors
+ * the CEL rules are not evaluated, and one error says so.
+ */
+const BLOCKING_REASONS = new Set<FieldErrorReason>(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+
+function validateCelRules(ctx: Ctx, value: unknown, schema: JsonSchema, fieldPath: string, old: unknown, hasOld: boolean): void {
+  if (value === undefined || value === null || !hasCelRules(schema)) return;
+  const rules = schema['x-kubernetes-validations'] ?? [];
+  if (rules.length > 0) {
+    const self = toCelValue(value, schema);
+    const oldSelf = hasOld ? toCelValue(old, schema) : undefined;
+    for (const rule of rules) {
+      const transition = isTransitionRule(rule.rule);
+      if (transition && (!hasOld || old === undefined || old === null)) continue; // transition rules need both values
+      const outcome = evaluateCelRule(rule, self, oldSelf, transition);
+      if (outcome.ok) continue;
+      const field = (rule.fieldPath ? child(fieldPath, rule.fieldPath.replace(/^\./, '')) : fieldPath) || '<nil>';
+      if (outcome.reason === 'FieldValueForbidden') ctx.errors.push({ field, reason: 'FieldValueForbidden', message: `Forbidden: ${outcome.detail}` });
+      else if (outcome.reason === 'FieldValueRequired') ctx.errors.push({ field, reason: 'FieldValueRequired', message: `Required value: ${outcome.detail}` });
+      else ctx.errors.push({ field, reason: 'FieldValueInvalid', message: `Invalid value: ${goQuote(schema.type ?? '')}: ${outcome.detail}` });
+    }
+  }
+  if (Array.isArray(value) && schema.items) {
+    const mapKeys = schema['x-kubernetes-list-map-keys'] ?? [];
+    const oldItems = hasOld && Array.isArray(old) && schema['x-kubernetes-list-type'] === 'map' ? old : undefined;
+    value.forEach((item, i) => {
+      // Only map-list items correlate with the stored object (by their keys).
+      const oldItem = oldItems && isPlainObject(item) ? oldItems.find((o) => isPlainObject(o) && mapKeys.every((k) => deepEqual(o[k], item[k]))) : undefined;
+      validateCelRules(ctx, item, schema.items as JsonSchema, `${fieldPath}[${i}]`, oldItem, oldItem !== undefined);
+    });
+  } else if (isPlainObject(value)) {
+    const oldObj = hasOld && isPlainObject(old) ? old : undefined;
+    const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
+    for (const [key, v] of Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const sub = schema.properties?.[key] ?? additional;
+      if (sub) validateCelRules(ctx, v, sub, child(fieldPath, key), oldObj?.[key], oldObj !== undefined && key in oldObj);
     }
   }
 }
@@ -558,13 +611,21 @@ function eachSchema(schema: JsonSchema, visit: (s: JsonSchema) => void): void {
  * openAPIV3Schema). Used for the CRDs and for the types the simulator describes in code.
  */
 export function validateAgainstSchema(schema: JsonSchema, obj: unknown, old?: unknown): ValidationResult {
-  const pruned = pruneAndDefault(clone(obj), schema, true);
+  const unknownFields: string[] = [];
+  const pruned = pruneAndDefault(clone(obj), schema, true, '', unknownFields);
   const ctx: Ctx = { errors: [] };
   const rootSchema: JsonSchema = { ...schema, properties: { ...schema.properties } };
   // metadata is ObjectMeta, validated by the generic metadata rules, not by the CRD's `type: object`.
   delete rootSchema.properties?.metadata;
-  validateValue(ctx, pruned, rootSchema, '', old, old !== undefined);
-  return { errors: ctx.errors, pruned };
+  validateValue(ctx, pruned, rootSchema, '');
+  if (hasCelRules(rootSchema)) {
+    if (ctx.errors.some((e) => BLOCKING_REASONS.has(e.reason))) {
+      ctx.errors.push({ field: '<nil>', reason: 'FieldValueInvalid', message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' });
+    } else {
+      validateCelRules(ctx, pruned, rootSchema, '', old, old !== undefined);
+    }
+  }
+  return { errors: ctx.errors, pruned, unknownFields };
 }
 
 interface CrdDocument {
@@ -618,6 +679,14 @@ export function loadCrds(dir: string = CRD_DIR): CrdInfo[] {
     if (!version?.schema) throw new Error(`${file}: no served version with a schema`);
     const schema = version.schema.openAPIV3Schema;
     eachSchema(schema, (s) => {
+      for (const rule of s['x-kubernetes-validations'] ?? []) {
+        try {
+          compileCelRule(rule.rule);
+          if (rule.messageExpression) compileCelRule(rule.messageExpression);
+        } catch (e) {
+          throw new Error(`${file}: ${(e as Error).message}`);
+        }
+      }
       if (s.pattern !== undefined) {
         try {
           compiledPattern(s.pattern);

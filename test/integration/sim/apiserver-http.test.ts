@@ -237,18 +237,25 @@ describe('simulated API server: verbs, discovery and auth over HTTPS', () => {
     assert.deepEqual([status(unsupported.body).reason, status(unsupported.body).message], ['BadRequest', 'field label not supported: data.a']);
   });
 
-  test('authentication: anonymous and foreign-CA certificates get 401; tokens work', async () => {
+  test('authentication: foreign-CA certificates and unknown tokens get 401; tokens work', async () => {
     const anon = new SimClient(server, { anonymous: true });
     const foreignCa = createCa('someone-else');
     const foreign = issueClientCert(foreignCa, { user: 'system:admin', groups: ['system:masters'] });
     const impostor = new SimClient(server, { certPem: foreign.certPem, keyPem: foreign.keyPem });
     const badToken = new SimClient(server, { token: 'sha256~nope' });
     try {
-      for (const c of [anon, impostor, badToken]) {
+      for (const c of [impostor, badToken]) {
         const r = await c.get('/api/v1/namespaces');
         assert.equal(r.status, 401);
         assert.deepEqual(status(r.body), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
       }
+      // No credentials at all: OpenShift authenticates system:anonymous, which RBAC refuses (403, not 401).
+      const anonymous = await anon.get('/api/v1/namespaces');
+      assert.equal(anonymous.status, 403);
+      assert.equal(status(anonymous.body).message, 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope');
+      const discovery = await anon.get('/apis');
+      assert.equal(discovery.status, 403);
+      assert.equal(status(discovery.body).message, 'forbidden: User "system:anonymous" cannot get path "/apis"');
       server.addToken('sha256~good', ADMIN);
       const good = new SimClient(server, { token: 'sha256~good' });
       assert.equal((await good.get('/api/v1/namespaces')).status, 200);

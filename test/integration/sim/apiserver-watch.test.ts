@@ -129,6 +129,27 @@ describe('watch', () => {
     fresh.close();
   });
 
+  test('an API restart rebuilds the watch cache: a watch from before it gets 410 Expired, one from after it works', async () => {
+    const beforeRestart = server.store.resourceVersion();
+    server.store.create(R.configMaps, { metadata: { name: 'before-restart', namespace: 'w' } });
+    await server.setUp(false);
+    server.store.create(R.configMaps, { metadata: { name: 'while-down', namespace: 'w' } });
+    await server.setUp(true);
+    const afterRestart = server.store.resourceVersion();
+    const stale = await admin.watch(CM, { resourceVersion: beforeRestart, timeoutSeconds: '2' });
+    await stale.ended;
+    assert.deepEqual(stale.events, [
+      {
+        type: 'ERROR',
+        object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${beforeRestart} (${afterRestart})`, reason: 'Expired', code: 410 },
+      },
+    ]);
+    const fresh = await admin.watch(CM, { resourceVersion: afterRestart });
+    server.store.create(R.configMaps, { metadata: { name: 'after-restart', namespace: 'w' } });
+    assert.equal(summary(await fresh.next()), 'ADDED after-restart');
+    fresh.close();
+  });
+
   test('watching a single object by name, and streams cut when the API goes down', async () => {
     const w = await admin.watch(`${CM}/after-compaction`, { resourceVersion: server.store.resourceVersion() });
     server.store.create(R.configMaps, { metadata: { name: 'unrelated', namespace: 'w' } });

@@ -48,15 +48,21 @@ function withAuthenticated(id: Identity): Identity {
 export const REFUSED = Symbol('refused');
 
 /**
- * The identity of a request, undefined for an anonymous one, or REFUSED. A client certificate that does not
- * chain to the cluster CA, or is outside its validity at `nowMs` (the simulated clock, so credentials expire
- * in simulated time), and an unknown bearer token are refused rather than treated as anonymous: kubernetes
- * pkg/kubeapiserver/authenticator/config.go wraps the chain in union.NewFailOnError(authenticator,
- * anonymous.NewAuthenticator()) "(don't consider a bad bearer token or invalid username/password combination
- * anonymous)", and the x509 authenticator's Verify fails on an expired certificate. So an expired credential
- * gets 401 even on /readyz.
+ * Who a request without any credentials is. OpenShift's kube-apiserver keeps anonymous authentication on, so
+ * such a request is authenticated as system:anonymous and then refused by RBAC with 403 (kubernetes/kubernetes
+ * release-1.29 pkg/kubeapiserver/authenticator/config.go: union.NewFailOnError(authenticator,
+ * anonymous.NewAuthenticator())).
  */
-export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, Identity>, nowMs: number = Date.now()): Identity | undefined | typeof REFUSED {
+export const ANONYMOUS: Identity = { user: 'system:anonymous', groups: ['system:unauthenticated'] };
+
+/**
+ * The identity of a request: ANONYMOUS without credentials, or REFUSED. A client certificate that does not
+ * chain to the cluster CA, or is outside its validity at `nowMs` (the simulated clock, so credentials expire
+ * in simulated time), and an unknown bearer token are refused rather than treated as anonymous: NewFailOnError
+ * "(don't consider a bad bearer token or invalid username/password combination anonymous)", and the x509
+ * authenticator's Verify fails on an expired certificate. So an expired credential gets 401 even on /readyz.
+ */
+export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, Identity>, nowMs: number = Date.now()): Identity | typeof REFUSED {
   const socket = req.socket as TLSSocket;
   const cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
   if (cert && cert.raw) {
@@ -77,7 +83,8 @@ export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, I
     const id = tokens.get(m[1]);
     return id ? withAuthenticated(id) : REFUSED;
   }
-  return undefined;
+  const presentedCertificate = Object.keys(socket.getPeerCertificate?.() ?? {}).length > 0;
+  return header === undefined && !presentedCertificate ? ANONYMOUS : REFUSED;
 }
 
 const READ = ['get', 'list', 'watch'];

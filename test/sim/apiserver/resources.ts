@@ -25,6 +25,14 @@ export interface ServedResource {
   builtIn: boolean;
   /** metadata.generation is maintained (CRDs and most spec-carrying types; not Secrets, ConfigMaps, Nodes, ...). */
   tracksGeneration: boolean;
+  /**
+   * A PUT without metadata.resourceVersion overwrites whatever is stored (the strategy's
+   * AllowUnconditionalUpdate). True for the core types served here (kubernetes pkg/registry/core/{secret,
+   * configmap,namespace,node}/strategy.go, pkg/registry/certificates/certificates/strategy.go); false for
+   * custom resources (apiextensions-apiserver pkg/registry/customresource/strategy.go) and Routes
+   * (openshift/openshift-apiserver master pkg/route/apiserver/registry/route/strategy.go), which answer 422.
+   */
+  allowsUnconditionalUpdate: boolean;
   /** Field labels accepted in fieldSelector besides metadata.name and metadata.namespace. */
   fieldLabels: string[];
   /** Served only from this OpenShift 4.x minor on (the CRD is absent below). */
@@ -215,6 +223,7 @@ function builtIn(type: ResourceType, schema: JsonSchema, opts: { singular: strin
     schema,
     builtIn: true,
     tracksGeneration: false,
+    allowsUnconditionalUpdate: true,
     fieldLabels: CORE_FIELD_LABELS[type.plural] ?? [],
   };
 }
@@ -233,6 +242,7 @@ function fromCrd(type: ResourceType, crd: CrdInfo, extra: Partial<ServedResource
     schema: crd.schema,
     builtIn: false,
     tracksGeneration: true,
+    allowsUnconditionalUpdate: false,
     fieldLabels: [],
     crdFile: crd.file,
     ...extra,
@@ -299,6 +309,7 @@ export class ResourceRegistry {
         schema: MCP_SCHEMA,
         builtIn: false,
         tracksGeneration: true,
+        allowsUnconditionalUpdate: false,
         fieldLabels: [],
       },
       {
@@ -311,6 +322,8 @@ export class ResourceRegistry {
         schema: CATALOG_SOURCE_SCHEMA,
         builtIn: false,
         tracksGeneration: true,
+        // A custom resource of OLM's: no unconditional update (apiextensions customresource strategy.go).
+        allowsUnconditionalUpdate: false,
         fieldLabels: [],
       },
     ];

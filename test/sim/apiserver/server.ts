@@ -13,8 +13,9 @@ import { parse as parseYaml } from 'yaml';
 import type { KubeObject } from '../../../src/cluster/types';
 import type { ApiFaults, Identity } from '../store-types';
 import { issueClientCert, issueServerCert, sharedCa, writeKubeconfig, type CertificateAuthority } from '../pki';
-import { authenticate, authorize, REFUSED, type AccessRule } from './auth';
+import { ANONYMOUS, authenticate, authorize, REFUSED, type AccessRule } from './auth';
 import { apiGroupDoc, apiGroupList, apiResourceList, apiVersions } from './discovery';
+import { openApiV3Document, openApiV3Root } from './openapi';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch';
 import { apiVersionOf, openShiftMinor, type ServedResource } from './resources';
 import { parseFieldSelector, parseLabelSelector } from './selectors';
@@ -24,6 +25,7 @@ import {
   conflict,
   forbidden,
   internalError,
+  invalid,
   methodNotAllowed,
   noSuchResource,
   notFound,
@@ -123,6 +125,39 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 
 function mediaType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/**
+ * A boolean query parameter as the server decodes it: present with any value but "0" or "false" is true
+ * (kubernetes/kubernetes release-1.29 staging/src/k8s.io/apimachinery/pkg/runtime/conversion.go
+ * Convert_Slice_string_To_bool), so `watch=True` and a bare `watch` both watch.
+ */
+function queryFlag(q: URLSearchParams, name: string): boolean {
+  if (!q.has(name)) return false;
+  const value = q.get(name) ?? '';
+  return value !== '0' && value.toLowerCase() !== 'false';
+}
+
+const OPTIONS_KIND: Record<string, string> = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' };
+const FIELD_VALIDATION_VALUES = ['', 'Ignore', 'Strict', 'Warn'];
+
+/**
+ * The write options a request carries, validated as the handlers do before anything else (apimachinery
+ * pkg/apis/meta/v1/validation/validation.go ValidateDryRun / ValidateFieldValidation: a 422 on
+ * CreateOptions.meta.k8s.io ""): dryRun only "All", fieldValidation one of Ignore/Warn/Strict.
+ */
+function writeOptions(method: string, q: URLSearchParams): { dryRun: boolean; fieldValidation: 'Ignore' | 'Warn' | 'Strict' } {
+  const dryRun = q.getAll('dryRun');
+  const fieldValidation = q.get('fieldValidation') ?? '';
+  const kind = { group: 'meta.k8s.io', version: 'v1', plural: '', kind: OPTIONS_KIND[method] ?? 'CreateOptions', namespaced: false };
+  if (dryRun.some((v) => v !== 'All')) {
+    throw invalid(kind, '', [{ field: 'dryRun', reason: 'FieldValueNotSupported', message: `Unsupported value: []string{${dryRun.map((v) => JSON.stringify(v)).join(', ')}}: supported values: "All"` }]);
+  }
+  if (method !== 'DELETE' && !FIELD_VALIDATION_VALUES.includes(fieldValidation)) {
+    const supported = FIELD_VALIDATION_VALUES.map((v) => JSON.stringify(v)).join(', ');
+    throw invalid(kind, '', [{ field: 'fieldValidation', reason: 'FieldValueNotSupported', message: `Unsupported value: ${JSON.stringify(fieldValidation)}: supported values: ${supported}` }]);
+  }
+  return { dryRun: dryRun.length > 0, fieldValidation: (fieldValidation || 'Warn') as 'Ignore' | 'Warn' | 'Strict' };
 }
 
 function stripTypeMeta(obj: KubeObject): KubeObject {
@@ -234,7 +269,10 @@ export class ApiServer {
     this.records.length = 0;
   }
 
-  /** Brings the API up (listening) or down (connections refused, open connections and watches cut). */
+  /**
+   * Brings the API up (listening) or down (connections refused, open connections and watches cut). Coming up
+   * is a kube-apiserver (re)start: the watch history is gone, so watches from an older resourceVersion get 410.
+   */
   setUp(up: boolean): Promise<void> {
     this.transition = this.transition.then(() => this.applyUp(up && !this.faultState.neverUp && !this.closed));
     return this.transition;
@@ -326,6 +364,12 @@ export class ApiServer {
           resolve();
         });
       });
+      // A kube-apiserver that starts (after a new static-pod revision, a node reboot, or the first boot) builds
+      // its watch cache from a fresh LIST of etcd: it can serve watches only from that resourceVersion on, and
+      // answers older ones with 410 "too old resource version" (kubernetes/kubernetes release-1.29
+      // staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go getAllEventsSinceLocked: oldest =
+      // listResourceVersion + 1). Clients must relist, as client-go's reflector does.
+      this.store.compact();
       this.listening = true;
       return;
     }
@@ -395,6 +439,19 @@ export class ApiServer {
     }
     if (!identity) return this.fail(res, unauthorized());
     const segments = p.split('/').filter(Boolean).map(decodeURIComponent);
+    const resourcePath = (segments[0] === 'api' && segments.length > 2) || (segments[0] === 'apis' && segments.length > 3);
+    if (identity === ANONYMOUS && !resourcePath) {
+      // Discovery and the OpenAPI documents are for system:authenticated (system:discovery); anonymous users
+      // see only the public-info paths (/healthz, /livez, /readyz, /version).
+      return this.fail(res, new SimApiError(403, 'Forbidden', `forbidden: User "${ANONYMOUS.user}" cannot ${(req.method ?? 'GET').toLowerCase()} path "${p}"`, {}));
+    }
+
+    if (segments[0] === 'openapi' && segments[1] === 'v3') {
+      if (segments.length === 2) return this.send(res, 200, openApiV3Root(this.store.registry, this.kubeVersion));
+      const gv = segments[2] === 'api' && segments.length === 4 ? ['', segments[3]] : segments[2] === 'apis' && segments.length === 5 ? [segments[3], segments[4]] : undefined;
+      const doc = gv && openApiV3Document(this.store.registry, gv[0], gv[1], this.kubeVersion);
+      return doc ? this.send(res, 200, doc) : this.fail(res, noSuchResource());
+    }
 
     // Discovery
     if (p === '/api') return this.send(res, 200, apiVersions(`${this.host}:${this.port}`));
@@ -463,7 +520,7 @@ export class ApiServer {
     const { served } = route;
     const method = req.method ?? 'GET';
     const q = url.searchParams;
-    const watch = q.get('watch') === 'true' || q.get('watch') === '1';
+    const watch = queryFlag(q, 'watch');
     if (route.subresource && !served.subresources.includes(route.subresource as never)) return this.fail(res, noSuchResource());
     const verb = this.verbOf(method, route, watch);
     if (!verb) return this.fail(res, methodNotAllowed());
@@ -491,7 +548,13 @@ export class ApiServer {
       return this.fail(res, conflict(served.type, route.name ?? bodyName ?? ''));
     }
 
-    const dryRun = q.get('dryRun') === 'All';
+    const { dryRun, fieldValidation } = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method) ? writeOptions(method, q) : { dryRun: false, fieldValidation: 'Warn' as const };
+    const warnings: string[] = [];
+    const sendWritten = (code: number, obj: KubeObject) => {
+      // One `Warning: 299 - "<text>"` header per warning (apiserver pkg/endpoints/filters/warning.go).
+      if (warnings.length > 0) res.setHeader('Warning', warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+      this.send(res, code, obj);
+    };
     const store = this.store;
     switch (verb) {
       case 'get': {
@@ -513,7 +576,7 @@ export class ApiServer {
           labels: parseLabelSelector(q.get('labelSelector') ?? undefined),
           fields: parseFieldSelector(q.get('fieldSelector') ?? undefined, served),
           resourceVersion: q.get('resourceVersion') ?? undefined,
-          allowBookmarks: q.get('allowWatchBookmarks') === 'true',
+          allowBookmarks: queryFlag(q, 'allowWatchBookmarks'),
           bookmarkIntervalMs: this.bookmarkIntervalMs,
           timeoutMs: timeout * 1000,
         });
@@ -525,22 +588,23 @@ export class ApiServer {
       }
       case 'create': {
         const obj = this.checkNamespace(parsed as KubeObject, route);
-        const created = store.createObject(served.type, obj, { actor: identity, dryRun });
-        return this.send(res, 201, created);
+        const created = store.createObject(served.type, obj, { actor: identity, dryRun, fieldValidation, warnings });
+        return sendWritten(201, created);
       }
       case 'update': {
         const obj = this.checkNamespace(parsed as KubeObject, route);
         this.checkName(obj, route);
-        const updated = store.updateObject(served.type, obj, (route.subresource ?? 'main') as UpdatePath, { actor: identity, dryRun });
-        return this.send(res, 200, updated);
+        this.requireResourceVersion(served, obj, route);
+        const updated = store.updateObject(served.type, obj, (route.subresource ?? 'main') as UpdatePath, { actor: identity, dryRun, fieldValidation, warnings });
+        return sendWritten(200, updated);
       }
       case 'patch': {
         const current = store.get(served.type, route.name ?? '', route.namespace);
         if (!current) return this.fail(res, notFound(served.type, route.name ?? ''));
         const patched = this.applyPatch(served, current, parsed, mediaType(req)) as KubeObject;
         this.checkName(patched, route);
-        const updated = store.updateObject(served.type, patched, (route.subresource ?? 'main') as UpdatePath, { actor: identity, dryRun });
-        return this.send(res, 200, updated);
+        const updated = store.updateObject(served.type, patched, (route.subresource ?? 'main') as UpdatePath, { actor: identity, dryRun, fieldValidation, warnings });
+        return sendWritten(200, updated);
       }
       case 'delete': {
         const pre = (parsed as { preconditions?: { uid?: string; resourceVersion?: string } } | undefined)?.preconditions;
@@ -584,6 +648,19 @@ export class ApiServer {
     if (md.namespace && md.namespace !== route.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
     md.namespace = route.namespace;
     return { ...obj, metadata: md };
+  }
+
+  /**
+   * A PUT without metadata.resourceVersion to an existing object of a kind that does not allow unconditional
+   * updates is refused, naming the resource (not the kind) as the real message does (kubernetes/kubernetes
+   * release-1.29 staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go Update: "must be
+   * specified for an update", the uint64 0 printed by field.Invalid as 0x0).
+   */
+  private requireResourceVersion(served: ServedResource, obj: KubeObject, route: ResourceRoute): void {
+    if (served.allowsUnconditionalUpdate || obj.metadata?.resourceVersion) return;
+    const name = route.name ?? '';
+    if (!this.store.get(served.type, name, route.namespace)) return; // the store answers 404
+    throw invalid({ ...served.type, kind: served.type.plural }, name, [{ field: 'metadata.resourceVersion', reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update' }]);
   }
 
   private checkName(obj: KubeObject, route: ResourceRoute): void {

@@ -40,6 +40,14 @@ export interface WriteOptions {
   actor?: Identity;
   /** Dry run: validate and return the result without storing it. */
   dryRun?: boolean;
+  /**
+   * What unknown fields cause (the fieldValidation query parameter): dropped silently (Ignore), dropped with a
+   * warning in `warnings` (Warn, the default), or a 400 (Strict). Checked for CRD-described types only: the
+   * schemas written in code for core types are partial.
+   */
+  fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
+  /** Receives the warnings of the write ('unknown field "spec.foo"'). */
+  warnings?: string[];
 }
 
 const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'; // k8s.io/apimachinery/pkg/util/rand
@@ -206,7 +214,7 @@ export class SimObjectStore implements SimStore {
     delete md.selfLink;
     this.prepareCreate(r, obj, opts.actor);
     for (const hook of this.admission) hook('CREATE', r.type, obj, undefined);
-    const stored = this.validated(r, obj, undefined);
+    const stored = this.validated(r, obj, undefined, 'main', opts);
     const smd = stored.metadata ?? {};
     if (this.bucket(r).has(objectKey(smd.namespace, smd.name ?? ''))) throw alreadyExists(r.type, smd.name ?? '');
     smd.uid = randomUUID();
@@ -244,7 +252,7 @@ export class SimObjectStore implements SimStore {
     else delete nmd.namespace;
     if (via === 'main') for (const hook of this.admission) hook('UPDATE', r.type, next, clone(old));
 
-    next = this.validated(r, next, old, via);
+    next = this.validated(r, next, old, via, opts);
     if (deepEqual(next, old)) return clone(old); // no-op: no new resourceVersion, no event (as the real server)
     if (r.tracksGeneration && this.specChanged(r, next, old)) next.metadata = { ...next.metadata, generation: (old.metadata?.generation ?? 0) + 1 };
     if (opts.dryRun) return clone(next);
@@ -459,10 +467,20 @@ export class SimObjectStore implements SimStore {
   }
 
   /** Prunes, defaults and validates; throws 400 (decode) or 422 (invalid). Returns what would be stored. */
-  private validated(r: ServedResource, obj: KubeObject, old: KubeObject | undefined, via: UpdatePath = 'main'): KubeObject {
+  private validated(r: ServedResource, obj: KubeObject, old: KubeObject | undefined, via: UpdatePath = 'main', opts: WriteOptions = {}): KubeObject {
     const name = obj.metadata?.name ?? '';
-    const { errors, pruned } = validateAgainstSchema(r.schema, obj, old);
+    const { errors, pruned, unknownFields } = validateAgainstSchema(r.schema, obj, old);
     const next = pruned as KubeObject;
+    if (r.crdFile !== undefined && unknownFields.length > 0 && opts.fieldValidation !== 'Ignore') {
+      // The decoder reports the fields it drops (kubernetes/kubernetes release-1.29
+      // staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go and update.go: a strict decoding error
+      // is a warning under Warn, a 400 under Strict, transformDecodeError wording).
+      const found = unknownFields.map((f) => `unknown field ${JSON.stringify(f)}`);
+      if (opts.fieldValidation === 'Strict') {
+        throw badRequest(`${r.type.kind} in version "${r.type.version}" cannot be handled as a ${r.type.kind}: strict decoding error: ${found.join(', ')}`);
+      }
+      opts.warnings?.push(...found);
+    }
     if (r.builtIn && r.crdFile === undefined) this.throwDecodeErrors(r, obj, errors);
     const all: FieldError[] = [...validateMetadata(r, next), ...errors];
     if (r.type.plural === 'certificatesigningrequests' && old && via !== 'main') all.push(...validateCsrUpdate(next, old, via));
