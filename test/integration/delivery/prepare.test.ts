@@ -339,7 +339,8 @@ describe('prepare', () => {
       let err = '';
       const bundle = path.join(sim.dir, 'bundle.cjs');
       writeFileSync(bundle, BUNDLE);
-      const code = await runCli(['render', 'machineconfig', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir });
+      // The host runtime: what is rendered is not the point here, the --internal-ip check is.
+      const code = await runCli(['render', 'machineconfig', '--runtime', 'host', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir });
       return { code, out, err };
     }
 
