@@ -100,7 +100,7 @@ describe('render machineconfig', () => {
   });
 
   test('the node-local DNS: a dnsmasq that steps aside for assisted-service\'s, the resolv.conf dispatcher; --no-local-dns leaves it out', async () => {
-    const res = await render();
+    const res = await render('--runtime', 'host');
     const cfg = ignitionFromMachineConfig(res.out);
     const unit = (cfg.systemd?.units ?? []).find((u) => u.name === LOCAL_DNS_UNIT);
     assert.equal(unit?.enabled, true);
@@ -111,7 +111,7 @@ describe('render machineconfig', () => {
     assert.equal(f.get(LOCAL_DNS_DISPATCHER)?.mode, 0o755);
     assert.match(String(f.get(LOCAL_DNS_DISPATCHER)?.text), /^\[ -e \/etc\/NetworkManager\/dispatcher\.d\/forcedns \] && exit 0$/m);
     assert.match(String(f.get(LOCAL_DNS_NM_CONF)?.text), /^rc-manager=unmanaged$/m);
-    const off = ignitionFromMachineConfig((await render('--no-local-dns')).out);
+    const off = ignitionFromMachineConfig((await render('--runtime', 'host', '--no-local-dns')).out);
     assert.equal((off.systemd?.units ?? []).some((u) => u.name === LOCAL_DNS_UNIT), false);
     assert.equal(files(off).has(LOCAL_DNS_DISPATCHER), false);
   });
