@@ -433,45 +433,32 @@ export function sharedCa(name = 'sim-kube-apiserver-ca'): CertificateAuthority {
   return ca;
 }
 
-export function issueServerCert(ca: CertificateAuthority, opts: ServerCertOptions): KeyAndCert {
-  const dnsNames = opts.dnsNames ?? [];
-  const ips = opts.ips ?? [];
-  if (dnsNames.length === 0 && ips.length === 0) throw new Error('issueServerCert: give at least one of dnsNames or ips');
+/** A leaf certificate signed by `ca`: a new key of `keyType`, the usual key usages, and `usage`. */
+function issueLeaf(ca: CertificateAuthority, subject: ReturnType<typeof nameAttrs>, opts: { keyType?: KeyType; notBefore?: Date; validityDays?: number }, usage: Record<string, unknown>[]): KeyAndCert {
   const { keyPem, spkiDer } = generateKey(opts.keyType ?? 'ec');
-  const altNames = [...dnsNames.map((value) => ({ type: 2, value })), ...ips.map((ip) => ({ type: 7, ip }))];
   const certPem = buildCertificate({
-    subject: nameAttrs(opts.commonName ?? dnsNames[0] ?? ips[0]),
+    subject,
     spkiDer,
     issuer: ca,
     signingKeyPem: ca.keyPem,
     ...validity(opts.notBefore, opts.validityDays ?? 365, ca),
-    extensions: [
-      { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames },
-    ],
+    extensions: [{ name: 'basicConstraints', cA: false, critical: true }, { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true }, ...usage],
   });
   return { certPem, keyPem };
+}
+
+export function issueServerCert(ca: CertificateAuthority, opts: ServerCertOptions): KeyAndCert {
+  const dnsNames = opts.dnsNames ?? [];
+  const ips = opts.ips ?? [];
+  if (dnsNames.length === 0 && ips.length === 0) throw new Error('issueServerCert: give at least one of dnsNames or ips');
+  const altNames = [...dnsNames.map((value) => ({ type: 2, value })), ...ips.map((ip) => ({ type: 7, ip }))];
+  return issueLeaf(ca, nameAttrs(opts.commonName ?? dnsNames[0] ?? ips[0]), opts, [{ name: 'extKeyUsage', serverAuth: true }, { name: 'subjectAltName', altNames }]);
 }
 
 /** A client certificate as the kube-apiserver reads it: CN = user name, O = groups. */
 export function issueClientCert(ca: CertificateAuthority, opts: ClientCertOptions): KeyAndCert {
   if (!opts.user) throw new Error('issueClientCert: user is required');
-  const { keyPem, spkiDer } = generateKey(opts.keyType ?? 'ec');
-  const certPem = buildCertificate({
-    subject: nameAttrs(opts.user, opts.groups),
-    spkiDer,
-    issuer: ca,
-    signingKeyPem: ca.keyPem,
-    ...validity(opts.notBefore, opts.validityDays ?? 365, ca),
-    extensions: [
-      { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', clientAuth: true },
-    ],
-  });
-  return { certPem, keyPem };
+  return issueLeaf(ca, nameAttrs(opts.user, opts.groups), opts, [{ name: 'extKeyUsage', clientAuth: true }]);
 }
 
 // Kubernetes KeyUsage strings (k8s.io/api/certificates/v1) to X.509 key usage bits / extended key usages.
