@@ -65,7 +65,11 @@ test('a power cut at sampled journal transitions: every restart converges to the
   }
   assert.ok(transitions >= 10, `the run saved its journal ${transitions} times`);
 
-  const points = crashPoints(transitions);
+  // The last transitions vary from run to run: the waits save a progress line each time their status changes,
+  // and how often depends on timing (on a busy machine a run saved 15 % fewer times than the reference). The
+  // sample stops at three quarters of the reference count, where every run still gets to; the failpoint firing
+  // is then asserted, not hoped for.
+  const points = crashPoints(Math.max(10, Math.floor(transitions * 0.75)));
   const results: PointResult[] = [];
   const queue = [...points];
   const worker = async () => {
