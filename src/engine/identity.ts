@@ -32,13 +32,27 @@ export async function nodeNameOf(host: Host, baseline: Baseline): Promise<string
 }
 
 /**
+ * The host name of the API server in kubelet's bootstrap kubeconfig (api-int.<cluster>.<installed domain> on an
+ * OpenShift node), which the installer writes once and nothing renames; undefined when the file is absent or
+ * names an address.
+ */
+export async function bootstrapApiHost(host: Host): Promise<string | undefined> {
+  const text = await host.readTextIfExists(KUBELET_BOOTSTRAP_KUBECONFIG).catch(() => undefined);
+  const server = text && /^\s*server:\s*["']?([^\s"']+)/m.exec(text)?.[1];
+  if (!server) return undefined;
+  try {
+    return new URL(server).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The cluster's name without the API: the factory baseline's, else the first label after `api-int.` (or
- * `api.`) in the server of kubelet's bootstrap kubeconfig, which the installer writes once and nothing renames.
- * A site-config asking for another name is then refused before anything changes, even on a node prepared
- * without a baseline.
+ * `api.`) of the bootstrap kubeconfig's server. A site-config asking for another name is then refused before
+ * anything changes, even on a node prepared without a baseline.
  */
 export async function clusterNameOf(host: Host, baseline: Baseline): Promise<string | undefined> {
   if (baseline.clusterName) return baseline.clusterName;
-  const text = await host.readTextIfExists(KUBELET_BOOTSTRAP_KUBECONFIG).catch(() => undefined);
-  return text ? /^\s*server:\s*["']?https:\/\/api(?:-int)?\.([a-z0-9-]+)\./m.exec(text)?.[1] : undefined;
+  return /^api(?:-int)?\.([^.]+)\./.exec((await bootstrapApiHost(host)) ?? '')?.[1];
 }

@@ -3,14 +3,13 @@
 // api-int.<cluster>.<installed domain> — what kubelet dials — must resolve, on the node, to one of the node's
 // addresses; otherwise the network change is rolled back like any failed verification. After the change:
 // whether the site's own DNS knows the new names (a warning; clients outside the node need them).
-import { URL } from 'node:url';
 import { ipEqual, parseIp } from '../csr/ip';
 import type { Host } from '../host/host';
 import { currentAddresses, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { resolvesThrough } from '../host/site-dns';
-import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../paths';
 import { ASSISTED_DNSMASQ_MARKERS, clusterRecords, dnsmasqRecords, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
 import type { StepContext } from '../engine/step';
+import { bootstrapApiHost } from '../engine/identity';
 import { addressesFromNmstate } from './csr';
 
 export interface InstalledNames {
@@ -21,17 +20,9 @@ export interface InstalledNames {
 
 /** The API name kubelet uses, from its bootstrap kubeconfig; undefined when it is an address or the file is absent. */
 export async function installedNames(host: Host): Promise<InstalledNames | undefined> {
-  const text = await host.readTextIfExists(KUBELET_BOOTSTRAP_KUBECONFIG);
-  const server = text && /^\s*server:\s*["']?([^\s"']+)/m.exec(text)?.[1];
-  if (!server) return undefined;
-  let hostname: string;
-  try {
-    hostname = new URL(server).hostname;
-  } catch {
-    return undefined;
-  }
-  const m = /^api-int\.([^.]+)\.(.+)$/.exec(hostname);
-  return m?.[1] ? { apiInt: hostname, clusterName: m[1] } : undefined;
+  const hostname = await bootstrapApiHost(host);
+  const m = hostname ? /^api-int\.([^.]+)\.(.+)$/.exec(hostname) : null;
+  return m?.[1] ? { apiInt: hostname!, clusterName: m[1] } : undefined;
 }
 
 async function hasLocalDns(host: Host): Promise<boolean> {
