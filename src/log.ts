@@ -71,11 +71,13 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const threshold = LEVELS[wanted as keyof typeof LEVELS];
 
   const make = (bindings: Record<string, unknown>): Logger => {
+    // A child's bindings are fixed: made safe once, not on every line.
+    const bound = safe(bindings) as object;
     const at = (level: LevelName): LogFn => (fieldsOrMsg, msg) => {
       if (LEVELS[level] < threshold) return;
       const fields = typeof fieldsOrMsg === 'string' ? {} : (fieldsOrMsg ?? {});
       const text = typeof fieldsOrMsg === 'string' ? fieldsOrMsg : msg;
-      const line = JSON.stringify({ level, ...(journal ? {} : { time: new Date().toISOString() }), ...(safe(bindings) as object), ...(safe(fields) as object), ...(text !== undefined ? { msg: text } : {}) });
+      const line = JSON.stringify({ level, ...(journal ? {} : { time: new Date().toISOString() }), ...bound, ...(safe(fields) as object), ...(text !== undefined ? { msg: text } : {}) });
       write(`${journal ? `<${PRIORITY_BY_LEVEL[level]}>` : ''}${line}\n`);
     };
     return {

@@ -190,7 +190,7 @@ export const validateCommand: Command = {
     if (args.positionals.length > 1) throw new UsageError(`expected one PATH, got ${args.positionals.length}: ${args.positionals.join(' ')}`);
     const shown = args.positionals[0]!;
     const host = new LocalHost({ root: await rootFrom(args, io), env: io.env });
-    const image = await imageAt(path.resolve(io.cwd, shown));
+    const image = await imageAt(host, path.resolve(io.cwd, shown));
     if (image instanceof Error) {
       io.err(`sno-reconfigure validate: ${image.message}\n`);
       return EXIT_FAILURE;
@@ -204,11 +204,11 @@ export const validateCommand: Command = {
 };
 
 /** A FAT or ISO image at `file`, copied out; undefined for anything else (a folder, a site-config file). */
-async function imageAt(file: string): Promise<{ dir: string; remove: () => Promise<void> } | Error | undefined> {
+async function imageAt(host: LocalHost, file: string): Promise<{ dir: string; remove: () => Promise<void> } | Error | undefined> {
   if ((await statKind(file)) !== 'file') return undefined;
   const found = await readImageKind(file).catch(() => undefined);
   if (!found) return undefined;
-  return extractImage(new LocalHost(), file, found.kind, found.size).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+  return extractImage(host, file, found.kind, found.size).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
 }
 
 /** `imageName`: the image the files at `location` were copied out of; messages name it instead of the copy. */
