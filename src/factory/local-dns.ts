@@ -5,6 +5,7 @@
 import type { Host } from '../host/host';
 import { ASSISTED_DNSMASQ_MARKERS, clusterRecords, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../host/local-dns';
 import type { Check, ClusterFacts } from './preflight';
+import { systemctl } from '../host/systemctl';
 
 export interface LocalDnsPlan {
   check: Check;
@@ -38,6 +39,5 @@ export async function planLocalDns(host: Host, facts: ClusterFacts, internalAddr
 export async function writeLocalDnsRecords(host: Host, records: NonNullable<LocalDnsPlan['records']>): Promise<void> {
   await host.writeFileAtomic(records.file, records.text, 0o644);
   await host.writeFileAtomic(LOCAL_DNS_ENV, records.env, 0o644);
-  const res = await host.run('systemctl', ['try-restart', LOCAL_DNS_UNIT], { timeoutMs: 60_000 });
-  if (res.code !== 0) throw new Error(`systemctl try-restart ${LOCAL_DNS_UNIT} failed (exit ${res.code}): ${(res.stderr || res.stdout).trim()}`);
+  await systemctl(host, ['try-restart', LOCAL_DNS_UNIT], 60_000);
 }

@@ -11,6 +11,8 @@ import { ASSISTED_DNSMASQ_MARKERS, clusterRecords, dnsmasqRecords, LOCAL_DNS_UNI
 import type { StepContext } from '../engine/step';
 import { bootstrapApiHost } from '../engine/identity';
 import { addressesFromNmstate } from './csr';
+import { CommandError } from '../host/command-error';
+import { systemctl } from '../host/systemctl';
 
 export interface InstalledNames {
   /** api-int.<cluster>.<installed domain> */
@@ -50,8 +52,12 @@ export async function publishSiteNames(ctx: StepContext): Promise<void> {
   if ((await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === text) return;
   await ctx.host.writeFileAtomic(SITE_NAMES_CONF, text, 0o644);
   // Whichever dnsmasq runs (ours, or assisted-service's dnsmasq.service) reads it on restart.
-  const res = await ctx.host.run('systemctl', ['try-restart', LOCAL_DNS_UNIT, 'dnsmasq.service'], { timeoutMs: 60_000 });
-  if (res.code !== 0) ctx.log.warn(`could not restart the node-local DNS (exit ${res.code}): ${res.stderr.trim()}`);
+  try {
+    await systemctl(ctx.host, ['try-restart', LOCAL_DNS_UNIT, 'dnsmasq.service'], 60_000);
+  } catch (e) {
+    if (!(e instanceof CommandError)) throw e;
+    ctx.log.warn(`could not restart the node-local DNS (${e.detail})`);
+  }
   ctx.changed({ kind: 'file', target: SITE_NAMES_CONF, action: 'write', detail: `api.${domain} and *.apps.${domain} → ${address} in the node-local DNS` });
 }
 
