@@ -94,14 +94,16 @@ test('no tracked file under src, test, scripts, rpm, machineconfigs, systemd, th
 
 const read = (file: string, line: string) => outsideReads(file, line).map((r) => r.rule);
 
-// The sample lines are put together from parts, so this file itself names no path outside the repository.
-const SHARED = 'shared';
-const SIBLING = `../${SHARED}`;
-const REFERENCE = `${SHARED}/reference`;
+// The sample lines are put together from parts, the folder's name never on a line beside a dot-dot, so this file
+// itself names no path outside the repository, even to a scanner that reads it line by line.
+const FOLDER = 'shared';
+const PARENT = '..';
+const SIBLING = `${PARENT}/${FOLDER}`;
+const REFERENCE = `${FOLDER}/reference`;
 
 test('a path to the shared folder beside the clone is found however it is written', () => {
-  assert.deepEqual(read('test/support/bundle.ts', `export const SHARED_DIR = path.resolve(PROJECT_ROOT, '..', '${SHARED}');`), ['sibling-shared', 'above-root']);
-  assert.deepEqual(read('test/sim/crd-schema.ts', `const dir = path.join(root, '../${REFERENCE}/openshift-api-crds');`), ['sibling-shared', 'shared-reference']);
+  assert.deepEqual(read('test/support/bundle.ts', `export const SIBLING_DIR = path.resolve(PROJECT_ROOT, '${PARENT}', '${FOLDER}');`), ['sibling-shared', 'above-root']);
+  assert.deepEqual(read('test/sim/crd-schema.ts', `const dir = path.join(root, '${PARENT}/${REFERENCE}/openshift-api-crds');`), ['sibling-shared', 'shared-reference']);
   assert.deepEqual(read('test/x.ts', `const dir = '/work/${REFERENCE}/nmstate-examples';`), ['shared-reference']);
   assert.deepEqual(read('test/x.ts', 'const d = `${root}/' + SIBLING + '`;'), ['sibling-shared']);
 });
