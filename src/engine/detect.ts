@@ -3,6 +3,7 @@
 // directory (watched with inotify, taken only once nothing in it changed for dropStableMs: a file may still
 // be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
+import * as path from 'node:path';
 import type { Closable, Host } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
@@ -13,9 +14,19 @@ export interface Candidate {
   kind: 'volume' | 'drop-dir';
   /** Device or directory, for logs and the report. */
   location: string;
+  /** The same, as a technician names it in a sentence: "the stick /dev/sdb1 (SITE-CONFIG)". */
+  medium: string;
   /** Stable identity while the media stays put: fs UUID or device; the drop directory's path. */
   identity: string;
+  /** Changes when the medium behind the identity is replaced (a BMC swapping an image in place). */
+  fingerprint: string;
   fetch(toNode: string): Promise<CopyResult>;
+}
+
+/** A media problem a technician has to act on: for the banner and `status` as well as the journal. */
+export interface MediaProblem {
+  message: string;
+  remedy: string;
 }
 
 export interface DetectOptions {
@@ -27,29 +38,99 @@ export interface DetectOptions {
   /** Where a candidate is copied before it is validated (node path). */
   candidateDir: string;
   rescanMs: number;
-  /** The drop directory must be unchanged this long before it is taken. */
+  /** The drop directory must be unchanged this long before it is taken, and read the same twice this far apart. */
   dropStableMs: number;
-  /** Re-read refused media that is still attached after this long (a BMC may swap an image in place). */
+  /** Re-read refused media that is still attached after this long, even without a sign that it changed. */
   retryRefusedAfterMs: number;
   signal: AbortSignal;
   /** Called on every loop turn: the watchdog's proof of life. */
   alive?: () => void;
   onWaiting?: () => void;
+  /** Media that cannot be used, told once per problem. */
+  onMediaProblem?: (problem: MediaProblem) => Promise<void>;
+  /** What was refused, kept across waits (a refused medium is offered again once it was removed or changed). */
+  memory?: DetectMemory;
 }
+
+export interface DetectMemory {
+  /** identity → what we last saw of it (tree digest, or the error) and when. */
+  refused: Map<string, { treeDigest?: string; error?: string; fingerprint: string; at: number }>;
+  /** The differing volumes last reported (identity and fingerprint of each): not re-read, nor reported again, while they stay. */
+  conflict?: string;
+}
+
+export const newDetectMemory = (): DetectMemory => ({ refused: new Map() });
 
 export type Verdict = 'accepted' | 'refused';
 
+function mediumName(device: string, label: string, fstype: string | undefined): string {
+  return `${fstype === 'iso9660' || fstype === 'udf' ? 'the disc image' : 'the stick'} ${device} (${label})`;
+}
+
+/** Device node and size change when a stick is re-inserted or an image replaced, even if its UUID does not. */
+async function deviceFingerprint(host: Host, nodeDevice: string, uuid: string | undefined): Promise<string> {
+  const node = await host.stat(nodeDevice).catch(() => undefined);
+  const size = await host.readTextIfExists(`/sys/class/block/${path.posix.basename(nodeDevice)}/size`).catch(() => undefined);
+  return [uuid ?? '', node?.mtimeMs ?? '', size?.trim() ?? ''].join('|');
+}
+
 export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels' | 'dropDir' | 'dropStableMs' | 'clock'>): Promise<Candidate[]> {
-  const out: Candidate[] = (await findLabelledVolumes(opts.host, opts.labels)).map((v) => ({
-    kind: 'volume' as const,
-    location: `${v.device} (label ${v.label})`,
-    identity: `volume:${v.uuid ?? v.device}`,
-    fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
-  }));
+  const out: Candidate[] = [];
+  for (const v of await findLabelledVolumes(opts.host, opts.labels)) {
+    out.push({
+      kind: 'volume',
+      location: `${v.nodeDevice} (label ${v.label})`,
+      medium: mediumName(v.nodeDevice, v.label, v.fstype),
+      identity: `volume:${v.uuid ?? v.nodeDevice}`,
+      fingerprint: await deviceFingerprint(opts.host, v.nodeDevice, v.uuid),
+      fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
+    });
+  }
   if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {
-    out.push({ kind: 'drop-dir', location: opts.dropDir, identity: `drop-dir:${opts.dropDir}`, fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to) });
+    out.push({ kind: 'drop-dir', location: opts.dropDir, medium: `the drop directory ${opts.dropDir}`, identity: `drop-dir:${opts.dropDir}`, fingerprint: '', fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to) });
   }
   return out;
+}
+
+/**
+ * Labelled volumes whose site-configs differ cannot be told apart (last month's virtual media and today's
+ * stick): none is taken. Identical copies are one candidate. Returns the candidates left to consider.
+ */
+async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candidates: Candidate[], devicesChanged: boolean): Promise<Candidate[]> {
+  const volumes = candidates.filter((c) => c.kind === 'volume');
+  const others = candidates.filter((c) => c.kind !== 'volume');
+  if (volumes.length < 2) {
+    delete memory.conflict;
+    return candidates;
+  }
+  const key = volumes.map((v) => `${v.identity}|${v.fingerprint}`).sort().join(' ');
+  if (memory.conflict === key && !devicesChanged) return others;
+  const digests = new Map<string, Candidate[]>();
+  for (const v of volumes) {
+    try {
+      const { treeDigest } = await v.fetch(opts.candidateDir);
+      digests.set(treeDigest, [...(digests.get(treeDigest) ?? []), v]);
+    } catch (e) {
+      if (!(e instanceof MediaError)) throw e;
+      // Unreadable: reported when it is considered on its own below.
+      digests.set(`unreadable:${v.identity}`, [v]);
+    }
+  }
+  if (digests.size === 1) {
+    delete memory.conflict;
+    return [volumes[0]!, ...others];
+  }
+  if (memory.conflict !== key) {
+    memory.conflict = key;
+    const names = volumes.map((v) => v.medium.replace(/^the (stick|disc image) /, ''));
+    const problem = {
+      message: `${volumes.length} different site-config media are attached (${names.join(', ')}); none of them is used`,
+      remedy: 'Detach the media that is not for today (an old virtual-media image in the BMC, a second stick), or make them identical.',
+    };
+    opts.log.error({ media: names.join(', '), remedy: problem.remedy }, problem.message);
+    await opts.onMediaProblem?.(problem);
+  }
+  return others;
 }
 
 /**
@@ -60,34 +141,47 @@ export async function waitForSiteConfig(
   opts: DetectOptions & { once: boolean },
   consider: (candidate: Candidate, copy: CopyResult) => Promise<Verdict>,
 ): Promise<Candidate | undefined> {
-  /** identity → what we last saw of it (tree digest, or the error) and when. */
-  const refused = new Map<string, { treeDigest?: string; at: number }>();
+  const memory = opts.memory ?? newDetectMemory();
+  const { refused } = memory;
   const wake = createWaker(opts);
   try {
     while (!opts.signal.aborted) {
       opts.alive?.();
-      const candidates = await listCandidates(opts);
-      const present = new Set(candidates.map((c) => c.identity));
+      // A device event (a stick re-inserted, a node recreated) means a refused medium may have been corrected.
+      const devicesChanged = wake.takeDeviceEvent();
+      const listed = await listCandidates(opts);
+      const present = new Set(listed.map((c) => c.identity));
       // Media that went away is forgotten: re-inserting it is a new attempt.
       for (const id of refused.keys()) if (!present.has(id)) refused.delete(id);
-      for (const c of candidates) {
+      for (const c of await withoutConflicts(opts, memory, listed, devicesChanged)) {
         const prior = refused.get(c.identity);
-        if (prior && c.kind === 'volume' && opts.clock.now() - prior.at < opts.retryRefusedAfterMs) continue;
+        const unchanged = prior && prior.fingerprint === c.fingerprint && !devicesChanged;
+        if (prior && c.kind === 'volume' && unchanged && opts.clock.now() - prior.at < opts.retryRefusedAfterMs) continue;
         let copy: CopyResult;
         try {
           copy = await c.fetch(opts.candidateDir);
+          if (c.kind === 'drop-dir') {
+            // Never a prefix: the same bytes must be read twice, dropStableMs apart (a stalled copy changes in between).
+            await opts.clock.sleep(opts.dropStableMs, opts.signal).catch(() => undefined);
+            const again = await c.fetch(opts.candidateDir);
+            if (again.treeDigest !== copy.treeDigest) continue;
+          }
         } catch (e) {
           if (!(e instanceof MediaError)) throw e;
-          if (!prior) opts.log.error({ media: c.location, remedy: e.remedy }, `site-config media unreadable: ${e.message}`);
-          refused.set(c.identity, { at: opts.clock.now() });
+          const problem = { message: `${c.medium} ${e.message}`, remedy: e.remedy };
+          if (prior?.error !== problem.message) {
+            opts.log.error({ media: c.location, remedy: e.remedy }, problem.message);
+            await opts.onMediaProblem?.(problem);
+          }
+          refused.set(c.identity, { error: problem.message, fingerprint: c.fingerprint, at: opts.clock.now() });
           continue;
         }
         if (prior?.treeDigest === copy.treeDigest) {
-          refused.set(c.identity, { ...prior, at: opts.clock.now() });
+          refused.set(c.identity, { ...prior, fingerprint: c.fingerprint, at: opts.clock.now() });
           continue;
         }
         if ((await consider(c, copy)) === 'accepted') return c;
-        refused.set(c.identity, { treeDigest: copy.treeDigest, at: opts.clock.now() });
+        refused.set(c.identity, { treeDigest: copy.treeDigest, fingerprint: c.fingerprint, at: opts.clock.now() });
       }
       if (opts.once) return undefined;
       opts.onWaiting?.();
@@ -101,15 +195,22 @@ export async function waitForSiteConfig(
 
 interface Waker {
   wait(ms: number): Promise<void>;
+  /** Whether /dev changed since the last call. */
+  takeDeviceEvent(): boolean;
   close(): Promise<void>;
 }
 
 /** Resolves a wait early when the drop directory or /dev changes. */
 function createWaker(opts: DetectOptions): Waker {
   let poke: (() => void) | undefined;
+  let deviceEvent = false;
   const trigger = () => poke?.();
+  const deviceChanged = () => {
+    deviceEvent = true;
+    trigger();
+  };
   // A directory that is not there (no udev, or a test root) is not watched: the interval rescan covers it.
-  const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, trigger)).filter((w): w is Closable => w !== undefined);
+  const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, deviceChanged)).filter((w): w is Closable => w !== undefined);
   // A change in the drop directory wakes the scan at once, and again once it can have been quiet for
   // dropStableMs (a copy still running keeps pushing that second look back), so a finished copy is taken
   // without waiting for the next rescan. Without inotify the rescan interval still finds it.
@@ -122,6 +223,11 @@ function createWaker(opts: DetectOptions): Waker {
   };
   const drop = opts.host.watchDir(opts.dropDir, dropChanged, { recursive: true });
   return {
+    takeDeviceEvent: () => {
+      const seen = deviceEvent;
+      deviceEvent = false;
+      return seen;
+    },
     wait: (ms) =>
       new Promise<void>((resolve) => {
         const done = () => {

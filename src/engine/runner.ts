@@ -11,7 +11,7 @@ import type { LoadedSiteConfig } from '../siteconfig/types';
 import type { ValidationProblem as Problem } from '../siteconfig/types';
 import { ApiError, ConnectionError } from '../cluster/types';
 import { realClock } from './clock';
-import { waitForSiteConfig, type Candidate, type Verdict } from './detect';
+import { newDetectMemory, waitForSiteConfig, type Candidate, type MediaProblem, type Verdict } from './detect';
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { ProgressReporter } from './progress';
@@ -185,6 +185,17 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     return found.verdict;
   };
 
+  /** Media that cannot be used reaches the banner and `status`, not only the journal. */
+  let mediaProblem = false;
+  const onMediaProblem = async (problem: MediaProblem): Promise<void> => {
+    mediaProblem = true;
+    if (journal) {
+      journal.data.lastError = { at: new Date(clock.now()).toISOString(), step: 'detect', message: problem.message, remedy: problem.remedy };
+      await journal.save();
+    }
+    await reporter.problem(problem.message, [`What to do: ${problem.remedy}`], 'waiting');
+  };
+
   const detectOptions = {
     host,
     log,
@@ -197,6 +208,8 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     retryRefusedAfterMs: 60_000,
     signal,
     alive: () => notifier.alive(),
+    onMediaProblem,
+    memory: newDetectMemory(),
   };
 
   const onSignal = () => abort.abort(new Error('stopped by a signal'));
@@ -236,7 +249,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
           return EXIT.failed;
         }
         log.info('no usable site-config found');
-        return lastRefusedInvalid || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
+        return lastRefusedInvalid || mediaProblem || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
       }
       if (opts.dryRun) return await printPlan(opts, accepted, nodeName, baseline, clock, signal);
       let outcome: Awaited<ReturnType<typeof executeSteps>>;

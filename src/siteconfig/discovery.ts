@@ -88,10 +88,18 @@ export async function findLabelledVolumes(host: Host, labels: string[]): Promise
     if (blkid.code === 0) found.push(...parseBlkidExport(blkid.stdout, labels));
   }
   const seen = new Set<string>();
-  return found.filter((c) => {
+  const unique = found.filter((c) => {
     const keys = [`dev:${c.nodeDevice}`, ...(c.uuid ? [`uuid:${c.uuid}`] : [])];
     if (keys.some((k) => seen.has(k))) return false;
     for (const k of keys) seen.add(k);
     return true;
   });
+  return Promise.all(unique.map((c) => (c.fstype && c.uuid ? c : probe(host, c))));
+}
+
+/** A udev link tells no filesystem type (mount gets -t explicitly) or UUID: read them off the superblock. */
+async function probe(host: Host, c: VolumeCandidate): Promise<VolumeCandidate> {
+  const res = await host.run('blkid', ['-c', '/dev/null', '-o', 'export', c.device], { timeoutMs: 30_000 });
+  const own = parseBlkidExport(res.code === 0 ? res.stdout : '', [c.label]).find((b) => b.device === c.device || b.nodeDevice === c.nodeDevice);
+  return { ...c, ...(own?.fstype ? { fstype: own.fstype } : {}), ...(own?.uuid && !c.uuid ? { uuid: own.uuid } : {}) };
 }

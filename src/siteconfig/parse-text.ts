@@ -17,6 +17,7 @@ export type DecodeOutcome = { ok: true; text: string } | { ok: false; messages: 
 
 export function decodeText(bytes: Uint8Array): DecodeOutcome {
   if (bytes.length > MAX_FILE_BYTES) return { ok: false, messages: [`is ${bytes.length} bytes; files on site-config media are limited to 1 MiB`] };
+  if (looksUtf16(bytes)) return { ok: false, messages: ['is saved as UTF-16; save it as UTF-8 (in Notepad: "Save as", Encoding "UTF-8")'] };
   if (bytes.includes(0)) return { ok: false, messages: ['contains NUL bytes: it is binary data, not YAML or JSON text'] };
   let text: string;
   try {
@@ -34,6 +35,50 @@ export function decodeText(bytes: Uint8Array): DecodeOutcome {
   return { ok: true, text };
 }
 
+/** A UTF-16 byte-order mark, or text whose every other byte is NUL (UTF-16 without a mark, as Windows saves "Unicode"). */
+function looksUtf16(bytes: Uint8Array): boolean {
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return true;
+  const sample = bytes.subarray(0, 64 - (Math.min(bytes.length, 64) % 2));
+  if (sample.length < 4) return false;
+  const nulAt = (parity: number) => sample.every((b, i) => (i % 2 === parity) === (b === 0));
+  return nulAt(0) || nulAt(1);
+}
+
+/**
+ * How deep the text nests — flow brackets outside quotes, plus block indentation levels — with the line where
+ * it first goes past MAX_DEPTH. Measured before parsing: the parser recurses, and a deep enough file would
+ * otherwise end in a stack overflow instead of a message.
+ */
+export function tooDeepAt(text: string): number | undefined {
+  const indents: number[] = [];
+  let flow = 0;
+  let lineNo = 0;
+  for (const line of text.split(/\r?\n/)) {
+    lineNo++;
+    const body = /^( *)((?:- +)*)([^]*)$/.exec(line)!;
+    const content = body[3]!;
+    if (flow === 0 && `${body[2]}${content}`.trim() !== '' && !content.trimStart().startsWith('#')) {
+      const indent = body[1]!.length;
+      while (indents.length > 0 && indents[indents.length - 1]! >= indent) indents.pop();
+      indents.push(indent);
+      // Each "- " opens one more level (a sequence item) on the same line.
+      for (let i = 0, dashes = body[2]!.replace(/ +/g, ' ').split('-').length - 1; i < dashes; i++) indents.push(indent + 1 + i * 2);
+    }
+    let quote = '';
+    for (const ch of content) {
+      if (quote) {
+        if (ch === quote) quote = '';
+      } else if (ch === '"' || ch === "'") quote = ch;
+      else if (ch === '#') break;
+      else if (ch === '[' || ch === '{') flow++;
+      else if ((ch === ']' || ch === '}') && flow > 0) flow--;
+      if (flow + indents.length > MAX_DEPTH) return lineNo;
+    }
+    if (indents.length > MAX_DEPTH) return lineNo;
+  }
+  return undefined;
+}
+
 function lineCol(text: string, offset: number): { line: number; col: number } {
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
@@ -42,6 +87,8 @@ function lineCol(text: string, offset: number): { line: number; col: number } {
 
 /** Parses exactly one YAML 1.2 (or JSON) document into plain data. */
 export function parseYamlText(text: string): ParseOutcome {
+  const deepAt = tooDeepAt(text);
+  if (deepAt !== undefined) return { ok: false, messages: [`line ${deepAt}: nested too deeply (limit ${MAX_DEPTH} levels)`] };
   const lines = new LineCounter();
   let docs: Document.Parsed[];
   try {
@@ -58,7 +105,7 @@ export function parseYamlText(text: string): ParseOutcome {
     });
     docs = Array.isArray(parsed) ? parsed : [];
   } catch (e) {
-    return { ok: false, messages: [e instanceof RangeError ? 'is nested too deeply to parse' : 'could not be parsed as YAML'] };
+    return { ok: false, messages: [e instanceof RangeError ? `is nested too deeply (limit ${MAX_DEPTH} levels)` : 'could not be parsed as YAML'] };
   }
   const at = (offset: number | undefined) => {
     if (offset === undefined) return '';
@@ -104,7 +151,7 @@ export function parseYamlText(text: string): ParseOutcome {
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (e) {
-    if (e instanceof RangeError) return { ok: false, messages: ['is nested too deeply'] };
+    if (e instanceof RangeError) return { ok: false, messages: [`is nested too deeply (limit ${MAX_DEPTH} levels)`] };
     const msg = e instanceof Error ? e.message : '';
     if (/alias count/i.test(msg)) {
       return { ok: false, messages: [`uses YAML aliases that expand excessively (more than ${MAX_ALIAS_COUNT}; the 'billion laughs' resource-exhaustion pattern)`] };
@@ -129,7 +176,7 @@ function plainDataProblem(root: unknown): string | undefined {
   const stack: Array<{ value: unknown; path: PathSegment[] }> = [{ value: root, path: [] }];
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;
-    if (path.length > MAX_DEPTH) return `is nested more than ${MAX_DEPTH} levels deep (at ${formatPath(path.slice(0, 8))}...)`;
+    if (path.length > MAX_DEPTH) return `is nested too deeply (limit ${MAX_DEPTH} levels; at ${formatPath(path.slice(0, 8))}...)`;
     if (value === null || typeof value === 'string' || typeof value === 'boolean') continue;
     if (typeof value === 'number') {
       if (!Number.isFinite(value)) return `${formatPath(path) || 'the document'}: .inf and .nan are not allowed`;

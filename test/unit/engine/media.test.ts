@@ -59,9 +59,9 @@ describe('reading the media', () => {
   standInNodeEachTest((n, h) => ((node = n), (host = h)));
 
   test('mounts read-only, nosuid, nodev, noexec on a private dir, copies, and unmounts at once', async () => {
-    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'apiVersion: x\n', 'certs/api.crt': 'PEM' });
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'spec:\n  certificates:\n    api: {certFile: certs/api.crt}\n', 'certs/api.crt': 'PEM', 'holiday.jpg': 'not a site-config' });
     const res = await copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate', 'vfat');
-    assert.equal(res.files, 2);
+    assert.equal(res.files, 2, 'the config and the file it names; nothing else on the stick');
     const mountCall = node.calls('mount')[0]!;
     assert.deepEqual(mountCall.args.slice(0, 4), ['-o', 'ro,nosuid,nodev,noexec', '-t', 'vfat']);
     assert.match(mountCall.args.at(-1)!, /\/run\/sno-reconfigure\/media-[0-9a-f]{12}$/);
@@ -74,7 +74,7 @@ describe('reading the media', () => {
   test('an unreadable filesystem is a MediaError that says what to do, and nothing is left behind', async () => {
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
     writeFileSync(path.join(node.standinDir, 'devices', 'loop0.unreadable'), '');
-    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate'), (e: unknown) => e instanceof MediaError && /^cannot mount \/dev\/loop0 \(exit \d+: .+\)$/.test(e.message) && /FAT, ext4 or ISO9660/.test(e.remedy) && e.cause instanceof CommandError);
+    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate', 'vfat'), (e: unknown) => e instanceof MediaError && /^could not be mounted \(exit \d+: .+\)$/.test(e.message) && /FAT, ext4, ISO 9660 or UDF/.test(e.remedy) && e.cause instanceof CommandError);
     assert.ok(!existsSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate')));
     assert.deepEqual(readdirSync(path.join(node.root, 'run/sno-reconfigure')), [], 'mount point removed');
   });
