@@ -2,6 +2,7 @@ import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { CommandError } from '../../../src/host/command-error';
 import { LocalHost } from '../../../src/host/host';
 import { decodeUdevName, findLabelledVolumes, parseBlkidExport, parseLsblk } from '../../../src/siteconfig/discovery';
@@ -100,6 +101,18 @@ describe('reading the media', () => {
     await assert.rejects(copyTree(host, '/media', '/copy/b', { maxFiles: 256, maxFileBytes: 0, maxTotalBytes: 10, maxDepth: 6 }), MediaError);
     const again = await copyTree(host, '/media', '/copy/c');
     assert.equal(again.treeDigest, res.treeDigest, 'same content, same digest');
+  });
+
+  test('a FIFO or a link where the config names a file is said to be one, with what to do (not "does not exist")', async () => {
+    const src = path.join(node.root, 'media');
+    mkdirSync(src);
+    writeFileSync(path.join(src, 'site-config.yaml'), 'spec:\n  network:\n    nmstateFile: net/network.yaml\n');
+    mkdirSync(path.join(src, 'net'));
+    execFileSync('mkfifo', [path.join(src, 'net', 'network.yaml')]);
+    await assert.rejects(copyTree(host, '/media', '/copy/fifo'), (e: unknown) => e instanceof MediaError && e.message === 'holds net/network.yaml as a FIFO (named pipe), not a file; copy the real file onto it' && /Replace net\/network.yaml on the media with the real file/.test(e.remedy));
+    rmSync(path.join(src, 'net', 'network.yaml'));
+    symlinkSync('/etc/hostname', path.join(src, 'net', 'network.yaml'));
+    await assert.rejects(copyTree(host, '/media', '/copy/link'), (e: unknown) => e instanceof MediaError && e.message === 'holds net/network.yaml as a symbolic link, not a file; copy the real file onto it');
   });
 
   test('the drop directory is taken only once it stopped changing', async () => {
