@@ -55,11 +55,25 @@ export interface DetectOptions {
 export interface DetectMemory {
   /** identity → what we last saw of it (tree digest, or the error) and when. */
   refused: Map<string, { treeDigest?: string; error?: string; fingerprint: string; at: number }>;
+  /** Refused media that went away: when it is back, it was re-inserted. */
+  returning: Set<string>;
+  /** The candidate last offered, so a config refused later (while it ran) is not offered again until its media changes. */
+  lastOffered?: { identity: string; treeDigest: string; fingerprint: string };
   /** The differing volumes last reported (identity and fingerprint of each): not re-read, nor reported again, while they stay. */
   conflict?: string;
 }
 
-export const newDetectMemory = (): DetectMemory => ({ refused: new Map() });
+export const newDetectMemory = (): DetectMemory => ({ refused: new Map(), returning: new Set() });
+
+/** The config last offered was refused after it was taken (a step rejected it): its media counts as refused. */
+export function refuseLastOffered(memory: DetectMemory, at: number): void {
+  if (memory.lastOffered) memory.refused.set(memory.lastOffered.identity, { treeDigest: memory.lastOffered.treeDigest, fingerprint: memory.lastOffered.fingerprint, at });
+}
+
+/** How a candidate came to be offered: `reinserted` when its media was refused before and then removed or replaced. */
+export interface Offer {
+  reinserted: boolean;
+}
 
 export type Verdict = 'accepted' | 'refused';
 
@@ -139,7 +153,7 @@ async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candi
  */
 export async function waitForSiteConfig(
   opts: DetectOptions & { once: boolean },
-  consider: (candidate: Candidate, copy: CopyResult) => Promise<Verdict>,
+  consider: (candidate: Candidate, copy: CopyResult, offer: Offer) => Promise<Verdict>,
 ): Promise<Candidate | undefined> {
   const memory = opts.memory ?? newDetectMemory();
   const { refused } = memory;
@@ -152,10 +166,15 @@ export async function waitForSiteConfig(
       const listed = await listCandidates(opts);
       const present = new Set(listed.map((c) => c.identity));
       // Media that went away is forgotten: re-inserting it is a new attempt.
-      for (const id of refused.keys()) if (!present.has(id)) refused.delete(id);
+      for (const id of refused.keys()) {
+        if (present.has(id)) continue;
+        refused.delete(id);
+        memory.returning.add(id);
+      }
       for (const c of await withoutConflicts(opts, memory, listed, devicesChanged)) {
         const prior = refused.get(c.identity);
-        const unchanged = prior && prior.fingerprint === c.fingerprint && !devicesChanged;
+        const replaced = prior !== undefined && prior.fingerprint !== c.fingerprint;
+        const unchanged = prior && !replaced && !devicesChanged;
         if (prior && c.kind === 'volume' && unchanged && opts.clock.now() - prior.at < opts.retryRefusedAfterMs) continue;
         let copy: CopyResult;
         try {
@@ -176,11 +195,14 @@ export async function waitForSiteConfig(
           refused.set(c.identity, { error: problem.message, fingerprint: c.fingerprint, at: opts.clock.now() });
           continue;
         }
-        if (prior?.treeDigest === copy.treeDigest) {
+        const returned = memory.returning.delete(c.identity);
+        const reinserted = replaced || returned;
+        if (prior?.treeDigest === copy.treeDigest && !reinserted) {
           refused.set(c.identity, { ...prior, fingerprint: c.fingerprint, at: opts.clock.now() });
           continue;
         }
-        if ((await consider(c, copy)) === 'accepted') return c;
+        memory.lastOffered = { identity: c.identity, treeDigest: copy.treeDigest, fingerprint: c.fingerprint };
+        if ((await consider(c, copy, { reinserted })) === 'accepted') return c;
         refused.set(c.identity, { treeDigest: copy.treeDigest, fingerprint: c.fingerprint, at: opts.clock.now() });
       }
       if (opts.once) return undefined;

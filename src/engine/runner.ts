@@ -11,7 +11,7 @@ import type { LoadedSiteConfig } from '../siteconfig/types';
 import type { ValidationProblem as Problem } from '../siteconfig/types';
 import { ApiError, ConnectionError } from '../cluster/types';
 import { realClock } from './clock';
-import { newDetectMemory, waitForSiteConfig, type Candidate, type MediaProblem, type Verdict } from './detect';
+import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, type MediaProblem, type Offer, type Verdict } from './detect';
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { ProgressReporter } from './progress';
@@ -33,6 +33,8 @@ export interface AgentOptions {
   kubeconfig: string;
   once: boolean;
   dryRun: boolean;
+  /** Try again a site-config refused because its network did not verify (`run --retry-network`). */
+  retryNetwork?: boolean;
   clock?: Clock;
   rescanMs?: number;
   dropStableMs?: number;
@@ -53,8 +55,8 @@ export const EXIT = { ok: 0, failed: 1 } as const;
 const WRITING_STEPS: readonly StepName[] = ['domain', 'pull-secret', 'mirrors', 'trust'];
 const sequentialWaits = (env: NodeJS.ProcessEnv): boolean => env.SNO_RECONFIGURE_SEQUENTIAL_WAITS === '1';
 
-function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean } {
-  if (e instanceof ConfigRejectedError) return { message: e.message, remedy: e.remedy, rejected: true };
+function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean; retryOnRequest?: boolean } {
+  if (e instanceof ConfigRejectedError) return { message: e.message, remedy: e.remedy, rejected: true, retryOnRequest: e.retryOnRequest };
   if (e instanceof StepError) return { message: e.message, remedy: e.remedy, rejected: false };
   if (e instanceof ApiError) return { message: `the API answered ${e.statusCode} ${e.reason}: ${e.message}`, remedy: 'The agent retries after a restart; if it repeats, check the cluster operators (`oc get co`).', rejected: false };
   if (e instanceof ConnectionError) return { message: `the API could not be reached: ${e.message}`, remedy: 'The agent retries after a restart; check that kube-apiserver runs (`crictl ps | grep kube-apiserver`).', rejected: false };
@@ -78,8 +80,34 @@ interface Intake {
   baseline: Baseline;
   nodeName: string;
   dryRun: boolean;
+  retryNetwork: boolean;
   /** Node path of the config of record: the copy a restart resumes from. */
   copyDir: string;
+}
+
+/**
+ * A config refused only because its network did not verify (a cable, a switch port) is tried again when its
+ * media is re-inserted or `run --retry-network` asks; otherwise the verification failure stays on screen.
+ * Returns false when it stays refused.
+ */
+async function retryNetworkIfAsked(env: Intake, site: LoadedSiteConfig, from: string, offer: Offer): Promise<boolean> {
+  const j = env.journal?.data;
+  if (!j?.retryableDigests?.includes(site.digest)) return true;
+  const failure = j.steps.network?.lastError ?? j.lastError;
+  if (!offer.reinserted && !env.retryNetwork) {
+    const remedy = 'Fix the cabling (or the switch port, the gateway), then re-insert the media or run `sno-reconfigure run --retry-network`; or provide a corrected site-config.';
+    env.log.warn({ media: from }, `the site-config "${site.resolved.name}" on ${from} was refused because its network did not verify; waiting for the media to be re-inserted or \`sno-reconfigure run --retry-network\``);
+    await env.reporter.problem(`the site network of "${site.resolved.name}" did not verify; it is not tried again until the media is re-inserted`, [...(failure ? [failure.message] : []), `What to do: ${remedy}`]);
+    return false;
+  }
+  const why = offer.reinserted ? `the media ${from} was inserted again` : '`run --retry-network` asked for it';
+  j.rejectedDigests = j.rejectedDigests?.filter((d) => d !== site.digest);
+  j.retryableDigests = j.retryableDigests.filter((d) => d !== site.digest);
+  delete j.steps.network;
+  await env.journal!.save();
+  env.log.info({ media: from }, `retrying the site network of "${site.resolved.name}": ${why}`);
+  await env.reporter.phase(`retrying the site network of "${site.resolved.name}": ${why}`);
+  return true;
 }
 
 /**
@@ -128,10 +156,11 @@ async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate 
 }
 
 /** Looks at the site-config at `where` (a candidate's copy, or our own copy when resuming `resumeDigest`). */
-async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: string, resumeDigest?: string): Promise<Consideration> {
+async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: string, resumeDigest?: string, offer: Offer = { reinserted: false }): Promise<Consideration> {
   const { host, log, journal } = env;
   const result = await loadSiteConfig(host.resolve(where), { host });
   const from = c?.location ?? where;
+  if (result.status === 'valid' && c && !(await retryNetworkIfAsked(env, result.site, from, offer))) return { verdict: 'refused', invalid: true };
   if (result.status === 'not-for-this-machine') {
     log.warn({ media: from, reasons: result.reasons }, `the site-config on ${from} is not for this machine`);
     await env.reporter.problem(`the site-config on ${from} is not for this machine`, result.reasons.slice(0, 5), 'waiting');
@@ -148,6 +177,8 @@ async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: 
   if ((resumeDigest !== undefined && site.digest === resumeDigest) || env.dryRun || !journal) return { verdict: 'accepted', site, invalid: false };
   return { verdict: 'accepted', site: await takeAsConfigOfRecord(env, journal, c, where, site), invalid: false };
 }
+
+const STEP_TITLE_OF = (steps: readonly Step[], name: string): string => steps.find((s) => s.name === name)?.title ?? name;
 
 export async function runAgent(opts: AgentOptions): Promise<number> {
   const { host, log } = opts;
@@ -168,7 +199,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   const nodeName = await nodeNameOf(host, baseline);
   const copyDir = `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`;
   const candidateDir = opts.dryRun ? `/run/sno-reconfigure/dry-run-${process.pid}` : `${opts.stateDir}/candidate`;
-  const intake: Intake = { host, log, clock, journal, reporter, baseline, nodeName, dryRun: opts.dryRun, copyDir };
+  const intake: Intake = { host, log, clock, journal, reporter, baseline, nodeName, dryRun: opts.dryRun, retryNetwork: opts.retryNetwork ?? false, copyDir };
 
   if (!opts.dryRun) {
     await notifier.ready('starting');
@@ -178,8 +209,8 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
 
   let accepted: LoadedSiteConfig | undefined;
   let lastRefusedInvalid = false;
-  const consider = async (c: Candidate | undefined, where: string, resumeDigest?: string): Promise<Verdict> => {
-    const found = await considerSiteConfig(intake, c, where, resumeDigest);
+  const consider = async (c: Candidate | undefined, where: string, resumeDigest?: string, offer?: Offer): Promise<Verdict> => {
+    const found = await considerSiteConfig(intake, c, where, resumeDigest, offer);
     lastRefusedInvalid = found.invalid;
     if (found.site) accepted = found.site;
     return found.verdict;
@@ -221,8 +252,8 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
       const inProgress = journal && (journal.data.phase === 'running' || journal.data.phase === 'failed') && journal.data.digest && (await host.exists(`${copyDir}/.`));
       if (inProgress) {
         // Restarted mid-run. A different, valid config on new media wins; otherwise resume from our copy.
-        await waitForSiteConfig({ ...detectOptions, once: true }, async (c) => {
-          const verdict = await consider(c, candidateDir);
+        await waitForSiteConfig({ ...detectOptions, once: true }, async (c, _copy, offer) => {
+          const verdict = await consider(c, candidateDir, undefined, offer);
           return verdict === 'accepted' && accepted?.digest !== journal!.data.digest ? 'accepted' : 'refused';
         });
         if (!accepted) {
@@ -235,8 +266,14 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
           journal.data.phase = 'waiting';
           await journal.save();
         }
-        await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: [`Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`] });
-        await waitForSiteConfig({ ...detectOptions, once: opts.once || opts.dryRun }, (c) => consider(c, candidateDir));
+        const refusal = journal?.data.phase === 'invalid-config' ? journal.data.lastError : undefined;
+        if (refusal?.step && refusal.step !== 'validate' && refusal.step !== 'detect') {
+          // A step refused the config while it ran: its reason stays on screen (the earlier lines are gone from it).
+          await reporter.problem(`${STEP_TITLE_OF(opts.steps, refusal.step)} failed; waiting for the media to be re-inserted or a corrected site-config`, [refusal.message, ...(refusal.remedy ? [`What to do: ${refusal.remedy}`] : [])]);
+        } else {
+          await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: [`Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`] });
+        }
+        await waitForSiteConfig({ ...detectOptions, once: opts.once || opts.dryRun }, (c, _copy, offer) => consider(c, candidateDir, undefined, offer));
       }
       if (!accepted) {
         if (signal.aborted) {
@@ -262,7 +299,11 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
         log.info(`stopped${running ? ` during "${running.title}"` : ''}; the run resumes there at the next start`);
         return EXIT.ok;
       }
-      if (outcome === 'rejected') continue;
+      if (outcome === 'rejected') {
+        // Not offered again from the same media until it is re-inserted or changed.
+        refuseLastOffered(detectOptions.memory, clock.now());
+        continue;
+      }
       return outcome === 'succeeded' ? EXIT.ok : EXIT.failed;
     }
   } finally {
@@ -354,6 +395,7 @@ async function executeSteps(
         j.lastError = rec.lastError;
         if (err.rejected) {
           (j.rejectedDigests ??= []).push(site.digest);
+          if (err.retryOnRequest) (j.retryableDigests ??= []).push(site.digest);
           j.phase = 'invalid-config';
         } else {
           j.phase = 'failed';

@@ -21,6 +21,8 @@ ${NODE_OPTIONS_HELP}
   --label L           another accepted volume label (repeatable)
   --once              exit instead of waiting when no usable site-config is present
   --dry-run           find and validate the site-config, print the plan, change nothing
+  --retry-network     try again a site-config refused because its site network did not verify
+                      three times (e.g. a cable was out); re-inserting its media does the same
   --ingress-endpoint HOST:PORT
                       where this node's router listens, for checking served certificates
                       (default: the API's host, port 443)
@@ -34,6 +36,7 @@ Exit status: 0 done (or nothing to do), 1 failed (systemd restarts the service a
     label: { type: 'string', multiple: true },
     once: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
+    'retry-network': { type: 'boolean' },
     'ingress-endpoint': { type: 'string' },
     'log-level': { type: 'string' },
   },
@@ -53,6 +56,7 @@ Exit status: 0 done (or nothing to do), 1 failed (systemd restarts the service a
       kubeconfig: kubeconfigFrom(args),
       once: boolOpt(args, 'once'),
       dryRun: boolOpt(args, 'dry-run'),
+      retryNetwork: boolOpt(args, 'retry-network'),
       ...(ingressEndpoint ? { ingressEndpoint } : {}),
       out: io.out,
     });
