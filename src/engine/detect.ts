@@ -78,7 +78,8 @@ export interface Offer {
 export type Verdict = 'accepted' | 'refused';
 
 function mediumName(device: string, label: string, fstype: string | undefined): string {
-  return `${fstype === 'iso9660' || fstype === 'udf' ? 'the disc image' : 'the stick'} ${device} (${label})`;
+  const kind = fstype === 'iso9660' || fstype === 'udf' ? 'the disc image' : 'the stick';
+  return `${kind} ${device} (${label})`;
 }
 
 /** Device node and size change when a stick is re-inserted or an image replaced, even if its UUID does not. */

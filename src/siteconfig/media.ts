@@ -124,7 +124,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   const entries = configEntries(names, opts.caseInsensitive ?? false);
   if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
     const shown = names.filter((n) => !isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
-    const holds = shown.length === 0 ? 'it is empty' : `it holds: ${shown.slice(0, 8).join(', ')}${shown.length > 8 ? ` and ${shown.length - 8} more` : ''}`;
+    const list = `${shown.slice(0, 8).join(', ')}${shown.length > 8 ? ` and ${shown.length - 8} more` : ''}`;
     const txt = shown.find((n) => /^site-config\.(yaml|yml|json)\.txt$/i.test(n));
     const cased = shown.find((n) => TOP_LEVEL_NAMES.includes(n.toLowerCase()));
     const remedy = txt
@@ -132,7 +132,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
       : cased
         ? `Rename ${cased} to ${cased.toLowerCase()}: names on ext4, ISO 9660 and UDF media are case-sensitive.`
         : 'Copy site-config.yaml (or a site-configs/ folder) to the top level of the media.';
-    throw new MediaError(`has no site-config.yaml; ${holds}`, remedy);
+    throw new MediaError(shown.length === 0 ? 'has no site-config.yaml; it is empty' : `has no site-config.yaml; it holds: ${list}`, remedy);
   }
   for (const [name, canonical] of entries.sort((a, b) => a[1].localeCompare(b[1]))) {
     if (canonical.endsWith('.sig')) continue;
@@ -171,9 +171,9 @@ export async function snapshotInto(host: Host, fromNode: string, toNode: string,
 /** Mounts `device` (holding `fstype`) read-only on a private directory, snapshots it into `toNode`, unmounts at once. */
 export async function copyFromVolume(host: Host, device: string, toNode: string, fstype: string | undefined): Promise<CopyResult> {
   // Only what the README documents, and always with -t: mount never guesses a filesystem from hostile bytes.
-  if (!fstype || !READABLE_FILESYSTEMS.includes(fstype)) {
-    throw new MediaError(`uses ${fstype ?? 'no filesystem the node recognises'}${fstype ? ', which is not a filesystem the node reads' : ''}; use FAT, ext4, ISO 9660 or UDF`, 'Write the site-config to a stick formatted FAT (vfat) or ext4, or to an ISO 9660 or UDF image.');
-  }
+  const remedy = 'Write the site-config to a stick formatted FAT (vfat) or ext4, or to an ISO 9660 or UDF image.';
+  if (!fstype) throw new MediaError('has no filesystem the node recognises; use FAT, ext4, ISO 9660 or UDF', remedy);
+  if (!READABLE_FILESYSTEMS.includes(fstype)) throw new MediaError(`uses ${fstype}, which is not a filesystem the node reads; use FAT, ext4, ISO 9660 or UDF`, remedy);
   await host.mkdirp(MOUNT_BASE, 0o700);
   await host.chmod(MOUNT_BASE, 0o700);
   const mountNode = `${MOUNT_BASE}/media-${randomBytes(6).toString('hex')}`;
