@@ -111,40 +111,25 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
  * Labelled volumes whose site-configs differ cannot be told apart (last month's virtual media and today's
  * stick): none is taken. Identical copies are one candidate. Returns the candidates left to consider.
  */
-async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candidates: Candidate[], devicesChanged: boolean): Promise<Candidate[]> {
+async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candidates: Candidate[]): Promise<Candidate[]> {
   const volumes = candidates.filter((c) => c.kind === 'volume');
   const others = candidates.filter((c) => c.kind !== 'volume');
-  if (volumes.length < 2) {
+  const key = volumes.map((v) => v.identity + v.fingerprint).join(' ');
+  if (memory.conflict === key) return others;
+  const digests = new Set<string>();
+  for (const v of volumes.length > 1 ? volumes : []) {
+    // An unreadable one is reported when it is considered on its own.
+    digests.add(await v.fetch(opts.candidateDir).then((r) => r.treeDigest, (e: unknown) => (e instanceof MediaError ? v.identity : Promise.reject(e))));
+  }
+  if (digests.size < 2) {
     delete memory.conflict;
-    return candidates;
+    return [...volumes.slice(0, 1), ...others];
   }
-  const key = volumes.map((v) => `${v.identity}|${v.fingerprint}`).sort().join(' ');
-  if (memory.conflict === key && !devicesChanged) return others;
-  const digests = new Map<string, Candidate[]>();
-  for (const v of volumes) {
-    try {
-      const { treeDigest } = await v.fetch(opts.candidateDir);
-      digests.set(treeDigest, [...(digests.get(treeDigest) ?? []), v]);
-    } catch (e) {
-      if (!(e instanceof MediaError)) throw e;
-      // Unreadable: reported when it is considered on its own below.
-      digests.set(`unreadable:${v.identity}`, [v]);
-    }
-  }
-  if (digests.size === 1) {
-    delete memory.conflict;
-    return [volumes[0]!, ...others];
-  }
-  if (memory.conflict !== key) {
-    memory.conflict = key;
-    const names = volumes.map((v) => v.medium.replace(/^the (stick|disc image) /, ''));
-    const problem = {
-      message: `${volumes.length} different site-config media are attached (${names.join(', ')}); none of them is used`,
-      remedy: 'Detach the media that is not for today (an old virtual-media image in the BMC, a second stick), or make them identical.',
-    };
-    opts.log.error({ media: names.join(', '), remedy: problem.remedy }, problem.message);
-    await opts.onMediaProblem?.(problem);
-  }
+  memory.conflict = key;
+  const message = `${volumes.length} different site-config media are attached (${volumes.map((v) => v.medium).join(', ')}); none of them is used`;
+  const remedy = 'Detach the media not meant for today (an old image in the BMC), or make them identical.';
+  opts.log.error({ remedy }, message);
+  await opts.onMediaProblem?.({ message, remedy });
   return others;
 }
 
@@ -162,8 +147,6 @@ export async function waitForSiteConfig(
   try {
     while (!opts.signal.aborted) {
       opts.alive?.();
-      // A device event (a stick re-inserted, a node recreated) means a refused medium may have been corrected.
-      const devicesChanged = wake.takeDeviceEvent();
       const listed = await listCandidates(opts);
       const present = new Set(listed.map((c) => c.identity));
       // Media that went away is forgotten: re-inserting it is a new attempt.
@@ -172,11 +155,11 @@ export async function waitForSiteConfig(
         refused.delete(id);
         memory.returning.add(id);
       }
-      for (const c of await withoutConflicts(opts, memory, listed, devicesChanged)) {
+      for (const c of await withoutConflicts(opts, memory, listed)) {
         const prior = refused.get(c.identity);
+        // A new device node, UUID or size: the stick was re-inserted or the image replaced (a /dev event woke us).
         const replaced = prior !== undefined && prior.fingerprint !== c.fingerprint;
-        const unchanged = prior && !replaced && !devicesChanged;
-        if (prior && c.kind === 'volume' && unchanged && opts.clock.now() - prior.at < opts.retryRefusedAfterMs) continue;
+        if (prior && c.kind === 'volume' && !replaced && opts.clock.now() - prior.at < opts.retryRefusedAfterMs) continue;
         let copy: CopyResult;
         try {
           copy = await c.fetch(opts.candidateDir);
@@ -218,22 +201,15 @@ export async function waitForSiteConfig(
 
 interface Waker {
   wait(ms: number): Promise<void>;
-  /** Whether /dev changed since the last call. */
-  takeDeviceEvent(): boolean;
   close(): Promise<void>;
 }
 
 /** Resolves a wait early when the drop directory or /dev changes. */
 function createWaker(opts: DetectOptions): Waker {
   let poke: (() => void) | undefined;
-  let deviceEvent = false;
   const trigger = () => poke?.();
-  const deviceChanged = () => {
-    deviceEvent = true;
-    trigger();
-  };
   // A directory that is not there (no udev, or a test root) is not watched: the interval rescan covers it.
-  const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, deviceChanged)).filter((w): w is Closable => w !== undefined);
+  const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, trigger)).filter((w): w is Closable => w !== undefined);
   // A change in the drop directory wakes the scan at once, and again once it can have been quiet for
   // dropStableMs (a copy still running keeps pushing that second look back), so a finished copy is taken
   // without waiting for the next rescan. Without inotify the rescan interval still finds it.
@@ -246,11 +222,6 @@ function createWaker(opts: DetectOptions): Waker {
   };
   const drop = opts.host.watchDir(opts.dropDir, dropChanged, { recursive: true });
   return {
-    takeDeviceEvent: () => {
-      const seen = deviceEvent;
-      deviceEvent = false;
-      return seen;
-    },
     wait: (ms) =>
       new Promise<void>((resolve) => {
         const done = () => {

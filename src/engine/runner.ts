@@ -93,20 +93,21 @@ interface Intake {
 async function retryNetworkIfAsked(env: Intake, site: LoadedSiteConfig, from: string, offer: Offer): Promise<boolean> {
   const j = env.journal?.data;
   if (!j?.retryableDigests?.includes(site.digest)) return true;
-  const failure = j.steps.network?.lastError ?? j.lastError;
   if (!offer.reinserted && !env.retryNetwork) {
-    const remedy = 'Fix the cabling (or the switch port, the gateway), then re-insert the media or run `sno-reconfigure run --retry-network`; or provide a corrected site-config.';
-    env.log.warn({ media: from }, `the site-config "${site.resolved.name}" on ${from} was refused because its network did not verify; waiting for the media to be re-inserted or \`sno-reconfigure run --retry-network\``);
-    await env.reporter.problem(`the site network of "${site.resolved.name}" did not verify; it is not tried again until the media is re-inserted`, [...(failure ? [failure.message] : []), `What to do: ${remedy}`]);
+    // The failure itself (with its remedy: re-insert, or --retry-network) stays on screen.
+    const failure = j.lastError;
+    const headline = `the site network of "${site.resolved.name}" did not verify; it is not tried again until the media is re-inserted`;
+    env.log.warn({ media: from }, headline);
+    await env.reporter.problem(headline, failure ? [failure.message, `What to do: ${failure.remedy}`] : []);
     return false;
   }
-  const why = offer.reinserted ? `the media ${from} was inserted again` : '`run --retry-network` asked for it';
-  j.rejectedDigests = j.rejectedDigests?.filter((d) => d !== site.digest);
-  j.retryableDigests = j.retryableDigests.filter((d) => d !== site.digest);
+  const other = (d: string) => d !== site.digest;
+  j.rejectedDigests = j.rejectedDigests?.filter(other);
+  j.retryableDigests = j.retryableDigests.filter(other);
   delete j.steps.network;
   await env.journal!.save();
-  env.log.info({ media: from }, `retrying the site network of "${site.resolved.name}": ${why}`);
-  await env.reporter.phase(`retrying the site network of "${site.resolved.name}": ${why}`);
+  // reporter.phase() logs it too.
+  await env.reporter.phase(`retrying the site network of "${site.resolved.name}": ${offer.reinserted ? `the media ${from} was inserted again` : '`run --retry-network` asked for it'}`);
   return true;
 }
 
@@ -177,8 +178,6 @@ async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: 
   if ((resumeDigest !== undefined && site.digest === resumeDigest) || env.dryRun || !journal) return { verdict: 'accepted', site, invalid: false };
   return { verdict: 'accepted', site: await takeAsConfigOfRecord(env, journal, c, where, site), invalid: false };
 }
-
-const STEP_TITLE_OF = (steps: readonly Step[], name: string): string => steps.find((s) => s.name === name)?.title ?? name;
 
 export async function runAgent(opts: AgentOptions): Promise<number> {
   const { host, log } = opts;
@@ -267,9 +266,9 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
           await journal.save();
         }
         const refusal = journal?.data.phase === 'invalid-config' ? journal.data.lastError : undefined;
-        if (refusal?.step && refusal.step !== 'validate' && refusal.step !== 'detect') {
-          // A step refused the config while it ran: its reason stays on screen (the earlier lines are gone from it).
-          await reporter.problem(`${STEP_TITLE_OF(opts.steps, refusal.step)} failed; waiting for the media to be re-inserted or a corrected site-config`, [refusal.message, ...(refusal.remedy ? [`What to do: ${refusal.remedy}`] : [])]);
+        if (refusal && refusal.step !== 'validate') {
+          // A step refused the config while it ran: its failure stays on screen, with what to do.
+          await reporter.problem(refusal.message, [`What to do: ${refusal.remedy}`]);
         } else {
           await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: [`Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`] });
         }

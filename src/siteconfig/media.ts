@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { CommandError } from '../host/command-error';
-import type { Host } from '../host/host';
+import type { Host, PathInfo } from '../host/host';
 import { MULTI_DIR, SITE_CONFIG_NAMES } from './load';
 import { MAX_DEPTH, parseConfigBytes } from './parse-text';
 
@@ -36,6 +36,12 @@ const ONLY_CONFIG_REMEDY = 'Put only the site-config and the files it names on t
 /** Something that was there a moment ago is gone: the media was pulled, or the drop directory emptied. */
 function vanished(what: string): MediaError {
   return new MediaError(`was removed while it was being read (${what} disappeared)`, REMOVED_REMEDY);
+}
+
+function notAFile(rel: string, info: PathInfo): MediaError {
+  const what = info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? `a ${info.kind}`);
+  const want = info.kind === 'file' ? 'folder' : 'file';
+  return new MediaError(`holds ${rel} as ${what}, not a ${want}; copy the real ${want} onto it`, 'Links and devices on the media are never followed.');
 }
 
 function under(dir: string, rel: string): string {
@@ -89,18 +95,13 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   let bytes = 0;
   const copied = new Set<string>();
   const copyFile = async (fromRel: string, toRel: string): Promise<Buffer | undefined> => {
-    if (copied.has(toRel)) return undefined;
-    const parts = toRel.split('/');
-    if (parts.length > limits.maxDepth) throw new MediaError(`nests ${toRel} deeper than ${limits.maxDepth} levels`, ONLY_CONFIG_REMEDY);
     const info = await host.stat(under(fromNode, fromRel));
     // A missing referenced file is the validation's to report (with the field that names it).
-    if (info === undefined || info.kind === 'directory') return undefined;
-    if (info.kind !== 'file') {
-      const what = info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? 'a special file');
-      throw new MediaError(`holds ${fromRel} as ${what}, not a file; copy the real file onto it`, `Replace ${fromRel} on the media with the real file (a link or device on the media is never followed).`);
-    }
+    if (copied.has(toRel) || info === undefined || info.kind === 'directory') return undefined;
+    if (info.kind !== 'file') throw notAFile(fromRel, info);
+    if (toRel.split('/').length > limits.maxDepth) throw new MediaError(`nests ${toRel} deeper than ${limits.maxDepth} levels`, ONLY_CONFIG_REMEDY);
     if (++files > limits.maxFiles) throw new MediaError(`holds more than ${limits.maxFiles} site-config files`, ONLY_CONFIG_REMEDY);
-    if (info.size > limits.maxFileBytes) throw new MediaError(`holds ${fromRel} of ${info.size} bytes, more than a site-config file can be (${limits.maxFileBytes})`, `Remove ${fromRel} from the media or make it smaller.`);
+    if (info.size > limits.maxFileBytes) throw new MediaError(`holds ${fromRel} of ${info.size} bytes, more than a site-config file can be (${limits.maxFileBytes})`, ONLY_CONFIG_REMEDY);
     bytes += info.size;
     if (bytes > limits.maxTotalBytes) throw new MediaError(`holds more than ${limits.maxTotalBytes} bytes of site-config files`, ONLY_CONFIG_REMEDY);
     const data = await host.readFile(under(fromNode, fromRel));
@@ -125,13 +126,9 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
     const shown = names.filter((n) => !isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
     const list = `${shown.slice(0, 8).join(', ')}${shown.length > 8 ? ` and ${shown.length - 8} more` : ''}`;
-    const txt = shown.find((n) => /^site-config\.(yaml|yml|json)\.txt$/i.test(n));
-    const cased = shown.find((n) => TOP_LEVEL_NAMES.includes(n.toLowerCase()));
-    const remedy = txt
-      ? `Rename ${txt} to site-config.yaml (Windows hides the .txt ending: turn on "File name extensions" in Explorer).`
-      : cased
-        ? `Rename ${cased} to ${cased.toLowerCase()}: names on ext4, ISO 9660 and UDF media are case-sensitive.`
-        : 'Copy site-config.yaml (or a site-configs/ folder) to the top level of the media.';
+    // Windows hides a .txt ending; ext4, ISO 9660 and UDF names have a case.
+    const near = shown.find((n) => TOP_LEVEL_NAMES.includes(n.toLowerCase().replace(/\.txt$/, '')));
+    const remedy = near ? `Rename ${near} to ${near.toLowerCase().replace(/\.txt$/, '')}.` : 'Copy site-config.yaml (or a site-configs/ folder) to the top of the media.';
     throw new MediaError(shown.length === 0 ? 'has no site-config.yaml; it is empty' : `has no site-config.yaml; it holds: ${list}`, remedy);
   }
   for (const [name, canonical] of entries.sort((a, b) => a[1].localeCompare(b[1]))) {
@@ -141,10 +138,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
       continue;
     }
     const info = await host.stat(under(fromNode, name));
-    if (info?.kind !== 'directory') {
-      if (info === undefined) throw vanished(name);
-      throw new MediaError(`holds ${name} as ${info.kind === 'symlink' ? 'a symbolic link' : 'a file'}, not a folder; copy the real folder onto it`, `Replace ${name} on the media with a real folder of site-configs.`);
-    }
+    if (info?.kind !== 'directory') throw info ? notAFile(name, info) : vanished(name);
     const inner = (await host.listDir(under(fromNode, name))).filter((n) => !isPartialCopyName(n) && /\.(ya?ml|json)$/i.test(n)).sort((a, b) => a.localeCompare(b));
     for (const n of inner) await copyConfig(`${name}/${n}`, `${MULTI_DIR}/${n}`);
   }
@@ -171,9 +165,9 @@ export async function snapshotInto(host: Host, fromNode: string, toNode: string,
 /** Mounts `device` (holding `fstype`) read-only on a private directory, snapshots it into `toNode`, unmounts at once. */
 export async function copyFromVolume(host: Host, device: string, toNode: string, fstype: string | undefined): Promise<CopyResult> {
   // Only what the README documents, and always with -t: mount never guesses a filesystem from hostile bytes.
-  const remedy = 'Write the site-config to a stick formatted FAT (vfat) or ext4, or to an ISO 9660 or UDF image.';
-  if (!fstype) throw new MediaError('has no filesystem the node recognises; use FAT, ext4, ISO 9660 or UDF', remedy);
-  if (!READABLE_FILESYSTEMS.includes(fstype)) throw new MediaError(`uses ${fstype}, which is not a filesystem the node reads; use FAT, ext4, ISO 9660 or UDF`, remedy);
+  if (!fstype || !READABLE_FILESYSTEMS.includes(fstype)) {
+    throw new MediaError(`uses ${fstype ?? 'an unknown filesystem'}, which is not a filesystem the node reads; use FAT, ext4, ISO 9660 or UDF`, 'Use a stick formatted FAT (vfat) or ext4, or an ISO 9660 or UDF image.');
+  }
   await host.mkdirp(MOUNT_BASE, 0o700);
   await host.chmod(MOUNT_BASE, 0o700);
   const mountNode = `${MOUNT_BASE}/media-${randomBytes(6).toString('hex')}`;
@@ -184,7 +178,7 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
   } catch (e) {
     await host.removeEmptyDir(mountNode).catch(() => undefined);
     if (!(e instanceof CommandError)) throw e;
-    throw new MediaError(`could not be mounted (${e.detail})`, 'The media may be damaged: write the site-config to it again (FAT, ext4, ISO 9660 or UDF), or use another stick.', { cause: e });
+    throw new MediaError(`could not be mounted (${e.detail})`, 'The media may be damaged: write it again, or use another stick.', { cause: e });
   }
   try {
     return await snapshotInto(host, mountNode, toNode, { caseInsensitive: fstype === 'vfat' });

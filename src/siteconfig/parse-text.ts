@@ -17,7 +17,7 @@ export type DecodeOutcome = { ok: true; text: string } | { ok: false; messages: 
 
 export function decodeText(bytes: Uint8Array): DecodeOutcome {
   if (bytes.length > MAX_FILE_BYTES) return { ok: false, messages: [`is ${bytes.length} bytes; files on site-config media are limited to 1 MiB`] };
-  if (looksUtf16(bytes)) return { ok: false, messages: ['is saved as UTF-16; save it as UTF-8 (in Notepad: "Save as", Encoding "UTF-8")'] };
+  if (looksUtf16(bytes)) return { ok: false, messages: ['is saved as UTF-16; save it as UTF-8'] };
   if (bytes.includes(0)) return { ok: false, messages: ['contains NUL bytes: it is binary data, not YAML or JSON text'] };
   let text: string;
   try {
@@ -37,44 +37,34 @@ export function decodeText(bytes: Uint8Array): DecodeOutcome {
 
 /** A UTF-16 byte-order mark, or text whose every other byte is NUL (UTF-16 without a mark, as Windows saves "Unicode"). */
 function looksUtf16(bytes: Uint8Array): boolean {
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return true;
-  const sample = bytes.subarray(0, 64 - (Math.min(bytes.length, 64) % 2));
-  if (sample.length < 4) return false;
-  const nulAt = (parity: number) => sample.every((b, i) => (i % 2 === parity) === (b === 0));
+  if (bytes[0]! + bytes[1]! === 0x1fd && bytes[0]! > 0xfd) return true;
+  const sample = bytes.subarray(0, Math.min(bytes.length, 64) & ~1);
+  const nulAt = (parity: number) => sample.length > 3 && sample.every((b, i) => (i % 2 === parity) === (b === 0));
   return nulAt(0) || nulAt(1);
 }
 
 /**
- * How deep the text nests — flow brackets outside quotes, plus block indentation levels — with the line where
- * it first goes past MAX_DEPTH. Measured before parsing: the parser recurses, and a deep enough file would
- * otherwise end in a stack overflow instead of a message.
+ * The first line where the text nests deeper than MAX_DEPTH: flow brackets outside quotes, plus block levels
+ * read generously from the line's lead (two columns of indentation, or one "- ", per level). Measured before
+ * parsing: the parser recurses, and a deep enough file would otherwise end in a stack overflow.
  */
 export function tooDeepAt(text: string): number | undefined {
-  const indents: number[] = [];
   let flow = 0;
-  let lineNo = 0;
-  for (const line of text.split(/\r?\n/)) {
-    lineNo++;
-    const body = /^( *)((?:- +)*)([^]*)$/.exec(line)!;
-    const content = body[3]!;
-    if (flow === 0 && `${body[2]}${content}`.trim() !== '' && !content.trimStart().startsWith('#')) {
-      const indent = body[1]!.length;
-      while (indents.length > 0 && indents[indents.length - 1]! >= indent) indents.pop();
-      indents.push(indent);
-      // Each "- " opens one more level (a sequence item) on the same line.
-      for (let i = 0, dashes = body[2]!.replace(/ +/g, ' ').split('-').length - 1; i < dashes; i++) indents.push(indent + 1 + i * 2);
-    }
+  const lines = text.split('\n');
+  for (let n = 0; n < lines.length; n++) {
+    const lead = /^[ -]*/.exec(lines[n]!)![0];
+    const rest = lines[n]!.slice(lead.length);
+    const block = flow > 0 || rest.startsWith('#') ? 0 : (lead.length + lead.split('-').length - 1) / 2;
     let quote = '';
-    for (const ch of content) {
-      if (quote) {
-        if (ch === quote) quote = '';
-      } else if (ch === '"' || ch === "'") quote = ch;
+    for (const ch of rest) {
+      if (quote) quote = ch === quote ? '' : quote;
+      else if (ch === '"' || ch === "'") quote = ch;
       else if (ch === '#') break;
       else if (ch === '[' || ch === '{') flow++;
       else if ((ch === ']' || ch === '}') && flow > 0) flow--;
-      if (flow + indents.length > MAX_DEPTH) return lineNo;
+      if (flow + block > MAX_DEPTH) return n + 1;
     }
-    if (indents.length > MAX_DEPTH) return lineNo;
+    if (block > MAX_DEPTH) return n + 1;
   }
   return undefined;
 }

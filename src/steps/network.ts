@@ -174,7 +174,7 @@ export const networkStep: Step = {
     const remedy = 'Check the cabling and the addresses, gateway, VLAN and DNS servers in spec.network of the site-config; the node is back on its previous network.';
     if (data.failures >= MAX_NETWORK_ATTEMPTS) {
       // A cable, a switch port or a gateway that was down is no fault of the file: the same config may be tried again.
-      throw new ConfigRejectedError(message, `${remedy} Then re-insert the media (or run \`sno-reconfigure run --retry-network\`) to try this site-config again, or provide a corrected one.`, { retryOnRequest: true });
+      throw new ConfigRejectedError(message, `${remedy} Then re-insert the media (or run \`sno-reconfigure run --retry-network\`) to try it again.`, { retryOnRequest: true });
     }
     throw new StepError(message, remedy);
   },

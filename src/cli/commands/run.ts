@@ -21,8 +21,7 @@ ${NODE_OPTIONS_HELP}
   --label L           another accepted volume label (repeatable)
   --once              exit instead of waiting when no usable site-config is present
   --dry-run           find and validate the site-config, print the plan, change nothing
-  --retry-network     try again a site-config refused because its site network did not verify
-                      three times (e.g. a cable was out); re-inserting its media does the same
+  --retry-network     retry a site-config whose network failed to verify 3 times (as re-inserting it does)
   --ingress-endpoint HOST:PORT
                       where this node's router listens, for checking served certificates
                       (default: the API's host, port 443)

@@ -56,7 +56,7 @@ test('two different site-config volumes: none is taken, both devices are named',
     s.node.attachVolume('sr0', 'RELOCATION-CONFIG', { 'site-config.yaml': good.replace('store42', 'store41') });
     writeFileSync(path.join(s.node.standinDir, 'devices', 'sr0.fstype'), 'iso9660');
   });
-  assertShownEverywhere(r, '2 different site-config media are attached (/dev/sdb1 (SITE-CONFIG), /dev/sr0 (RELOCATION-CONFIG)); none of them is used', /Detach the media that is not for today/);
+  assertShownEverywhere(r, '2 different site-config media are attached (the stick /dev/sdb1 (SITE-CONFIG), the disc image /dev/sr0 (RELOCATION-CONFIG)); none of them is used', /Detach the media not meant for today/);
 });
 
 test('identical copies on two volumes are one site-config', async () => {
@@ -75,7 +75,7 @@ test('identical copies on two volumes are one site-config', async () => {
 
 test('a stick without site-config.yaml says what it holds, never the agent\'s own paths', async () => {
   const r = await refusedMedia((s) => s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml.txt': 'x', 'notes.doc': 'x' }));
-  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) has no site-config.yaml; it holds: notes.doc, site-config.yaml.txt', /Rename site-config.yaml.txt to site-config.yaml/);
+  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) has no site-config.yaml; it holds: notes.doc, site-config.yaml.txt', /Rename site-config.yaml.txt to site-config.yaml\./);
   const empty = await refusedMedia((s) => {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', {});
     mkdirSync(path.join(s.node.standinDir, 'devices', 'sdb1'), { recursive: true });
@@ -96,7 +96,7 @@ test('on FAT, SITE-CONFIG.YAML is site-config.yaml (FAT names have no case); on 
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'SITE-CONFIG.YAML': 'x' });
     writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.fstype'), 'ext4');
   });
-  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) has no site-config.yaml; it holds: SITE-CONFIG.YAML', /Rename SITE-CONFIG.YAML to site-config.yaml: names on ext4/);
+  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) has no site-config.yaml; it holds: SITE-CONFIG.YAML', /Rename SITE-CONFIG.YAML to site-config.yaml\./);
 });
 
 test('a filesystem the node does not read is refused by name, never mounted', async () => {
@@ -115,7 +115,7 @@ test('a stick that cannot be mounted, and a file too big, reach the banner and s
   assert.match(r.status.lastError?.message ?? '', /^the stick \/dev\/sdb1 \(SITE-CONFIG\) could not be mounted \(exit 32: mount: .*wrong fs type/);
   assertShownEverywhere(r, r.status.lastError!.message, /may be damaged/);
   const big = await refusedMedia((s) => s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'spec:\n  pullSecretFile: ps.json\n', 'ps.json': Buffer.alloc(9 * 1024 * 1024, 0x20) }));
-  assertShownEverywhere(big, 'the stick /dev/sdb1 (SITE-CONFIG) holds ps.json of 9437184 bytes, more than a site-config file can be (8388608)', /Remove ps.json from the media or make it smaller/);
+  assertShownEverywhere(big, 'the stick /dev/sdb1 (SITE-CONFIG) holds ps.json of 9437184 bytes, more than a site-config file can be (8388608)', /Put only the site-config/);
 });
 
 test('a symbolic link on the stick is named as one, with what to do', async () => {
@@ -123,5 +123,5 @@ test('a symbolic link on the stick is named as one, with what to do', async () =
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'real.yaml': 'x' });
     symlinkSync('real.yaml', path.join(s.node.standinDir, 'devices', 'sdb1', 'site-config.yaml'));
   });
-  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) holds site-config.yaml as a symbolic link, not a file; copy the real file onto it', /Replace site-config.yaml on the media with the real file/);
+  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) holds site-config.yaml as a symbolic link, not a file; copy the real file onto it', /never followed/);
 });
