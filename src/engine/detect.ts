@@ -3,7 +3,6 @@
 // directory (watched with inotify, taken only once nothing in it changed for dropStableMs: a file may still
 // be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
-import * as path from 'node:path';
 import type { Closable, Host } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
@@ -82,11 +81,12 @@ function mediumName(device: string, label: string, fstype: string | undefined): 
   return `${kind} ${device} (${label})`;
 }
 
-/** Device node and size change when a stick is re-inserted or an image replaced, even if its UUID does not. */
-async function deviceFingerprint(host: Host, nodeDevice: string, uuid: string | undefined): Promise<string> {
-  const node = await host.stat(nodeDevice).catch(() => undefined);
-  const size = await host.readTextIfExists(`/sys/class/block/${path.posix.basename(nodeDevice)}/size`).catch(() => undefined);
-  return [uuid ?? '', node?.mtimeMs ?? '', size?.trim() ?? ''].join('|');
+/**
+ * A re-inserted stick gets a new device node (devtmpfs), even when its filesystem UUID is the same; a BMC
+ * image replaced in place has a new UUID, which is a new identity already.
+ */
+async function deviceFingerprint(host: Host, nodeDevice: string): Promise<string> {
+  return String((await host.stat(nodeDevice).catch(() => undefined))?.mtimeMs);
 }
 
 export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels' | 'dropDir' | 'dropStableMs' | 'clock'>): Promise<Candidate[]> {
@@ -97,7 +97,7 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
       location: `${v.nodeDevice} (label ${v.label})`,
       medium: mediumName(v.nodeDevice, v.label, v.fstype),
       identity: `volume:${v.uuid ?? v.nodeDevice}`,
-      fingerprint: await deviceFingerprint(opts.host, v.nodeDevice, v.uuid),
+      fingerprint: await deviceFingerprint(opts.host, v.nodeDevice),
       fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
     });
   }
