@@ -39,7 +39,7 @@ test('a network that failed three times (a cable out) is tried again on re-inser
     assert.equal(s.node.nmstateHistory().filter((h) => h.startsWith('apply')).length, 3, 'no fourth attempt without being asked');
     assert.ok(banner(s).includes(' sno-reconfigure: ACTION NEEDED — the site network of "store-0042" did not verify; it is not tried again until the media is re-inserted\n'), banner(s));
     assert.ok(banner(s).includes(`   ${failure}\n`), 'the verification failure itself stays on screen');
-    assert.match(banner(s), /What to do: Check the cabling .* Then re-insert the media \(or run `sno-reconfigure run --retry-network`\) to try this site-config again/);
+    assert.match(banner(s), /What to do: Check the cabling .* Then re-insert the media \(or run `sno-reconfigure run --retry-network`\) to try it again/);
     assert.doesNotMatch(banner(s), /is invalid/);
     assert.equal(status(s).lastError?.message, failure, 'status keeps the verification failure as the last error');
     const refusedState = path.join(s.node.dir, 'refused-state');
