@@ -58,8 +58,8 @@ export interface DetectMemory {
   returning: Set<string>;
   /** The candidate last offered, so a config refused later (while it ran) is not offered again until its media changes. */
   lastOffered?: { identity: string; treeDigest: string; fingerprint: string };
-  /** The differing volumes last reported (identity and fingerprint of each): not re-read, nor reported again, while they stay. */
-  conflict?: string;
+  /** The labelled volumes last compared (identity and fingerprint of each) and whether they agreed: not compared again while they stay. */
+  volumes?: { key: string; keep: Candidate[] };
 }
 
 export const newDetectMemory = (): DetectMemory => ({ refused: new Map(), returning: new Set() });
@@ -115,22 +115,25 @@ async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candi
   const volumes = candidates.filter((c) => c.kind === 'volume');
   const others = candidates.filter((c) => c.kind !== 'volume');
   const key = volumes.map((v) => v.identity + v.fingerprint).join(' ');
-  if (memory.conflict === key) return others;
-  const digests = new Set<string>();
-  for (const v of volumes.length > 1 ? volumes : []) {
-    // An unreadable one is reported when it is considered on its own.
-    digests.add(await v.fetch(opts.candidateDir).then((r) => r.treeDigest, (e: unknown) => (e instanceof MediaError ? v.identity : Promise.reject(e))));
+  if (volumes.length < 2) delete memory.volumes;
+  else if (memory.volumes?.key !== key) {
+    // One of each content, and every unreadable one (reported when it is considered on its own).
+    const digests = new Set<string>();
+    const keep: Candidate[] = [];
+    for (const v of volumes) {
+      const digest = await v.fetch(opts.candidateDir).then((r) => r.treeDigest, (e: unknown) => (e instanceof MediaError ? undefined : Promise.reject(e)));
+      if (digest === undefined || !digests.has(digest)) keep.push(v);
+      if (digest) digests.add(digest);
+    }
+    memory.volumes = { key, keep: digests.size < 2 ? keep : [] };
+    if (digests.size > 1) {
+      const message = `${volumes.length} different site-config media are attached (${volumes.map((v) => v.medium).join(', ')}); none of them is used`;
+      const remedy = 'Detach the media not meant for today (an old image in the BMC), or make them identical.';
+      opts.log.error({ remedy }, message);
+      await opts.onMediaProblem?.({ message, remedy });
+    }
   }
-  if (digests.size < 2) {
-    delete memory.conflict;
-    return [...volumes.slice(0, 1), ...others];
-  }
-  memory.conflict = key;
-  const message = `${volumes.length} different site-config media are attached (${volumes.map((v) => v.medium).join(', ')}); none of them is used`;
-  const remedy = 'Detach the media not meant for today (an old image in the BMC), or make them identical.';
-  opts.log.error({ remedy }, message);
-  await opts.onMediaProblem?.({ message, remedy });
-  return others;
+  return [...(memory.volumes?.keep ?? volumes), ...others];
 }
 
 /**
