@@ -13,9 +13,19 @@ export interface Candidate {
   kind: 'volume' | 'drop-dir';
   /** Device or directory, for logs and the report. */
   location: string;
+  /** The same, as a technician names it in a sentence: "the stick /dev/sdb1 (SITE-CONFIG)". */
+  medium: string;
   /** Stable identity while the media stays put: fs UUID or device; the drop directory's path. */
   identity: string;
+  /** Changes when the medium behind the identity is replaced (a BMC swapping an image in place). */
+  fingerprint: string;
   fetch(toNode: string): Promise<CopyResult>;
+}
+
+/** A media problem a technician has to act on: for the banner and `status` as well as the journal. */
+export interface MediaProblem {
+  message: string;
+  remedy: string;
 }
 
 export interface DetectOptions {
@@ -27,29 +37,103 @@ export interface DetectOptions {
   /** Where a candidate is copied before it is validated (node path). */
   candidateDir: string;
   rescanMs: number;
-  /** The drop directory must be unchanged this long before it is taken. */
+  /** The drop directory must be unchanged this long before it is taken, and read the same twice this far apart. */
   dropStableMs: number;
-  /** Re-read refused media that is still attached after this long (a BMC may swap an image in place). */
+  /** Re-read refused media that is still attached after this long, even without a sign that it changed. */
   retryRefusedAfterMs: number;
   signal: AbortSignal;
   /** Called on every loop turn: the watchdog's proof of life. */
   alive?: () => void;
   onWaiting?: () => void;
+  /** Media that cannot be used, told once per problem. */
+  onMediaProblem?: (problem: MediaProblem) => Promise<void>;
+  /** What was refused, kept across waits (a refused medium is offered again once it was removed or changed). */
+  memory?: DetectMemory;
+}
+
+export interface DetectMemory {
+  /** identity → what we last saw of it (tree digest, or the error) and when. */
+  refused: Map<string, { treeDigest?: string; error?: string; fingerprint: string; at: number }>;
+  /** Refused media that went away: when it is back, it was re-inserted. */
+  returning: Set<string>;
+  /** The candidate last offered, so a config refused later (while it ran) is not offered again until its media changes. */
+  lastOffered?: { identity: string; treeDigest: string; fingerprint: string };
+  /** The labelled volumes last compared (identity and fingerprint of each) and whether they agreed: not compared again while they stay. */
+  volumes?: { key: string; keep: Candidate[] };
+}
+
+export const newDetectMemory = (): DetectMemory => ({ refused: new Map(), returning: new Set() });
+
+/** The config last offered was refused after it was taken (a step rejected it): its media counts as refused. */
+export function refuseLastOffered(memory: DetectMemory, at: number): void {
+  if (memory.lastOffered) memory.refused.set(memory.lastOffered.identity, { treeDigest: memory.lastOffered.treeDigest, fingerprint: memory.lastOffered.fingerprint, at });
+}
+
+/** How a candidate came to be offered: `reinserted` when its media was refused before and then removed or replaced. */
+export interface Offer {
+  reinserted: boolean;
 }
 
 export type Verdict = 'accepted' | 'refused';
 
+function mediumName(device: string, label: string, fstype: string | undefined): string {
+  const kind = fstype === 'iso9660' || fstype === 'udf' ? 'the disc image' : 'the stick';
+  return `${kind} ${device} (${label})`;
+}
+
+/**
+ * A re-inserted stick gets a new device node (devtmpfs), even when its filesystem UUID is the same; a BMC
+ * image replaced in place has a new UUID, which is a new identity already.
+ */
+async function deviceFingerprint(host: Host, nodeDevice: string): Promise<string> {
+  return String((await host.stat(nodeDevice).catch(() => undefined))?.mtimeMs);
+}
+
 export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels' | 'dropDir' | 'dropStableMs' | 'clock'>): Promise<Candidate[]> {
-  const out: Candidate[] = (await findLabelledVolumes(opts.host, opts.labels)).map((v) => ({
-    kind: 'volume' as const,
-    location: `${v.device} (label ${v.label})`,
-    identity: `volume:${v.uuid ?? v.device}`,
-    fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
-  }));
+  const out: Candidate[] = [];
+  for (const v of await findLabelledVolumes(opts.host, opts.labels)) {
+    out.push({
+      kind: 'volume',
+      location: `${v.nodeDevice} (label ${v.label})`,
+      medium: mediumName(v.nodeDevice, v.label, v.fstype),
+      identity: `volume:${v.uuid ?? v.nodeDevice}`,
+      fingerprint: await deviceFingerprint(opts.host, v.nodeDevice),
+      fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
+    });
+  }
   if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {
-    out.push({ kind: 'drop-dir', location: opts.dropDir, identity: `drop-dir:${opts.dropDir}`, fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to) });
+    out.push({ kind: 'drop-dir', location: opts.dropDir, medium: `the drop directory ${opts.dropDir}`, identity: `drop-dir:${opts.dropDir}`, fingerprint: '', fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to) });
   }
   return out;
+}
+
+/**
+ * Labelled volumes whose site-configs differ cannot be told apart (last month's virtual media and today's
+ * stick): none is taken. Identical copies are one candidate. Returns the candidates left to consider.
+ */
+async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candidates: Candidate[]): Promise<Candidate[]> {
+  const volumes = candidates.filter((c) => c.kind === 'volume');
+  const others = candidates.filter((c) => c.kind !== 'volume');
+  const key = volumes.map((v) => v.identity + v.fingerprint).join(' ');
+  if (volumes.length < 2) delete memory.volumes;
+  else if (memory.volumes?.key !== key) {
+    // One of each content, and every unreadable one (reported when it is considered on its own).
+    const digests = new Set<string>();
+    const keep: Candidate[] = [];
+    for (const v of volumes) {
+      const digest = await v.fetch(opts.candidateDir).then((r) => r.treeDigest, (e: unknown) => (e instanceof MediaError ? undefined : Promise.reject(e)));
+      if (digest === undefined || !digests.has(digest)) keep.push(v);
+      if (digest) digests.add(digest);
+    }
+    memory.volumes = { key, keep: digests.size < 2 ? keep : [] };
+    if (digests.size > 1) {
+      const message = `${volumes.length} different site-config media are attached (${volumes.map((v) => v.medium).join(', ')}); none of them is used`;
+      const remedy = 'Detach the media not meant for today (an old image in the BMC), or make them identical.';
+      opts.log.error({ remedy }, message);
+      await opts.onMediaProblem?.({ message, remedy });
+    }
+  }
+  return [...(memory.volumes?.keep ?? volumes), ...others];
 }
 
 /**
@@ -58,36 +142,55 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
  */
 export async function waitForSiteConfig(
   opts: DetectOptions & { once: boolean },
-  consider: (candidate: Candidate, copy: CopyResult) => Promise<Verdict>,
+  consider: (candidate: Candidate, copy: CopyResult, offer: Offer) => Promise<Verdict>,
 ): Promise<Candidate | undefined> {
-  /** identity → what we last saw of it (tree digest, or the error) and when. */
-  const refused = new Map<string, { treeDigest?: string; at: number }>();
+  const memory = opts.memory ?? newDetectMemory();
+  const { refused } = memory;
   const wake = createWaker(opts);
   try {
     while (!opts.signal.aborted) {
       opts.alive?.();
-      const candidates = await listCandidates(opts);
-      const present = new Set(candidates.map((c) => c.identity));
+      const listed = await listCandidates(opts);
+      const present = new Set(listed.map((c) => c.identity));
       // Media that went away is forgotten: re-inserting it is a new attempt.
-      for (const id of refused.keys()) if (!present.has(id)) refused.delete(id);
-      for (const c of candidates) {
+      for (const id of refused.keys()) {
+        if (present.has(id)) continue;
+        refused.delete(id);
+        memory.returning.add(id);
+      }
+      for (const c of await withoutConflicts(opts, memory, listed)) {
         const prior = refused.get(c.identity);
-        if (prior && c.kind === 'volume' && opts.clock.now() - prior.at < opts.retryRefusedAfterMs) continue;
+        // A new device node, UUID or size: the stick was re-inserted or the image replaced (a /dev event woke us).
+        const replaced = prior !== undefined && prior.fingerprint !== c.fingerprint;
+        if (prior && c.kind === 'volume' && !replaced && opts.clock.now() - prior.at < opts.retryRefusedAfterMs) continue;
         let copy: CopyResult;
         try {
           copy = await c.fetch(opts.candidateDir);
+          if (c.kind === 'drop-dir') {
+            // Never a prefix: the same bytes must be read twice, dropStableMs apart (a stalled copy changes in between).
+            await opts.clock.sleep(opts.dropStableMs, opts.signal).catch(() => undefined);
+            const again = await c.fetch(opts.candidateDir);
+            if (again.treeDigest !== copy.treeDigest) continue;
+          }
         } catch (e) {
           if (!(e instanceof MediaError)) throw e;
-          if (!prior) opts.log.error({ media: c.location, remedy: e.remedy }, `site-config media unreadable: ${e.message}`);
-          refused.set(c.identity, { at: opts.clock.now() });
+          const problem = { message: `${c.medium} ${e.message}`, remedy: e.remedy };
+          if (prior?.error !== problem.message) {
+            opts.log.error({ media: c.location, remedy: e.remedy }, problem.message);
+            await opts.onMediaProblem?.(problem);
+          }
+          refused.set(c.identity, { error: problem.message, fingerprint: c.fingerprint, at: opts.clock.now() });
           continue;
         }
-        if (prior?.treeDigest === copy.treeDigest) {
-          refused.set(c.identity, { ...prior, at: opts.clock.now() });
+        const returned = memory.returning.delete(c.identity);
+        const reinserted = replaced || returned;
+        if (prior?.treeDigest === copy.treeDigest && !reinserted) {
+          refused.set(c.identity, { ...prior, fingerprint: c.fingerprint, at: opts.clock.now() });
           continue;
         }
-        if ((await consider(c, copy)) === 'accepted') return c;
-        refused.set(c.identity, { treeDigest: copy.treeDigest, at: opts.clock.now() });
+        memory.lastOffered = { identity: c.identity, treeDigest: copy.treeDigest, fingerprint: c.fingerprint };
+        if ((await consider(c, copy, { reinserted })) === 'accepted') return c;
+        refused.set(c.identity, { treeDigest: copy.treeDigest, fingerprint: c.fingerprint, at: opts.clock.now() });
       }
       if (opts.once) return undefined;
       opts.onWaiting?.();

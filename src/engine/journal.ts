@@ -62,6 +62,8 @@ export interface JournalData {
   status?: string;
   /** Digests of configs rejected after they were tried (e.g. the network never verified): not retried. */
   rejectedDigests?: string[];
+  /** Of those, the ones refused only because the site network did not verify: re-inserting the media, or `run --retry-network`, tries them again. */
+  retryableDigests?: string[];
 }
 
 export function emptyJournal(now: Date): JournalData {
@@ -141,6 +143,7 @@ export class Journal {
       source,
       startedAt: now.toISOString(),
       ...(rejected ? { rejectedDigests: rejected } : {}),
+      ...(this.data.retryableDigests ? { retryableDigests: this.data.retryableDigests } : {}),
     };
   }
 }

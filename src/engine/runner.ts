@@ -11,7 +11,7 @@ import type { LoadedSiteConfig } from '../siteconfig/types';
 import type { ValidationProblem as Problem } from '../siteconfig/types';
 import { ApiError, ConnectionError } from '../cluster/types';
 import { realClock } from './clock';
-import { waitForSiteConfig, type Candidate, type Verdict } from './detect';
+import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, type MediaProblem, type Offer, type Verdict } from './detect';
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { ProgressReporter } from './progress';
@@ -33,6 +33,8 @@ export interface AgentOptions {
   kubeconfig: string;
   once: boolean;
   dryRun: boolean;
+  /** Try again a site-config refused because its network did not verify (`run --retry-network`). */
+  retryNetwork?: boolean;
   clock?: Clock;
   rescanMs?: number;
   dropStableMs?: number;
@@ -53,8 +55,8 @@ export const EXIT = { ok: 0, failed: 1 } as const;
 const WRITING_STEPS: readonly StepName[] = ['domain', 'pull-secret', 'mirrors', 'trust'];
 const sequentialWaits = (env: NodeJS.ProcessEnv): boolean => env.SNO_RECONFIGURE_SEQUENTIAL_WAITS === '1';
 
-function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean } {
-  if (e instanceof ConfigRejectedError) return { message: e.message, remedy: e.remedy, rejected: true };
+function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean; retryOnRequest?: boolean } {
+  if (e instanceof ConfigRejectedError) return { message: e.message, remedy: e.remedy, rejected: true, retryOnRequest: e.retryOnRequest };
   if (e instanceof StepError) return { message: e.message, remedy: e.remedy, rejected: false };
   if (e instanceof ApiError) return { message: `the API answered ${e.statusCode} ${e.reason}: ${e.message}`, remedy: 'The agent retries after a restart; if it repeats, check the cluster operators (`oc get co`).', rejected: false };
   if (e instanceof ConnectionError) return { message: `the API could not be reached: ${e.message}`, remedy: 'The agent retries after a restart; check that kube-apiserver runs (`crictl ps | grep kube-apiserver`).', rejected: false };
@@ -78,8 +80,35 @@ interface Intake {
   baseline: Baseline;
   nodeName: string;
   dryRun: boolean;
+  retryNetwork: boolean;
   /** Node path of the config of record: the copy a restart resumes from. */
   copyDir: string;
+}
+
+/**
+ * A config refused only because its network did not verify (a cable, a switch port) is tried again when its
+ * media is re-inserted or `run --retry-network` asks; otherwise the verification failure stays on screen.
+ * Returns false when it stays refused.
+ */
+async function retryNetworkIfAsked(env: Intake, site: LoadedSiteConfig, from: string, offer: Offer): Promise<boolean> {
+  const j = env.journal?.data;
+  if (!j?.retryableDigests?.includes(site.digest)) return true;
+  if (!offer.reinserted && !env.retryNetwork) {
+    // The failure itself (with its remedy: re-insert, or --retry-network) stays on screen.
+    const failure = j.lastError;
+    const headline = `the site network of "${site.resolved.name}" did not verify; it is not tried again until the media is re-inserted`;
+    env.log.warn({ media: from }, headline);
+    await env.reporter.problem(headline, failure ? [failure.message, `What to do: ${failure.remedy}`] : []);
+    return false;
+  }
+  const other = (d: string) => d !== site.digest;
+  j.rejectedDigests = j.rejectedDigests?.filter(other);
+  j.retryableDigests = j.retryableDigests.filter(other);
+  delete j.steps.network;
+  await env.journal!.save();
+  // reporter.phase() logs it too.
+  await env.reporter.phase(`retrying the site network of "${site.resolved.name}": ${offer.reinserted ? `the media ${from} was inserted again` : '`run --retry-network` asked for it'}`);
+  return true;
 }
 
 /**
@@ -128,10 +157,11 @@ async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate 
 }
 
 /** Looks at the site-config at `where` (a candidate's copy, or our own copy when resuming `resumeDigest`). */
-async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: string, resumeDigest?: string): Promise<Consideration> {
+async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: string, resumeDigest?: string, offer: Offer = { reinserted: false }): Promise<Consideration> {
   const { host, log, journal } = env;
   const result = await loadSiteConfig(host.resolve(where), { host });
   const from = c?.location ?? where;
+  if (result.status === 'valid' && c && !(await retryNetworkIfAsked(env, result.site, from, offer))) return { verdict: 'refused', invalid: true };
   if (result.status === 'not-for-this-machine') {
     log.warn({ media: from, reasons: result.reasons }, `the site-config on ${from} is not for this machine`);
     await env.reporter.problem(`the site-config on ${from} is not for this machine`, result.reasons.slice(0, 5), 'waiting');
@@ -168,7 +198,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   const nodeName = await nodeNameOf(host, baseline);
   const copyDir = `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`;
   const candidateDir = opts.dryRun ? `/run/sno-reconfigure/dry-run-${process.pid}` : `${opts.stateDir}/candidate`;
-  const intake: Intake = { host, log, clock, journal, reporter, baseline, nodeName, dryRun: opts.dryRun, copyDir };
+  const intake: Intake = { host, log, clock, journal, reporter, baseline, nodeName, dryRun: opts.dryRun, retryNetwork: opts.retryNetwork ?? false, copyDir };
 
   if (!opts.dryRun) {
     await notifier.ready('starting');
@@ -178,11 +208,22 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
 
   let accepted: LoadedSiteConfig | undefined;
   let lastRefusedInvalid = false;
-  const consider = async (c: Candidate | undefined, where: string, resumeDigest?: string): Promise<Verdict> => {
-    const found = await considerSiteConfig(intake, c, where, resumeDigest);
+  const consider = async (c: Candidate | undefined, where: string, resumeDigest?: string, offer?: Offer): Promise<Verdict> => {
+    const found = await considerSiteConfig(intake, c, where, resumeDigest, offer);
     lastRefusedInvalid = found.invalid;
     if (found.site) accepted = found.site;
     return found.verdict;
+  };
+
+  /** Media that cannot be used reaches the banner and `status`, not only the journal. */
+  let mediaProblem = false;
+  const onMediaProblem = async (problem: MediaProblem): Promise<void> => {
+    mediaProblem = true;
+    if (journal) {
+      journal.data.lastError = { at: new Date(clock.now()).toISOString(), step: 'detect', message: problem.message, remedy: problem.remedy };
+      await journal.save();
+    }
+    await reporter.problem(problem.message, [`What to do: ${problem.remedy}`], 'waiting');
   };
 
   const detectOptions = {
@@ -197,6 +238,8 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     retryRefusedAfterMs: 60_000,
     signal,
     alive: () => notifier.alive(),
+    onMediaProblem,
+    memory: newDetectMemory(),
   };
 
   const onSignal = () => abort.abort(new Error('stopped by a signal'));
@@ -208,8 +251,8 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
       const inProgress = journal && (journal.data.phase === 'running' || journal.data.phase === 'failed') && journal.data.digest && (await host.exists(`${copyDir}/.`));
       if (inProgress) {
         // Restarted mid-run. A different, valid config on new media wins; otherwise resume from our copy.
-        await waitForSiteConfig({ ...detectOptions, once: true }, async (c) => {
-          const verdict = await consider(c, candidateDir);
+        await waitForSiteConfig({ ...detectOptions, once: true }, async (c, _copy, offer) => {
+          const verdict = await consider(c, candidateDir, undefined, offer);
           return verdict === 'accepted' && accepted?.digest !== journal!.data.digest ? 'accepted' : 'refused';
         });
         if (!accepted) {
@@ -222,8 +265,14 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
           journal.data.phase = 'waiting';
           await journal.save();
         }
-        await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: [`Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`] });
-        await waitForSiteConfig({ ...detectOptions, once: opts.once || opts.dryRun }, (c) => consider(c, candidateDir));
+        const refusal = journal?.data.phase === 'invalid-config' ? journal.data.lastError : undefined;
+        if (refusal && refusal.step !== 'validate') {
+          // A step refused the config while it ran: its failure stays on screen, with what to do.
+          await reporter.problem(refusal.message, [`What to do: ${refusal.remedy}`]);
+        } else {
+          await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: [`Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`] });
+        }
+        await waitForSiteConfig({ ...detectOptions, once: opts.once || opts.dryRun }, (c, _copy, offer) => consider(c, candidateDir, undefined, offer));
       }
       if (!accepted) {
         if (signal.aborted) {
@@ -236,7 +285,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
           return EXIT.failed;
         }
         log.info('no usable site-config found');
-        return lastRefusedInvalid || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
+        return lastRefusedInvalid || mediaProblem || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
       }
       if (opts.dryRun) return await printPlan(opts, accepted, nodeName, baseline, clock, signal);
       let outcome: Awaited<ReturnType<typeof executeSteps>>;
@@ -249,7 +298,11 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
         log.info(`stopped${running ? ` during "${running.title}"` : ''}; the run resumes there at the next start`);
         return EXIT.ok;
       }
-      if (outcome === 'rejected') continue;
+      if (outcome === 'rejected') {
+        // Not offered again from the same media until it is re-inserted or changed.
+        refuseLastOffered(detectOptions.memory, clock.now());
+        continue;
+      }
       return outcome === 'succeeded' ? EXIT.ok : EXIT.failed;
     }
   } finally {
@@ -341,6 +394,7 @@ async function executeSteps(
         j.lastError = rec.lastError;
         if (err.rejected) {
           (j.rejectedDigests ??= []).push(site.digest);
+          if (err.retryOnRequest) (j.retryableDigests ??= []).push(site.digest);
           j.phase = 'invalid-config';
         } else {
           j.phase = 'failed';

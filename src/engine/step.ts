@@ -153,10 +153,20 @@ export class StepError extends Error {
  * this cluster's): the agent stops using it and waits for corrected media instead of retrying forever.
  */
 export class ConfigRejectedError extends StepError {
-  constructor(message: string, remedy: string, options?: ErrorOptions) {
+  constructor(
+    message: string,
+    remedy: string,
+    options?: ErrorOptions & {
+      /** Refused for a cause outside the file (a cable): the same config may be tried again on request. */
+      retryOnRequest?: boolean;
+    },
+  ) {
     super(message, remedy, false, options);
     this.name = 'ConfigRejectedError';
+    this.retryOnRequest = options?.retryOnRequest ?? false;
   }
+
+  readonly retryOnRequest: boolean;
 }
 
 export interface Step {

@@ -24,6 +24,8 @@ export interface RunOptions {
 /** What `stat` tells about a node path, without following a symbolic link. */
 export interface PathInfo {
   kind: 'file' | 'directory' | 'symlink' | 'other';
+  /** What an 'other' entry is, in words (a FIFO, a device …). */
+  special?: string;
   size: number;
   mtimeMs: number;
 }
@@ -173,7 +175,8 @@ export class LocalHost implements Host {
     try {
       const st = await fs.lstat(this.resolve(nodePath));
       const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
-      return { kind, size: st.size, mtimeMs: st.mtimeMs };
+      const special = st.isFIFO() ? 'a FIFO (named pipe)' : st.isSocket() ? 'a socket' : st.isBlockDevice() ? 'a block device' : st.isCharacterDevice() ? 'a character device' : undefined;
+      return { kind, ...(kind === 'other' && special ? { special } : {}), size: st.size, mtimeMs: st.mtimeMs };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;

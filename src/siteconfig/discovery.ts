@@ -87,11 +87,18 @@ export async function findLabelledVolumes(host: Host, labels: string[]): Promise
     const blkid = await host.run('blkid', ['-c', '/dev/null', '-o', 'export'], { timeoutMs: 30_000 });
     if (blkid.code === 0) found.push(...parseBlkidExport(blkid.stdout, labels));
   }
-  const seen = new Set<string>();
-  return found.filter((c) => {
+  // The same device found twice: the first find is kept, with what a later one knows (udev's link tells no
+  // filesystem type or UUID, lsblk does; mount gets -t explicitly).
+  const kept = new Map<string, VolumeCandidate>();
+  const out: VolumeCandidate[] = [];
+  for (const c of found) {
     const keys = [`dev:${c.nodeDevice}`, ...(c.uuid ? [`uuid:${c.uuid}`] : [])];
-    if (keys.some((k) => seen.has(k))) return false;
-    for (const k of keys) seen.add(k);
-    return true;
-  });
+    const first = keys.map((k) => kept.get(k)).find(Boolean);
+    if (first) {
+      first.fstype ??= c.fstype;
+      first.uuid ??= c.uuid;
+    } else out.push(c);
+    for (const k of keys) kept.set(k, first ?? c);
+  }
+  return out;
 }

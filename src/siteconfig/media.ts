@@ -4,7 +4,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { CommandError } from '../host/command-error';
-import type { Host } from '../host/host';
+import type { Host, PathInfo } from '../host/host';
+import { MULTI_DIR, SITE_CONFIG_NAMES } from './load';
+import { MAX_DEPTH, parseConfigBytes } from './parse-text';
 
 export class MediaError extends Error {
   constructor(message: string, readonly remedy: string, options?: ErrorOptions) {
@@ -25,60 +27,130 @@ export interface CopyResult {
 
 const MOUNT_BASE = '/run/sno-reconfigure';
 
+/** The filesystems README "Preparing the media" documents; anything else is refused by name, never probed. */
+export const READABLE_FILESYSTEMS = ['vfat', 'ext4', 'iso9660', 'udf'];
+
 const REMOVED_REMEDY = 'Re-insert the media and leave it in until the console says it was read.';
+const ONLY_CONFIG_REMEDY = 'Put only the site-config and the files it names on the media.';
 
 /** Something that was there a moment ago is gone: the media was pulled, or the drop directory emptied. */
 function vanished(what: string): MediaError {
-  return new MediaError(`reading the site-config failed (${what} disappeared) — was the media removed while it was being read?`, REMOVED_REMEDY);
+  return new MediaError(`was removed while it was being read (${what} disappeared)`, REMOVED_REMEDY);
+}
+
+function notAFile(rel: string, info: PathInfo): MediaError {
+  const what = info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? `a ${info.kind}`);
+  const want = info.kind === 'file' ? 'folder' : 'file';
+  return new MediaError(`holds ${rel} as ${what}, not a ${want}; copy the real ${want} onto it`, 'Links and devices on the media are never followed.');
 }
 
 function under(dir: string, rel: string): string {
   return rel ? path.posix.join(dir, rel) : dir;
 }
 
-/** Directory entries in the order the tree digest has always hashed them. */
-async function entriesOf(host: Host, dir: string): Promise<string[]> {
-  return (await host.listDir(dir)).sort((a, b) => a.localeCompare(b));
+/** A name a technician's copy tool leaves while it writes: never taken, however long it stays. */
+export function isPartialCopyName(name: string): boolean {
+  return name.startsWith('.') || /\.(tmp|part)$/i.test(name);
 }
 
-/** Copies a directory tree between node paths (regular files and directories only; symlinks and devices are skipped). */
-export async function copyTree(host: Host, fromNode: string, toNode: string, limits = COPY_LIMITS): Promise<CopyResult> {
+const TOP_LEVEL_NAMES = [...SITE_CONFIG_NAMES, ...SITE_CONFIG_NAMES.map((n) => `${n}.sig`), MULTI_DIR];
+
+/**
+ * The top-level entries that make up a site-config, as (name on the media, name in the copy). On FAT a name
+ * matches whatever its case (FAT treats SITE-CONFIG.YAML and site-config.yaml as one name; Windows shows either).
+ */
+function configEntries(names: string[], caseInsensitive: boolean): [string, string][] {
+  const out: [string, string][] = [];
+  for (const name of names) {
+    const canonical = TOP_LEVEL_NAMES.find((n) => n === name || (caseInsensitive && n.toLowerCase() === name.toLowerCase()));
+    if (canonical && !out.some(([, c]) => c === canonical)) out.push([name, canonical]);
+  }
+  return out;
+}
+
+/** Every `...File` value of a parsed site-config (the schema's file references all end so), relative to `dir`. */
+function referencedFiles(value: unknown, dir: string): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown, depth: number) => {
+    if (depth > MAX_DEPTH || v === null || typeof v !== 'object') return;
+    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+      if (k.endsWith('File') && typeof child === 'string' && !path.posix.isAbsolute(child)) {
+        const rel = path.posix.normalize(path.posix.join(dir, child));
+        // Outside the media: validation reports it; nothing outside is ever read.
+        if (!rel.startsWith('../') && rel !== '..') out.push(rel);
+      } else walk(child, depth + 1);
+    }
+  };
+  walk(value, 0);
+  return out;
+}
+
+/**
+ * Copies the site-config out of a directory tree (node paths): site-config.yaml (or site-configs/) with its
+ * signature, and the files the config names — nothing else, so a reused stick with other files on it is fine.
+ */
+export async function copyTree(host: Host, fromNode: string, toNode: string, limits = COPY_LIMITS, opts: { caseInsensitive?: boolean } = {}): Promise<CopyResult> {
   const hash = createHash('sha256');
   let files = 0;
   let bytes = 0;
-  const walk = async (rel: string, depth: number): Promise<void> => {
-    if (depth > limits.maxDepth) throw new MediaError(`the media nests directories deeper than ${limits.maxDepth} levels at ${rel}`, 'Put only the site-config files on the media.');
-    if ((await host.stat(under(fromNode, rel)))?.kind !== 'directory') throw vanished(rel || 'the media');
-    const names = await entriesOf(host, under(fromNode, rel));
-    await host.mkdirp(under(toNode, rel), 0o700);
-    for (const name of names) {
-      const relPath = rel ? `${rel}/${name}` : name;
-      const info = await host.stat(under(fromNode, relPath));
-      if (info === undefined) throw vanished(relPath);
-      if (info.kind === 'directory') {
-        await walk(relPath, depth + 1);
-      } else if (info.kind === 'file') {
-        if (++files > limits.maxFiles) throw new MediaError(`the media holds more than ${limits.maxFiles} files`, 'Put only the site-config files on the media.');
-        if (info.size > limits.maxFileBytes) throw new MediaError(`${relPath} is ${info.size} bytes, more than a site-config file can be (${limits.maxFileBytes})`, 'Remove large files from the media.');
-        bytes += info.size;
-        if (bytes > limits.maxTotalBytes) throw new MediaError(`the media holds more than ${limits.maxTotalBytes} bytes`, 'Put only the site-config files on the media.');
-        const data = await host.readFile(under(fromNode, relPath));
-        hash.update(`${relPath}\0${data.length}\0`).update(data);
-        await host.writeFileAtomic(under(toNode, relPath), data, 0o600);
-      }
-      // Symlinks, sockets, devices: never followed or copied (a symlink could point anywhere on the node).
-    }
+  const copied = new Set<string>();
+  const copyFile = async (fromRel: string, toRel: string): Promise<Buffer | undefined> => {
+    const info = await host.stat(under(fromNode, fromRel));
+    // A missing referenced file is the validation's to report (with the field that names it).
+    if (copied.has(toRel) || info === undefined || info.kind === 'directory') return undefined;
+    if (info.kind !== 'file') throw notAFile(fromRel, info);
+    if (toRel.split('/').length > limits.maxDepth) throw new MediaError(`nests ${toRel} deeper than ${limits.maxDepth} levels`, ONLY_CONFIG_REMEDY);
+    if (++files > limits.maxFiles) throw new MediaError(`holds more than ${limits.maxFiles} site-config files`, ONLY_CONFIG_REMEDY);
+    if (info.size > limits.maxFileBytes) throw new MediaError(`holds ${fromRel} of ${info.size} bytes, more than a site-config file can be (${limits.maxFileBytes})`, ONLY_CONFIG_REMEDY);
+    bytes += info.size;
+    if (bytes > limits.maxTotalBytes) throw new MediaError(`holds more than ${limits.maxTotalBytes} bytes of site-config files`, ONLY_CONFIG_REMEDY);
+    const data = await host.readFile(under(fromNode, fromRel));
+    copied.add(toRel);
+    hash.update(`${toRel}\0${data.length}\0`).update(data);
+    await host.mkdirp(path.posix.dirname(under(toNode, toRel)), 0o700);
+    await host.writeFileAtomic(under(toNode, toRel), data, 0o600);
+    return data;
   };
-  await walk('', 0);
+  const copyConfig = async (fromRel: string, toRel: string) => {
+    const data = await copyFile(fromRel, toRel);
+    await copyFile(`${fromRel}.sig`, `${toRel}.sig`);
+    if (!data) return;
+    const parsed = parseConfigBytes(data);
+    if (parsed.ok) for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel))) await copyFile(ref, ref);
+  };
+
+  if ((await host.stat(fromNode))?.kind !== 'directory') throw vanished('the media');
+  const names = await host.listDir(fromNode);
+  await host.mkdirp(toNode, 0o700);
+  const entries = configEntries(names, opts.caseInsensitive ?? false);
+  if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
+    const shown = names.filter((n) => !isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
+    const list = `${shown.slice(0, 8).join(', ')}${shown.length > 8 ? ` and ${shown.length - 8} more` : ''}`;
+    // Windows hides a .txt ending; ext4, ISO 9660 and UDF names have a case.
+    const near = shown.find((n) => TOP_LEVEL_NAMES.includes(n.toLowerCase().replace(/\.txt$/, '')));
+    const remedy = near ? `Rename ${near} to ${near.toLowerCase().replace(/\.txt$/, '')}.` : 'Copy site-config.yaml (or a site-configs/ folder) to the top of the media.';
+    throw new MediaError(shown.length === 0 ? 'has no site-config.yaml; it is empty' : `has no site-config.yaml; it holds: ${list}`, remedy);
+  }
+  for (const [name, canonical] of entries.sort((a, b) => a[1].localeCompare(b[1]))) {
+    if (canonical.endsWith('.sig')) continue;
+    if (canonical !== MULTI_DIR) {
+      await copyConfig(name, canonical);
+      continue;
+    }
+    const info = await host.stat(under(fromNode, name));
+    if (info?.kind !== 'directory') throw info ? notAFile(name, info) : vanished(name);
+    const inner = (await host.listDir(under(fromNode, name))).filter((n) => !isPartialCopyName(n) && /\.(ya?ml|json)$/i.test(n)).sort((a, b) => a.localeCompare(b));
+    for (const n of inner) await copyConfig(`${name}/${n}`, `${MULTI_DIR}/${n}`);
+  }
   return { files, bytes, treeDigest: hash.digest('hex') };
 }
 
 /** Replaces `toNode` with a fresh copy of `fromNode` (both node paths), atomically (staging dir + rename). */
-export async function snapshotInto(host: Host, fromNode: string, toNode: string): Promise<CopyResult> {
+export async function snapshotInto(host: Host, fromNode: string, toNode: string, opts: { caseInsensitive?: boolean } = {}): Promise<CopyResult> {
   const staging = `${toNode}.staging`;
   await host.remove(staging);
   try {
-    const result = await copyTree(host, fromNode, staging);
+    const result = await copyTree(host, fromNode, staging, COPY_LIMITS, opts);
     await host.remove(toNode);
     await host.rename(staging, toNode);
     return result;
@@ -86,26 +158,30 @@ export async function snapshotInto(host: Host, fromNode: string, toNode: string)
     await host.remove(staging);
     if (e instanceof MediaError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    throw new MediaError(`reading the site-config failed (${code ?? (e as Error).message}) — was the media removed while it was being read?`, REMOVED_REMEDY, { cause: e });
+    throw new MediaError(`was removed while it was being read (${code ?? (e as Error).message})`, REMOVED_REMEDY, { cause: e });
   }
 }
 
-/** Mounts `device` read-only on a private directory, snapshots it into `toNode`, unmounts at once. */
-export async function copyFromVolume(host: Host, device: string, toNode: string, fstype?: string): Promise<CopyResult> {
+/** Mounts `device` (holding `fstype`) read-only on a private directory, snapshots it into `toNode`, unmounts at once. */
+export async function copyFromVolume(host: Host, device: string, toNode: string, fstype: string | undefined): Promise<CopyResult> {
+  // Only what the README documents, and always with -t: mount never guesses a filesystem from hostile bytes.
+  if (!fstype || !READABLE_FILESYSTEMS.includes(fstype)) {
+    throw new MediaError(`uses ${fstype ?? 'an unknown filesystem'}, which is not a filesystem the node reads; use FAT, ext4, ISO 9660 or UDF`, 'Use a stick formatted FAT (vfat) or ext4, or an ISO 9660 or UDF image.');
+  }
   await host.mkdirp(MOUNT_BASE, 0o700);
   await host.chmod(MOUNT_BASE, 0o700);
   const mountNode = `${MOUNT_BASE}/media-${randomBytes(6).toString('hex')}`;
   await host.mkdirp(mountNode, 0o700);
-  const args = ['-o', 'ro,nosuid,nodev,noexec', ...(fstype ? ['-t', fstype] : []), device, host.toolPath(mountNode)];
+  const args = ['-o', 'ro,nosuid,nodev,noexec', '-t', fstype, device, host.toolPath(mountNode)];
   try {
     await host.runChecked('mount', args, { timeoutMs: 60_000 });
   } catch (e) {
     await host.removeEmptyDir(mountNode).catch(() => undefined);
     if (!(e instanceof CommandError)) throw e;
-    throw new MediaError(`cannot mount ${device} (${e.detail})`, 'The media may be damaged or use a filesystem the node cannot read; write the site-config to a FAT, ext4 or ISO9660 volume.', { cause: e });
+    throw new MediaError(`could not be mounted (${e.detail})`, 'The media may be damaged: write it again, or use another stick.', { cause: e });
   }
   try {
-    return await snapshotInto(host, mountNode, toNode);
+    return await snapshotInto(host, mountNode, toNode, { caseInsensitive: fstype === 'vfat' });
   } finally {
     const un = await host.run('umount', [host.toolPath(mountNode)], { timeoutMs: 60_000 });
     // A yanked stick can leave the mount busy or dead: detach it lazily rather than leave it behind.
@@ -117,13 +193,13 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
 /**
  * The drop directory holds files a technician copies over the network, maybe slowly: take it only when
  * nothing in it changed for `stableMs` (an inotify watch wakes the scan; this is the same rule for the
- * periodic rescan).
+ * periodic rescan). Dotfiles and *.tmp / *.part (a copy still being written, to be renamed) are not looked at.
  */
 export async function dropDirIsStable(host: Host, dirNode: string, stableMs: number, now = Date.now()): Promise<boolean> {
   let newest = 0;
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > COPY_LIMITS.maxDepth) return;
-    for (const name of await host.listDir(dir)) {
+    for (const name of (await host.listDir(dir)).filter((n) => !isPartialCopyName(n))) {
       const p = path.posix.join(dir, name);
       const info = await host.stat(p);
       if (info?.kind === 'directory') await walk(p, depth + 1);

@@ -17,6 +17,7 @@ export type DecodeOutcome = { ok: true; text: string } | { ok: false; messages: 
 
 export function decodeText(bytes: Uint8Array): DecodeOutcome {
   if (bytes.length > MAX_FILE_BYTES) return { ok: false, messages: [`is ${bytes.length} bytes; files on site-config media are limited to 1 MiB`] };
+  if (looksUtf16(bytes)) return { ok: false, messages: ['is saved as UTF-16; save it as UTF-8'] };
   if (bytes.includes(0)) return { ok: false, messages: ['contains NUL bytes: it is binary data, not YAML or JSON text'] };
   let text: string;
   try {
@@ -34,6 +35,40 @@ export function decodeText(bytes: Uint8Array): DecodeOutcome {
   return { ok: true, text };
 }
 
+/** A UTF-16 byte-order mark, or text whose every other byte is NUL (UTF-16 without a mark, as Windows saves "Unicode"). */
+function looksUtf16(bytes: Uint8Array): boolean {
+  if (bytes[0]! + bytes[1]! === 0x1fd && bytes[0]! > 0xfd) return true;
+  const sample = bytes.subarray(0, Math.min(bytes.length, 64) & ~1);
+  const nulAt = (parity: number) => sample.length > 3 && sample.every((b, i) => (i % 2 === parity) === (b === 0));
+  return nulAt(0) || nulAt(1);
+}
+
+/**
+ * The first line where the text nests deeper than MAX_DEPTH: flow brackets outside quotes, plus block levels
+ * read generously from the line's lead (two columns of indentation, or one "- ", per level). Measured before
+ * parsing: the parser recurses, and a deep enough file would otherwise end in a stack overflow.
+ */
+export function tooDeepAt(text: string): number | undefined {
+  let flow = 0;
+  const lines = text.split('\n');
+  for (let n = 0; n < lines.length; n++) {
+    const lead = /^[ -]*/.exec(lines[n]!)![0];
+    const rest = lines[n]!.slice(lead.length);
+    const block = flow > 0 || rest.startsWith('#') ? 0 : (lead.length + lead.split('-').length - 1) / 2;
+    let quote = '';
+    for (const ch of rest) {
+      if (quote) quote = ch === quote ? '' : quote;
+      else if (ch === '"' || ch === "'") quote = ch;
+      else if (ch === '#') break;
+      else if (ch === '[' || ch === '{') flow++;
+      else if ((ch === ']' || ch === '}') && flow > 0) flow--;
+      if (flow + block > MAX_DEPTH) return n + 1;
+    }
+    if (block > MAX_DEPTH) return n + 1;
+  }
+  return undefined;
+}
+
 function lineCol(text: string, offset: number): { line: number; col: number } {
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
@@ -42,6 +77,8 @@ function lineCol(text: string, offset: number): { line: number; col: number } {
 
 /** Parses exactly one YAML 1.2 (or JSON) document into plain data. */
 export function parseYamlText(text: string): ParseOutcome {
+  const deepAt = tooDeepAt(text);
+  if (deepAt !== undefined) return { ok: false, messages: [`line ${deepAt}: nested too deeply (limit ${MAX_DEPTH} levels)`] };
   const lines = new LineCounter();
   let docs: Document.Parsed[];
   try {
@@ -58,7 +95,7 @@ export function parseYamlText(text: string): ParseOutcome {
     });
     docs = Array.isArray(parsed) ? parsed : [];
   } catch (e) {
-    return { ok: false, messages: [e instanceof RangeError ? 'is nested too deeply to parse' : 'could not be parsed as YAML'] };
+    return { ok: false, messages: [e instanceof RangeError ? `is nested too deeply (limit ${MAX_DEPTH} levels)` : 'could not be parsed as YAML'] };
   }
   const at = (offset: number | undefined) => {
     if (offset === undefined) return '';
@@ -104,7 +141,7 @@ export function parseYamlText(text: string): ParseOutcome {
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (e) {
-    if (e instanceof RangeError) return { ok: false, messages: ['is nested too deeply'] };
+    if (e instanceof RangeError) return { ok: false, messages: [`is nested too deeply (limit ${MAX_DEPTH} levels)`] };
     const msg = e instanceof Error ? e.message : '';
     if (/alias count/i.test(msg)) {
       return { ok: false, messages: [`uses YAML aliases that expand excessively (more than ${MAX_ALIAS_COUNT}; the 'billion laughs' resource-exhaustion pattern)`] };
@@ -129,7 +166,7 @@ function plainDataProblem(root: unknown): string | undefined {
   const stack: Array<{ value: unknown; path: PathSegment[] }> = [{ value: root, path: [] }];
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;
-    if (path.length > MAX_DEPTH) return `is nested more than ${MAX_DEPTH} levels deep (at ${formatPath(path.slice(0, 8))}...)`;
+    if (path.length > MAX_DEPTH) return `is nested too deeply (limit ${MAX_DEPTH} levels; at ${formatPath(path.slice(0, 8))}...)`;
     if (value === null || typeof value === 'string' || typeof value === 'boolean') continue;
     if (typeof value === 'number') {
       if (!Number.isFinite(value)) return `${formatPath(path) || 'the document'}: .inf and .nan are not allowed`;

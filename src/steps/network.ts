@@ -172,7 +172,10 @@ export const networkStep: Step = {
     const failed = outcome.applyError ? [outcome.applyError] : outcome.outcomes.filter((o) => !o.ok).map((o) => `${o.kind} ${o.target}: ${o.detail}`);
     const message = `the site network did not verify and was rolled back (attempt ${data.failures} of ${MAX_NETWORK_ATTEMPTS}): ${failed.join('; ')}`;
     const remedy = 'Check the cabling and the addresses, gateway, VLAN and DNS servers in spec.network of the site-config; the node is back on its previous network.';
-    if (data.failures >= MAX_NETWORK_ATTEMPTS) throw new ConfigRejectedError(message, `${remedy} Provide corrected media: this config will not be tried again.`);
+    if (data.failures >= MAX_NETWORK_ATTEMPTS) {
+      // A cable, a switch port or a gateway that was down is no fault of the file: the same config may be tried again.
+      throw new ConfigRejectedError(message, `${remedy} Then re-insert the media (or run \`sno-reconfigure run --retry-network\`) to try it again.`, { retryOnRequest: true });
+    }
     throw new StepError(message, remedy);
   },
 

@@ -21,6 +21,7 @@ ${NODE_OPTIONS_HELP}
   --label L           another accepted volume label (repeatable)
   --once              exit instead of waiting when no usable site-config is present
   --dry-run           find and validate the site-config, print the plan, change nothing
+  --retry-network     retry a site-config whose network failed to verify 3 times (as re-inserting it does)
   --ingress-endpoint HOST:PORT
                       where this node's router listens, for checking served certificates
                       (default: the API's host, port 443)
@@ -34,6 +35,7 @@ Exit status: 0 done (or nothing to do), 1 failed (systemd restarts the service a
     label: { type: 'string', multiple: true },
     once: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
+    'retry-network': { type: 'boolean' },
     'ingress-endpoint': { type: 'string' },
     'log-level': { type: 'string' },
   },
@@ -53,6 +55,7 @@ Exit status: 0 done (or nothing to do), 1 failed (systemd restarts the service a
       kubeconfig: kubeconfigFrom(args),
       once: boolOpt(args, 'once'),
       dryRun: boolOpt(args, 'dry-run'),
+      retryNetwork: boolOpt(args, 'retry-network'),
       ...(ingressEndpoint ? { ingressEndpoint } : {}),
       out: io.out,
     });

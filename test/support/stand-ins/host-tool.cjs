@@ -58,14 +58,14 @@ function copyDir(from, to) {
   }
 }
 
-/** Devices: $STANDIN_DIR/devices/<name>/ holds the files, <name>.label the filesystem label. */
+/** Devices: $STANDIN_DIR/devices/<name>/ holds the files, <name>.label the filesystem label, <name>.fstype its type (vfat when absent). */
 function devices() {
   const d = p('devices');
   if (!fs.existsSync(d)) return [];
   return fs
     .readdirSync(d, { withFileTypes: true })
     .filter((e) => e.isDirectory())
-    .map((e) => ({ name: e.name, path: `/dev/${e.name}`, label: fs.existsSync(path.join(d, `${e.name}.label`)) ? fs.readFileSync(path.join(d, `${e.name}.label`), 'utf8').trim() : null, uuid: `UUID-${e.name}` }));
+    .map((e) => ({ name: e.name, path: `/dev/${e.name}`, label: fs.existsSync(path.join(d, `${e.name}.label`)) ? fs.readFileSync(path.join(d, `${e.name}.label`), 'utf8').trim() : null, uuid: `UUID-${e.name}`, fstype: fs.existsSync(path.join(d, `${e.name}.fstype`)) ? fs.readFileSync(path.join(d, `${e.name}.fstype`), 'utf8').trim() : 'vfat' }));
 }
 
 function post(url, body) {
@@ -222,14 +222,14 @@ function lsblk() {
   failIfAsked();
   // Without udev (as on these dev machines) lsblk shows no labels; $STANDIN_DIR/udev turns them on.
   const udev = fs.existsSync(p('udev'));
-  process.stdout.write(JSON.stringify({ blockdevices: devices().map((d) => ({ name: d.name, label: udev ? d.label : null, fstype: udev ? 'vfat' : null, path: d.path, uuid: udev ? d.uuid : null })) }));
+  process.stdout.write(JSON.stringify({ blockdevices: devices().map((d) => ({ name: d.name, label: udev ? d.label : null, fstype: udev ? d.fstype : null, path: d.path, uuid: udev ? d.uuid : null })) }));
 }
 
 function blkid() {
   failIfAsked();
   const blocks = devices()
     .filter((d) => d.label)
-    .map((d) => `DEVNAME=${d.path}\nLABEL=${d.label}\nUUID=${d.uuid}\nTYPE=vfat`);
+    .map((d) => `DEVNAME=${d.path}\nLABEL=${d.label}\nUUID=${d.uuid}\nTYPE=${d.fstype}`);
   if (blocks.length === 0) process.exit(2);
   process.stdout.write(`${blocks.join('\n\n')}\n`);
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync, utimesSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, utimesSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { waitForSiteConfig, type Candidate } from '../../../src/engine/detect';
@@ -94,6 +94,70 @@ test('--once: one pass, nothing found, returns undefined; a file still being wri
     assert.equal(got, undefined);
     assert.equal(offered, 0);
   } finally {
+    node.cleanup();
+  }
+});
+
+test('a drop-dir copy that stalls is never taken as its prefix; *.part and dotfiles are not looked at', async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    const file = path.join(drop, 'site-config.yaml');
+    // A copy in progress under a temporary name, and an editor's swap file: nothing to take yet.
+    writeFileSync(path.join(drop, 'site-config.yaml.part'), 'apiVersion: sno-reconfigure.io/v1\n');
+    writeFileSync(path.join(drop, '.site-config.yaml.swp'), 'x');
+    const past = new Date(Date.now() - 60_000);
+    for (const f of ['site-config.yaml.part', '.site-config.yaml.swp']) utimesSync(path.join(drop, f), past, past);
+    const offered: string[] = [];
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async (_c, copy) => {
+      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8'));
+      return copy.files > 0 ? 'accepted' : 'refused';
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    assert.deepEqual(offered, [], 'a .part file and a dotfile are not a site-config');
+    // The copy stalled after a prefix that is valid YAML on its own, long enough for the file to look finished…
+    writeFileSync(file, 'metadata: {name: a}\n');
+    utimesSync(file, past, past);
+    await new Promise((r) => setTimeout(r, 100));
+    // …then the rest arrives, within the window in which the agent reads it a second time.
+    writeFileSync(file, 'metadata: {name: a}\nspec: {baseDomain: example.com}\n');
+    await waiting;
+    assert.deepEqual(offered, ['metadata: {name: a}\nspec: {baseDomain: example.com}\n'], 'only the whole file is offered');
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
+
+test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: 20_000 }, async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    mkdirSync(path.join(node.root, 'etc/sno-reconfigure/site-config.d'), { recursive: true });
+    mkdirSync(path.join(node.root, 'dev'), { recursive: true });
+    const seen: string[] = [];
+    let refusedOnce: () => void = () => undefined;
+    const firstRefusal = new Promise<void>((r) => (refusedOnce = r));
+    node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'bad' });
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async () => {
+      const text = readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8');
+      seen.push(text);
+      if (text === 'bad') refusedOnce();
+      return text === 'good' ? 'accepted' : 'refused';
+    });
+    await firstRefusal;
+    // Pulled and re-inserted between two scans: same device, same filesystem UUID, new content; the kernel
+    // recreates the device node.
+    node.detachVolume('sdb1');
+    node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'good' });
+    writeFileSync(path.join(node.root, 'dev', 'sdb1'), '');
+    const got = await waiting;
+    assert.equal(got?.location, '/dev/sdb1 (label SITE-CONFIG)');
+    assert.deepEqual(seen, ['bad', 'good']);
+  } finally {
+    abort.abort();
     node.cleanup();
   }
 });

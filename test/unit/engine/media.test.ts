@@ -2,6 +2,7 @@ import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { CommandError } from '../../../src/host/command-error';
 import { LocalHost } from '../../../src/host/host';
 import { decodeUdevName, findLabelledVolumes, parseBlkidExport, parseLsblk } from '../../../src/siteconfig/discovery';
@@ -59,9 +60,9 @@ describe('reading the media', () => {
   standInNodeEachTest((n, h) => ((node = n), (host = h)));
 
   test('mounts read-only, nosuid, nodev, noexec on a private dir, copies, and unmounts at once', async () => {
-    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'apiVersion: x\n', 'certs/api.crt': 'PEM' });
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'spec:\n  certificates:\n    api: {certFile: certs/api.crt}\n', 'certs/api.crt': 'PEM', 'holiday.jpg': 'not a site-config' });
     const res = await copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate', 'vfat');
-    assert.equal(res.files, 2);
+    assert.equal(res.files, 2, 'the config and the file it names; nothing else on the stick');
     const mountCall = node.calls('mount')[0]!;
     assert.deepEqual(mountCall.args.slice(0, 4), ['-o', 'ro,nosuid,nodev,noexec', '-t', 'vfat']);
     assert.match(mountCall.args.at(-1)!, /\/run\/sno-reconfigure\/media-[0-9a-f]{12}$/);
@@ -74,7 +75,7 @@ describe('reading the media', () => {
   test('an unreadable filesystem is a MediaError that says what to do, and nothing is left behind', async () => {
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
     writeFileSync(path.join(node.standinDir, 'devices', 'loop0.unreadable'), '');
-    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate'), (e: unknown) => e instanceof MediaError && /^cannot mount \/dev\/loop0 \(exit \d+: .+\)$/.test(e.message) && /FAT, ext4 or ISO9660/.test(e.remedy) && e.cause instanceof CommandError);
+    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate', 'vfat'), (e: unknown) => e instanceof MediaError && /^could not be mounted \(exit \d+: .+\)$/.test(e.message) && /may be damaged/.test(e.remedy) && e.cause instanceof CommandError);
     assert.ok(!existsSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate')));
     assert.deepEqual(readdirSync(path.join(node.root, 'run/sno-reconfigure')), [], 'mount point removed');
   });
@@ -100,6 +101,18 @@ describe('reading the media', () => {
     await assert.rejects(copyTree(host, '/media', '/copy/b', { maxFiles: 256, maxFileBytes: 0, maxTotalBytes: 10, maxDepth: 6 }), MediaError);
     const again = await copyTree(host, '/media', '/copy/c');
     assert.equal(again.treeDigest, res.treeDigest, 'same content, same digest');
+  });
+
+  test('a FIFO or a link where the config names a file is said to be one, with what to do (not "does not exist")', async () => {
+    const src = path.join(node.root, 'media');
+    mkdirSync(src);
+    writeFileSync(path.join(src, 'site-config.yaml'), 'spec:\n  network:\n    nmstateFile: net/network.yaml\n');
+    mkdirSync(path.join(src, 'net'));
+    execFileSync('mkfifo', [path.join(src, 'net', 'network.yaml')]);
+    await assert.rejects(copyTree(host, '/media', '/copy/fifo'), (e: unknown) => e instanceof MediaError && e.message === 'holds net/network.yaml as a FIFO (named pipe), not a file; copy the real file onto it' && /never followed/.test(e.remedy));
+    rmSync(path.join(src, 'net', 'network.yaml'));
+    symlinkSync('/etc/hostname', path.join(src, 'net', 'network.yaml'));
+    await assert.rejects(copyTree(host, '/media', '/copy/link'), (e: unknown) => e instanceof MediaError && e.message === 'holds net/network.yaml as a symbolic link, not a file; copy the real file onto it');
   });
 
   test('the drop directory is taken only once it stopped changing', async () => {

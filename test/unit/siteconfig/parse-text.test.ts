@@ -37,7 +37,7 @@ test('hostile or ambiguous input is refused with a clear reason', () => {
   fails('a: .inf\n', /\.inf and \.nan are not allowed/);
   fails('', /is empty/);
   fails('~\n', /is empty/);
-  fails(`a: ${'['.repeat(80)}${']'.repeat(80)}\n`, /nested more than 64 levels/);
+  fails(`a: ${'['.repeat(80)}${']'.repeat(80)}\n`, /^line 1: nested too deeply \(limit 64 levels\)$/);
   fails('__proto__: {x: 1}\n', /'__proto__' is not allowed/);
 });
 
@@ -46,4 +46,22 @@ test('a few aliases are fine; an exponential expansion is not', () => {
   const levels = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
   for (let i = 1; i < 8; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(', ')}]`);
   fails(`${levels.join('\n')}\n`, /billion laughs/);
+});
+
+test('deep nesting is refused before parsing, in words, however large the file (not a stack overflow)', () => {
+  const flow = `a: ${'['.repeat(400_000)}${']'.repeat(400_000)}\n`;
+  fails(flow, /^line 1: nested too deeply \(limit 64 levels\)$/);
+  const block = Array.from({ length: 200 }, (_, i) => `${'  '.repeat(i)}k${i}:`).join('\n');
+  fails(`${block} x\n`, /^line 66: nested too deeply \(limit 64 levels\)$/);
+  const items = Array.from({ length: 100 }, (_, i) => `${'  '.repeat(i)}- `).join('\n');
+  fails(`${items}x\n`, /nested too deeply \(limit 64 levels\)/);
+  // Brackets in quotes and comments are text, and a real nmstate-sized depth is fine.
+  assert.deepEqual(ok(`a: "${'['.repeat(100)}" # ${'{'.repeat(100)}\nb:\n  - c:\n      - [d, {e: f}]\n`), { a: '['.repeat(100), b: [{ c: [['d', { e: 'f' }]] }] });
+});
+
+test('a file saved as UTF-16 (with or without a byte-order mark) is told to be saved as UTF-8', () => {
+  const text = 'apiVersion: sno-reconfigure.io/v1\n';
+  for (const bytes of [Buffer.from(`\ufeff${text}`, 'utf16le'), Buffer.from(text, 'utf16le'), Buffer.from(`\ufeff${text}`, 'utf16le').swap16()]) {
+    fails(bytes, /^is saved as UTF-16; save it as UTF-8$/);
+  }
 });

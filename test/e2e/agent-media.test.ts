@@ -1,0 +1,43 @@
+// The agent end to end on real systemd with real loop devices (issue #17): last month's virtual media is still
+// attached when today's stick goes in, and the two hold different site-configs. Neither is taken; the journal
+// (priority err), the console banner and `sno-reconfigure status` name both devices. Once the old one is
+// detached, today's goes through. The node: test/e2e/testbed/sno-node.ts.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BANNER_PATH, UNIT_NAME } from '../../src/paths';
+import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
+import { eventually, factoryNode, siteConfigYaml } from './testbed/sno-node';
+
+const bed = new Testbed();
+after(async () => {
+  await bed.cleanup();
+  assert.deepEqual(leftovers(), { processes: [], loopDevices: [], mounts: [], cgroups: [], tempDirs: [] });
+});
+
+test('two different site-config volumes (a FAT stick and an old ext4 image): both refused and named; the one left goes through', async () => {
+  await ensureRootfsImage();
+  const node = await factoryNode(bed);
+  const m = node.machine;
+  const today = await bed.insertMedia(m, { 'site-config.yaml': siteConfigYaml(), 'holiday.jpg': 'a reused stick' });
+  const old = await bed.insertMedia(m, { 'site-config.yaml': siteConfigYaml().replace(/store42/g, 'store41') }, 'cluster-config', { fs: 'ext4' });
+  await node.boot();
+  const message = `2 different site-config media are attached (the stick ${today.device} (SITE-CONFIG), the stick ${old.device} (cluster-config)); none of them is used`;
+  const alternative = `2 different site-config media are attached (the stick ${old.device} (cluster-config), the stick ${today.device} (SITE-CONFIG)); none of them is used`;
+  const shown = await eventually(async () => {
+    const errors = (await node.agentLog('-p', 'err')).map((e) => e.log?.msg);
+    const said = errors.find((e) => e === message || e === alternative);
+    assert.ok(said, JSON.stringify(errors));
+    return said!;
+  }, 90_000);
+  await eventually(() => assert.ok(m.readFile(BANNER_PATH).includes(` sno-reconfigure: WAITING — ${shown}\n`), m.readFile(BANNER_PATH)));
+  const status = await node.status();
+  assert.equal(status.phase, 'waiting');
+  assert.equal(status.lastError?.message, shown);
+  assert.ok((await node.statusText()).includes(`detect): ${shown}\n`));
+  assert.deepEqual(node.nmstateCalls(), [], 'nothing changed');
+  assert.equal((await node.unit(UNIT_NAME, ['ActiveState'])).ActiveState, 'active', 'the agent keeps waiting');
+
+  await bed.detach(old);
+  await node.waitForSuccess();
+  assert.equal((await node.status()).phase, 'succeeded');
+});

@@ -1,0 +1,127 @@
+// Media a technician cannot use reaches the console banner and `status`, not only the journal (issue #17):
+// each problem names the device and label and says what to do. The bundled agent runs `--once` against
+// stand-in block devices (test/support/stand-ins); the real-filesystem path is covered by test/e2e.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { startScenario, siteConfigFor, type Scenario } from '../../support/scenario';
+import { BUNDLE_PATH } from '../../support/bundle';
+
+interface StatusJson {
+  phase: string;
+  lastError?: { message: string; remedy?: string; step?: string };
+}
+
+function status(s: Scenario): { view: StatusJson; text: string } {
+  const json = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--json', '--root', s.node.root], { encoding: 'utf8' });
+  const text = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--root', s.node.root], { encoding: 'utf8' });
+  return { view: JSON.parse(json.stdout) as StatusJson, text: text.stdout };
+}
+
+const banner = (s: Scenario) => readFileSync(path.join(s.node.root, 'etc/issue.d/50-sno-reconfigure.issue'), 'utf8');
+
+/** Runs `run --once` on what `attach` put in place; returns the one problem as journal, banner and status show it. */
+async function refusedMedia(attach: (s: Scenario) => void): Promise<{ code: number | null; journal: string[]; banner: string; status: StatusJson; statusText: string }> {
+  const s = await startScenario();
+  try {
+    attach(s);
+    const res = await s.run(['--once']);
+    const st = status(s);
+    return { code: res.code, journal: res.logs.filter((l) => l.level === 'error').map((l) => l.msg), banner: banner(s), status: st.view, statusText: st.text };
+  } finally {
+    await s.cleanup();
+  }
+}
+
+/** The same sentence on all three: journal line, banner headline, status's last error. */
+function assertShownEverywhere(r: Awaited<ReturnType<typeof refusedMedia>>, message: string, remedy: RegExp): void {
+  assert.equal(r.code, 1, 'a --once run that found only unusable media fails');
+  assert.ok(r.journal.includes(message), `journal: ${r.journal.join(' | ')}`);
+  assert.ok(r.banner.includes(`WAITING — ${message}\n`), r.banner);
+  assert.match(r.banner, /What to do: /);
+  assert.equal(r.status.phase, 'waiting');
+  assert.equal(r.status.lastError?.message, message);
+  assert.match(r.status.lastError?.remedy ?? '', remedy);
+  assert.ok(r.statusText.includes(`detect): ${message}\n`), r.statusText);
+  assert.ok(!`${r.banner}${r.statusText}${r.journal.join('\n')}`.includes('/var/lib/sno-reconfigure/candidate'), 'not the agent\'s own copy of the media');
+}
+
+test('two different site-config volumes: none is taken, both devices are named', async () => {
+  let good = '';
+  const r = await refusedMedia((s) => {
+    good = siteConfigFor(s.sim);
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': good });
+    s.node.attachVolume('sr0', 'RELOCATION-CONFIG', { 'site-config.yaml': good.replace('store42', 'store41') });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sr0.fstype'), 'iso9660');
+  });
+  assertShownEverywhere(r, '2 different site-config media are attached (the stick /dev/sdb1 (SITE-CONFIG), the disc image /dev/sr0 (RELOCATION-CONFIG)); none of them is used', /Detach the media not meant for today/);
+});
+
+test('identical copies on two volumes are one site-config', async () => {
+  const s = await startScenario();
+  try {
+    const good = siteConfigFor(s.sim);
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': good });
+    s.node.attachVolume('sdc1', 'CLUSTER-CONFIG', { 'site-config.yaml': good, 'unrelated.txt': 'old notes' });
+    const res = await s.run(['--once']);
+    assert.equal(res.code, 0, res.stdout.slice(-2000));
+    assert.ok(res.logs.some((l) => /accepted site-config/.test(l.msg)));
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('a stick without site-config.yaml says what it holds, never the agent\'s own paths', async () => {
+  const r = await refusedMedia((s) => s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml.txt': 'x', 'notes.doc': 'x' }));
+  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) has no site-config.yaml; it holds: notes.doc, site-config.yaml.txt', /Rename site-config.yaml.txt to site-config.yaml\./);
+  const empty = await refusedMedia((s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', {});
+    mkdirSync(path.join(s.node.standinDir, 'devices', 'sdb1'), { recursive: true });
+  });
+  assertShownEverywhere(empty, 'the stick /dev/sdb1 (SITE-CONFIG) has no site-config.yaml; it is empty', /Copy site-config.yaml/);
+});
+
+test('on FAT, SITE-CONFIG.YAML is site-config.yaml (FAT names have no case); on ext4 it is named in the refusal', async () => {
+  const s = await startScenario();
+  try {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'SITE-CONFIG.YAML': siteConfigFor(s.sim) });
+    const res = await s.run(['--once']);
+    assert.equal(res.code, 0, res.stdout.slice(-2000));
+  } finally {
+    await s.cleanup();
+  }
+  const r = await refusedMedia((s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'SITE-CONFIG.YAML': 'x' });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.fstype'), 'ext4');
+  });
+  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) has no site-config.yaml; it holds: SITE-CONFIG.YAML', /Rename SITE-CONFIG.YAML to site-config.yaml\./);
+});
+
+test('a filesystem the node does not read is refused by name, never mounted', async () => {
+  const r = await refusedMedia((s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.fstype'), 'ntfs');
+  });
+  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) uses ntfs, which is not a filesystem the node reads; use FAT, ext4, ISO 9660 or UDF', /formatted FAT \(vfat\) or ext4/);
+});
+
+test('a stick that cannot be mounted, and a file too big, reach the banner and status', async () => {
+  const r = await refusedMedia((s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.unreadable'), '');
+  });
+  assert.match(r.status.lastError?.message ?? '', /^the stick \/dev\/sdb1 \(SITE-CONFIG\) could not be mounted \(exit 32: mount: .*wrong fs type/);
+  assertShownEverywhere(r, r.status.lastError!.message, /may be damaged/);
+  const big = await refusedMedia((s) => s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'spec:\n  pullSecretFile: ps.json\n', 'ps.json': Buffer.alloc(9 * 1024 * 1024, 0x20) }));
+  assertShownEverywhere(big, 'the stick /dev/sdb1 (SITE-CONFIG) holds ps.json of 9437184 bytes, more than a site-config file can be (8388608)', /Put only the site-config/);
+});
+
+test('a symbolic link on the stick is named as one, with what to do', async () => {
+  const r = await refusedMedia((s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'real.yaml': 'x' });
+    symlinkSync('real.yaml', path.join(s.node.standinDir, 'devices', 'sdb1', 'site-config.yaml'));
+  });
+  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) holds site-config.yaml as a symbolic link, not a file; copy the real file onto it', /never followed/);
+});
