@@ -16,6 +16,7 @@ import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { ProgressReporter } from './progress';
 import { buildReport } from './report';
+import { fleetReportObjects, publishFleetReport } from './fleet-report';
 import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step, type StepName } from './step';
 import { Background, clusterOnce, endpointsOf, makeContext } from './context';
 import { renderPlan } from './plan';
@@ -53,6 +54,8 @@ export const EXIT = { ok: 0, failed: 1 } as const;
  * so `npm run bench` can measure what waiting for all rollouts at once saves (issue #8). Never set it on a node.
  */
 const WRITING_STEPS: readonly StepName[] = ['domain', 'pull-secret', 'mirrors', 'trust'];
+/** A failed run's outcome is tried for this long only: the API may be the very thing that failed. */
+const FAILED_RUN_REPORT_BUDGET_MS = 30_000;
 const sequentialWaits = (env: NodeJS.ProcessEnv): boolean => env.SNO_RECONFIGURE_SEQUENTIAL_WAITS === '1';
 
 function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean; retryOnRequest?: boolean } {
@@ -402,6 +405,10 @@ async function executeSteps(
         await journal.save();
         log.error({ step: step.name, remedy: err.remedy }, `${step.title} failed: ${err.message}`);
         await reporter.problem(`${step.title} failed`, [err.message, `What to do: ${err.remedy}`]);
+        // Only once the API has answered in this run: before that, trying would only delay the failure's banner.
+        if (journal.step('api').state === 'done') {
+          await publishFleetReport(cluster, fleetReportObjects(report(), err.rejected ? 'refused' : 'failed', new Date(clock.now())), { timer: clock, signal: opts.signal, log, budgetMs: FAILED_RUN_REPORT_BUDGET_MS });
+        }
         return err.rejected ? 'rejected' : 'failed';
       }
       if (sequentialWaits(opts.env ?? process.env) && WRITING_STEPS.includes(step.name) && !rec.alreadyDone) {

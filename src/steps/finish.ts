@@ -7,6 +7,7 @@ import { systemctl } from '../host/systemctl';
 import { DONE_MARKER, RENEW_TIMER, STATE_FILES, UNIT_NAME } from '../paths';
 import { writeDoneMarker } from '../engine/done-marker';
 import { certificateLines, type Report } from '../engine/report';
+import { FLEET_REPORT, fleetReportObjects, publishFleetReport } from '../engine/fleet-report';
 import type { Step } from '../engine/step';
 
 export const finishStep: Step = {
@@ -16,6 +17,7 @@ export const finishStep: Step = {
   async plan(ctx) {
     return [
       { kind: 'file', target: `${ctx.stateDir}/${STATE_FILES.report}`, action: 'write' },
+      { kind: 'ConfigMap', target: `${FLEET_REPORT.namespace}/${FLEET_REPORT.name}`, action: 'write', detail: 'the outcome, where fleet tools read it' },
       { kind: 'file', target: DONE_MARKER, action: 'write' },
       ...(ctx.site.resolved.certificateRenewal === 'timer' ? [{ kind: 'unit', target: RENEW_TIMER, action: 'enable' as const, detail: 'renews the issued certificates at 80 % of their lifetime' }] : []),
       { kind: 'unit', target: UNIT_NAME, action: 'disable' },
@@ -30,7 +32,8 @@ export const finishStep: Step = {
     // The report is final once this step is: write it as such (a power cut after this write leaves the
     // marker unwritten, and the step runs again).
     const draft = ctx.report();
-    const r: Report = { ...draft, result: 'succeeded', steps: draft.steps.map((st) => (st.name === 'finish' ? { ...st, state: 'done' } : st)) };
+    // The journal says succeeded only after this step; the report written here is that outcome already.
+    const r: Report = { ...draft, result: 'succeeded', finishedAt: new Date(ctx.clock.now()).toISOString(), steps: draft.steps.map((st) => (st.name === 'finish' ? { ...st, state: 'done' } : st)) };
     const reportPath = `${ctx.stateDir}/${STATE_FILES.report}`;
     await ctx.host.writeFileAtomic(reportPath, `${JSON.stringify(r, null, 2)}\n`, 0o644);
     // Shown while the marker and the unit are taken care of (agetty --reload and systemctl both take a moment).
@@ -47,6 +50,8 @@ export const finishStep: Step = {
         ...(r.warnings.length ? [`${r.warnings.length} warning(s): see the report`] : []),
       ],
     });
+    // Before the marker: a power cut after the write runs this step again, which writes the same outcome again.
+    await publishFleetReport(ctx.cluster, fleetReportObjects(r, 'succeeded', new Date(ctx.clock.now())), { timer: ctx.clock, signal: ctx.signal, log: ctx.log, budgetMs: FLEET_REPORT_BUDGET_MS });
     await writeDoneMarker(ctx.host, { finishedAt: new Date(ctx.clock.now()).toISOString(), siteConfig: r.siteConfig.name ?? '', digest: r.siteConfig.digest ?? '' });
     if (ctx.site.resolved.certificateRenewal === 'timer') await enableRenewal(ctx);
     try {
@@ -61,6 +66,9 @@ export const finishStep: Step = {
 
   async verify() {},
 };
+
+/** After settle the API is up: two minutes cover a kube-apiserver restart that happens to fall on this moment. */
+const FLEET_REPORT_BUDGET_MS = 2 * 60_000;
 
 /** The banner names the first certificate to expire: the date someone must act by. */
 function soonestExpiry(certs: Report['certificates']): string[] {

@@ -1,0 +1,72 @@
+// The sample ACM policy (examples/fleet/report-policy.yaml, quoted in the README) is a valid ConfigurationPolicy
+// by ACM's own CRD schema, and its object template tells a succeeded outcome from a failed or refused one as the
+// agent writes them (fleetReportObjects), so a policy copied from the README works on the ConfigMap as it is.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { parse } from 'yaml';
+import { fleetReportObjects, type FleetResult } from '../../../src/engine/fleet-report';
+import type { Report } from '../../../src/engine/report';
+import { PROJECT_ROOT } from '../../support/bundle';
+import { validateAgainstSchema, type JsonSchema } from '../../sim/crd-schema';
+
+const POLICY_FILE = path.join(PROJECT_ROOT, 'examples', 'fleet', 'report-policy.yaml');
+const CRD_FILE = path.join(PROJECT_ROOT, 'test', 'fixtures', 'acm', 'policy.open-cluster-management.io_configurationpolicies.yaml');
+
+interface ConfigurationPolicy {
+  kind: string;
+  spec: { 'object-templates': { complianceType: string; objectDefinition: Record<string, unknown> }[] };
+}
+
+function samplePolicy(): ConfigurationPolicy {
+  const policy = parse(readFileSync(POLICY_FILE, 'utf8')) as { spec: { 'policy-templates': { objectDefinition: ConfigurationPolicy }[] } };
+  return policy.spec['policy-templates'][0]!.objectDefinition;
+}
+
+/**
+ * config-policy-controller's `musthave`: every field the template names is on the object with the same value,
+ * maps compared field by field (extra fields on the object are fine). Lists do not occur in this template.
+ */
+function mustHave(template: unknown, actual: unknown): boolean {
+  if (template && typeof template === 'object' && !Array.isArray(template)) {
+    if (!actual || typeof actual !== 'object') return false;
+    return Object.entries(template).every(([k, v]) => mustHave(v, (actual as Record<string, unknown>)[k]));
+  }
+  return template === actual;
+}
+
+const report = (result: Report['result']): Report => ({ result, siteConfig: { name: 'store-0042', digest: 'a'.repeat(64) }, starts: 1, node: { name: 'sno1-node' }, cluster: {}, steps: [], changes: [], warnings: [] });
+
+test('the README sample is a valid ConfigurationPolicy by the CRD of config-policy-controller', () => {
+  const crd = parse(readFileSync(CRD_FILE, 'utf8')) as { spec: { versions: { name: string; schema: { openAPIV3Schema: JsonSchema } }[] } };
+  const v1 = crd.spec.versions.find((v) => v.name === 'v1')!;
+  const policy = samplePolicy();
+  assert.equal(policy.kind, 'ConfigurationPolicy');
+  const result = validateAgainstSchema(v1.schema.openAPIV3Schema, policy);
+  assert.deepEqual(result.errors, [], JSON.stringify(result.errors));
+  // The schema is strict enough to catch a typo in the sample (a failing check proves it is being applied).
+  const broken = structuredClone(policy);
+  broken.spec['object-templates'][0]!.complianceType = 'mustbe';
+  assert.notDeepEqual(validateAgainstSchema(v1.schema.openAPIV3Schema, broken).errors, []);
+});
+
+test('the sample policy is compliant for a succeeded outcome and not for a failed or refused one', () => {
+  const template = samplePolicy().spec['object-templates'][0]!;
+  assert.equal(template.complianceType, 'musthave');
+  const cases: [FleetResult, Report['result'], boolean][] = [
+    ['succeeded', 'succeeded', true],
+    ['failed', 'failed', false],
+    ['refused', 'in-progress', false],
+  ];
+  for (const [result, reportResult, compliant] of cases) {
+    const { configMap } = fleetReportObjects(report(reportResult), result, new Date());
+    assert.equal(mustHave(template.objectDefinition, configMap), compliant, `${result}: compliant ${compliant}`);
+  }
+});
+
+test('the README quotes the sample policy as it is in examples/fleet', () => {
+  const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+  const body = readFileSync(POLICY_FILE, 'utf8').split('\n').filter((l) => !l.startsWith('#')).join('\n').trim();
+  assert.ok(readme.includes(body), 'README "For a fleet" shows examples/fleet/report-policy.yaml (without its comment lines)');
+});
