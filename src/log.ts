@@ -1,10 +1,16 @@
-// Logging: one JSON object per line — level, time (outside the journal), the child's bindings (step,
-// component), the call's fields, msg — the format pino writes, which every reader of ours (status, tests,
-// the e2e journal reader) parses. When stdout is the journal, every line starts with the syslog priority
-// `<N>` so `journalctl -u sno-reconfigure -p err` shows errors only (journald strips the prefix,
-// SyslogLevelPrefix= defaults to true).
+// Logging for people first. Every line is a sentence: the step (or component) it comes from, what happened, and
+// what to do when that applies — `network: site network applied; gateway 192.168.111.1 answered in 3 ms`. When
+// stdout is the journal, each line starts with the syslog priority `<N>` so `journalctl -u sno-reconfigure -p err`
+// shows errors only (journald strips the prefix; SyslogLevelPrefix= defaults to true); in a terminal, each line
+// starts with the time instead.
 //
-// Our own ~80 lines instead of pino: the agent used none of what pino adds over this (transports cannot live
+// Machines get the same records as JSON lines — level, time (outside the journal), the child's bindings (step,
+// component), the call's fields, msg — with SNO_RECONFIGURE_LOG_FORMAT=json (or `format: 'json'`): the tests, the
+// demo and the benchmarks read those. Journal fields (SNO_RECONFIGURE_STEP=…) were measured and left out: Node
+// cannot send the journal's native datagrams without a native addon, and `logger --journald` costs a process per
+// line (README, "Logging"). `status --json` and report.json are the structured record of a run.
+//
+// Our own ~100 lines instead of pino: the agent used none of what pino adds over this (transports cannot live
 // in a single-file bundle, and the bundle wrote synchronously already), and pino with its serializers,
 // redaction and stringify cost 12 KiB of the 200 KiB MachineConfig budget (measured: README, Dependencies).
 import { fstatSync, writeSync } from 'node:fs';
@@ -39,8 +45,12 @@ export function stdoutIsJournal(env: NodeJS.ProcessEnv = process.env, fd = 1): b
   }
 }
 
+export type LogFormat = 'prose' | 'json';
+
 export interface LoggerOptions {
   level?: string;
+  /** Sentences (default) or JSON lines; default from $SNO_RECONFIGURE_LOG_FORMAT. */
+  format?: LogFormat;
   env?: NodeJS.ProcessEnv;
   /** Force the `<N>` prefix on or off; by default it is on only when stdout is the journal. */
   journal?: boolean;
@@ -51,6 +61,32 @@ export interface LoggerOptions {
 /** Keys whose values must never reach the journal (pull secrets, private keys, tokens), at any depth. */
 export const REDACTED_KEYS = ['pullSecret', 'auths', 'auth', 'password', 'token', 'key', 'privateKey'];
 const REDACTED = new Set(REDACTED_KEYS);
+
+/** 850 ms, 3.2 s, 6.5 min: the one number a person needs from a duration field. */
+export function humanDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${(ms / 60_000).toFixed(1)} min`;
+}
+
+/**
+ * One sentence from a record: "<step>: <msg>", then what the fields add that a person acts on — the error
+ * (when the message does not already say it), what to do, when the next try is. The other fields are for the
+ * JSON format. One line always: journald would make every line of a multi-line text an entry of its own.
+ */
+function sentence(bound: Record<string, unknown>, fields: Record<string, unknown>, msg: string | undefined): string {
+  const source = bound.step ?? bound.component;
+  const err = fields.err as { message?: unknown } | string | undefined;
+  const errText = typeof err === 'string' ? err : typeof err?.message === 'string' ? err.message : undefined;
+  const retry = fields.retryInMs ?? fields.delayMs;
+  const text = [
+    `${source ? `${String(source)}: ` : ''}${msg ?? ''}`,
+    errText && !(msg ?? '').includes(errText) ? ` (${errText})` : '',
+    typeof retry === 'number' ? `; next try in ${humanDuration(retry)}` : '',
+    typeof fields.remedy === 'string' ? `. What to do: ${fields.remedy}` : '',
+  ].join('');
+  return text.replace(/\s*\n\s*/g, ' ');
+}
 
 /** Fields as they are written: secrets replaced, errors as {type, message, stack}. */
 function safe(value: unknown, depth = 0): unknown {
@@ -69,15 +105,22 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const wanted = opts.level ?? env.SNO_RECONFIGURE_LOG_LEVEL ?? 'info';
   if (!(wanted in LEVELS)) throw new Error(`log level "${wanted}": expected one of ${Object.keys(LEVELS).join(', ')}`);
   const threshold = LEVELS[wanted as keyof typeof LEVELS];
+  const format = opts.format ?? env.SNO_RECONFIGURE_LOG_FORMAT ?? 'prose';
+  if (format !== 'prose' && format !== 'json') throw new Error(`log format "${format}": expected prose or json`);
 
   const make = (bindings: Record<string, unknown>): Logger => {
     // A child's bindings are fixed: made safe once, not on every line.
-    const bound = safe(bindings) as object;
+    const bound = safe(bindings) as Record<string, unknown>;
     const at = (level: LevelName): LogFn => (fieldsOrMsg, msg) => {
       if (LEVELS[level] < threshold) return;
       const fields = typeof fieldsOrMsg === 'string' ? {} : (fieldsOrMsg ?? {});
       const text = typeof fieldsOrMsg === 'string' ? fieldsOrMsg : msg;
-      const line = JSON.stringify({ level, ...(journal ? {} : { time: new Date().toISOString() }), ...bound, ...(safe(fields) as object), ...(text !== undefined ? { msg: text } : {}) });
+      const safeFields = safe(fields) as Record<string, unknown>;
+      const time = journal ? undefined : new Date().toISOString();
+      const line =
+        format === 'json'
+          ? JSON.stringify({ level, ...(time ? { time } : {}), ...bound, ...safeFields, ...(text !== undefined ? { msg: text } : {}) })
+          : `${time ? `${time.slice(0, 19).replace('T', ' ')} ` : ''}${journal || level === 'info' ? '' : `${level.toUpperCase()} `}${sentence(bound, safeFields, text)}`;
       write(`${journal ? `<${PRIORITY_BY_LEVEL[level]}>` : ''}${line}\n`);
     };
     return {

@@ -96,7 +96,8 @@ export async function runWatch<T extends KubeObject>(
     } catch (err) {
       if (signal.aborted) return;
       if (err instanceof Expired || isGone(err)) {
-        deps.log?.info({ watch: deps.what, resourceVersion: rv }, 'watch resourceVersion expired (410); listing again');
+        // Routine after every kube-apiserver restart of a rollout: the watch starts over from a fresh list.
+        deps.log?.debug({ watch: deps.what, resourceVersion: rv }, `the watch of ${deps.what} fell too far behind the API (410 Gone); listing again`);
         rv = undefined;
         continue;
       }

@@ -240,12 +240,12 @@ class KubeletCsrApprover implements CsrApprover {
         return;
       case 'leave-pending':
         this.leftPending.set(name, { name, kind: decision.kind, reason: decision.reason });
-        this.log.warn({ ...fields, reason: decision.reason }, 'CSR left pending');
+        this.log.warn({ ...fields, reason: decision.reason }, `left CSR ${name} pending (signer ${String(fields.signer)}, requested by ${String(fields.requestor)}): ${decision.reason}`);
         return;
       case 'flood-guard': {
         const reason = `not approved: this run already approved ${this.approved.length} CSRs (flood guard), which is more than a kubelet needs`;
         this.leftPending.set(name, { name, kind: decision.kind, reason });
-        if (!this.floodWarned) this.log.warn({ ...fields, approved: this.approved }, 'CSR flood guard reached; further CSRs are left pending');
+        if (!this.floodWarned) this.log.warn({ ...fields, approved: this.approved }, `this run already approved ${this.approved.length} CSRs, more than a kubelet needs (flood guard): CSR ${name} and any further ones are left pending`);
         this.floodWarned = true;
         return;
       }
@@ -259,22 +259,22 @@ class KubeletCsrApprover implements CsrApprover {
       await withRetry(() => this.opts.client.approveCsr(name, APPROVAL_REASON, `Approved by sno-reconfigure: ${decision.reason}`), {
         signal: this.signal,
         ...this.opts.retry,
-        onRetry: (err, attempt, delayMs) => this.log.warn({ csr: name, attempt, delayMs, err: (err as Error).message }, 'CSR approval failed; retrying'),
+        onRetry: (err, attempt, delayMs) => this.log.warn({ csr: name, attempt, delayMs, err: (err as Error).message }, `approving CSR ${name} failed`),
       });
       this.approved.push(name);
       this.leftPending.delete(name);
       this.failedApprovals.delete(name);
-      this.log.info({ ...fields, reason: decision.reason }, 'CSR approved');
+      this.log.info({ ...fields, reason: decision.reason }, `approved CSR ${name} (${decision.kind}): ${decision.reason}`);
       this.notify();
     } catch (err) {
       if (this.signal.aborted) return;
       switch (failureKind(err)) {
         case 'denied':
           this.leftPending.delete(name);
-          this.log.warn({ ...fields, err: (err as Error).message }, 'CSR was denied by someone else; cannot approve');
+          this.log.warn({ ...fields, err: (err as Error).message }, `CSR ${name} was denied by someone else; it cannot be approved`);
           return;
         case 'gone':
-          this.log.info({ csr: name }, 'CSR disappeared before it could be approved');
+          this.log.info({ csr: name }, `CSR ${name} disappeared before it could be approved`);
           return;
         case 'api':
           this.scheduleRetry(name, decision, fields, err as Error);
@@ -292,7 +292,7 @@ class KubeletCsrApprover implements CsrApprover {
     const failures = (this.failedApprovals.get(name)?.failures ?? 0) + 1;
     const waitTicks = retryDelayTicks(failures);
     this.failedApprovals.set(name, { failures, dueTick: this.tick + waitTicks });
-    this.log.warn({ ...fields, err: err.message, failures, retryInMs: waitTicks * this.recheckMs }, 'CSR approval failed; trying again later');
+    this.log.warn({ ...fields, err: err.message, failures, retryInMs: waitTicks * this.recheckMs }, `approving CSR ${name} failed`);
   }
 
   private enqueue(task: () => Promise<void>): Promise<void> {
@@ -322,7 +322,7 @@ class KubeletCsrApprover implements CsrApprover {
       } catch (err) {
         if (this.signal.aborted) return;
         const delay = this.opts.watchRestartDelayMs ?? 5000;
-        this.log.warn({ signer, err: (err as Error).message, retryInMs: delay }, 'CSR watch failed; restarting it');
+        this.log.warn({ signer, err: (err as Error).message, retryInMs: delay }, `the watch of ${signer} CSRs ended; restarting it`);
         try {
           await (this.opts.sleep ?? abortableSleep)(delay, this.signal);
         } catch {
@@ -354,7 +354,7 @@ class KubeletCsrApprover implements CsrApprover {
         case 'retry':
           // Not again until this attempt fails (which schedules the next one) or succeeds.
           failed.dueTick = Infinity;
-          this.log.info({ csr: name, failures: failed.failures }, 'trying again to approve a CSR whose approval failed');
+          this.log.info({ csr: name, failures: failed.failures }, `trying again to approve CSR ${name}`);
           void this.enqueue(() => this.evaluate(csr!));
           break;
         case 'wait':

@@ -1,7 +1,7 @@
 // The run loop of `sno-reconfigure run` (DESIGN.md section 1): find a site-config, validate it, run the
 // steps in order with every transition journaled, and on a restart resume where the journal says.
 import type { Host } from '../host/host';
-import type { Logger } from '../log';
+import { humanDuration, type Logger } from '../log';
 import { createNotifier, type Notifier } from '../host/notify';
 import { DONE_MARKER, STATE_FILES } from '../paths';
 import { clusterNameOf, nodeNameOf, readBaseline, type Baseline } from './identity';
@@ -403,7 +403,7 @@ async function executeSteps(
           j.phase = 'failed';
         }
         await journal.save();
-        log.error({ step: step.name, remedy: err.remedy }, `${step.title} failed: ${err.message}`);
+        log.child({ step: step.name }).error({ remedy: err.remedy }, `${step.title} failed: ${err.message}`);
         await reporter.problem(`${step.title} failed`, [err.message, `What to do: ${err.remedy}`]);
         // Only once the API has answered in this run: before that, trying would only delay the failure's banner.
         if (journal.step('api').state === 'done') {
@@ -419,7 +419,7 @@ async function executeSteps(
       rec.endedAt = new Date(clock.now()).toISOString();
       rec.durationMs = clock.now() - started;
       await journal.save();
-      log.info({ step: step.name, durationMs: rec.durationMs, alreadyDone: rec.alreadyDone }, `${step.title}: ${rec.alreadyDone ? 'already in place' : 'done'}`);
+      log.child({ step: step.name }).info({ durationMs: rec.durationMs, alreadyDone: rec.alreadyDone }, `${step.title} — ${rec.alreadyDone ? 'already in place, nothing to change' : `done in ${humanDuration(rec.durationMs)}`}`);
     }
     j.phase = 'succeeded';
     j.finishedAt = new Date(clock.now()).toISOString();

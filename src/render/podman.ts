@@ -277,7 +277,7 @@ if [ -n "\${NOTIFY_SOCKET:-}" ]; then
   # An abstract socket (@...) has no path to mount; a path socket is mounted where the agent expects it.
   case "$NOTIFY_SOCKET" in /*) args+=(--volume "$NOTIFY_SOCKET:$NOTIFY_SOCKET") ;; esac
 fi
-for var in WATCHDOG_USEC JOURNAL_STREAM SNO_RECONFIGURE_LOG_LEVEL; do
+for var in WATCHDOG_USEC JOURNAL_STREAM SNO_RECONFIGURE_LOG_LEVEL SNO_RECONFIGURE_LOG_FORMAT; do
   if [ -n "\${!var:-}" ]; then args+=(--env "$var=\${!var}"); fi
 done
 

@@ -159,7 +159,9 @@ export const networkStep: Step = {
       data.phase = 'committed';
       await ctx.save();
       await ctx.host.writeFileAtomic(committedFile(ctx), `${desiredDigest(net.nmstate)}\n`, 0o600);
-      ctx.changed({ kind: 'network', target: interfaceNames(net.nmstate).join(', '), action: 'apply', detail: outcome.outcomes.map((o) => `${o.kind} ${o.target}: ${o.detail}`).join('; ') || 'committed (no verification checks given)' });
+      const verified = outcome.outcomes.map((o) => `${o.kind} ${o.target}: ${o.detail}`).join('; ');
+      ctx.changed({ kind: 'network', target: interfaceNames(net.nmstate).join(', '), action: 'apply', detail: verified || 'committed (no verification checks given)' });
+      ctx.log.info(`site network applied on ${interfaceNames(net.nmstate).join(', ')} and committed${verified ? `; ${verified}` : ''}`);
       if (net.verify.ping.length + net.verify.resolve.length === 0) ctx.warn('the site network was committed without connectivity checks: spec.network.verify lists none');
       for (const warning of await siteDnsWarnings(ctx)) ctx.warn(warning);
       return;

@@ -113,6 +113,12 @@ function notSettledInTime(totalMs: number, blockers: Blocker[], stabilityMs: num
 /** How often the journal hears that settle is still waiting when nothing changed. */
 export const SETTLE_HEARTBEAT_MS = 60_000;
 
+/** "kube-apiserver (Progressing: …)" → "kube-apiserver": what a blocker is, without its current condition. */
+export function blockerName(text: string): string {
+  const at = text.indexOf(' (');
+  return at < 0 ? text : text.slice(0, at);
+}
+
 /**
  * What settle writes to the journal: each thing it starts or stops waiting for, once, and a short heartbeat
  * when nothing changed for a while — never the whole list again every few seconds.
@@ -131,7 +137,8 @@ export class BlockerLog {
     let wrote = false;
     for (const [key, text] of this.shown) {
       if (!current.has(key)) {
-        this.log.info(`no longer waiting for ${text}`);
+        // Its name is enough here: the full text was on the line that started the wait.
+        this.log.info(`no longer waiting for ${blockerName(text)}`);
         wrote = true;
       }
     }
@@ -228,7 +235,7 @@ async function settle(ctx: StepContext, client: ClusterClient): Promise<void> {
           data.settledAt = new Date(now).toISOString();
           await ctx.save();
           ctx.progress.status(`cluster settled (stable for ${formatDuration(stableFor)}; ${deadline.progress()})`);
-          log.info({ waitedMs: now - startedAt }, 'cluster settled');
+          log.info({ waitedMs: now - startedAt }, `cluster settled after ${formatDuration(now - startedAt)} (every condition held for ${formatDuration(stableFor)})`);
           return;
         }
         status('stable', `all conditions hold; stable for ${formatDuration(stableFor)} of ${formatDuration(timeouts.settleStability)} — ${deadline.progress()}`);

@@ -11,6 +11,7 @@ import { LocalHost } from '../../src/host/host';
 import { DEFAULT_STATE_DIR, STATE_FILES } from '../../src/paths';
 import { loadSiteConfig } from '../../src/siteconfig/load';
 import type { ResolvedSiteConfig } from '../../src/siteconfig/types';
+import { blockerName } from '../../src/steps/settle';
 import { startSimulator, type SimDurations, type Simulator } from '../sim/index';
 import { DEFAULT_DURATIONS } from '../sim/cluster/options';
 import { siteConfigFor, startScenario } from '../support/scenario';
@@ -128,9 +129,9 @@ async function agentRun(durations: Partial<SimDurations>, opts: { sequentialWait
     for (const l of run.logs.filter((x) => x.step === 'settle')) {
       const atMs = Date.parse(String(l.time)) - t0;
       if (l.msg.startsWith('waiting for ')) waitingFor.add(l.msg.slice('waiting for '.length));
-      else if (l.msg.startsWith('no longer waiting for ')) waitingFor.delete(l.msg.slice('no longer waiting for '.length));
-      else if (l.msg !== 'cluster settled') continue;
-      settleLog.push({ atMs, blocking: l.msg === 'cluster settled' ? [] : [...waitingFor] });
+      else if (l.msg.startsWith('no longer waiting for ')) waitingFor.delete([...waitingFor].find((w) => blockerName(w) === l.msg.slice('no longer waiting for '.length)) ?? '');
+      else if (!l.msg.startsWith('cluster settled')) continue;
+      settleLog.push({ atMs, blocking: l.msg.startsWith('cluster settled') ? [] : [...waitingFor] });
     }
     return {
       totalMs,

@@ -5,6 +5,7 @@
 // The node: test/e2e/testbed/sno-node.ts (what is real and what is a stand-in is listed there).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { STEPS } from '../../src/steps/index';
 import { BANNER_PATH, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, UNIT_NAME } from '../../src/paths';
 import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
@@ -93,8 +94,14 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
           assert.ok(all.some((e) => e.log?.msg === `site-config "${CONFIG_NAME}" applied: reconfiguration complete`), 'the last line is in');
           return all;
         });
-        const phases = entries.flatMap((e) => (typeof e.log?.phase === 'string' ? [e.log.phase] : []));
-        assert.deepEqual(phases, ['waiting for the site-config', `applying site-config "${CONFIG_NAME}"`, ...titles]);
+        const expectedPhases = ['waiting for the site-config', `applying site-config "${CONFIG_NAME}"`, ...titles];
+        const phases = entries.flatMap((e) => (e.log && expectedPhases.includes(e.log.msg) ? [e.log.msg] : []));
+        assert.deepEqual(phases, expectedPhases);
+        // The journal reads as prose (issue 17): no JSON record, and each step's lines name their step.
+        assert.deepEqual(entries.filter((e) => e.message.trimStart().startsWith('{')).map((e) => e.message), [], 'no JSON line in the journal');
+        for (const step of ['network', 'csr', 'settle']) assert.ok(entries.some((e) => e.log?.step === step), `a line of the ${step} step says so: ${step}: …`);
+        // The README's sample journal comes from here: SNO_E2E_JOURNAL_TO=<file> keeps this run's journal as a technician reads it.
+        if (process.env.SNO_E2E_JOURNAL_TO) writeFileSync(process.env.SNO_E2E_JOURNAL_TO, (await m.journalctl('-u', UNIT_NAME, '-o', 'short-iso')).stdout);
         assert.equal((await m.journalctl('-u', UNIT_NAME, '-p', 'err', '-o', 'cat')).stdout, '');
 
         // --- StatusText followed the phases: every sample is one of them (or its progress line), in run order

@@ -69,7 +69,7 @@ describe('CSR approver', () => {
       approver = startCsrApprover({
         client,
         expected: () => NODE,
-        log: createLogger({ level: 'debug', journal: false, write: (l) => { lines.push(l); } }),
+        log: createLogger({ format: 'json', level: 'debug', journal: false, write: (l) => { lines.push(l); } }),
         signal: ac.signal,
         onDecision: (name, d) => decisions.push({ name, d }),
         retry: { initialDelayMs: 2, maxDelayMs: 10 },
@@ -106,7 +106,7 @@ describe('CSR approver', () => {
       assert.equal(c?.reason, APPROVAL_REASON);
       assert.match(String(c?.message), /^Approved by sno-reconfigure: /);
     }
-    const approvedLogs = logged().filter((l) => l.msg === 'CSR approved');
+    const approvedLogs = logged().filter((l) => /^approved CSR \S+ \((client|serving)\): /.test(String(l.msg)));
     assert.equal(approvedLogs.length, 2);
     assert.equal(approvedLogs[0]?.level, 'info');
     assert.match(String(approvedLogs[0]?.reason), /client CSR for node sno1 by the node-bootstrapper/);
@@ -126,7 +126,7 @@ describe('CSR approver', () => {
     const pending = Object.fromEntries(a.pending().map((p) => [p.name, p.reason]));
     assert.match(String(pending['other-node']), /CN is "system:node:sno2", expected "system:node:sno1"/);
     assert.equal(pending['extra-ip'], 'serving CSR has IP SAN 10.0.0.9 not among the node addresses [192.168.42.10, fd00::10]');
-    const warns = logged().filter((l) => l.msg === 'CSR left pending');
+    const warns = logged().filter((l) => /^left CSR \S+ pending /.test(String(l.msg)));
     assert.equal(warns.length, 2);
     assert.ok(warns.every((w) => w.level === 'warn' && typeof w.reason === 'string'));
 
@@ -169,7 +169,7 @@ describe('CSR approver', () => {
     // Both attempts of the first approval meet a 503; the CSR sees no further event afterwards.
     api.unavailable = 2;
     clientRequest(api, 'c-retry');
-    await waitFor(() => logged().some((l) => l.msg === 'CSR approval failed; trying again later' && l.csr === 'c-retry'), 'first approval failed');
+    await waitFor(() => logged().some((l) => l.msg === 'approving CSR c-retry failed' && l.retryInMs !== undefined), 'first approval failed');
     await waitFor(() => a.approvedNames().includes('c-retry'), 'approved on a later recheck');
     assert.equal(conditionsOf('c-retry').filter((c) => c.type === 'Approved').length, 1);
     assert.deepEqual(a.pending(), []);
@@ -234,7 +234,7 @@ describe('CSR approver', () => {
     assert.deepEqual(a.issued(), { client: true, serving: true });
     assert.deepEqual(a.approvedNames(), [], 'nothing needed approving');
     assert.deepEqual(a.pending(), []);
-    assert.equal(logged().filter((l) => l.msg === 'CSR left pending').length, 0, 'decided CSRs are not reported as left pending');
+    assert.equal(logged().filter((l) => /^left CSR \S+ pending /.test(String(l.msg))).length, 0, 'decided CSRs are not reported as left pending');
     await a.stop();
   });
 
@@ -258,7 +258,7 @@ describe('CSR approver', () => {
     await waitFor(() => api.openWatches() === 0, 'watches closed');
 
     const ac = new AbortController();
-    const b = startCsrApprover({ client, expected: () => NODE, log: createLogger({ level: 'silent', journal: false, write: () => undefined }), signal: ac.signal });
+    const b = startCsrApprover({ client, expected: () => NODE, log: createLogger({ format: 'json', level: 'silent', journal: false, write: () => undefined }), signal: ac.signal });
     await waitFor(() => api.openWatches() === 2, 'second approver watching');
     ac.abort();
     assert.equal(await b.whenIssued(), false);
@@ -289,7 +289,7 @@ describe('CSR approver against the cluster simulator (a real kubelet bootstrap, 
     approver = startCsrApprover({
       client,
       expected: node,
-      log: createLogger({ level: 'silent', journal: false, write: () => undefined }),
+      log: createLogger({ format: 'json', level: 'silent', journal: false, write: () => undefined }),
       signal: ac.signal,
       onDecision: (name, d) => decisions.set(name, d),
       retry: { initialDelayMs: 2, maxDelayMs: 10 },

@@ -66,6 +66,8 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
     STANDIN_DIR: standinDir,
     STANDIN_ROOT: root,
     STANDIN_NODE_IPS: (opts.nodeIps ?? ['192.168.42.10']).join(','),
+    // The tests and the demo read the agent's records as JSON lines (src/log.ts); a technician's terminal gets sentences.
+    SNO_RECONFIGURE_LOG_FORMAT: 'json',
     ...(opts.simControlUrl ? { SIM_CONTROL_URL: opts.simControlUrl } : {}),
     ...opts.extraEnv,
   };

@@ -29,7 +29,7 @@ export interface TestContext {
 
 export async function testContext(step: Step, opts: { host: Host; site?: LoadedSiteConfig; clock?: Clock; cluster?: () => Promise<ClusterClient>; journal?: Journal; log?: Logger }): Promise<TestContext> {
   const logs: Record<string, unknown>[] = [];
-  const log = opts.log ?? createLogger({ journal: false, level: 'debug', write: (s) => logs.push(JSON.parse(s) as Record<string, unknown>) });
+  const log = opts.log ?? createLogger({ format: 'json', journal: false, level: 'debug', write: (s) => logs.push(JSON.parse(s) as Record<string, unknown>) });
   const journal = opts.journal ?? (await Journal.open(opts.host, '/var/lib/sno-reconfigure'));
   const background = new Background();
   const ctx = makeContext(

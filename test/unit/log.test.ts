@@ -4,7 +4,7 @@ import { createLogger } from '../../src/log';
 
 test('journal mode prefixes each line with its syslog priority', () => {
   const lines: string[] = [];
-  const log = createLogger({ journal: true, write: (s) => lines.push(s), level: 'debug' });
+  const log = createLogger({ format: 'json', journal: true, write: (s) => lines.push(s), level: 'debug' });
   log.error('boom');
   log.warn('careful');
   log.info('hello');
@@ -16,7 +16,7 @@ test('journal mode prefixes each line with its syslog priority', () => {
 
 test('terminal mode writes plain JSON lines with a timestamp', () => {
   const lines: string[] = [];
-  createLogger({ journal: false, write: (s) => lines.push(s) }).info({ phase: 'api' }, 'waiting');
+  createLogger({ format: 'json', journal: false, write: (s) => lines.push(s) }).info({ phase: 'api' }, 'waiting');
   const rec = JSON.parse(lines[0]!);
   assert.equal(rec.msg, 'waiting');
   assert.equal(rec.level, 'info');
@@ -25,13 +25,13 @@ test('terminal mode writes plain JSON lines with a timestamp', () => {
 
 test('secrets never reach the log', () => {
   const lines: string[] = [];
-  createLogger({ journal: false, write: (s) => lines.push(s) }).info({ pullSecret: { auths: { 'quay.io': { auth: 'c2VjcmV0' } } }, password: 'hunter2' }, 'x');
+  createLogger({ format: 'json', journal: false, write: (s) => lines.push(s) }).info({ pullSecret: { auths: { 'quay.io': { auth: 'c2VjcmV0' } } }, password: 'hunter2' }, 'x');
   assert.doesNotMatch(lines.join(''), /c2VjcmV0|hunter2/);
 });
 
 test('secrets are redacted at any depth; errors become {type, message, stack}; a child carries its bindings', () => {
   const lines: string[] = [];
-  const log = createLogger({ journal: false, write: (s) => lines.push(s) }).child({ step: 'pull-secret' }).child({ component: 'merge' });
+  const log = createLogger({ format: 'json', journal: false, write: (s) => lines.push(s) }).child({ step: 'pull-secret' }).child({ component: 'merge' });
   log.warn({ deep: { deeper: { token: 'tkn-123', kept: 1 } }, err: new Error('boom') }, 'merged');
   const rec = JSON.parse(lines[0]!);
   assert.equal(rec.step, 'pull-secret');
@@ -45,11 +45,50 @@ test('secrets are redacted at any depth; errors become {type, message, stack}; a
 
 test('levels: below the threshold nothing is written; silent writes nothing; an unknown level is refused', () => {
   const lines: string[] = [];
-  const warnOnly = createLogger({ journal: false, level: 'warn', write: (s) => lines.push(s) });
+  const warnOnly = createLogger({ format: 'json', journal: false, level: 'warn', write: (s) => lines.push(s) });
   warnOnly.info('no');
   warnOnly.debug('no');
   warnOnly.warn('yes');
-  createLogger({ journal: false, level: 'silent', write: (s) => lines.push(s) }).fatal('no');
+  createLogger({ format: 'json', journal: false, level: 'silent', write: (s) => lines.push(s) }).fatal('no');
   assert.deepEqual(lines.map((l) => JSON.parse(l).msg), ['yes']);
-  assert.throws(() => createLogger({ level: 'loud' }), /log level "loud": expected one of/);
+  assert.throws(() => createLogger({ format: 'json', level: 'loud' }), /log level "loud": expected one of/);
+});
+
+test('prose under the journal: the step, the sentence, what to do — no JSON, priorities kept', () => {
+  const lines: string[] = [];
+  const log = createLogger({ format: 'prose', journal: true, write: (s) => lines.push(s) });
+  log.child({ step: 'network' }).info({ gateway: '192.168.111.1', durationMs: 3 }, 'site network applied; gateway 192.168.111.1 answered in 3 ms');
+  log.error({ media: '/dev/sdb1', remedy: 'Write the site-config to a FAT volume.' }, 'cannot mount /dev/sdb1');
+  log.child({ step: 'csr', component: 'csr' }).warn({ err: new Error('connect ECONNREFUSED 127.0.0.1:6443'), retryInMs: 2500 }, 'CSR approval failed');
+  assert.deepEqual(lines, [
+    '<6>network: site network applied; gateway 192.168.111.1 answered in 3 ms\n',
+    '<3>cannot mount /dev/sdb1. What to do: Write the site-config to a FAT volume.\n',
+    '<4>csr: CSR approval failed (connect ECONNREFUSED 127.0.0.1:6443); next try in 2.5 s\n',
+  ]);
+});
+
+test('prose in a terminal: the same sentences with the time in front, the level named when it is not info; one line each', () => {
+  const lines: string[] = [];
+  const log = createLogger({ format: 'prose', journal: false, write: (s) => lines.push(s) });
+  log.child({ step: 'settle' }).info('cluster settled after 6.2 min');
+  log.warn('two lines\n  become one');
+  assert.match(lines[0]!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d settle: cluster settled after 6\.2 min\n$/);
+  assert.match(lines[1]!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d WARN two lines become one\n$/);
+});
+
+test('prose is the default; SNO_RECONFIGURE_LOG_FORMAT=json gives JSON lines; an unknown format is refused', () => {
+  const lines: string[] = [];
+  createLogger({ journal: true, env: {}, write: (s) => lines.push(s) }).info('hello');
+  createLogger({ journal: true, env: { SNO_RECONFIGURE_LOG_FORMAT: 'json' }, write: (s) => lines.push(s) }).info('hello');
+  assert.deepEqual(lines, ['<6>hello\n', '<6>{"level":"info","msg":"hello"}\n']);
+  assert.throws(() => createLogger({ env: { SNO_RECONFIGURE_LOG_FORMAT: 'xml' } }), /log format "xml": expected prose or json/);
+});
+
+test('prose never prints a secret: fields are not written, and an error text is the only field text that is', () => {
+  const lines: string[] = [];
+  const log = createLogger({ format: 'prose', journal: true, write: (s) => lines.push(s) });
+  log.info({ pullSecret: { auths: { 'quay.io': { auth: 'c2VjcmV0' } } }, password: 'hunter2', token: 'tkn-123' }, 'pull secret merged');
+  log.warn({ err: { message: 'x', token: 'tkn-456' } }, 'failed');
+  assert.doesNotMatch(lines.join(''), /c2VjcmV0|hunter2|tkn-123|tkn-456/);
+  assert.equal(lines[0], '<6>pull secret merged\n');
 });

@@ -44,7 +44,7 @@ export class WatchedCache<T extends KubeObject> {
         this.onChange();
       })
       .catch((e: unknown) => {
-        if (!signal.aborted) this.log.warn({ resource: this.type.plural, err: (e as Error).message }, 'watch ended; relying on periodic re-lists');
+        if (!signal.aborted) this.log.warn({ resource: this.type.plural, err: (e as Error).message }, `the watch of ${this.type.plural} ended; the settle check re-reads them periodically instead`);
       });
   }
 

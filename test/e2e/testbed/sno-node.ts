@@ -24,6 +24,7 @@ import { stringify } from 'yaml';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
 import { BANNER_PATH, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, STATE_FILES, UNIT_NAME } from '../../../src/paths';
+import { STEPS } from '../../../src/steps/index';
 import { createStore } from '../../sim/apiserver/index';
 import { startSimulator, type SimDurations, type SimulatorOptions } from '../../sim/index';
 import { ensureBundle, PROJECT_ROOT } from '../../support/bundle';
@@ -217,13 +218,29 @@ export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_
   }
 }
 
+/** The podman runtime's launcher (src/render/podman.ts) speaks for itself with this prefix. */
+const LAUNCHER_PREFIX = 'sno-reconfigure-podman:';
+const LOG_SOURCES = new Set<string>([...STEPS.map((s) => s.name), 'api', 'csr']);
+
+/** "<step>: <what happened>. What to do: <remedy>" back into its parts (the journal carries the priority). */
+export function parseAgentSentence(message: string): NonNullable<AgentLogEntry['log']> {
+  const at = message.indexOf('. What to do: ');
+  const body = at < 0 ? message : message.slice(0, at);
+  const colon = body.indexOf(': ');
+  const source = colon > 0 ? body.slice(0, colon) : '';
+  return {
+    ...(LOG_SOURCES.has(source) ? { step: source, msg: body.slice(colon + 2) } : { msg: body }),
+    ...(at < 0 ? {} : { remedy: message.slice(at + '. What to do: '.length) }),
+  };
+}
+
 export interface AgentLogEntry {
   priority: number;
   message: string;
   identifier: string;
   pid: string;
-  /** The agent's JSON log line, when the message is one. */
-  log?: { level: string; msg: string; [k: string]: unknown };
+  /** The agent's own line (not the launcher's, not systemd's), read back into its parts (src/log.ts prose). */
+  log?: { msg: string; step?: string; remedy?: string };
 }
 
 export interface StatusJson {
@@ -320,15 +337,9 @@ export class SnoNode {
         const e = JSON.parse(l) as Record<string, unknown>;
         const raw = e.MESSAGE;
         const message = typeof raw === 'string' ? raw : Array.isArray(raw) ? Buffer.from(raw as number[]).toString('utf8') : '';
-        let log: AgentLogEntry['log'];
-        if (message.startsWith('{')) {
-          try {
-            log = JSON.parse(message) as AgentLogEntry['log'];
-          } catch {
-            log = undefined;
-          }
-        }
-        return { priority: Number(e.PRIORITY), message, identifier: String(e.SYSLOG_IDENTIFIER ?? ''), pid: String(e._PID ?? ''), ...(log ? { log } : {}) };
+        const identifier = String(e.SYSLOG_IDENTIFIER ?? '');
+        const log = identifier === 'sno-reconfigure' && !message.startsWith(LAUNCHER_PREFIX) ? parseAgentSentence(message) : undefined;
+        return { priority: Number(e.PRIORITY), message, identifier, pid: String(e._PID ?? ''), ...(log ? { log } : {}) };
       });
   }
 

@@ -81,7 +81,7 @@ test('hostile CSRs filed during the run are never approved (nor denied); the nod
       if (!mine.some((c) => c?.status?.conditions?.some((x) => x.type === 'Approved' && x.reason === 'SNOReconfigureApprove'))) problems.push(`the kubelet's ${kind} CSR was not approved`);
     }
     // Refusals are logged with their reason (the csr step's round at least: its CSRs are seen by the watch).
-    const leftPending = new Set(logs.filter((l) => l.msg === 'CSR left pending').map((l) => String(l.csr)));
+    const leftPending = new Set(logs.filter((l) => /^left CSR \S+ pending /.test(String(l.msg))).map((l) => String(l.csr)));
     const kubeletSigners = ['kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving'];
     for (const { round, csr } of injected) {
       if (round === 'csr' && !csr.rejected && !csr.legitimate && kubeletSigners.includes(csr.signerName) && !leftPending.has(csr.name!)) problems.push(`${csr.kind} (${csr.name}) left pending without a logged reason`);

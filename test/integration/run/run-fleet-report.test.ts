@@ -106,7 +106,7 @@ test('a run that fails after the API answered records result failed with the ste
 test('the write rides out an API that answers 503 for a while, and gives up within its budget with a warning, never an exception', async () => {
   const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
   const lines: string[] = [];
-  const log = createLogger({ journal: false, write: (l) => lines.push(l) });
+  const log = createLogger({ format: 'json', journal: false, write: (l) => lines.push(l) });
   const client = createClusterClient(await loadKubeconfig((p) => readFile(p), sim.kubeconfigs.localhostRecovery), { log });
   try {
     const report = { result: 'succeeded', siteConfig: { name: 'store-0042', digest: 'a'.repeat(64) }, starts: 1, node: { name: sim.options.nodeName }, cluster: {}, steps: [], changes: [], warnings: [] } satisfies Report;

@@ -72,7 +72,7 @@ export async function createHarness(sim: Simulator, opts: HarnessOptions = {}): 
   const site = siteConfig(opts.site);
   const digest = opts.digest ?? randomBytes(16).toString('hex');
   const logLines: string[] = [];
-  const log = createLogger({ level: 'debug', journal: false, write: (line) => void logLines.push(line) });
+  const log = createLogger({ format: 'json', level: 'debug', journal: false, write: (line) => void logLines.push(line) });
   const client = createClusterClient(await loadKubeconfig((p) => readFile(p), kubeconfigFile), { log, sleep: (ms, s) => sim.clock.sleep(ms, s) });
   const facts: RunFacts = {
     nodeName: sim.options.nodeName,

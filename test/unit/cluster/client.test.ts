@@ -217,7 +217,7 @@ describe('cluster client over real HTTPS', () => {
 
   test('request and response bodies never reach the log, even at debug level', async () => {
     const lines: string[] = [];
-    const log = createLogger({ level: 'debug', journal: false, write: (l) => { lines.push(l); } });
+    const log = createLogger({ format: 'json', level: 'debug', journal: false, write: (l) => { lines.push(l); } });
     server.setHandler((req, res) => sendJson(res, 200, { metadata: { name: 'pull-secret' }, data: { '.dockerconfigjson': 'c2VjcmV0LWZyb20tc2VydmVy' }, echo: req.body.length }));
     const client = await connect(kubeconfigYaml(server.url, pki, { cluster: { 'certificate-authority-data': b64(pki.caCert) }, user: { token: 'tok-never-logged' } }), { log });
     await client.update(R.secrets, { metadata: { name: 'pull-secret', namespace: 'openshift-config' }, data: { '.dockerconfigjson': 'c3VwZXJzZWNyZXQ=' } });

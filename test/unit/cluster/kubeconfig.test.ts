@@ -144,7 +144,7 @@ describe('kubeconfig', () => {
       cluster: { 'certificate-authority': '/etc/kubernetes/pki/ca.crt' },
       user: { token: 'node-token' },
     }));
-    const cluster = clusterOnce(new LocalHost({ root }), '/etc/kubernetes/kubeconfig', createLogger({ journal: false, level: 'silent', write: () => undefined }));
+    const cluster = clusterOnce(new LocalHost({ root }), '/etc/kubernetes/kubeconfig', createLogger({ format: 'json', journal: false, level: 'silent', write: () => undefined }));
     try {
       assert.equal((await cluster()).server, 'https://api.sno1.example.test:6443');
     } finally {

@@ -210,7 +210,7 @@ describe('watch interruptions in the journal', () => {
 
   test('an API restart (a reset stream) is no news at info: it is logged at debug, and the watch goes on', async () => {
     const lines: { level: string; msg: string }[] = [];
-    const log = createLogger({ journal: false, level: 'debug', write: (s) => void lines.push(JSON.parse(s) as { level: string; msg: string }) });
+    const log = createLogger({ format: 'json', journal: false, level: 'debug', write: (s) => void lines.push(JSON.parse(s) as { level: string; msg: string }) });
     const quietLog = await clientFor(server, pki, { log, watchBackoff: { initialMs: 5, maxMs: 20 } });
     let calls = 0;
     server.setHandler((_req, res) => {

@@ -12,7 +12,7 @@ import { createStandInNode } from '../../support/standin-host';
 function options(node: ReturnType<typeof createStandInNode>, signal: AbortSignal, logs: string[]) {
   return {
     host: new LocalHost({ root: node.root, env: node.env }),
-    log: createLogger({ journal: false, write: (s) => logs.push(s) }),
+    log: createLogger({ format: 'json', journal: false, write: (s) => logs.push(s) }),
     clock: realClock,
     labels: DEFAULT_LABELS,
     dropDir: '/etc/sno-reconfigure/site-config.d',

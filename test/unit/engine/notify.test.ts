@@ -5,7 +5,7 @@ import { createNotifier } from '../../../src/host/notify';
 import { createLogger } from '../../../src/log';
 import { createStandInNode } from '../../support/standin-host';
 
-const quiet = createLogger({ journal: false, level: 'silent', write: () => undefined });
+const quiet = createLogger({ format: 'json', journal: false, level: 'silent', write: () => undefined });
 
 test('sd_notify goes through the host systemd-notify, blocking, never with --pid', async () => {
   const node = createStandInNode();

@@ -13,7 +13,7 @@ import { createLogger } from '../../../src/log';
 import { BANNER_PATH } from '../../../src/paths';
 import { waitFor } from '../cluster/wait';
 
-const quiet = createLogger({ journal: false, level: 'silent', write: () => undefined });
+const quiet = createLogger({ format: 'json', journal: false, level: 'silent', write: () => undefined });
 
 /** agetty --reload blocks until open() is called: a slow console. */
 class SlowConsoleHost extends LocalHost {

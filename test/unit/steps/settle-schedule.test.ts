@@ -109,7 +109,7 @@ describe('BlockerLog: the journal hears what changed, and a heartbeat', () => {
       'waiting for x to serve its new certificate',
       'waiting for kube-apiserver (Progressing: 2 of 3)',
       'still waiting for 2 thing(s) to settle (2m of 45m)',
-      'no longer waiting for kube-apiserver (Progressing: 2 of 3)',
+      'no longer waiting for kube-apiserver',
       'no longer waiting for x to serve its new certificate',
     ]);
   });

@@ -15,7 +15,7 @@ function fakeContext(): StepContext & { slept: number[] } {
     slept,
     clock: { now: () => now, sleep: async (ms: number) => { slept.push(ms); now += ms; } },
     signal: new AbortController().signal,
-    log: createLogger({ journal: false, level: 'silent', write: () => undefined }),
+    log: createLogger({ format: 'json', journal: false, level: 'silent', write: () => undefined }),
   } as unknown as StepContext & { slept: number[] };
 }
 
