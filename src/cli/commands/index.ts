@@ -8,5 +8,6 @@ import { prepareCommand } from './prepare';
 import { validateCommand } from './validate';
 import { renewCertificatesCommand } from './renew-certificates';
 import { sealCommand } from './seal';
+import { mediaCommand } from './media';
 
-export const COMMANDS: Command[] = [runCommand, validateCommand, planCommand, statusCommand, renewCertificatesCommand, renderCommand, prepareCommand, sealCommand];
+export const COMMANDS: Command[] = [runCommand, validateCommand, planCommand, statusCommand, renewCertificatesCommand, renderCommand, prepareCommand, sealCommand, mediaCommand()];
