@@ -21,7 +21,14 @@ export const bundleOptions = {
   metafile: true,
 };
 
+/**
+ * dist/sno-reconfigure-workstation.cjs: every command of the node bundle plus `media build` (src/workstation/),
+ * which a workstation needs and a node does not; the node bundle hands `media build` to it when it is beside it.
+ */
+export const workstationOptions = { ...bundleOptions, entryPoints: ['src/cli/workstation-main.ts'], outfile: 'dist/sno-reconfigure-workstation.cjs' };
+
 if (import.meta.url === `file://${process.argv[1]}`) {
+  await build(workstationOptions);
   const result = await build(bundleOptions);
   const out = result.metafile.outputs[bundleOptions.outfile];
   if (process.env.SNO_BUILD_VERBOSE) console.log(`${bundleOptions.outfile}: ${out.bytes} bytes`);

@@ -16,6 +16,12 @@ export const KUBELET_HOLD_FILE = '/etc/sno-reconfigure/kubelet-hold';
 export const DEFAULT_STATE_DIR = '/var/lib/sno-reconfigure';
 export const DEFAULT_DROP_DIR = '/etc/sno-reconfigure/site-config.d';
 export const TRUSTED_KEYS_DIR = '/etc/sno-reconfigure/trusted-keys';
+/**
+ * This node's own X25519 key for sealed site-config files (src/siteconfig/sealed.ts), made by `prepare`: in /etc,
+ * which the node keeps for its life and the MCO leaves alone (no MachineConfig names it), 0600 root.
+ */
+export const NODE_KEY_FILE = '/etc/sno-reconfigure/node-key.pem';
+export const NODE_PUBLIC_KEY_FILE = '/etc/sno-reconfigure/node-key.pub.pem';
 /** The unit's `ConditionPathExists=!` checks this: once it exists the service never starts again. */
 export const DONE_MARKER = '/etc/sno-reconfigure/done';
 /** agetty shows every *.issue file here on the console (agetty(8), "ISSUE FILES"). */

@@ -4,15 +4,15 @@ import { VERSION } from '../version';
 import { EXIT_OK, EXIT_USAGE, UsageError, parseCommandArgs, type CliIo, type Command } from './command';
 import { COMMANDS } from './commands/index';
 
-export function mainHelp(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+export function mainHelp(commands: readonly Command[] = COMMANDS): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
   return [
     `sno-reconfigure ${VERSION} — reconfigures a relocated Single Node OpenShift at its edge site`,
     '',
     'Usage: sno-reconfigure <command> [options]',
     '',
     'Commands:',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Options:',
     '  --help, -h   show help (also after a command)',
@@ -21,19 +21,19 @@ export function mainHelp(): string {
   ].join('\n');
 }
 
-export async function runCli(argv: string[], io: CliIo): Promise<number> {
+export async function runCli(argv: string[], io: CliIo, commands: readonly Command[] = COMMANDS): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
-    io.out(mainHelp());
+    io.out(mainHelp(commands));
     return first === undefined ? EXIT_USAGE : EXIT_OK;
   }
   if (first === '--version' || first === '-v') {
     io.out(`${VERSION}\n`);
     return EXIT_OK;
   }
-  const cmd: Command | undefined = COMMANDS.find((c) => c.name === first);
+  const cmd: Command | undefined = commands.find((c) => c.name === first);
   if (!cmd) {
-    io.err(`sno-reconfigure: unknown command '${first}'\n\n${mainHelp()}`);
+    io.err(`sno-reconfigure: unknown command '${first}'\n\n${mainHelp(commands)}`);
     return EXIT_USAGE;
   }
   try {

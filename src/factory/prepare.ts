@@ -5,7 +5,8 @@
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
-import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, STATE_FILES, UNIT_NAME } from '../paths';
+import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
+import { generateNodeKeyPair, publicKeyOf } from '../siteconfig/sealed';
 import { createHash } from 'node:crypto';
 import { checkAdminKubeconfig, type AdminKubeconfigInput } from './admin-kubeconfig';
 import { planLocalDns, writeLocalDnsRecords } from './local-dns';
@@ -55,6 +56,8 @@ export interface Baseline {
 }
 
 export interface PrepareResult {
+  /** The node's public key for sealed site-config files, for the factory's inventory (absent in a dry run that would create it). */
+  nodeKey?: { publicKeyPem: string; fingerprint: string };
   ok: boolean;
   dryRun: boolean;
   checks: Check[];
@@ -169,6 +172,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (records) {
     actions.push({ id: 'local-dns-records', description: `write ${records.file}: the node answers for its installed names itself, whatever the site's DNS knows`, apply: () => writeLocalDnsRecords(host, records) });
   }
+  const nodeKey = await nodeKeyPlan(host);
+  if (nodeKey.action) actions.push(nodeKey.action);
   const adminBytes = admin.store;
   if (adminBytes) {
     actions.push({ id: 'store-admin-kubeconfig', description: `store the admin kubeconfig in ${FACTORY_ADMIN_KUBECONFIG} (mode 0600): the site's hand-off kubeconfig uses it`, apply: () => host.writeFileAtomic(FACTORY_ADMIN_KUBECONFIG, adminBytes, 0o600) });
@@ -212,7 +217,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
 
   const ok = checks.every((c) => c.ok);
   const shipBy = earliest(certs.certs, credential?.facts.notAfter);
-  const result: PrepareResult = { ok, dryRun: opts.dryRun, checks, actions: actions.map((a) => ({ id: a.id, description: a.description, done: false })), ...(baseline ? { baseline } : {}), ...(shipBy ? { shipBy } : {}) };
+  const result: PrepareResult = { ok, dryRun: opts.dryRun, checks, actions: actions.map((a) => ({ id: a.id, description: a.description, done: false })), ...(baseline ? { baseline } : {}), ...(shipBy ? { shipBy } : {}), ...(nodeKey.key && !(opts.dryRun && nodeKey.action?.id === 'node-key') ? { nodeKey: nodeKey.key } : {}) };
   if (!ok || opts.dryRun) return result;
   for (const [i, action] of actions.entries()) {
     await action.apply();
@@ -220,4 +225,35 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     if (entry) entry.done = true;
   }
   return result;
+}
+
+/**
+ * The node's own key for sealed site-config files (src/siteconfig/sealed.ts): made once, kept ever after — a
+ * second prepare must not make the files already sealed to this node unreadable. The private key is 0600 and
+ * never printed; the public key is printed and kept beside it for the inventory.
+ */
+async function nodeKeyPlan(host: Host): Promise<{ action?: PrepareAction; key?: { publicKeyPem: string; fingerprint: string } }> {
+  let existing: string | undefined;
+  try {
+    existing = await host.readText(NODE_KEY_FILE);
+  } catch {
+    existing = undefined;
+  }
+  if (existing !== undefined) {
+    const key = publicKeyOf(existing);
+    if (await host.exists(NODE_PUBLIC_KEY_FILE)) return { key };
+    return { key, action: { id: 'node-public-key', description: `write ${NODE_PUBLIC_KEY_FILE} (the public half of the node key kept in ${NODE_KEY_FILE})`, apply: () => host.writeFileAtomic(NODE_PUBLIC_KEY_FILE, key.publicKeyPem, 0o644) } };
+  }
+  const pair = generateNodeKeyPair();
+  return {
+    key: { publicKeyPem: pair.publicKeyPem, fingerprint: pair.fingerprint },
+    action: {
+      id: 'node-key',
+      description: `create the node key for sealed site-config files: ${NODE_KEY_FILE} (private, 0600) and ${NODE_PUBLIC_KEY_FILE}`,
+      apply: async () => {
+        await host.writeFileAtomic(NODE_KEY_FILE, pair.privateKeyPem, 0o600);
+        await host.writeFileAtomic(NODE_PUBLIC_KEY_FILE, pair.publicKeyPem, 0o644);
+      },
+    },
+  };
 }

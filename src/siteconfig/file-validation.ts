@@ -5,7 +5,8 @@
 import * as path from 'node:path';
 import { validateCertificatePair, validateTrustBundle, type CertificateRole } from './certificates';
 import { parseDuration, formatDuration } from './duration';
-import { readConfinedFile, readRegularFile } from './files';
+import { readConfinedFile, readRegularFile, statKind } from './files';
+import { describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from './sealed';
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
 import { parseConfigBytes } from './parse-text';
@@ -48,6 +49,11 @@ export interface FileValidationContext {
   rootDir: string;
   trusted: TrustedKeys;
   now: Date;
+  /**
+   * How sealed files (X.sealed, src/siteconfig/sealed.ts) are opened. Absent: judged on a workstation — who
+   * each is for is reported and its content is checked on that node. Present: on the node, which must open them.
+   */
+  nodeKey?: { privateKeyPem?: string };
 }
 
 export interface FileValidation {
@@ -219,16 +225,38 @@ async function readReferences(f: Findings, ctx: FileValidationContext, baseDir: 
   const refs = collectReferences(spec);
   const pins = readPins(f, get(spec, 'sha256'), refs);
   for (const r of refs) {
-    const got = await readConfinedFile(ctx.rootDir, baseDir, r.ref);
+    const sealedRef = `${r.ref}${SEALED_SUFFIX}`;
+    const sealed = (await statKind(path.resolve(baseDir, sealedRef))) === 'missing' ? undefined : await readConfinedFile(ctx.rootDir, baseDir, sealedRef);
+    if (sealed && (await statKind(path.resolve(baseDir, r.ref))) !== 'missing') {
+      f.error(r.field, `both '${r.ref}' and '${sealedRef}' are on the media: keep only one of them`);
+      continue;
+    }
+    const got = sealed ?? (await readConfinedFile(ctx.rootDir, baseDir, r.ref));
     if (!got.ok) {
       f.error(r.field, got.message);
       continue;
     }
-    r.bytes = got.bytes;
+    // A pin covers the bytes on the media: for a sealed file, the sealed container.
     const problem = pinProblem(r.ref, sha256Hex(got.bytes), pins.get(path.posix.normalize(r.ref)), ctx.trusted.required);
     if (problem !== undefined) f.error(r.field, problem);
+    if (sealed) openSealed(f, ctx, r, sealedRef, got.bytes);
+    else r.bytes = got.bytes;
   }
   return refs;
+}
+
+/** r.bytes from X.sealed on the node; on a workstation, who it is for (its content is judged on that node). */
+function openSealed(f: Findings, ctx: FileValidationContext, r: Reference, sealedRef: string, bytes: Buffer): void {
+  try {
+    const { recipient, label } = describeSealed(bytes);
+    const forWhom = `node ${recipient}${label ? ` (${label})` : ''}`;
+    if (!ctx.nodeKey) f.warn(r.field, `'${sealedRef}' is encrypted for ${forWhom}; its content is checked on that node`);
+    else if (!ctx.nodeKey.privateKeyPem) f.error(r.field, `'${sealedRef}' is encrypted for ${forWhom}, and this node has no key of its own: run sno-reconfigure prepare at the factory, and seal the file to the key it prints`);
+    else r.bytes = openSealedFile(bytes, r.ref, ctx.nodeKey.privateKeyPem);
+  } catch (e) {
+    if (!(e instanceof SealedFileError)) throw e;
+    f.error(r.field, `'${sealedRef}' ${e.message}`);
+  }
 }
 
 /**

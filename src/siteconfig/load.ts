@@ -8,6 +8,7 @@ import { validateSiteConfigFile, type FileValidation } from './file-validation';
 import { listDirectory, realPathIfExists, isInside, statKind } from './files';
 import { matchProblems, readMachineIdentity, type MachineIdentity } from './identity';
 import { loadTrustedKeys, type TrustedKeys } from './signature';
+import { NODE_KEY_FILE } from '../paths';
 import type { LoadedSiteConfig, MachineMatch, ValidationProblem } from './types';
 
 export type LoadResult =
@@ -79,7 +80,7 @@ export async function locateSiteConfigs(location: string): Promise<Located> {
   return fail(`holds no ${SITE_CONFIG_NAMES.join(', ')} and no ${MULTI_DIR}/ directory`);
 }
 
-async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date): Promise<FileValidation> {
+async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date, nodeKey?: NodeKey): Promise<FileValidation> {
   const real = await realPathIfExists(c.filePath);
   if (real === undefined || !isInside(c.rootDir, real)) {
     return {
@@ -88,7 +89,18 @@ async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date):
       matchKnown: false,
     };
   }
-  return validateSiteConfigFile({ filePath: real, display: c.display, rootDir: c.rootDir, trusted, now });
+  return validateSiteConfigFile({ filePath: real, display: c.display, rootDir: c.rootDir, trusted, now, ...(nodeKey ? { nodeKey } : {}) });
+}
+
+type NodeKey = NonNullable<Parameters<typeof validateSiteConfigFile>[0]['nodeKey']>;
+
+/** This node's own key for sealed files (`prepare` made it); none is not an error until a sealed file needs it. */
+async function readNodeKey(host: Host): Promise<NodeKey> {
+  try {
+    return { privateKeyPem: await host.readText(NODE_KEY_FILE) };
+  } catch {
+    return {};
+  }
 }
 
 function prefixed(display: string, problems: readonly ValidationProblem[]): ValidationProblem[] {
@@ -105,12 +117,14 @@ export async function loadSiteConfig(location: string, opts: { host: Host; now?:
   const located = await locateSiteConfigs(location);
   if (located.kind === 'error') return { status: 'invalid', errors: [located.problem], warnings: [] };
   const trusted = opts.trusted ?? (await loadTrustedKeys(opts.host));
+  // loadSiteConfig judges a config for this node (run, plan, validate --this-machine): sealed files are opened.
+  const nodeKey = await readNodeKey(opts.host);
   let identity = opts.identity;
   const machine = async () => (identity ??= await readMachineIdentity(opts.host));
 
   if (located.kind === 'single') {
     const c = located.candidate;
-    const v = await validateCandidate(c, trusted, now);
+    const v = await validateCandidate(c, trusted, now, nodeKey);
     if (v.matchKnown && v.match) {
       const reasons = matchProblems(v.match, await machine());
       if (reasons.length > 0) return { status: 'not-for-this-machine', reasons: reasons.map((r) => `${c.display}: ${r}`) };
@@ -118,7 +132,7 @@ export async function loadSiteConfig(location: string, opts: { host: Host; now?:
     return asResult(v, c.filePath);
   }
 
-  const results = await Promise.all(located.candidates.map(async (c) => ({ c, v: await validateCandidate(c, trusted, now) })));
+  const results = await Promise.all(located.candidates.map(async (c) => ({ c, v: await validateCandidate(c, trusted, now, nodeKey) })));
   const id = await machine();
   const fitting = results.filter(({ v }) => v.matchKnown && matchProblems(v.match, id).length === 0);
   const unknown = results.filter(({ v }) => !v.matchKnown);

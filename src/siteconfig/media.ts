@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { CommandError } from '../host/command-error';
+import { SEALED_SUFFIX } from './sealed';
 import type { Host, PathInfo } from '../host/host';
 import { MULTI_DIR, SITE_CONFIG_NAMES } from './load';
 import { MAX_DEPTH, parseConfigBytes } from './parse-text';
@@ -116,7 +117,12 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     await copyFile(`${fromRel}.sig`, `${toRel}.sig`);
     if (!data) return;
     const parsed = parseConfigBytes(data);
-    if (parsed.ok) for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel))) await copyFile(ref, ref);
+    if (!parsed.ok) return;
+    // A referenced file may be on the media sealed to this node (X.sealed): it is copied as it is, still sealed.
+    for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel))) {
+      await copyFile(ref, ref);
+      await copyFile(`${ref}${SEALED_SUFFIX}`, `${ref}${SEALED_SUFFIX}`);
+    }
   };
 
   if ((await host.stat(fromNode))?.kind !== 'directory') throw vanished('the media');

@@ -7,5 +7,7 @@ import { renderCommand } from './render';
 import { prepareCommand } from './prepare';
 import { validateCommand } from './validate';
 import { renewCertificatesCommand } from './renew-certificates';
+import { sealCommand } from './seal';
+import { mediaCommand } from './media';
 
-export const COMMANDS: Command[] = [runCommand, validateCommand, planCommand, statusCommand, renewCertificatesCommand, renderCommand, prepareCommand];
+export const COMMANDS: Command[] = [runCommand, validateCommand, planCommand, statusCommand, renewCertificatesCommand, renderCommand, prepareCommand, sealCommand, mediaCommand()];

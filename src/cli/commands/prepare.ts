@@ -56,6 +56,10 @@ export function renderPrepare(r: PrepareResult): string {
     lines.push(`Prepared. Shut the node down now (\`systemctl poweroff\`): at the next boot kubelet stays down (${KUBELET_HOLD_FILE})`);
     lines.push('and sno-reconfigure.service waits for the site-config.');
     if (r.shipBy) lines.push(`Power it on at its site before ${r.shipBy}, when the first of kubelet's and the agent's certificates expires (later works too, more slowly).`);
+    if (r.nodeKey) {
+      lines.push(`Node key for sealed site-config files (record it in the inventory; seal files to it with sno-reconfigure seal): ${r.nodeKey.fingerprint}`);
+      lines.push(r.nodeKey.publicKeyPem.trimEnd());
+    }
     lines.push(`To undo at the factory: rm ${KUBELET_HOLD_FILE} ${BASELINE_FILE} && systemctl disable sno-reconfigure.service`);
   }
   return `${lines.join('\n')}\n`;

@@ -19,7 +19,8 @@ import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
 import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR } from '../../../src/paths';
 import { ASSISTED_DNSMASQ_MARKERS, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 import { parse as parseYaml } from 'yaml';
-import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
+import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES } from '../../../src/paths';
+import { publicKeyOf } from '../../../src/siteconfig/sealed';
 import type { PrepareResult } from '../../../src/factory/prepare';
 import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/factory/preflight';
 
@@ -144,6 +145,22 @@ describe('prepare', () => {
       const again = await prepare(node);
       assert.equal(again.code, 0, again.out);
       assert.match(again.out, /Prepared\. Shut the node down now/);
+    });
+
+    test('makes the node key for sealed site-config files once (0600, never printed), prints its public half, and keeps it', async () => {
+      const res = await prepare(node);
+      assert.equal(res.code, 0, res.out + res.err);
+      const keyFile = path.join(node.root, NODE_KEY_FILE);
+      assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+      const privateKeyPem = readFileSync(keyFile, 'utf8');
+      const { fingerprint, publicKeyPem } = publicKeyOf(privateKeyPem);
+      assert.equal(readFileSync(path.join(node.root, NODE_PUBLIC_KEY_FILE), 'utf8'), publicKeyPem);
+      assert.ok(res.out.includes(`Node key for sealed site-config files (record it in the inventory; seal files to it with sno-reconfigure seal): ${fingerprint}\n${publicKeyPem}`), res.out);
+      assert.ok(!res.out.includes('PRIVATE KEY') && !res.out.includes(privateKeyPem.split('\n')[1]!), 'the private key is never printed');
+      const again = await prepare(node, '--json');
+      assert.equal(again.code, 0, again.out);
+      assert.equal(readFileSync(keyFile, 'utf8'), privateKeyPem, 'a second prepare keeps the key: files sealed to it stay readable');
+      assert.equal(again.result?.nodeKey?.fingerprint, fingerprint);
     });
 
     test('refuses when kubelet\'s client certificate would expire during the shipment', async () => {
