@@ -17,6 +17,7 @@ export type StepName =
   | 'pull-secret'
   | 'mirrors'
   | 'trust'
+  | 'node-labels'
   | 'settle'
   | 'finish';
 

@@ -356,6 +356,7 @@ function resolvedForm(doc: SiteConfigDocument, spec: unknown, fields: CheckedFie
     ...(contents.trustBundle !== undefined ? { additionalTrustBundle: contents.trustBundle } : {}),
     certificates: contents.certificates,
     ...(doc.spec.certificateRenewal ? { certificateRenewal: doc.spec.certificateRenewal } : {}),
+    ...(doc.spec.nodeLabels ? { nodeLabels: { set: doc.spec.nodeLabels.set ?? {}, remove: doc.spec.nodeLabels.remove ?? [] } } : {}),
     timeouts: fields.timeouts,
   };
 }

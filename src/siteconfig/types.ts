@@ -70,6 +70,8 @@ export interface ResolvedSiteConfig {
   certificates: { api?: CertificatePair; ingress?: CertificatePair };
   /** timer: the run enables sno-reconfigure-renew.timer (daily; renews at 80 % of a certificate's lifetime). Default manual. */
   certificateRenewal?: 'manual' | 'timer';
+  /** spec.nodeLabels: set these on the node, remove those (never a reserved prefix: schema.ts). */
+  nodeLabels?: { set: Record<string, string>; remove: string[] };
   timeouts: Timeouts;
 }
 

@@ -1,0 +1,36 @@
+// spec.nodeLabels through a whole run against the simulator (issue 18): the node gets the labels once kubelet
+// registered it, a removed one goes, kubelet's and the cluster's own labels stay; a second run changes nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { R } from '../../../src/cluster/resources';
+import { siteConfigFor, startScenario } from '../../support/scenario';
+
+test('the node carries the site labels after the run, and a re-run leaves them as they are', async () => {
+  const s = await startScenario();
+  try {
+    const node = () => s.sim.store.get(R.nodes, s.sim.options.nodeName) as { metadata: { labels: Record<string, string> } };
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { nodeLabels: { set: { 'store.example.com/region': 'emea', 'store.example.com/store': '0042' }, remove: ['store.example.com/staging'] }, timeouts: { settleStability: '2s' } } }),
+    });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    const labels = node().metadata.labels;
+    assert.equal(labels['store.example.com/region'], 'emea');
+    assert.equal(labels['store.example.com/store'], '0042');
+    assert.equal(labels['node-role.kubernetes.io/master'], '', "the cluster's own labels stay");
+    assert.equal(labels['kubernetes.io/hostname'], s.sim.options.nodeName);
+    const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { changes: { kind: string; target: string; detail?: string }[]; steps: { name: string; state: string }[] };
+    assert.deepEqual(report.changes.filter((c) => c.kind === 'Node'), [{ kind: 'Node', target: s.sim.options.nodeName, action: 'update', detail: 'labels: store.example.com/region=emea, store.example.com/store=0042' }]);
+    assert.equal(report.steps.find((st) => st.name === 'node-labels')?.state, 'done');
+
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    const before = s.sim.api.requests.length;
+    const again = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(again.code, 0, again.stdout.slice(-3000));
+    assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method === 'PATCH' && r.path.includes('/nodes/')).map((r: { path: string }) => r.path), [], 'no second patch of the node');
+  } finally {
+    await s.cleanup();
+  }
+});
