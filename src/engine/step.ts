@@ -18,6 +18,7 @@ export type StepName =
   | 'mirrors'
   | 'trust'
   | 'node-labels'
+  | 'kubeadmin'
   | 'settle'
   | 'finish';
 

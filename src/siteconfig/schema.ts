@@ -12,6 +12,7 @@
 //   agent keeps the policy another mirror set on the cluster already gives the source.
 // - `spec.timeouts`: network, kubelet, apiReady, csr, settle, settleStability as Go durations (30m, 1h30m).
 // - `spec.nodeLabels`: labels to set on (`set`) or remove from (`remove`) the node once it is registered.
+// - `spec.kubeadminPassword`: `hash` (bcrypt) for a new kubeadmin password, or `remove: true` to delete kubeadmin.
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
 import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamilyWithZone, isMacAddress, repositoryProblem } from './net';
@@ -117,6 +118,18 @@ export function nodeLabelKeyProblem(key: string): string | undefined {
   return undefined;
 }
 
+/** A bcrypt hash as OpenShift keeps the kubeadmin password (`$2a$`/`$2b$`/`$2y$`, cost 10–31, 53 characters). */
+const BCRYPT = /^\$2[aby]\$(1\d|2\d|3[01])\$[./A-Za-z0-9]{53}$/;
+
+const kubeadminSchema = z
+  .strictObject({
+    hash: z.optional(ruled((s) => (BCRYPT.test(s) ? undefined : 'must be a bcrypt hash ($2a$, $2b$ or $2y$, cost 10 to 31, as `htpasswd -nbBC 10 "" PASSWORD` prints after the colon); a clear-text password is never accepted'))),
+    remove: z.optional(z.literal(true)),
+  })
+  .check((ctx) => {
+    if ((ctx.value.hash === undefined) === (ctx.value.remove === undefined)) ctx.issues.push({ code: 'custom', message: 'give exactly one of hash (a new password) or remove: true (no kubeadmin login at all)', input: ctx.value });
+  });
+
 const nodeLabelsSchema = z.strictObject({
   set: z.optional(z.record(ruled(nodeLabelKeyProblem), ruled((v) => (v === '' || (v.length <= 63 && LABEL_NAME.test(v)) ? undefined : `'${v.slice(0, 70)}' is not a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)`)))),
   remove: z.optional(z.array(ruled(nodeLabelKeyProblem))),
@@ -145,6 +158,7 @@ export const specSchema = z.strictObject({
   certificates: z.optional(z.strictObject({ api: z.optional(certPairSchema), ingress: z.optional(certPairSchema) })),
   certificateRenewal: z.optional(z.enum(['manual', 'timer'])),
   nodeLabels: z.optional(nodeLabelsSchema),
+  kubeadminPassword: z.optional(kubeadminSchema),
   timeouts: z.optional(timeoutsSchema),
   sha256: z.optional(z.record(z.string(), ruled((s) => (SHA256_HEX.test(s) ? undefined : 'must be a sha256 digest: 64 hex characters (sha256sum output), optionally prefixed with sha256:')))),
 });

@@ -72,6 +72,8 @@ export interface ResolvedSiteConfig {
   certificateRenewal?: 'manual' | 'timer';
   /** spec.nodeLabels: set these on the node, remove those (never a reserved prefix: schema.ts). */
   nodeLabels?: { set: Record<string, string>; remove: string[] };
+  /** spec.kubeadminPassword: a bcrypt hash for kube-system/kubeadmin, or remove that secret. Never logged. */
+  kubeadminPassword?: { hash: string } | { remove: true };
   timeouts: Timeouts;
 }
 

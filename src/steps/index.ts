@@ -11,7 +11,8 @@ import { pullSecretStep } from './pull-secret';
 import { mirrorsStep } from './mirrors';
 import { trustStep } from './trust';
 import { nodeLabelsStep } from './node-labels';
+import { kubeadminStep } from './kubeadmin';
 import { settleStep } from './settle';
 import { finishStep } from './finish';
 
-export const STEPS: readonly Step[] = [networkStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, nodeLabelsStep, settleStep, finishStep];
+export const STEPS: readonly Step[] = [networkStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, nodeLabelsStep, kubeadminStep, settleStep, finishStep];

@@ -34,3 +34,27 @@ test('the node carries the site labels after the run, and a re-run leaves them a
     await s.cleanup();
   }
 });
+
+test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears in no output; remove deletes the Secret', async () => {
+  const s = await startScenario();
+  const hash = `$2y$10$${'Q'.repeat(53)}`;
+  try {
+    s.sim.store.create(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kubeadmin', namespace: 'kube-system' }, type: 'Opaque', data: { kubeadmin: Buffer.from(`$2a$10$${'F'.repeat(53)}`).toString('base64') } });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    const secret = s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> };
+    assert.equal(Buffer.from(secret.data.kubeadmin!, 'base64').toString(), hash);
+    const report = readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8');
+    for (const text of [res.stdout, res.stderr, report]) assert.ok(!text.includes(hash) && !text.includes(Buffer.from(hash).toString('base64')), 'the hash is in no output');
+    assert.match(report, /a new kubeadmin password \(its bcrypt hash from the site-config\)/);
+
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { remove: true }, timeouts: { settleStability: '2s' } } }) });
+    const removed = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(removed.code, 0, removed.stdout.slice(-3000));
+    assert.equal(s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system'), undefined);
+  } finally {
+    await s.cleanup();
+  }
+});

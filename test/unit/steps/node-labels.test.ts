@@ -38,3 +38,14 @@ test('the patch holds only what differs; a removed label that is absent is not s
   assert.equal(labelPatch({ a: '1', b: '2', e: 'kept' }, wanted), undefined);
   assert.deepEqual(labelPatch(undefined, wanted), { a: '1', b: '2' });
 });
+
+test('kubeadminPassword: exactly one of a bcrypt hash or remove: true; a clear-text password is refused', () => {
+  const hash = `$2y$10$${'a'.repeat(53)}`;
+  const check = (v: unknown) => checkSchema({ ...doc(undefined), spec: { baseDomain: 'example.com', kubeadminPassword: v } }, (f) => `unknown ${f}`).problems;
+  assert.deepEqual(check({ hash }), []);
+  assert.deepEqual(check({ remove: true }), []);
+  assert.match(check({ hash: 'hunter2' })[0]!.message, /must be a bcrypt hash .* a clear-text password is never accepted/);
+  assert.ok(!JSON.stringify(check({ hash: 'hunter2' })).includes('hunter2'), 'the refused value is not repeated');
+  assert.match(check({ hash, remove: true })[0]!.message, /give exactly one of hash .* or remove: true/);
+  assert.match(check({})[0]!.message, /give exactly one of hash/);
+});
