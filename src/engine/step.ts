@@ -17,6 +17,8 @@ export type StepName =
   | 'pull-secret'
   | 'mirrors'
   | 'trust'
+  | 'node-labels'
+  | 'kubeadmin'
   | 'settle'
   | 'finish';
 

@@ -356,6 +356,8 @@ function resolvedForm(doc: SiteConfigDocument, spec: unknown, fields: CheckedFie
     ...(contents.trustBundle !== undefined ? { additionalTrustBundle: contents.trustBundle } : {}),
     certificates: contents.certificates,
     ...(doc.spec.certificateRenewal ? { certificateRenewal: doc.spec.certificateRenewal } : {}),
+    ...(doc.spec.nodeLabels ? { nodeLabels: { set: doc.spec.nodeLabels.set ?? {}, remove: doc.spec.nodeLabels.remove ?? [] } } : {}),
+    ...(doc.spec.kubeadminPassword ? { kubeadminPassword: doc.spec.kubeadminPassword.hash !== undefined ? { hash: doc.spec.kubeadminPassword.hash } : { remove: true as const } } : {}),
     timeouts: fields.timeouts,
   };
 }

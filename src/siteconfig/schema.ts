@@ -11,6 +11,8 @@
 //   same entry shape and rules as imageDigestMirrors. Like those entries it takes no mirrorSourcePolicy: the
 //   agent keeps the policy another mirror set on the cluster already gives the source.
 // - `spec.timeouts`: network, kubelet, apiReady, csr, settle, settleStability as Go durations (30m, 1h30m).
+// - `spec.nodeLabels`: labels to set on (`set`) or remove from (`remove`) the node once it is registered.
+// - `spec.kubeadminPassword`: `hash` (bcrypt) for a new kubeadmin password, or `remove: true` to delete kubeadmin.
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
 import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamilyWithZone, isMacAddress, repositoryProblem } from './net';
@@ -96,6 +98,46 @@ const certPairSchema = z.strictObject({ certFile: fileRef, keyFile: fileRef });
 
 const SHA256_HEX = /^(?:sha256:)?[0-9a-fA-F]{64}$/;
 
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/**
+ * Label prefixes the site-config may not touch on the node: kubelet and Kubernetes own *.kubernetes.io and
+ * *.k8s.io (node-role.kubernetes.io/master selects the machine-config pool, kubernetes.io/hostname the node), and
+ * OpenShift's operators own *.openshift.io (node.openshift.io/os_id …). Changing them breaks scheduling or the pool.
+ */
+export const RESERVED_LABEL_SUFFIXES = ['kubernetes.io', 'k8s.io', 'openshift.io'];
+
+/** A node label key (Kubernetes qualified name, an optional DNS-subdomain prefix), not a reserved one. */
+export function nodeLabelKeyProblem(key: string): string | undefined {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  const name = key.slice(slash + 1);
+  if (prefix !== undefined && dns1123SubdomainProblem(prefix) !== undefined) return `'${key}' has the prefix '${prefix}', which ${dns1123SubdomainProblem(prefix)}`;
+  if (name.length === 0 || name.length > 63 || !LABEL_NAME.test(name)) return `'${key}' is not a label key: its name part must be 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit`;
+  const reserved = prefix && RESERVED_LABEL_SUFFIXES.find((r) => prefix === r || prefix.endsWith(`.${r}`));
+  if (reserved) return `'${key}' is a label ${reserved === 'openshift.io' ? 'OpenShift' : 'Kubernetes'} manages on the node (prefix ${prefix}): the site-config may not set or remove it`;
+  return undefined;
+}
+
+/** A bcrypt hash as OpenShift keeps the kubeadmin password (`$2a$`/`$2b$`/`$2y$`, cost 10–31, 53 characters). */
+const BCRYPT = /^\$2[aby]\$(1\d|2\d|3[01])\$[./A-Za-z0-9]{53}$/;
+
+const kubeadminSchema = z
+  .strictObject({
+    hash: z.optional(ruled((s) => (BCRYPT.test(s) ? undefined : 'must be a bcrypt hash ($2a$, $2b$ or $2y$, cost 10 to 31, as `htpasswd -nbBC 10 "" PASSWORD` prints after the colon); a clear-text password is never accepted'))),
+    remove: z.optional(z.literal(true)),
+  })
+  .check((ctx) => {
+    if ((ctx.value.hash === undefined) === (ctx.value.remove === undefined)) ctx.issues.push({ code: 'custom', message: 'give exactly one of hash (a new password) or remove: true (no kubeadmin login at all)', input: ctx.value });
+  });
+
+const nodeLabelsSchema = z.strictObject({
+  set: z.optional(z.record(ruled(nodeLabelKeyProblem), ruled((v) => (v === '' || (v.length <= 63 && LABEL_NAME.test(v)) ? undefined : `'${v.slice(0, 70)}' is not a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)`)))),
+  remove: z.optional(z.array(ruled(nodeLabelKeyProblem))),
+}).check((ctx) => {
+  const both = (ctx.value.remove ?? []).filter((k) => ctx.value.set && k in ctx.value.set);
+  if (both.length > 0) ctx.issues.push({ code: 'custom', message: `${both.map((k) => `'${k}'`).join(', ')} is both set and removed: keep one`, input: ctx.value, path: ['remove'] });
+});
+
 export const timeoutsSchema = z.strictObject(
   Object.fromEntries(TIMEOUT_KEYS.map((k) => [k, z.optional(durationSchema)])) as Record<(typeof TIMEOUT_KEYS)[number], z.ZodMiniOptional<typeof durationSchema>>,
 );
@@ -115,6 +157,8 @@ export const specSchema = z.strictObject({
   additionalTrustBundleFile: z.optional(fileRef),
   certificates: z.optional(z.strictObject({ api: z.optional(certPairSchema), ingress: z.optional(certPairSchema) })),
   certificateRenewal: z.optional(z.enum(['manual', 'timer'])),
+  nodeLabels: z.optional(nodeLabelsSchema),
+  kubeadminPassword: z.optional(kubeadminSchema),
   timeouts: z.optional(timeoutsSchema),
   sha256: z.optional(z.record(z.string(), ruled((s) => (SHA256_HEX.test(s) ? undefined : 'must be a sha256 digest: 64 hex characters (sha256sum output), optionally prefixed with sha256:')))),
 });

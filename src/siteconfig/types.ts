@@ -70,6 +70,10 @@ export interface ResolvedSiteConfig {
   certificates: { api?: CertificatePair; ingress?: CertificatePair };
   /** timer: the run enables sno-reconfigure-renew.timer (daily; renews at 80 % of a certificate's lifetime). Default manual. */
   certificateRenewal?: 'manual' | 'timer';
+  /** spec.nodeLabels: set these on the node, remove those (never a reserved prefix: schema.ts). */
+  nodeLabels?: { set: Record<string, string>; remove: string[] };
+  /** spec.kubeadminPassword: a bcrypt hash for kube-system/kubeadmin, or remove that secret. Never logged. */
+  kubeadminPassword?: { hash: string } | { remove: true };
   timeouts: Timeouts;
 }
 

@@ -10,7 +10,9 @@ import { domainStep } from './domain/index';
 import { pullSecretStep } from './pull-secret';
 import { mirrorsStep } from './mirrors';
 import { trustStep } from './trust';
+import { nodeLabelsStep } from './node-labels';
+import { kubeadminStep } from './kubeadmin';
 import { settleStep } from './settle';
 import { finishStep } from './finish';
 
-export const STEPS: readonly Step[] = [networkStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, settleStep, finishStep];
+export const STEPS: readonly Step[] = [networkStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, nodeLabelsStep, kubeadminStep, settleStep, finishStep];

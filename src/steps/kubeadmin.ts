@@ -1,0 +1,56 @@
+// Step "kubeadmin": the site's kubeadmin password (spec.kubeadminPassword), as image-based install offers it.
+// OpenShift keeps the kubeadmin user's password only as a bcrypt hash in the Secret kube-system/kubeadmin, key
+// `kubeadmin` (openshift/installer master, pkg/asset/manifests/openshift.go writes it as
+// openshift/99_kubeadmin-password-secret.yaml from pkg/asset/password/password.go); the OAuth server's bootstrap
+// authenticator reads it at every login and refuses kubeadmin once the Secret is gone (openshift/library-go
+// master, pkg/authentication/bootstrapauthenticator), which is OpenShift's documented way to remove kubeadmin.
+// Nothing rolls out. The hash never reaches a log line, the plan, the report or status: changes say only what
+// was done.
+import { R } from '../cluster/resources';
+import { b64, unb64, type Secret } from '../cluster/objects';
+import type { Change, Step, StepContext } from '../engine/step';
+import { notInPlace } from './not-in-place';
+import { resilient } from './resilient';
+
+const NAMESPACE = 'kube-system';
+const NAME = 'kubeadmin';
+const TARGET = `${NAMESPACE}/${NAME}`;
+
+async function pending(ctx: StepContext): Promise<Change | undefined> {
+  const wanted = ctx.site.resolved.kubeadminPassword;
+  if (!wanted) return undefined;
+  const secret = await (await ctx.cluster()).get<Secret>(R.secrets, NAME, NAMESPACE);
+  if ('remove' in wanted) return secret ? { kind: 'Secret', target: TARGET, action: 'delete', detail: 'kubeadmin can no longer log in' } : undefined;
+  if (unb64(secret?.data?.[NAME]) === wanted.hash) return undefined;
+  return { kind: 'Secret', target: TARGET, action: secret ? 'update' : 'create', detail: 'a new kubeadmin password (its bcrypt hash from the site-config)' };
+}
+
+export const kubeadminStep: Step = resilient({
+  name: 'kubeadmin',
+  title: 'Set the kubeadmin password',
+
+  async plan(ctx) {
+    const change = await pending(ctx);
+    return change ? [change] : [];
+  },
+
+  async check(ctx) {
+    return (await pending(ctx)) === undefined;
+  },
+
+  async apply(ctx) {
+    const change = await pending(ctx);
+    const wanted = ctx.site.resolved.kubeadminPassword;
+    if (!change || !wanted) return;
+    const client = await ctx.cluster();
+    if ('remove' in wanted) await client.delete(R.secrets, NAME, NAMESPACE);
+    else if (change.action === 'create') await client.create<Secret>(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: NAME, namespace: NAMESPACE }, type: 'Opaque', data: { [NAME]: b64(wanted.hash) } });
+    else await client.patch(R.secrets, NAME, { data: { [NAME]: b64(wanted.hash) } }, 'merge', NAMESPACE);
+    ctx.changed(change);
+    ctx.log.info(`${change.detail} (${change.action} Secret ${TARGET})`);
+  },
+
+  async verify(ctx) {
+    if (await pending(ctx)) throw notInPlace(`the Secret ${TARGET} is not as the site-config asks`, 'that Secret');
+  },
+});

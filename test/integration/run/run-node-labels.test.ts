@@ -1,0 +1,60 @@
+// spec.nodeLabels through a whole run against the simulator (issue 18): the node gets the labels once kubelet
+// registered it, a removed one goes, kubelet's and the cluster's own labels stay; a second run changes nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { R } from '../../../src/cluster/resources';
+import { siteConfigFor, startScenario } from '../../support/scenario';
+
+test('the node carries the site labels after the run, and a re-run leaves them as they are', async () => {
+  const s = await startScenario();
+  try {
+    const node = () => s.sim.store.get(R.nodes, s.sim.options.nodeName) as { metadata: { labels: Record<string, string> } };
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { nodeLabels: { set: { 'store.example.com/region': 'emea', 'store.example.com/store': '0042' }, remove: ['store.example.com/staging'] }, timeouts: { settleStability: '2s' } } }),
+    });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    const labels = node().metadata.labels;
+    assert.equal(labels['store.example.com/region'], 'emea');
+    assert.equal(labels['store.example.com/store'], '0042');
+    assert.equal(labels['node-role.kubernetes.io/master'], '', "the cluster's own labels stay");
+    assert.equal(labels['kubernetes.io/hostname'], s.sim.options.nodeName);
+    const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { changes: { kind: string; target: string; detail?: string }[]; steps: { name: string; state: string }[] };
+    assert.deepEqual(report.changes.filter((c) => c.kind === 'Node'), [{ kind: 'Node', target: s.sim.options.nodeName, action: 'update', detail: 'labels: store.example.com/region=emea, store.example.com/store=0042' }]);
+    assert.equal(report.steps.find((st) => st.name === 'node-labels')?.state, 'done');
+
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    const before = s.sim.api.requests.length;
+    const again = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(again.code, 0, again.stdout.slice(-3000));
+    assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method === 'PATCH' && r.path.includes('/nodes/')).map((r: { path: string }) => r.path), [], 'no second patch of the node');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears in no output; remove deletes the Secret', async () => {
+  const s = await startScenario();
+  const hash = `$2y$10$${'Q'.repeat(53)}`;
+  try {
+    s.sim.store.create(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kubeadmin', namespace: 'kube-system' }, type: 'Opaque', data: { kubeadmin: Buffer.from(`$2a$10$${'F'.repeat(53)}`).toString('base64') } });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    const secret = s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> };
+    assert.equal(Buffer.from(secret.data.kubeadmin!, 'base64').toString(), hash);
+    const report = readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8');
+    for (const text of [res.stdout, res.stderr, report]) assert.ok(!text.includes(hash) && !text.includes(Buffer.from(hash).toString('base64')), 'the hash is in no output');
+    assert.match(report, /a new kubeadmin password \(its bcrypt hash from the site-config\)/);
+
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { remove: true }, timeouts: { settleStability: '2s' } } }) });
+    const removed = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(removed.code, 0, removed.stdout.slice(-3000));
+    assert.equal(s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system'), undefined);
+  } finally {
+    await s.cleanup();
+  }
+});
