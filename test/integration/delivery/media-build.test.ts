@@ -173,6 +173,17 @@ describe('media build', () => {
     }
   });
 
+  test('media check reads the stick itself: a block device holding a built image', () => {
+    const device = execFileSync('losetup', ['--find', '--show', '--read-only', path.join(dir, 'out', 'store-0003.fat.img')], { encoding: 'utf8' }).trim();
+    try {
+      const res = cli(['media', 'check', device, '--trusted-key', 'signing.pub.pem']);
+      assert.equal(res.code, 0, res.out);
+      assert.match(res.out, new RegExp(`^${device}:site-config\\.yaml: valid — site "store-0003", .* for the machine with serial number SER0003`, 'm'));
+    } finally {
+      execFileSync('losetup', ['-d', device]);
+    }
+  });
+
   test('the README example (examples/fleet) builds as shown', () => {
     const fleet = path.join(PROJECT_ROOT, 'examples', 'fleet');
     const res = cli(['media', 'build', '--inventory', path.join(fleet, 'sites.csv'), '--template', path.join(fleet, 'template', 'site-config.yaml'), '--signing-key', path.join(PROJECT_ROOT, 'examples', 'signing-key', 'EXAMPLE-site-signing.key.pem'), '--out', 'out-example']);
