@@ -2,7 +2,7 @@
 // ISO 9660 image for BMC virtual media, as docs/factory-and-site.md makes them. Its files are copied out with
 // the same tools that made it — mtools' `mcopy` (no mount, no root) and `xorriso`'s extractor — into a private
 // temporary directory, which is then validated like any folder. Nothing is mounted; the image is only read.
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Host } from '../host/host';
@@ -29,13 +29,16 @@ export function imageKindOf(head: Buffer): ImageKind | undefined {
 
 /** What `file` holds, or undefined when it is not a FAT or ISO 9660 image (read from the head of the file). */
 export async function readImageKind(file: string): Promise<{ kind: ImageKind; size: number } | undefined> {
+  // An image file, or the stick itself (a block device, `media check /dev/sdb1`); never a FIFO (it would block).
+  const st = await stat(file);
+  if (!st.isFile() && !st.isBlockDevice()) return undefined;
   const fh = await open(file, 'r');
   try {
-    const { size } = await fh.stat();
-    const head = Buffer.alloc(Math.min(size, 36 * 1024));
-    await fh.read(head, 0, head.length, 0);
-    const kind = imageKindOf(head);
-    return kind ? { kind, size } : undefined;
+    const head = Buffer.alloc(st.isFile() ? Math.min(st.size, 36 * 1024) : 36 * 1024);
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    const kind = imageKindOf(head.subarray(0, bytesRead));
+    // A block device's size is not in stat: it is what the tool reads, as for a stick that is mounted.
+    return kind ? { kind, size: st.isFile() ? st.size : 0 } : undefined;
   } finally {
     await fh.close();
   }

@@ -15,7 +15,7 @@ import { parse, parseDocument } from 'yaml';
 import { CommandError } from '../host/command-error';
 import type { Host } from '../host/host';
 import { MULTI_DIR, validateEveryCandidate } from '../siteconfig/load';
-import { SEALED_SUFFIX, sealFile } from '../siteconfig/sealed';
+import { SEALED_SUFFIX, keyFingerprint, sealFile } from '../siteconfig/sealed';
 import { trustedKeysFrom } from '../siteconfig/signature';
 import type { MachineMatch } from '../siteconfig/types';
 
@@ -305,8 +305,7 @@ async function buildSite(opts: BuildOptions, row: InventoryRow, name: string, te
     const problems = (report?.errors ?? []).map((p) => `${p.path}: ${p.message}`);
     throw new BuildError(`${siteOf(row)}: the site-config is invalid — ${problems.join('; ') || 'it could not be read'}`);
   }
-  const sealedFor = report.warnings.find((w) => w.message.includes('is encrypted for node'))?.message.replace(/^.* is encrypted for node (\S+).*$/, '$1');
-  return { site: name, row: row.row, match: report.match ?? {}, ...(nodeKey && sealedFor ? { sealedFor } : {}), images: [] };
+  return { site: name, row: row.row, match: report.match ?? {}, ...(nodeKey ? { sealedFor: keyFingerprint(nodeKey) } : {}), images: [] };
 }
 
 /** A FAT image just big enough (at least a 1.44 MB floppy's size), labelled SITE-CONFIG, `dd`-able to a stick. */

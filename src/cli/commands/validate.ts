@@ -205,7 +205,8 @@ export const validateCommand: Command = {
 
 /** A FAT or ISO image at `file`, copied out; undefined for anything else (a folder, a site-config file). */
 async function imageAt(host: LocalHost, file: string): Promise<{ dir: string; remove: () => Promise<void> } | Error | undefined> {
-  if ((await statKind(file)) !== 'file') return undefined;
+  const kind = await statKind(file);
+  if (kind !== 'file' && kind !== 'other') return undefined;
   const found = await readImageKind(file).catch(() => undefined);
   if (!found) return undefined;
   return extractImage(host, file, found.kind, found.size).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));

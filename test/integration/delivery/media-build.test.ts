@@ -102,7 +102,7 @@ describe('media build', () => {
     const sealedListing = execFileSync('mdir', ['-b', '-i', path.join(dir, 'out', 'store-0007.fat.img'), '::/'], { encoding: 'utf8' });
     assert.match(sealedListing, /pull-secret\.json\.sealed/);
     assert.doesNotMatch(sealedListing, /pull-secret\.json\n/, 'the clear pull secret is not on a sealed site');
-    assert.ok(manifest.sites.find((s) => s.site === 'store-0007')?.sealedFor?.startsWith('SHA256:'));
+    assert.equal(manifest.sites.find((s) => s.site === 'store-0007')?.sealedFor, node.fingerprint);
 
     // The node's own judgement of every image, with the organisation's key trusted (4 at a time).
     const images = manifest.sites.flatMap((s) => s.images.map((i) => ({ site: s.site, file: i.file })));
@@ -170,6 +170,17 @@ describe('media build', () => {
       const mine = cli(['validate', path.join('out-multi', image), '--this-machine', '--trusted-key', 'signing.pub.pem', '--root', r]);
       assert.equal(mine.code, 0, mine.out);
       assert.match(mine.out, /site-configs\/store-0033\.yaml/);
+    }
+  });
+
+  test('media check reads the stick itself: a block device holding a built image', () => {
+    const device = execFileSync('losetup', ['--find', '--show', '--read-only', path.join(dir, 'out', 'store-0003.fat.img')], { encoding: 'utf8' }).trim();
+    try {
+      const res = cli(['media', 'check', device, '--trusted-key', 'signing.pub.pem']);
+      assert.equal(res.code, 0, res.out);
+      assert.match(res.out, new RegExp(`^${device}:site-config\\.yaml: valid — site "store-0003", .* for the machine with serial number SER0003`, 'm'));
+    } finally {
+      execFileSync('losetup', ['-d', device]);
     }
   });
 
