@@ -36,6 +36,7 @@ export async function runCli(argv: string[], io: CliIo, commands: readonly Comma
     io.err(`sno-reconfigure: unknown command '${first}'\n\n${mainHelp(commands)}`);
     return EXIT_USAGE;
   }
+  if (cmd.passThrough) return cmd.passThrough(rest, io);
   try {
     const args = parseCommandArgs(cmd, rest);
     if (args.values.help === true) {

@@ -26,6 +26,8 @@ export interface Command {
   help: string;
   options: OptionSpec;
   run(args: ParsedArgs, io: CliIo): Promise<number>;
+  /** Takes the arguments unparsed instead of `run` (a command handed to another program). */
+  passThrough?(argv: string[], io: CliIo): Promise<number>;
 }
 
 /** A mistake in how the command was called: printed with a hint, exit 2. */

@@ -1,14 +1,10 @@
-// Entry point of dist/sno-reconfigure-workstation.cjs: every command of the node's bundle, and `media build`,
-// which only a workstation needs (src/workstation/). Kept out of the node bundle, whose size rides in a
-// MachineConfig (DESIGN.md section 6).
+// Entry point of dist/sno-reconfigure-workstation.cjs: every command of the node's bundle, and the ones only a
+// workstation needs — `render`, `seal`, `media build` (src/workstation/) — which the node bundle hands over
+// (src/cli/commands/workstation.ts). Kept out of the node bundle, whose size rides in a MachineConfig (DESIGN.md section 6).
 import { runCli } from './cli';
-import { COMMANDS } from './commands/index';
-import { mediaCommand } from './commands/media';
-import { mediaBuild } from '../workstation/media-command';
+import { WORKSTATION_COMMANDS } from './workstation-commands';
 
-const commands = COMMANDS.map((c) => (c.name === 'media' ? mediaCommand(mediaBuild) : c));
-
-runCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env, cwd: process.cwd() }, commands).then(
+runCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), env: process.env, cwd: process.cwd() }, WORKSTATION_COMMANDS).then(
   (code) => {
     process.exitCode = code;
   },

@@ -2,13 +2,9 @@
 // holds, for which machine(s), and whether its signature verifies — `validate`'s judgement of it. `build` makes
 // images for a whole inventory: it lives in dist/sno-reconfigure-workstation.cjs so the node bundle (which rides
 // in a MachineConfig) does not carry it; the node bundle hands `media build` to that file when it is beside it.
-import { spawnSync } from 'node:child_process';
-import * as path from 'node:path';
-import { EXIT_FAILURE, UsageError, type Command, type ParsedArgs, type CliIo } from '../command';
-import { LocalHost } from '../../host/host';
+import { UsageError, type Command, type ParsedArgs, type CliIo } from '../command';
 import { validateCommand } from './validate';
-
-export const WORKSTATION_BUNDLE = 'sno-reconfigure-workstation.cjs';
+import { handOff } from './workstation';
 
 export type MediaBuild = (args: ParsedArgs, io: CliIo) => Promise<number>;
 
@@ -52,18 +48,7 @@ export function mediaCommand(build?: MediaBuild): Command {
       if (verb === 'check') return validateCommand.run({ ...args, positionals: rest }, io);
       if (verb !== 'build') throw new UsageError(verb ? `unknown media verb '${verb}': expected build or check` : 'expected build or check');
       if (build) return build({ ...args, positionals: rest }, io);
-      return handOff(io);
+      return handOff(io, 'media', process.argv.slice(3));
     },
   };
-}
-
-/** The node bundle runs `media build` from the workstation bundle beside it, or says where to find one. */
-async function handOff(io: CliIo): Promise<number> {
-  const sibling = path.join(path.dirname(process.argv[1] ?? ''), WORKSTATION_BUNDLE);
-  if (!(await new LocalHost({ root: '/' }).exists(sibling))) {
-    io.err(`sno-reconfigure media build: a workstation command, not part of the node's agent: run it from a clone of the project (npm run cli -- media build …), or with ${WORKSTATION_BUNDLE} from the same build\n`);
-    return EXIT_FAILURE;
-  }
-  const res = spawnSync(process.execPath, [sibling, ...process.argv.slice(2)], { stdio: 'inherit', cwd: io.cwd, env: io.env });
-  return res.status ?? EXIT_FAILURE;
 }

@@ -12,6 +12,8 @@ import { NODE_IMAGE_ARCHIVE_PATH } from '../../render/layout';
 import { KUBELET_HOLD_FILE } from '../../paths';
 import { TRUSTED_KEYS_DIR } from '../../paths';
 import { VERSION } from '../../version';
+import { defaultBundlePath } from './workstation';
+import { RENDER_SUMMARY } from './index';
 import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, listOpt, stringOpt, type Command } from '../command';
 
 /** esbuild's banner (esbuild.config.mjs), or the RPM's rewrite of it: how a file shows it is the agent's bundle. */
@@ -19,7 +21,7 @@ const BUNDLE_SHEBANGS = ['#!/usr/bin/env node\n', '#!/usr/bin/node\n'];
 
 export const renderCommand: Command = {
   name: 'render',
-  summary: 'print the factory MachineConfig that installs this agent',
+  summary: RENDER_SUMMARY,
   help: `Usage: sno-reconfigure render machineconfig [options]
 
 Prints a machineconfiguration.openshift.io/v1 MachineConfig (Ignition 3.2.0) that installs this agent on the
@@ -77,7 +79,7 @@ Options:
     const files = new LocalHost({ root: '/', env: io.env });
     const abs = (p: string): string => path.resolve(io.cwd, p);
     try {
-      const bundlePath = stringOpt(args, 'bundle') ?? process.argv[1];
+      const bundlePath = stringOpt(args, 'bundle') ?? defaultBundlePath();
       if (!bundlePath) throw new RenderError('cannot tell where this program\'s bundle is; pass --bundle PATH');
       const bundle = await readBundle(files, abs(bundlePath));
       const keySources = listOpt(args, 'trusted-key');

@@ -4,10 +4,11 @@ import * as path from 'node:path';
 import { SealedFileError, SEALED_SUFFIX, describeSealed, sealFile } from '../../siteconfig/sealed';
 import { EXIT_FAILURE, EXIT_OK, UsageError, stringOpt, type Command } from '../command';
 import { hostFrom } from '../common';
+import { SEAL_SUMMARY } from './index';
 
 export const sealCommand: Command = {
   name: 'seal',
-  summary: 'workstation: encrypt site-config files to one node\'s key (X becomes X.sealed)',
+  summary: SEAL_SUMMARY,
   help: `Usage: sno-reconfigure seal --to NODE-KEY.pub.pem [--label NAME] [--base DIR] FILE...
 
 Encrypts each FILE to the node whose public key is NODE-KEY.pub.pem (printed by \`sno-reconfigure prepare\`

@@ -10,7 +10,7 @@ import { isBuiltin } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import type { BuildOptions, Metafile } from 'esbuild';
 import { build } from 'esbuild';
 import { parse } from 'yaml';
@@ -72,7 +72,7 @@ describe('bundle budget', () => {
     assert.equal(/\bprocess\.dlopen\(/.test(text), false, 'no process.dlopen');
   });
 
-  test('it runs alone: copied into an empty directory, --version and render work', () => {
+  test('it runs alone: copied into an empty directory, --version works and render says it is a workstation command', () => {
     const lonely = path.join(dir, 'alone');
     execFileSync('mkdir', ['-p', lonely]);
     const copy = path.join(lonely, 'sno-reconfigure.cjs');
@@ -81,8 +81,24 @@ describe('bundle budget', () => {
     const version = spawnSync(process.execPath, [copy, '--version'], { cwd: lonely, env, encoding: 'utf8' });
     assert.equal(version.status, 0, version.stderr);
     assert.match(version.stdout, /^\d+\.\d+\.\d+/);
-    const render = spawnSync(process.execPath, [copy, 'render', 'machineconfig', '--runtime', 'host'], { cwd: lonely, env, encoding: 'utf8' });
-    assert.equal(render.status, 0, render.stderr);
-    assert.match(render.stdout, /kind: MachineConfig/);
+    for (const command of ['render', 'seal']) {
+      const alone = spawnSync(process.execPath, [copy, command, '--help'], { cwd: lonely, env, encoding: 'utf8' });
+      assert.equal(alone.status, 1);
+      assert.match(alone.stderr, new RegExp(`${command}: a workstation command, not part of the node's agent: .*sno-reconfigure-workstation\\.cjs`));
+    }
+  });
+
+  test('beside the workstation bundle, the node bundle hands render over, and the MachineConfig embeds the node bundle', () => {
+    const both = path.join(dir, 'both');
+    execFileSync('mkdir', ['-p', both]);
+    const copy = path.join(both, 'sno-reconfigure.cjs');
+    copyFileSync(bundlePath, copy);
+    copyFileSync(path.join(path.dirname(bundlePath), 'sno-reconfigure-workstation.cjs'), path.join(both, 'sno-reconfigure-workstation.cjs'));
+    const sha = createHash('sha256').update(bundle).digest('hex');
+    for (const entry of ['sno-reconfigure.cjs', 'sno-reconfigure-workstation.cjs']) {
+      const render = spawnSync(process.execPath, [path.join(both, entry), 'render', 'machineconfig', '--runtime', 'host'], { cwd: both, env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8' });
+      assert.equal(render.status, 0, render.stderr);
+      assert.match(render.stdout, new RegExp(`sno-reconfigure.io/bundle-sha256: ${sha}`), `${entry} renders a MachineConfig with the node bundle`);
+    }
   });
 });

@@ -13,6 +13,7 @@ import { writeKubeconfigFile } from '../../sim/cluster/kubeconfigs';
 import { createStandInNode, type StandInNode } from '../../support/standin-host';
 import { applyIgnition } from '../../support/ignition';
 import { runCli } from '../../../src/cli/cli';
+import { WORKSTATION_COMMANDS } from '../../../src/cli/workstation-commands';
 import { buildMachineConfig } from '../../../src/render/machineconfig';
 import { parseInternalAddresses } from '../../../src/render/internal-ip';
 import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
@@ -357,7 +358,7 @@ describe('prepare', () => {
       const bundle = path.join(sim.dir, 'bundle.cjs');
       writeFileSync(bundle, BUNDLE);
       // The host runtime: what is rendered is not the point here, the --internal-ip check is.
-      const code = await runCli(['render', 'machineconfig', '--runtime', 'host', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir });
+      const code = await runCli(['render', 'machineconfig', '--runtime', 'host', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir }, WORKSTATION_COMMANDS);
       return { code, out, err };
     }
 

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../../src/cli/cli';
+import { WORKSTATION_COMMANDS } from '../../../src/cli/workstation-commands';
 import { decodeFileContents, ignitionFromMachineConfig, type IgnConfig } from '../../support/ignition';
 import { parse } from 'yaml';
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from '../../../src/render/layout';
@@ -32,7 +33,7 @@ describe('render machineconfig', () => {
   async function render(...args: string[]): Promise<{ code: number; out: string; err: string }> {
     let out = '';
     let err = '';
-    const code = await runCli(['render', 'machineconfig', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env: {}, cwd: dir });
+    const code = await runCli(['render', 'machineconfig', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env: {}, cwd: dir }, WORKSTATION_COMMANDS);
     return { code, out, err };
   }
 
@@ -167,14 +168,14 @@ describe('render machineconfig', () => {
 
   test('refuses to embed a file that is not the bundle', async () => {
     let err = '';
-    const code = await runCli(['render', 'machineconfig', '--bundle', path.join(dir, 'site.pub.pem')], { out: () => undefined, err: (s) => (err += s), env: {}, cwd: dir });
+    const code = await runCli(['render', 'machineconfig', '--bundle', path.join(dir, 'site.pub.pem')], { out: () => undefined, err: (s) => (err += s), env: {}, cwd: dir }, WORKSTATION_COMMANDS);
     assert.equal(code, 1);
     assert.match(err, /is not the agent's bundle/);
   });
 
   test('render needs a subject', async () => {
     let err = '';
-    const code = await runCli(['render'], { out: () => undefined, err: (s) => (err += s), env: {}, cwd: dir });
+    const code = await runCli(['render'], { out: () => undefined, err: (s) => (err += s), env: {}, cwd: dir }, WORKSTATION_COMMANDS);
     assert.equal(code, 2);
     assert.match(err, /render machineconfig/);
   });

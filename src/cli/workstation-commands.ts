@@ -1,0 +1,16 @@
+// The command table of dist/sno-reconfigure-workstation.cjs: the node bundle's, with the commands only a
+// workstation runs — `render`, `seal`, `media build` — in place of their hand-offs (commands/workstation.ts).
+import type { Command } from './command';
+import { COMMANDS } from './commands/index';
+import { mediaCommand } from './commands/media';
+import { renderCommand } from './commands/render';
+import { sealCommand } from './commands/seal';
+import { mediaBuild } from '../workstation/media-command';
+
+const workstationOnly = new Map<string, Command>([
+  ['media', mediaCommand(mediaBuild)],
+  ['render', renderCommand],
+  ['seal', sealCommand],
+]);
+
+export const WORKSTATION_COMMANDS: Command[] = COMMANDS.map((c) => workstationOnly.get(c.name) ?? c);
