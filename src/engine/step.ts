@@ -9,6 +9,7 @@ import type { LoadedSiteConfig } from '../siteconfig/types';
 import type { Report } from './report';
 
 export type StepName =
+  | 'ssh-early'
   | 'network'
   | 'kubelet'
   | 'api'
@@ -17,6 +18,7 @@ export type StepName =
   | 'pull-secret'
   | 'mirrors'
   | 'trust'
+  | 'ssh-key'
   | 'node-labels'
   | 'kubeadmin'
   | 'settle'

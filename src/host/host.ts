@@ -62,6 +62,8 @@ export interface Host {
   writeFileAtomic(nodePath: string, data: string | Buffer, mode?: number): Promise<void>;
   mkdirp(nodePath: string, mode?: number): Promise<void>;
   chmod(nodePath: string, mode: number): Promise<void>;
+  /** Changes the owner of a node path (not following a symbolic link). */
+  chown(nodePath: string, uid: number, gid: number): Promise<void>;
   /** Moves a file or directory within the node's filesystem (replaces a file; a directory target must not exist). */
   rename(fromNodePath: string, toNodePath: string): Promise<void>;
   /** Removes a file or directory tree; nothing there is fine. */
@@ -197,6 +199,10 @@ export class LocalHost implements Host {
 
   async chmod(nodePath: string, mode: number): Promise<void> {
     await fs.chmod(this.resolve(nodePath), mode);
+  }
+
+  async chown(nodePath: string, uid: number, gid: number): Promise<void> {
+    await fs.lchown(this.resolve(nodePath), uid, gid);
   }
 
   async rename(fromNodePath: string, toNodePath: string): Promise<void> {

@@ -12,6 +12,7 @@ import { nmstateHostname, validateNmstate } from './nmstate';
 import { parseConfigBytes } from './parse-text';
 import { Findings, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
+import { distinctKeys, keysOfFile } from './ssh-keys';
 import {
   TIMEOUT_KEYS,
   baseDomainSchema,
@@ -128,6 +129,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     pullSecret: checkPullSecretContent(f, spec, bytesOf),
     trustBundle: checkTrustBundleContent(f, spec, bytesOf, ctx.now),
     certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now: ctx.now }),
+    sshKeys: checkSshKeys(f, spec, bytesOf),
   };
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
 
@@ -153,6 +155,7 @@ interface Contents {
   pullSecret: PullSecret | undefined;
   trustBundle: string | undefined;
   certificates: { api?: CertificatePair; ingress?: CertificatePair };
+  sshKeys: string[] | undefined;
 }
 
 type BytesOf = (field: string) => Buffer | undefined;
@@ -329,6 +332,22 @@ function checkTrustBundleContent(f: Findings, spec: unknown, bytesOf: BytesOf, n
   return validateInto(f, validateTrustBundle(text, 'spec.additionalTrustBundleFile', now, noteFor(bundleFile)).findings) ? text : undefined;
 }
 
+/** spec.ssh's keys: the inline lines (checked by the schema) and the file's, each key once. */
+function checkSshKeys(f: Findings, spec: unknown, bytesOf: BytesOf): string[] | undefined {
+  const ssh = get(spec, 'ssh');
+  if (!isPlainObject(ssh)) return undefined;
+  const inline = Array.isArray(ssh.authorizedKeys) ? ssh.authorizedKeys.filter((k): k is string => typeof k === 'string').map((k) => k.trim()) : [];
+  const ref = validValue(fileRef, ssh.authorizedKeysFile);
+  const bytes = bytesOf('spec.ssh.authorizedKeysFile');
+  let fromFile: string[] = [];
+  if (ref !== undefined && bytes) {
+    const text = bytes.includes(0) ? undefined : utf8(bytes);
+    if (text === undefined) f.error('spec.ssh.authorizedKeysFile', `'${ref}' is not text: public keys are expected, one per line (the .pub file ssh-keygen wrote)`);
+    else fromFile = keysOfFile(f, text, 'spec.ssh.authorizedKeysFile', ref);
+  }
+  return distinctKeys([...inline, ...fromFile]);
+}
+
 function checkCertificates(f: Findings, spec: unknown, bytesOf: BytesOf, names: { clusterName: string | undefined; baseDomain: string | undefined; now: Date }): Contents['certificates'] {
   const certificates: Contents['certificates'] = {};
   for (const role of ['api', 'ingress'] as const) {
@@ -357,6 +376,7 @@ function resolvedForm(doc: SiteConfigDocument, spec: unknown, fields: CheckedFie
     certificates: contents.certificates,
     ...(doc.spec.certificateRenewal ? { certificateRenewal: doc.spec.certificateRenewal } : {}),
     ...(doc.spec.nodeLabels ? { nodeLabels: { set: doc.spec.nodeLabels.set ?? {}, remove: doc.spec.nodeLabels.remove ?? [] } } : {}),
+    ...(doc.spec.ssh && contents.sshKeys ? { ssh: { authorizedKeys: contents.sshKeys, factoryKeys: doc.spec.ssh.factoryKeys } } : {}),
     ...(doc.spec.kubeadminPassword ? { kubeadminPassword: doc.spec.kubeadminPassword.hash !== undefined ? { hash: doc.spec.kubeadminPassword.hash } : { remove: true as const } } : {}),
     timeouts: fields.timeouts,
   };
@@ -425,6 +445,7 @@ function collectReferences(spec: unknown): Reference[] {
     ['spec.certificates.api.keyFile', ['certificates', 'api', 'keyFile']],
     ['spec.certificates.ingress.certFile', ['certificates', 'ingress', 'certFile']],
     ['spec.certificates.ingress.keyFile', ['certificates', 'ingress', 'keyFile']],
+    ['spec.ssh.authorizedKeysFile', ['ssh', 'authorizedKeysFile']],
   ];
   const refs: Reference[] = [];
   for (const [field, keys] of fields) {
@@ -452,17 +473,22 @@ function readPins(f: Findings, value: unknown, refs: Reference[]): Map<string, s
   return pins;
 }
 
+function utf8(bytes: Buffer): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 function pemText(f: Findings, bytes: Buffer, field: string, ref: string): string | undefined {
   if (bytes.includes(0)) {
     f.error(field, `'${ref}' is binary (DER?): PEM text is expected (convert: openssl x509 -inform der -in FILE -out FILE.pem)`);
     return undefined;
   }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    f.error(field, `'${ref}' is not text: PEM is expected`);
-    return undefined;
-  }
+  const text = utf8(bytes);
+  if (text === undefined) f.error(field, `'${ref}' is not text: PEM is expected`);
+  return text;
 }
 
 function checkPair(

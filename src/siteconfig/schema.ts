@@ -13,9 +13,12 @@
 // - `spec.timeouts`: network, kubelet, apiReady, csr, settle, settleStability as Go durations (30m, 1h30m).
 // - `spec.nodeLabels`: labels to set on (`set`) or remove from (`remove`) the node once it is registered.
 // - `spec.kubeadminPassword`: `hash` (bcrypt) for a new kubeadmin password, or `remove: true` to delete kubeadmin.
+// - `spec.ssh`: public keys for `core` (`authorizedKeys` and/or `authorizedKeysFile`) and what happens to the
+//   factory's key (`factoryKeys: replace | keep`, required: the choice is the site's, never a default).
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
 import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamilyWithZone, isMacAddress, repositoryProblem } from './net';
+import { sshPublicKeyProblem } from './ssh-keys';
 import { controlCharIndex, formatPath, listForHumans, type PathSegment } from './problems';
 import type { ValidationProblem } from './types';
 
@@ -130,6 +133,16 @@ const kubeadminSchema = z
     if ((ctx.value.hash === undefined) === (ctx.value.remove === undefined)) ctx.issues.push({ code: 'custom', message: 'give exactly one of hash (a new password) or remove: true (no kubeadmin login at all)', input: ctx.value });
   });
 
+const sshSchema = z
+  .strictObject({
+    authorizedKeys: z.optional(z.array(ruled(sshPublicKeyProblem)).check(z.minLength(1))),
+    authorizedKeysFile: z.optional(fileRef),
+    factoryKeys: z.enum(['replace', 'keep']),
+  })
+  .check((ctx) => {
+    if (ctx.value.authorizedKeys === undefined && ctx.value.authorizedKeysFile === undefined) ctx.issues.push({ code: 'custom', message: 'needs authorizedKeys (key lines) or authorizedKeysFile (a .pub file beside the site-config), or both', input: ctx.value });
+  });
+
 const nodeLabelsSchema = z.strictObject({
   set: z.optional(z.record(ruled(nodeLabelKeyProblem), ruled((v) => (v === '' || (v.length <= 63 && LABEL_NAME.test(v)) ? undefined : `'${v.slice(0, 70)}' is not a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)`)))),
   remove: z.optional(z.array(ruled(nodeLabelKeyProblem))),
@@ -159,6 +172,7 @@ export const specSchema = z.strictObject({
   certificateRenewal: z.optional(z.enum(['manual', 'timer'])),
   nodeLabels: z.optional(nodeLabelsSchema),
   kubeadminPassword: z.optional(kubeadminSchema),
+  ssh: z.optional(sshSchema),
   timeouts: z.optional(timeoutsSchema),
   sha256: z.optional(z.record(z.string(), ruled((s) => (SHA256_HEX.test(s) ? undefined : 'must be a sha256 digest: 64 hex characters (sha256sum output), optionally prefixed with sha256:')))),
 });
@@ -217,6 +231,7 @@ function issueMessage(iss: z.core.$ZodRawIssue): string {
       return `expected ${expected}, got ${receivedName(iss.input)}${hint}`;
     }
     case 'invalid_value':
+      if (iss.input === undefined) return `is required: ${listForHumans(iss.values.map(String))}`;
       return iss.values.length === 1 ? `must be '${String(iss.values[0])}'` : `must be one of ${listForHumans(iss.values.map(String))}`;
     case 'too_small':
       return iss.origin === 'array' ? `must have at least ${String(iss.minimum)} ${Number(iss.minimum) === 1 ? 'entry' : 'entries'}` : 'is too short';
@@ -224,6 +239,9 @@ function issueMessage(iss: z.core.$ZodRawIssue): string {
       const shape = (iss.inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape;
       return `${KNOWN_KEYS_MARK}${JSON.stringify(Object.keys(shape ?? {}))}`;
     }
+    case 'invalid_key':
+      // A record's key failed its own rule (e.g. a reserved node label): that rule's message says why.
+      return iss.issues[0]?.message ?? 'is not a valid key';
     default:
       return 'is invalid';
   }

@@ -74,6 +74,8 @@ export interface ResolvedSiteConfig {
   nodeLabels?: { set: Record<string, string>; remove: string[] };
   /** spec.kubeadminPassword: a bcrypt hash for kube-system/kubeadmin, or remove that secret. Never logged. */
   kubeadminPassword?: { hash: string } | { remove: true };
+  /** spec.ssh: the keys for `core` (inline and file, each once); `replace` drops the factory's keys, `keep` adds to them. */
+  ssh?: { authorizedKeys: string[]; factoryKeys: 'replace' | 'keep' };
   timeouts: Timeouts;
 }
 

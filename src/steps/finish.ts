@@ -9,6 +9,7 @@ import { writeDoneMarker } from '../engine/done-marker';
 import { certificateLines, type Report } from '../engine/report';
 import { FLEET_REPORT, fleetReportObjects, publishFleetReport } from '../engine/fleet-report';
 import type { Step } from '../engine/step';
+import { removeEarlyKeys } from './ssh-early';
 
 export const finishStep: Step = {
   name: 'finish',
@@ -18,6 +19,7 @@ export const finishStep: Step = {
     return [
       { kind: 'file', target: `${ctx.stateDir}/${STATE_FILES.report}`, action: 'write' },
       { kind: 'ConfigMap', target: `${FLEET_REPORT.namespace}/${FLEET_REPORT.name}`, action: 'write', detail: 'the outcome, where fleet tools read it' },
+      ...(ctx.site.resolved.ssh ? [{ kind: 'file', target: 'authorized_keys.d/sno-reconfigure of core', action: 'delete' as const, detail: "the early SSH keys, once the cluster's are on the node" }] : []),
       { kind: 'file', target: DONE_MARKER, action: 'write' },
       ...(ctx.site.resolved.certificateRenewal === 'timer' ? [{ kind: 'unit', target: RENEW_TIMER, action: 'enable' as const, detail: 'renews the issued certificates at 80 % of their lifetime' }] : []),
       { kind: 'unit', target: UNIT_NAME, action: 'disable' },
@@ -31,6 +33,8 @@ export const finishStep: Step = {
   async apply(ctx) {
     // The report is final once this step is: write it as such (a power cut after this write leaves the
     // marker unwritten, and the step runs again).
+    // Settle saw the pool updated: the cluster's keys are on the node, the early ones can go (ssh-early.ts).
+    if (await removeEarlyKeys(ctx)) ctx.log.info("removed the early SSH keys: the keys in the cluster's MachineConfig are on the node now");
     const draft = ctx.report();
     // The journal says succeeded only after this step; the report written here is that outcome already.
     const r: Report = { ...draft, result: 'succeeded', finishedAt: new Date(ctx.clock.now()).toISOString(), steps: draft.steps.map((st) => (st.name === 'finish' ? { ...st, state: 'done' } : st)) };

@@ -2,6 +2,7 @@
 // The cluster steps (domain … trust) only apply and record which rollouts they started; settle then waits
 // for all of them at once, so the total is close to the longest rollout, not the sum.
 import type { Step } from '../engine/step';
+import { sshEarlyStep } from './ssh-early';
 import { networkStep } from './network';
 import { kubeletStep } from './kubelet';
 import { apiStep } from './api';
@@ -10,9 +11,10 @@ import { domainStep } from './domain/index';
 import { pullSecretStep } from './pull-secret';
 import { mirrorsStep } from './mirrors';
 import { trustStep } from './trust';
+import { sshKeyStep } from './ssh-key';
 import { nodeLabelsStep } from './node-labels';
 import { kubeadminStep } from './kubeadmin';
 import { settleStep } from './settle';
 import { finishStep } from './finish';
 
-export const STEPS: readonly Step[] = [networkStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, nodeLabelsStep, kubeadminStep, settleStep, finishStep];
+export const STEPS: readonly Step[] = [sshEarlyStep, networkStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, sshKeyStep, nodeLabelsStep, kubeadminStep, settleStep, finishStep];

@@ -5,11 +5,12 @@
 // The node: test/e2e/testbed/sno-node.ts (what is real and what is a stand-in is listed there).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { STEPS } from '../../src/steps/index';
 import { BANNER_PATH, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, UNIT_NAME } from '../../src/paths';
 import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
-import { eventually, factoryNode, siteConfigYaml, SITE_LAN, type AgentJournal, type SnoNode } from './testbed/sno-node';
+import { CORE, eventually, factoryNode, siteConfigYaml, SITE_LAN, SITE_SSH_KEY, type AgentJournal, type SnoNode } from './testbed/sno-node';
+import type { Machine } from './testbed/machine';
 
 const bed = new Testbed();
 after(async () => {
@@ -38,6 +39,34 @@ referenceEndState.catch(() => undefined);
 function phaseIndexes(samples: string[], phases: string[]): number[] {
   const all = [...phases, `site-config "${CONFIG_NAME}" applied`];
   return samples.map((s) => all.findIndex((p) => s === p || s.startsWith(`${p}: `)));
+}
+
+const EARLY_KEYS = `${CORE.home}/.ssh/authorized_keys.d/sno-reconfigure`;
+interface EarlyKeys {
+  mode: number;
+  uid: number;
+  gid: number;
+  text: string;
+}
+/** The early SSH keys file as first seen on the running node (polled: it lives from the first step to finish). */
+function watchEarlyKeys(m: Machine): { stop(): EarlyKeys | undefined } {
+  let seen: EarlyKeys | undefined;
+  const timer = setInterval(() => {
+    if (seen) return;
+    try {
+      const st = statSync(m.livePath(EARLY_KEYS));
+      seen = { mode: st.mode & 0o777, uid: st.uid, gid: st.gid, text: readFileSync(m.livePath(EARLY_KEYS), 'utf8') };
+    } catch {
+      // not written yet
+    }
+  }, 50);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return seen;
+    },
+  };
 }
 
 const cut = (j: AgentJournal | undefined, step: string) => j?.steps[step]?.state === 'running';
@@ -69,6 +98,7 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
 
         // --- the technician plugs the stick in
         const sampler = node.sampleStatusText();
+        const earlyKeys = watchEarlyKeys(m);
         await bed.insertMedia(m, { 'site-config.yaml': SITE_CONFIG });
         let samples: string[] = [];
         try {
@@ -103,6 +133,13 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
         // The README's sample journal comes from here: SNO_E2E_JOURNAL_TO=<file> keeps this run's journal as a technician reads it.
         if (process.env.SNO_E2E_JOURNAL_TO) writeFileSync(process.env.SNO_E2E_JOURNAL_TO, (await m.journalctl('-u', UNIT_NAME, '-o', 'short-iso')).stdout);
         assert.equal((await m.journalctl('-u', UNIT_NAME, '-p', 'err', '-o', 'cat')).stdout, '');
+
+        // --- spec.ssh: the site's key could log in from the first step on (0600, core's), before the network
+        // step; it is gone once the cluster's MachineConfig has it
+        assert.deepEqual(earlyKeys.stop(), { mode: 0o600, uid: CORE.uid, gid: CORE.gid, text: `${SITE_SSH_KEY}\n` }, 'the early keys were on the node during the run');
+        assert.equal(node.exists(EARLY_KEYS), false, 'the early keys are removed at the end');
+        const earlyLine = entries.findIndex((e) => e.log?.step === 'ssh-early' && /SSH key\(s\) of the site can log in as core/.test(e.log.msg));
+        assert.ok(earlyLine >= 0 && earlyLine < entries.findIndex((e) => e.log?.step === 'network'), 'the early keys are written before the network step');
 
         // --- StatusText followed the phases: every sample is one of them (or its progress line), in run order
         const idx = phaseIndexes(samples, phases);

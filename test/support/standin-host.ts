@@ -45,6 +45,9 @@ export interface StandInNode {
  * `kubelet`: how the node's kubelet is — 'held' (what `prepare` leaves with our MachineConfig: enabled, kept
  * down by the hold file), 'masked' (a node prepared by hand), or 'running' (a factory node before `prepare`).
  */
+/** The key `core` has at the factory (as the simulator's 99-master-ssh holds it). */
+export const FACTORY_SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFactoryKeyForSimulatedSNO factory@example.com';
+
 export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[]; simControlUrl?: string; extraEnv?: NodeJS.ProcessEnv; kubelet?: 'held' | 'masked' | 'running' } = {}): StandInNode {
   const dir = mkdtempSync(path.join(tmpdir(), 'sno-node-'));
   const root = path.join(dir, 'root');
@@ -54,6 +57,11 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
   chmodSync(TOOL_SCRIPT, 0o755);
   for (const t of STAND_IN_TOOLS) symlinkSync(TOOL_SCRIPT, path.join(bin, t));
   writeFileSync(path.join(root, 'etc', 'hostname'), `${opts.nodeName ?? 'sno1-node'}\n`);
+  // RHCOS's users: Ignition creates `core` at first boot, its home under /var/home (/home links there), and the
+  // MCD keeps the cluster's keys in authorized_keys.d/ignition (RHCOS 9).
+  writeFileSync(path.join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/bash\ncore:x:1000:1000:CoreOS Admin:/var/home/core:/bin/bash\n');
+  mkdirSync(path.join(root, 'var/home/core/.ssh/authorized_keys.d'), { recursive: true, mode: 0o700 });
+  writeFileSync(path.join(root, 'var/home/core/.ssh/authorized_keys.d/ignition'), `${FACTORY_SSH_KEY}\n`, { mode: 0o600 });
   const kubelet = opts.kubelet ?? 'held';
   writeFileSync(path.join(standinDir, 'units.json'), JSON.stringify({ 'kubelet.service': { enabled: kubelet === 'masked' ? 'masked' : 'enabled', active: kubelet === 'running' ? 'active' : 'inactive' }, 'sno-reconfigure.service': { enabled: 'enabled', active: 'active' } }));
   if (kubelet === 'held') {

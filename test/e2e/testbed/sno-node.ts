@@ -16,7 +16,7 @@
 // `sno-reconfigure prepare`, and powers it off gracefully for shipping. The node is then "at the site": its
 // LAN is the site's, and the next boot() is the technician powering it on.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, chmodSync } from 'node:fs';
+import { chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, chmodSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -476,6 +476,9 @@ export function clusterFacts(store: Store): Record<string, unknown> {
 }
 
 /** The site-config the technician brings (YAML), for this cluster and the site LAN. */
+/** The key the site's technicians log in with (spec.ssh). */
+export const SITE_SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@store42.example.com';
+
 export function siteConfigYaml(opts: { name?: string; spec?: Record<string, unknown> } = {}): string {
   const registryPort = `${SITE_REGISTRY.name}:8443`;
   const spec: Record<string, unknown> = {
@@ -492,11 +495,26 @@ export function siteConfigYaml(opts: { name?: string; spec?: Record<string, unkn
     },
     pullSecret: { auths: { [registryPort]: { auth: Buffer.from('store42:not-a-real-password').toString('base64'), email: 'ops@store42.example.com' } } },
     imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: [`${registryPort}/ocp/release`] }],
+    ssh: { authorizedKeys: [SITE_SSH_KEY], factoryKeys: 'replace' },
     // Short waits: the simulated cluster is fast, and a test must fail in minutes, not the field's 45.
     timeouts: { network: '2m', kubelet: '2m', apiReady: '3m', csr: '3m', settle: '5m', settleStability: '2s' },
     ...opts.spec,
   };
   return stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: opts.name ?? 'store-0042' }, spec });
+}
+
+/** RHCOS's `core` user as Ignition leaves it (uid 1000, home under /var/home), with the MCD's key fragment. */
+export const CORE = { uid: 1000, gid: 1000, home: '/var/home/core' } as const;
+function addCoreUser(m: Machine): void {
+  m.writeFile('/etc/passwd', `${m.readFile('/etc/passwd')}core:x:${CORE.uid}:${CORE.gid}:CoreOS Admin:${CORE.home}:/bin/bash\n`);
+  m.writeFile('/etc/group', `${m.readFile('/etc/group')}core:x:${CORE.gid}:\n`);
+  const ssh = `${CORE.home}/.ssh`;
+  for (const dir of [CORE.home, ssh, `${ssh}/authorized_keys.d`]) {
+    mkdirSync(m.path(dir), { recursive: true, mode: 0o700 });
+    chownSync(m.path(dir), CORE.uid, CORE.gid);
+  }
+  m.writeFile(`${ssh}/authorized_keys.d/ignition`, 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFactoryKeyForSimulatedSNO factory@example.com\n', 0o600);
+  chownSync(m.path(`${ssh}/authorized_keys.d/ignition`), CORE.uid, CORE.gid);
 }
 
 /** Seeds a running cluster on the node's disk, as the factory installation left it; the kubeconfigs where RHCOS has them. */
@@ -538,6 +556,7 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
     ...(opts.durations ? { durations: opts.durations } : {}),
   };
   await bed.installIgnition(m, baseIgnition(simOptions));
+  addCoreUser(m);
   let binds: Bind[] = PROJECT_BINDS;
   if (podman) {
     await bed.installIgnition(m, podmanFactoryIgnition());

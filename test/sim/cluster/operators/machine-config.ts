@@ -20,7 +20,7 @@ import { RolloutOperator, type Desired, type Problem } from './base';
 import { mergeConditions, type Condition, type WantedCondition } from './status';
 
 export interface MachineConfigState {
-  /** Input key (pull-secret, idms/<name>, itms/<name>, icsp/<name>, mc/<name>) → content hash. */
+  /** Input key (pull-secret, idms/, itms/, icsp/, mc/ and passwd/<name>) → content hash. */
   sources: Record<string, string>;
   rendered: string;
   /** What the MCD does on the node to apply this config (from the previous one). */
@@ -89,7 +89,11 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
       const name = mc.metadata?.name ?? '';
       const role = mc.metadata?.labels?.[`${MCO_ANN}/role`];
       if (name.startsWith('rendered-') || role !== POOL) continue;
-      sources[`mc/${name}`] = sha256(JSON.stringify(mc.spec ?? {}));
+      // passwd (core's SSH keys) apart from the rest: the MCD applies it without a reboot (postConfigAction).
+      const spec = (mc.spec ?? {}) as { config?: { passwd?: unknown } };
+      const { passwd, ...config } = spec.config ?? {};
+      sources[`mc/${name}`] = sha256(JSON.stringify({ ...spec, config }));
+      if (passwd !== undefined) sources[`passwd/${name}`] = sha256(JSON.stringify(passwd));
     }
     const sorted = Object.fromEntries(Object.entries(sources).sort(([a], [b]) => a.localeCompare(b)));
     const hash = sha256(JSON.stringify(sorted));
@@ -258,7 +262,11 @@ export function postConfigAction(before: Record<string, string>, after: Record<s
     const now = after[key];
     if (was === now) continue;
     const kind = key.split('/')[0];
-    if (kind === 'pull-secret') continue;
+    // The pull secret (/var/lib/kubelet/config.json) needs nothing; nor does core's sshAuthorizedKeys, the only
+    // passwd field the MCD changes: passwd is not a file, and only OS image, kernel arguments, FIPS, units, kernel
+    // type and extensions reboot (machine-config-operator release-4.12…4.16 pkg/daemon/update.go
+    // calculatePostConfigChangeAction; updateSSHKeys writes the keys in place).
+    if (kind === 'pull-secret' || kind === 'passwd') continue;
     if (kind === 'idms' || kind === 'icsp') {
       // A new IDMS/ICSP adds digest-only mirrors (safe); editing or deleting one may remove mirrors (not safe).
       if (was !== undefined) registries = 'unsafe';

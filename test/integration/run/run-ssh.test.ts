@@ -1,0 +1,83 @@
+// spec.ssh through whole runs against the simulator (issue 18): the site's keys are on the node before the
+// network step, then in the MachineConfig 99-master-ssh (replace or keep), rolled out without a reboot; the
+// early file goes once settle saw the pool updated; a re-run changes nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { R } from '../../../src/cluster/resources';
+import { siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
+import { FACTORY_SSH_KEY } from '../../support/standin-host';
+
+const SITE_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
+const FILE_KEY = 'ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBE7lLw3+Zq0aGfyU3FQ9GEu8d5OZf2gnVzvLcCKQ4nq3W+X3YNVZ3pyX6y3Vv3nI8o7R0m9dZ2vXh0bCM0b7pHo= store@example.com';
+const EARLY = 'var/home/core/.ssh/authorized_keys.d/sno-reconfigure';
+
+const coreKeys = (s: Scenario): string[] => {
+  const mc = s.sim.store.get(R.machineConfigs, '99-master-ssh') as { spec: { config: { passwd: { users: { name: string; sshAuthorizedKeys: string[] }[] } } } };
+  return mc.spec.config.passwd.users.find((u) => u.name === 'core')!.sshAuthorizedKeys;
+};
+
+test('factoryKeys replace: keys on the node before the network, then only the site keys in 99-master-ssh, no reboot, early file removed', async () => {
+  const s = await startScenario();
+  try {
+    let reboots = 0;
+    s.sim.events.on('reboot', () => reboots++);
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], authorizedKeysFile: 'core-keys.pub', factoryKeys: 'replace' }, timeouts: { settleStability: '2s' } } }),
+      'core-keys.pub': `# store team\n${FILE_KEY}\n${SITE_KEY}\n`,
+    });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    const messages = res.logs.map((l) => l.msg);
+    const early = messages.findIndex((m) => /2 SSH key\(s\) of the site can log in as core, before the network changes; the factory's key keeps working until/.test(m));
+    const network = res.logs.findIndex((l) => l.step === 'network');
+    assert.ok(early >= 0 && network > early, `the early keys are written before the network step:\n${messages.slice(0, 12).join('\n')}`);
+    assert.deepEqual(coreKeys(s), [SITE_KEY, FILE_KEY], "only the site's keys, each once");
+    assert.equal(reboots, 0, 'an SSH key change does not reboot the node');
+    assert.equal(existsSync(path.join(s.node.root, EARLY)), false, 'the early file is removed at the end');
+    assert.ok(messages.some((m) => /removed the early SSH keys/.test(m)));
+    assert.deepEqual(readFileSync(path.join(s.node.root, 'var/home/core/.ssh/authorized_keys.d/ignition'), 'utf8'), `${FACTORY_SSH_KEY}\n`, "Ignition's fragment is the MCD's, never touched");
+    const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { changes: { kind: string; target: string; action: string; detail?: string }[] };
+    assert.deepEqual(report.changes.find((c) => c.kind === 'MachineConfig' && c.target === '99-master-ssh'), { kind: 'MachineConfig', target: '99-master-ssh', action: 'update', detail: "2 SSH key(s) for core, the factory's 1 key(s) removed; applied by the machine-config operator without a reboot" });
+
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    const before = s.sim.api.requests.length;
+    const again = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(again.code, 0, again.stdout.slice(-3000));
+    assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method !== 'GET' && r.path.includes('machineconfigs')).map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'no second write of the MachineConfig');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('the early file is 0600, owned by core, in a 0700 directory, and stays when the network step fails', async () => {
+  const s = await startScenario();
+  try {
+    // Stop the run after the early keys, where a wrong site network would leave it: the file must be usable then.
+    s.node.fail('nmstatectl', 'the site network does not come up');
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) });
+    const failed = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.notEqual(failed.code, 0);
+    const file = path.join(s.node.root, EARLY);
+    assert.equal(readFileSync(file, 'utf8'), `${SITE_KEY}\n`);
+    const st = statSync(file);
+    assert.equal(st.mode & 0o777, 0o600);
+    assert.deepEqual([st.uid, st.gid], [1000, 1000], 'owned by core (uid and gid from /etc/passwd)');
+    assert.equal(statSync(path.dirname(file)).mode & 0o777, 0o700);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('factoryKeys keep: the factory key stays beside the site key in 99-master-ssh', async () => {
+  const s = await startScenario();
+  try {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY, FACTORY_SSH_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY], 'the factory key first, the site key added, none twice');
+  } finally {
+    await s.cleanup();
+  }
+});

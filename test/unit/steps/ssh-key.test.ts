@@ -1,0 +1,43 @@
+// The pure parts of spec.ssh: key-line checks, the installer's multi-line key entries, replace and keep.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { desiredKeys, keyLines } from '../../../src/steps/ssh-key';
+import { distinctKeys, sshPublicKeyProblem } from '../../../src/siteconfig/ssh-keys';
+
+/** An OpenSSH ed25519 public key line, built from a real key (RFC 8709: string "ssh-ed25519", string key). */
+function ed25519Line(comment: string): string {
+  const raw = generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  const str = (b: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, b.length]), b]);
+  return `ssh-ed25519 ${Buffer.concat([str(Buffer.from('ssh-ed25519')), str(raw)]).toString('base64')} ${comment}`;
+}
+
+test('key lines: a real key passes; wrong type, options, truncation and private keys are named', () => {
+  const key = ed25519Line('ops@example.com');
+  assert.equal(sshPublicKeyProblem(key), undefined);
+  assert.equal(sshPublicKeyProblem(key.replace('ops@example.com', '')), undefined, 'the comment is optional');
+  const rows: [string, RegExp][] = [
+    [key.replace(/^ssh-ed25519/, 'ssh-rsa'), /says 'ssh-rsa' but holds a key of type 'ssh-ed25519'/],
+    [`command="/bin/true" ${key}`, /has options before the key type/],
+    ['ssh-ed25519 AAAA', /is not a complete ssh-ed25519 key/],
+    ['ssh-ed25519 not*base64', /is not a complete ssh-ed25519 key/],
+    ['-----BEGIN OPENSSH PRIVATE KEY-----', /is a PRIVATE key/],
+    ['ssh-dss AAAAB3NzaC1kc3M=', /does not start with an SSH public key type/],
+  ];
+  for (const [line, message] of rows) assert.match(sshPublicKeyProblem(line) ?? '', message, line);
+});
+
+test("the installer's one entry with several lines counts as several keys; comments and blank lines are not keys", () => {
+  const [a, b] = [ed25519Line('a'), ed25519Line('b')];
+  assert.deepEqual(keyLines([`${a}\n${b}\n`, '# comment', '']), [a, b]);
+  assert.deepEqual(keyLines(undefined), []);
+});
+
+test('replace keeps only the site keys; keep adds them after the present ones; a key is never there twice', () => {
+  const [factory, site, other] = [ed25519Line('factory'), ed25519Line('site'), ed25519Line('other')];
+  assert.deepEqual(desiredKeys([factory], [site, other], 'replace'), [site, other]);
+  assert.deepEqual(desiredKeys([factory], [site], 'keep'), [factory, site]);
+  assert.deepEqual(desiredKeys([factory, site], [site], 'keep'), [factory, site]);
+  // The same key with another comment is the same key.
+  assert.deepEqual(distinctKeys([site, site.replace(/ site$/, ' renamed')]), [site]);
+});
