@@ -24,9 +24,6 @@ export interface PlanInput {
   ingressEndpoint?: Endpoint;
 }
 
-/** Steps that only read or only talk to the cluster: they need the API to say what they would do. */
-const NODE_STEPS = new Set(['network', 'kubelet', 'finish']);
-
 function describe(c: Change): string {
   return `${c.action} ${c.kind} ${c.target}${c.detail ? ` — ${c.detail}` : ''}`;
 }
@@ -56,7 +53,7 @@ export async function renderPlan(input: PlanInput): Promise<string> {
   for (const step of input.steps) {
     n += 1;
     lines.push(`${n}. ${step.title} [${step.name}]`);
-    if (!NODE_STEPS.has(step.name) && apiProblem) {
+    if (!step.nodeOnly && apiProblem) {
       lines.push(`   requires the API to plan in detail: ${apiProblem}`);
       continue;
     }

@@ -177,6 +177,8 @@ export interface Step {
   readonly name: StepName;
   /** Human title, e.g. "Apply the site network". */
   readonly title: string;
+  /** true for steps that only touch the node: `plan` details them even when the API is not up yet. */
+  readonly nodeOnly?: true;
   /** What apply would change, without changing anything (`plan`, `run --dry-run`). */
   plan(ctx: StepContext): Promise<Change[]>;
   /** true when the desired state is already in place (then apply is skipped). */

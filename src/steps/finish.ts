@@ -14,6 +14,7 @@ import { removeEarlyKeys } from './ssh-early';
 export const finishStep: Step = {
   name: 'finish',
   title: 'Write the report and disable the service',
+  nodeOnly: true,
 
   async plan(ctx) {
     return [

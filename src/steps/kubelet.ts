@@ -22,6 +22,7 @@ async function activeSince(host: Host): Promise<string | undefined> {
 export const kubeletStep: Step = {
   name: 'kubelet',
   title: 'Start kubelet',
+  nodeOnly: true,
 
   async plan(ctx) {
     const enabled = await unitQuery(ctx.host, 'is-enabled', KUBELET_UNIT);

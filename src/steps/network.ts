@@ -82,6 +82,7 @@ async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{
 export const networkStep: Step = {
   name: 'network',
   title: 'Apply the site network',
+  nodeOnly: true,
 
   async plan(ctx): Promise<Change[]> {
     const net = ctx.site.resolved.network;

@@ -53,6 +53,7 @@ export async function removeEarlyKeys(ctx: StepContext): Promise<boolean> {
 export const sshEarlyStep: Step = {
   name: 'ssh-early',
   title: 'Let the site log in over SSH',
+  nodeOnly: true,
 
   async plan(ctx) {
     const p = await pending(ctx);
