@@ -6,6 +6,8 @@ import { BASELINE_FILE, KUBELET_BOOTSTRAP_KUBECONFIG } from '../paths';
 
 /** What `prepare` recorded at the factory (optional: a node prepared by hand has none). */
 export interface Baseline {
+  /** When the factory ran `prepare` (ISO 8601): the node's clock cannot be earlier. */
+  preparedAt?: string;
   clusterName?: string;
   baseDomain?: string;
   nodeName?: string;

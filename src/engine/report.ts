@@ -2,6 +2,7 @@
 // each step took, the warnings, and where the hand-off kubeconfig is.
 import type { JournalData } from './journal';
 import type { Change, StepName } from './step';
+import { formatDuration } from '../siteconfig/duration';
 
 export interface ReportStep {
   name: StepName;
@@ -23,6 +24,17 @@ export function certificateLines(certs: readonly CertificateExpiry[]): string[] 
     .map((c) => `${c.role} certificate (${c.names.join(', ')}) expires ${c.notAfter.slice(0, 10)}${c.source === 'issued' ? '' : ' (provided by the site)'}`);
 }
 
+/** chronyd's threshold (`makestep 1.0 3`): a smaller offset is slewed away, a larger one is a wrong clock. */
+export const CLOCK_STEP_THRESHOLD_S = 1;
+
+/** The clock step's finding as a sentence (the journal, `status`); `sources` are the site's NTP servers. */
+export function clockLine(c: NonNullable<JournalData['facts']['clock']>, sources?: string): string {
+  if (!c.synchronised) return `The node's clock is not synchronised${sources ? ` with the site's NTP servers (${sources})` : ' with an NTP server'}; it keeps its own time`;
+  const corrected = c.correctedSeconds ?? 0;
+  const fixed = Math.abs(corrected) >= CLOCK_STEP_THRESHOLD_S ? `; it was ${formatDuration(Math.round(Math.abs(corrected) * 1000))} ${corrected > 0 ? 'behind' : 'ahead'} and was set right` : '';
+  return `The node's clock is synchronised with ${c.source ?? 'its NTP source'}, ${Math.abs(c.offsetSeconds ?? 0).toFixed(3)} s from NTP time${fixed}`;
+}
+
 export interface Report {
   result: 'succeeded' | 'failed' | 'in-progress';
   siteConfig: { name?: string; digest?: string; source?: JournalData['source'] };
@@ -31,7 +43,7 @@ export interface Report {
   durationMs?: number;
   /** How many times the agent started on this config (reboots, restarts after failures). */
   starts: number;
-  node: { name?: string; addresses?: string[] };
+  node: { name?: string; addresses?: string[]; clock?: JournalData['facts']['clock'] };
   cluster: { name?: string; oldBaseDomain?: string; newBaseDomain?: string; version?: string; apiUrl?: string; consoleUrl?: string };
   /** The admin kubeconfig for the new API name (state directory, mode 0600). */
   kubeconfig?: string;
@@ -70,7 +82,7 @@ export function buildReport(j: JournalData, titles: readonly { name: StepName; t
     ...(finishedAt ? { finishedAt } : {}),
     ...(j.startedAt ? { durationMs: (finishedAt ? Date.parse(finishedAt) : now.getTime()) - Date.parse(j.startedAt) } : {}),
     starts: j.starts,
-    node: { name: j.facts.nodeName, addresses: j.facts.nodeAddresses },
+    node: { name: j.facts.nodeName, addresses: j.facts.nodeAddresses, ...(j.facts.clock ? { clock: j.facts.clock } : {}) },
     cluster: {
       name: cluster,
       oldBaseDomain: j.facts.oldBaseDomain,

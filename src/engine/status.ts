@@ -5,7 +5,7 @@ import { STATE_FILES } from '../paths';
 import { formatDuration } from '../siteconfig/duration';
 import { readJournal, type JournalData } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
-import { certificateLines, stepSummary, type CertificateExpiry, type ReportStep } from './report';
+import { certificateLines, clockLine, stepSummary, type CertificateExpiry, type ReportStep } from './report';
 import type { StepName } from './step';
 
 export interface StatusView {
@@ -19,6 +19,7 @@ export interface StatusView {
   lastError?: JournalData['lastError'];
   warnings: string[];
   certificates?: CertificateExpiry[];
+  clock?: JournalData['facts']['clock'];
   report?: string;
   journal: string;
 }
@@ -52,6 +53,7 @@ export async function readStatus(host: Host, stateDir: string, doneMarker: strin
     ...(j.lastError ? { lastError: j.lastError } : {}),
     warnings: j.warnings,
     ...(j.facts.certificates?.length ? { certificates: j.facts.certificates } : {}),
+    ...(j.facts.clock ? { clock: j.facts.clock } : {}),
     ...(report ? { report } : {}),
     journal: journalFile,
   };
@@ -86,6 +88,7 @@ export function renderStatus(v: StatusView, now = Date.now()): string {
     for (const p of v.lastError.problems ?? []) lines.push(`  - ${p.path}: ${p.message}`);
     if (v.lastError.remedy) lines.push(`What to do: ${v.lastError.remedy}`);
   }
+  if (v.clock) lines.push('', `Clock (${v.clock.checkedAt}): ${clockLine(v.clock)}.`);
   if (v.certificates?.length) {
     lines.push('', 'Certificates:', ...certificateLines(v.certificates).map((l) => `  ${l}`));
     if (v.certificates.some((c) => c.source === 'issued')) lines.push('  Renew the issued ones before then with `sno-reconfigure renew-certificates` (it renews at 80 % of their lifetime).');

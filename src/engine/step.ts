@@ -11,6 +11,7 @@ import type { Report } from './report';
 export type StepName =
   | 'ssh-early'
   | 'network'
+  | 'clock'
   | 'kubelet'
   | 'api'
   | 'csr'
@@ -19,6 +20,7 @@ export type StepName =
   | 'mirrors'
   | 'trust'
   | 'ssh-key'
+  | 'chrony'
   | 'node-labels'
   | 'kubeadmin'
   | 'settle'
@@ -131,6 +133,11 @@ export interface RunFacts {
   newApiKubeconfigExpires?: string;
   /** The certificates serving the new names, with their expiry (domain step; renew-certificates updates them). */
   certificates?: { role: string; secret: string; names: string[]; notAfter: string; source: 'issued' | 'provided' }[];
+  /**
+   * The node's clock when the clock step checked it: chronyd's source and remaining offset (seconds, positive
+   * when ahead), and how far it was set right (seconds, positive when it was behind) (clock step).
+   */
+  clock?: { checkedAt: string; synchronised: boolean; source?: string; offsetSeconds?: number; correctedSeconds?: number };
   /** The rollouts the cluster steps started, for settle (`rollouts.ts`). */
   expectedRollouts?: string[];
 }

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { Document } from 'yaml';
 import { UNIT_NAME, KUBELET_UNIT } from '../paths';
-import { IGNITION_VERSION, ignitionFile, type IgnitionConfig, type IgnitionFile, type IgnitionUnit } from './ignition';
+import { IGNITION_VERSION, ignitionFile, type IgnitionConfig, type IgnitionFile, type IgnitionUnit } from '../cluster/ignition';
 import { renderDispatcherScript, renderNodeIpDropins, renderNodeIpHint, type InternalAddress } from './internal-ip';
 import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from './layout';
 import { defaultPodmanSettings, parseNodeImageRef, renderPodmanLauncher, renderRuntimeEnv } from './podman';

@@ -377,6 +377,7 @@ function resolvedForm(doc: SiteConfigDocument, spec: unknown, fields: CheckedFie
     ...(doc.spec.certificateRenewal ? { certificateRenewal: doc.spec.certificateRenewal } : {}),
     ...(doc.spec.nodeLabels ? { nodeLabels: { set: doc.spec.nodeLabels.set ?? {}, remove: doc.spec.nodeLabels.remove ?? [] } } : {}),
     ...(doc.spec.ssh && contents.sshKeys ? { ssh: { authorizedKeys: contents.sshKeys, factoryKeys: doc.spec.ssh.factoryKeys } } : {}),
+    ...(doc.spec.ntp ? { ntp: { servers: doc.spec.ntp.servers ?? [], pools: doc.spec.ntp.pools ?? [] } } : {}),
     ...(doc.spec.kubeadminPassword ? { kubeadminPassword: doc.spec.kubeadminPassword.hash !== undefined ? { hash: doc.spec.kubeadminPassword.hash } : { remove: true as const } } : {}),
     timeouts: fields.timeouts,
   };

@@ -15,6 +15,7 @@
 // - `spec.kubeadminPassword`: `hash` (bcrypt) for a new kubeadmin password, or `remove: true` to delete kubeadmin.
 // - `spec.ssh`: public keys for `core` (`authorizedKeys` and/or `authorizedKeysFile`) and what happens to the
 //   factory's key (`factoryKeys: replace | keep`, required: the choice is the site's, never a default).
+// - `spec.ntp`: the site's time sources for chronyd, `servers` and/or `pools` (host names or IP addresses).
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
 import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamilyWithZone, isMacAddress, repositoryProblem } from './net';
@@ -24,7 +25,7 @@ import type { ValidationProblem } from './types';
 
 export const API_VERSION = 'sno-reconfigure.io/v1';
 export const KIND = 'SiteConfig';
-export const TIMEOUT_KEYS = ['network', 'kubelet', 'apiReady', 'csr', 'settle', 'settleStability'] as const;
+export const TIMEOUT_KEYS = ['network', 'clock', 'kubelet', 'apiReady', 'csr', 'settle', 'settleStability'] as const;
 /** Timeouts beyond this are refused: a deadline that long would leave a stuck node unnoticed for days. */
 export const MAX_TIMEOUT_MS = 24 * 3_600_000;
 
@@ -143,6 +144,25 @@ const sshSchema = z
     if (ctx.value.authorizedKeys === undefined && ctx.value.authorizedKeysFile === undefined) ctx.issues.push({ code: 'custom', message: 'needs authorizedKeys (key lines) or authorizedKeysFile (a .pub file beside the site-config), or both', input: ctx.value });
   });
 
+/** A time source as chrony.conf's `server`/`pool` directives take it: a DNS name or an IP address, nothing else on the line. */
+const ntpSourceSchema = ruled((s) => {
+  if (ipFamilyWithZone(s) !== undefined) return undefined;
+  const p = hostnameProblem(s);
+  return p === undefined ? undefined : `'${s.slice(0, 60)}' is not a host name or IP address of an NTP server (${p}); chrony options are not accepted here`;
+});
+
+const ntpSchema = z
+  .strictObject({
+    servers: z.optional(z.array(ntpSourceSchema).check(z.minLength(1))),
+    pools: z.optional(z.array(ntpSourceSchema).check(z.minLength(1))),
+  })
+  .check((ctx) => {
+    const all = [...(ctx.value.servers ?? []), ...(ctx.value.pools ?? [])].map((s) => s.toLowerCase());
+    if (all.length === 0) ctx.issues.push({ code: 'custom', message: 'needs servers (single NTP servers) or pools (names that resolve to several), or both', input: ctx.value });
+    const twice = [...new Set(all.filter((s, i) => all.indexOf(s) !== i))];
+    if (twice.length > 0) ctx.issues.push({ code: 'custom', message: `${listForHumans(twice, 'and')} ${twice.length > 1 ? 'are' : 'is'} listed more than once (servers and pools together): give each time source once`, input: ctx.value });
+  });
+
 const nodeLabelsSchema = z.strictObject({
   set: z.optional(z.record(ruled(nodeLabelKeyProblem), ruled((v) => (v === '' || (v.length <= 63 && LABEL_NAME.test(v)) ? undefined : `'${v.slice(0, 70)}' is not a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)`)))),
   remove: z.optional(z.array(ruled(nodeLabelKeyProblem))),
@@ -173,6 +193,7 @@ export const specSchema = z.strictObject({
   nodeLabels: z.optional(nodeLabelsSchema),
   kubeadminPassword: z.optional(kubeadminSchema),
   ssh: z.optional(sshSchema),
+  ntp: z.optional(ntpSchema),
   timeouts: z.optional(timeoutsSchema),
   sha256: z.optional(z.record(z.string(), ruled((s) => (SHA256_HEX.test(s) ? undefined : 'must be a sha256 digest: 64 hex characters (sha256sum output), optionally prefixed with sha256:')))),
 });

@@ -31,6 +31,8 @@ export interface MirrorRule {
 /** Every wait's deadline in milliseconds (defaults applied; `spec.timeouts` overrides). */
 export interface Timeouts {
   network: number;
+  /** How long the clock step waits for chronyd to synchronise with the site's NTP servers. */
+  clock: number;
   kubelet: number;
   apiReady: number;
   csr: number;
@@ -41,6 +43,7 @@ export interface Timeouts {
 
 export const DEFAULT_TIMEOUTS: Timeouts = {
   network: 5 * 60_000,
+  clock: 3 * 60_000,
   kubelet: 5 * 60_000,
   apiReady: 30 * 60_000,
   csr: 20 * 60_000,
@@ -76,6 +79,8 @@ export interface ResolvedSiteConfig {
   kubeadminPassword?: { hash: string } | { remove: true };
   /** spec.ssh: the keys for `core` (inline and file, each once); `replace` drops the factory's keys, `keep` adds to them. */
   ssh?: { authorizedKeys: string[]; factoryKeys: 'replace' | 'keep' };
+  /** spec.ntp: chronyd's time sources at the site (each at least one entry when given; both empty never). */
+  ntp?: { servers: string[]; pools: string[] };
   timeouts: Timeouts;
 }
 

@@ -4,6 +4,7 @@
 import type { Step } from '../engine/step';
 import { sshEarlyStep } from './ssh-early';
 import { networkStep } from './network';
+import { clockStep } from './clock';
 import { kubeletStep } from './kubelet';
 import { apiStep } from './api';
 import { csrStep } from './csr';
@@ -12,9 +13,10 @@ import { pullSecretStep } from './pull-secret';
 import { mirrorsStep } from './mirrors';
 import { trustStep } from './trust';
 import { sshKeyStep } from './ssh-key';
+import { chronyStep } from './chrony';
 import { nodeLabelsStep } from './node-labels';
 import { kubeadminStep } from './kubeadmin';
 import { settleStep } from './settle';
 import { finishStep } from './finish';
 
-export const STEPS: readonly Step[] = [sshEarlyStep, networkStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, sshKeyStep, nodeLabelsStep, kubeadminStep, settleStep, finishStep];
+export const STEPS: readonly Step[] = [sshEarlyStep, networkStep, clockStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, sshKeyStep, chronyStep, nodeLabelsStep, kubeadminStep, settleStep, finishStep];

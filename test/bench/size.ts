@@ -1,4 +1,4 @@
-// Size of what goes on the node: the bundle raw, gzip -9 (what `render` embeds: src/render/ignition.ts) and
+// Size of what goes on the node: the bundle raw, gzip -9 (what `render` embeds: src/cluster/ignition.ts) and
 // base64 of that, and the rendered MachineConfig for both runtimes. Budgets from DESIGN.md section 6: the
 // MachineConfig is copied into the rendered config and stored in etcd (1.5 MiB per object).
 import { execFileSync } from 'node:child_process';

@@ -9,7 +9,7 @@ import { LocalHost } from '../../src/host/host';
 import { KUBELET_HOLD_FILE } from '../../src/paths';
 
 const TOOL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins', 'host-tool.cjs');
-export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'dig', 'ip', 'systemd-notify', 'agetty'];
+export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'dig', 'ip', 'chronyc', 'systemd-notify', 'agetty'];
 
 export interface ToolCall {
   tool: string;
@@ -37,6 +37,9 @@ export interface StandInNode {
   detachVolume(name: string): void;
   units(): Record<string, { enabled: string; active: string }>;
   nmstateHistory(): string[];
+  /** chronyd as the stand-in chronyc reports it (offset in seconds, positive when the clock is ahead). */
+  setChrony(state: { synchronised: boolean; source?: string; offset?: number }): void;
+  chrony(): { synchronised: boolean; source: string; offset: number; added: string[] };
   mounts(): Record<string, { device: string; options: string }>;
   cleanup(): void;
 }
@@ -114,6 +117,11 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
       return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as Record<string, { enabled: string; active: string }>) : {};
     },
     nmstateHistory: () => readLines(path.join(standinDir, 'nmstate', 'history.log')),
+    setChrony: (state) => writeFileSync(path.join(standinDir, 'chrony.json'), JSON.stringify({ source: '192.0.2.123', offset: 0.000012, added: [], ...state })),
+    chrony: () => {
+      const f = path.join(standinDir, 'chrony.json');
+      return existsSync(f) ? JSON.parse(readFileSync(f, 'utf8')) : { synchronised: true, source: '192.0.2.123', offset: 0.000012, added: [] };
+    },
     mounts: () => {
       const f = path.join(standinDir, 'mounts.json');
       return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as Record<string, { device: string; options: string }>) : {};

@@ -293,6 +293,39 @@ function ip() {
   process.stdout.write(JSON.stringify([{ ifindex: 1, ifname: 'lo', addr_info: [{ family: 'inet', local: '127.0.0.1', scope: 'host' }] }, { ifindex: 2, ifname: 'br-ex', addr_info: addrs.map((a) => ({ family: a.includes(':') ? 'inet6' : 'inet', local: a, scope: 'global' })) }]));
 }
 
+/**
+ * `chronyc`: the node's chronyd as $STANDIN_DIR/chrony.json says it is — { synchronised, source, offset (seconds,
+ * positive when the clock is ahead), added: [] }. Output is real chrony 4.3 output (test/fixtures/chrony) with
+ * only the reference and offset lines changed. `makestep` sets a synchronised clock right; `add` adds a source.
+ */
+function chronyc() {
+  failIfAsked(args.find((a) => !a.startsWith('-')));
+  const file = p('chrony.json');
+  const state = readJson(file, { synchronised: true, source: '192.0.2.123', offset: 0.000012, added: [] });
+  const fixture = (name) => fs.readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'chrony', name), 'utf8');
+  const verb = args.filter((a) => a !== '-n')[0];
+  if (verb === 'tracking') {
+    if (!state.synchronised) return process.stdout.write(fixture('tracking-unsynced.txt'));
+    const hex = state.source.split('.').map((n) => Number(n).toString(16).padStart(2, '0')).join('').toUpperCase();
+    const off = `${Math.abs(state.offset).toFixed(9)} seconds ${state.offset >= 0 ? 'fast' : 'slow'} of NTP time`;
+    return process.stdout.write(fixture('tracking-synced.txt').replace(/^(Reference ID\s*: ).*$/m, `$1${hex} (${state.source})`).replace(/^(System time\s*: ).*$/m, `$1${off}`));
+  }
+  if (verb === 'makestep') {
+    if (!state.synchronised) {
+      process.stdout.write(fixture('makestep-failure.txt'));
+      process.exit(1);
+    }
+    state.offset = 0.000001;
+  } else if (verb === 'add') {
+    state.added = [...(state.added ?? []), args.slice(args.indexOf('add') + 1).join(' ')];
+  } else {
+    process.stderr.write(`chronyc stand-in: unsupported command ${verb}\n`);
+    process.exit(1);
+  }
+  writeJson(file, state);
+  process.stdout.write('200 OK\n');
+}
+
 const tools = {
   systemctl,
   nmstatectl,
@@ -304,6 +337,7 @@ const tools = {
   getent,
   dig,
   ip,
+  chronyc,
   'systemd-notify': () => failIfAsked(),
   agetty: () => failIfAsked(),
 };

@@ -48,7 +48,7 @@ test('the full site-config resolves every field, files read, timeouts in ms', as
   assert.match(r.additionalTrustBundle!, /^-----BEGIN CERTIFICATE-----/);
   assert.match(r.certificates.api!.certPem, /BEGIN CERTIFICATE[\s\S]*BEGIN CERTIFICATE/);
   assert.match(r.certificates.ingress!.keyPem, /BEGIN PRIVATE KEY/);
-  assert.deepEqual(r.timeouts, { network: 600_000, kubelet: 300_000, apiReady: 3_600_000, csr: 1_200_000, settle: 5_400_000, settleStability: 90_000 });
+  assert.deepEqual(r.timeouts, { network: 600_000, clock: 180_000, kubelet: 300_000, apiReady: 3_600_000, csr: 1_200_000, settle: 5_400_000, settleStability: 90_000 });
   assert.deepEqual(site.warnings, []);
 });
 
