@@ -17,6 +17,8 @@ export const R = {
   ingresses: config('ingresses', 'Ingress'),
   apiServers: config('apiservers', 'APIServer'),
   images: config('images', 'Image'),
+  proxies: config('proxies', 'Proxy'),
+  networks: config('networks', 'Network'),
   imageDigestMirrorSets: config('imagedigestmirrorsets', 'ImageDigestMirrorSet'),
   imageTagMirrorSets: config('imagetagmirrorsets', 'ImageTagMirrorSet'),
   imageContentSourcePolicies: { group: 'operator.openshift.io', version: 'v1alpha1', plural: 'imagecontentsourcepolicies', kind: 'ImageContentSourcePolicy', namespaced: false },

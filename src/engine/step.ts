@@ -19,6 +19,7 @@ export type StepName =
   | 'pull-secret'
   | 'mirrors'
   | 'trust'
+  | 'proxy'
   | 'ssh-key'
   | 'chrony'
   | 'node-labels'

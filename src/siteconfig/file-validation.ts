@@ -130,6 +130,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     trustBundle: checkTrustBundleContent(f, spec, bytesOf, ctx.now),
     certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now: ctx.now }),
     sshKeys: checkSshKeys(f, spec, bytesOf),
+    proxyCa: checkPemBundleFile(f, get(spec, 'proxy', 'trustedCAFile'), 'spec.proxy.trustedCAFile', bytesOf, ctx.now),
   };
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
 
@@ -156,6 +157,7 @@ interface Contents {
   trustBundle: string | undefined;
   certificates: { api?: CertificatePair; ingress?: CertificatePair };
   sshKeys: string[] | undefined;
+  proxyCa: string | undefined;
 }
 
 type BytesOf = (field: string) => Buffer | undefined;
@@ -325,11 +327,17 @@ function checkTrustBundleContent(f: Findings, spec: unknown, bytesOf: BytesOf, n
   if (typeof inlineBundle === 'string' && bundleFile === undefined) {
     return validateInto(f, validateTrustBundle(inlineBundle, 'spec.additionalTrustBundle', now).findings) ? inlineBundle : undefined;
   }
-  const fileBytes = bytesOf('spec.additionalTrustBundleFile');
+  return checkPemBundleFile(f, bundleFile, 'spec.additionalTrustBundleFile', bytesOf, now);
+}
+
+/** A file of CA certificates (`field` names it, `ref` is its value): the PEM text when every certificate is usable. */
+function checkPemBundleFile(f: Findings, ref: unknown, field: string, bytesOf: BytesOf, now: Date): string | undefined {
+  const bundleFile = validValue(fileRef, ref);
+  const fileBytes = bytesOf(field);
   if (bundleFile === undefined || !fileBytes) return undefined;
-  const text = pemText(f, fileBytes, 'spec.additionalTrustBundleFile', bundleFile);
+  const text = pemText(f, fileBytes, field, bundleFile);
   if (text === undefined) return undefined;
-  return validateInto(f, validateTrustBundle(text, 'spec.additionalTrustBundleFile', now, noteFor(bundleFile)).findings) ? text : undefined;
+  return validateInto(f, validateTrustBundle(text, field, now, noteFor(bundleFile)).findings) ? text : undefined;
 }
 
 /** spec.ssh's keys: the inline lines (checked by the schema) and the file's, each key once. */
@@ -377,6 +385,16 @@ function resolvedForm(doc: SiteConfigDocument, spec: unknown, fields: CheckedFie
     ...(doc.spec.certificateRenewal ? { certificateRenewal: doc.spec.certificateRenewal } : {}),
     ...(doc.spec.nodeLabels ? { nodeLabels: { set: doc.spec.nodeLabels.set ?? {}, remove: doc.spec.nodeLabels.remove ?? [] } } : {}),
     ...(doc.spec.ssh && contents.sshKeys ? { ssh: { authorizedKeys: contents.sshKeys, factoryKeys: doc.spec.ssh.factoryKeys } } : {}),
+    ...(doc.spec.proxy
+      ? {
+          proxy: {
+            ...(doc.spec.proxy.httpProxy ? { httpProxy: doc.spec.proxy.httpProxy } : {}),
+            ...(doc.spec.proxy.httpsProxy ? { httpsProxy: doc.spec.proxy.httpsProxy } : {}),
+            noProxy: doc.spec.proxy.noProxy ?? [],
+            ...(contents.proxyCa !== undefined ? { trustedCA: contents.proxyCa } : {}),
+          },
+        }
+      : {}),
     ...(doc.spec.ntp ? { ntp: { servers: doc.spec.ntp.servers ?? [], pools: doc.spec.ntp.pools ?? [] } } : {}),
     ...(doc.spec.kubeadminPassword ? { kubeadminPassword: doc.spec.kubeadminPassword.hash !== undefined ? { hash: doc.spec.kubeadminPassword.hash } : { remove: true as const } } : {}),
     timeouts: fields.timeouts,
@@ -447,6 +465,7 @@ function collectReferences(spec: unknown): Reference[] {
     ['spec.certificates.ingress.certFile', ['certificates', 'ingress', 'certFile']],
     ['spec.certificates.ingress.keyFile', ['certificates', 'ingress', 'keyFile']],
     ['spec.ssh.authorizedKeysFile', ['ssh', 'authorizedKeysFile']],
+    ['spec.proxy.trustedCAFile', ['proxy', 'trustedCAFile']],
   ];
   const refs: Reference[] = [];
   for (const [field, keys] of fields) {

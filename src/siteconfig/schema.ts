@@ -16,10 +16,13 @@
 // - `spec.ssh`: public keys for `core` (`authorizedKeys` and/or `authorizedKeysFile`) and what happens to the
 //   factory's key (`factoryKeys: replace | keep`, required: the choice is the site's, never a default).
 // - `spec.ntp`: the site's time sources for chronyd, `servers` and/or `pools` (host names or IP addresses).
+// - `spec.proxy`: the cluster-wide proxy — `httpProxy`, `httpsProxy`, `noProxy` (a list) and `trustedCAFile`,
+//   checked the way the network operator checks Proxy/cluster (proxy-urls.ts).
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
 import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamilyWithZone, isMacAddress, repositoryProblem } from './net';
 import { sshPublicKeyProblem } from './ssh-keys';
+import { noProxyEntryProblem, proxyUrlProblem } from './proxy-urls';
 import { controlCharIndex, formatPath, listForHumans, type PathSegment } from './problems';
 import type { ValidationProblem } from './types';
 
@@ -163,6 +166,19 @@ const ntpSchema = z
     if (twice.length > 0) ctx.issues.push({ code: 'custom', message: `${listForHumans(twice, 'and')} ${twice.length > 1 ? 'are' : 'is'} listed more than once (servers and pools together): give each time source once`, input: ctx.value });
   });
 
+const proxySchema = z
+  .strictObject({
+    httpProxy: z.optional(ruled((s) => proxyUrlProblem(s, ['http']))),
+    httpsProxy: z.optional(ruled((s) => proxyUrlProblem(s, ['http', 'https']))),
+    noProxy: z.optional(z.array(ruled(noProxyEntryProblem)).check(z.minLength(1))),
+    trustedCAFile: z.optional(fileRef),
+  })
+  .check((ctx) => {
+    if (ctx.value.httpProxy === undefined && ctx.value.httpsProxy === undefined) ctx.issues.push({ code: 'custom', message: 'needs httpProxy or httpsProxy (or both): the network operator refuses a proxy without either', input: ctx.value });
+    const list = ctx.value.noProxy ?? [];
+    if (list.includes('*') && list.length > 1) ctx.issues.push({ code: 'custom', message: "'*' (no proxy for anything) must be the only entry", input: ctx.value, path: ['noProxy'] });
+  });
+
 const nodeLabelsSchema = z.strictObject({
   set: z.optional(z.record(ruled(nodeLabelKeyProblem), ruled((v) => (v === '' || (v.length <= 63 && LABEL_NAME.test(v)) ? undefined : `'${v.slice(0, 70)}' is not a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)`)))),
   remove: z.optional(z.array(ruled(nodeLabelKeyProblem))),
@@ -194,6 +210,7 @@ export const specSchema = z.strictObject({
   kubeadminPassword: z.optional(kubeadminSchema),
   ssh: z.optional(sshSchema),
   ntp: z.optional(ntpSchema),
+  proxy: z.optional(proxySchema),
   timeouts: z.optional(timeoutsSchema),
   sha256: z.optional(z.record(z.string(), ruled((s) => (SHA256_HEX.test(s) ? undefined : 'must be a sha256 digest: 64 hex characters (sha256sum output), optionally prefixed with sha256:')))),
 });

@@ -81,6 +81,8 @@ export interface ResolvedSiteConfig {
   ssh?: { authorizedKeys: string[]; factoryKeys: 'replace' | 'keep' };
   /** spec.ntp: chronyd's time sources at the site (each at least one entry when given; both empty never). */
   ntp?: { servers: string[]; pools: string[] };
+  /** spec.proxy: Proxy/cluster's spec (URLs may hold credentials: never logged), its CA bundle as PEM. */
+  proxy?: { httpProxy?: string; httpsProxy?: string; noProxy: string[]; trustedCA?: string };
   timeouts: Timeouts;
 }
 

@@ -12,6 +12,7 @@ import { domainStep } from './domain/index';
 import { pullSecretStep } from './pull-secret';
 import { mirrorsStep } from './mirrors';
 import { trustStep } from './trust';
+import { proxyStep } from './proxy';
 import { sshKeyStep } from './ssh-key';
 import { chronyStep } from './chrony';
 import { nodeLabelsStep } from './node-labels';
@@ -19,4 +20,4 @@ import { kubeadminStep } from './kubeadmin';
 import { settleStep } from './settle';
 import { finishStep } from './finish';
 
-export const STEPS: readonly Step[] = [sshEarlyStep, networkStep, clockStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, sshKeyStep, chronyStep, nodeLabelsStep, kubeadminStep, settleStep, finishStep];
+export const STEPS: readonly Step[] = [sshEarlyStep, networkStep, clockStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, proxyStep, sshKeyStep, chronyStep, nodeLabelsStep, kubeadminStep, settleStep, finishStep];

@@ -27,6 +27,7 @@ import { ConfigRejectedError, StepError, type Change, type Step, type StepContex
 import type { MirrorRule } from '../siteconfig/types';
 import { createOrUpdate, MANAGED_BY, MANAGED_BY_LABEL, sameJson, updateObject } from '../cluster/objects';
 import { resilient } from './resilient';
+import { clusterVersion } from './cluster-version';
 import { MASTER_POOL, recordRollouts } from './rollouts';
 import { notInPlace } from './not-in-place';
 
@@ -151,14 +152,6 @@ export function uncoveredTagPulls(catalogs: CatalogSource[], tagRules: MirrorRul
 
 export function tagPullWarning(c: TagPulledCatalog): string {
   return `CatalogSource ${c.name} pulls ${c.image} by tag; without an imageTagMirrors entry for it, it cannot pull at a disconnected site`;
-}
-
-async function clusterVersion(ctx: StepContext, client: ClusterClient): Promise<string> {
-  if (ctx.facts.clusterVersion) return ctx.facts.clusterVersion;
-  const cv = await client.get<KubeObject & { status?: { desired?: { version?: string }; history?: { version?: string; state?: string }[] } }>(R.clusterVersions, 'version');
-  const version = cv?.status?.desired?.version ?? cv?.status?.history?.find((h) => h.state === 'Completed')?.version;
-  if (!version) throw new StepError('cannot tell the OpenShift version: ClusterVersion "version" has no status.desired.version', 'Check `oc get clusterversion`; the agent retries after a restart.');
-  return version;
 }
 
 /** Lists a kind, treating "this cluster has no such API" (404: IDMS/ITMS below 4.13) as empty. */

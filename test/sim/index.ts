@@ -40,6 +40,7 @@ import { bootstrapGroupsFor, clusterNames, nodeAdminClientValidity, resolveOptio
 import { NodeNames } from './cluster/names';
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
+import { NetworkProxyController } from './cluster/operators/network-proxy';
 import { CLUSTER_OPERATORS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
 import { newState, StateFile, type ClusterIdentity } from './cluster/state';
 
@@ -247,7 +248,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
       kubelet.start();
     },
   });
-  const operators: OperatorView[] = [kubeApiserver, openshiftApiserver, authentication, consoleOp, ingress, machineConfig];
+  const operators: OperatorView[] = [kubeApiserver, openshiftApiserver, authentication, consoleOp, ingress, machineConfig, new NetworkProxyController(ctx)];
   const router = new Router(ctx);
   const csrSigner = new CsrSigner(ctx, apiCa, signers.csrSigner);
 

@@ -268,6 +268,8 @@ export const SERVED_FROM_CRDS: readonly { type: ResourceType; served?: Partial<S
   { type: R.ingresses },
   { type: R.apiServers },
   { type: R.images },
+  { type: R.proxies },
+  { type: R.networks },
   { type: R.imageDigestMirrorSets, served: { sinceMinor: 13 } },
   { type: R.imageTagMirrorSets, served: { sinceMinor: 13 } },
   { type: R.imageContentSourcePolicies },

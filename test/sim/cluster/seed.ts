@@ -12,6 +12,7 @@ import type { SimClock } from './clock';
 import { nodeLabels } from './kubelet';
 import { clusterNames, minorVersion, type ResolvedOptions } from './options';
 import { b64 } from './x509';
+import { stringify } from 'yaml';
 
 /** The cluster's signers (OpenShift keeps each in a kubernetes.io/tls secret, tls.crt + tls.key). */
 export interface ClusterSigners {
@@ -220,6 +221,41 @@ export function seedCluster(store: SimStore, input: SeedInput): SeedResult {
     spec: {},
     status: { internalRegistryHostname: 'image-registry.openshift-image-registry.svc:5000' },
   });
+  // The networks as the installer records them: Network/cluster (its status is the network operator's,
+  // config/v1 types_network.go), and install-config in kube-system/cluster-config-v1, where the network
+  // operator reads the machine networks for the proxy's noProxy (cluster-network-operator
+  // pkg/util/proxyconfig/no_proxy.go). Installer defaults: cluster 10.128.0.0/14 (/23 per node), service 172.30.0.0/16.
+  const clusterNetwork = [{ cidr: '10.128.0.0/14', hostPrefix: 23 }];
+  const serviceNetwork = ['172.30.0.0/16'];
+  const machineNetwork = opts.nodeIPs.map((ip) => ({ cidr: machineCidr(ip) }));
+  // The Network CRD has no status subresource: the status is written with the object.
+  store.create(R.networks, {
+    apiVersion: 'config.openshift.io/v1',
+    kind: 'Network',
+    metadata: { name: 'cluster' },
+    spec: { clusterNetwork, serviceNetwork, networkType: 'OVNKubernetes', externalIP: { policy: {} } },
+    status: { clusterNetwork, serviceNetwork, networkType: 'OVNKubernetes', clusterNetworkMTU: 1400 },
+  });
+  put(store, R.configMaps, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cluster-config-v1', namespace: 'kube-system' },
+    data: {
+      'install-config': stringify({
+        apiVersion: 'v1',
+        baseDomain: opts.baseDomain,
+        metadata: { name: opts.clusterName },
+        controlPlane: { name: 'master', replicas: 1 },
+        compute: [{ name: 'worker', replicas: 0 }],
+        networking: { clusterNetwork, machineNetwork, networkType: 'OVNKubernetes', serviceNetwork },
+        platform: { none: {} },
+        pullSecret: '',
+      }),
+    },
+  });
+  // Proxy/cluster exists from the install on, with an empty spec when install-config has no proxy (installer
+  // pkg/asset/manifests/proxy.go).
+  put(store, R.proxies, { apiVersion: 'config.openshift.io/v1', kind: 'Proxy', metadata: { name: 'cluster' }, spec: { trustedCA: { name: '' } }, status: {} });
   const routeStatus = (namespace: string, name: string, defaultHostname: string, consumingUser: string) => ({
     namespace,
     name,
@@ -479,4 +515,11 @@ export function signersFromStore(store: SimStore): ClusterSigners | undefined {
   const routerCa = read(SIGNER_SECRETS.routerCa.namespace, SIGNER_SECRETS.routerCa.name, 'router-ca');
   const csrSigner = read(SIGNER_SECRETS.csrSigner.namespace, SIGNER_SECRETS.csrSigner.name, 'kube-csr-signer');
   return lbSigner && routerCa && csrSigner ? { lbSigner, routerCa, csrSigner } : undefined;
+}
+
+/** The factory's machine network of a node address: its /24 (IPv4) or /64 (IPv6). */
+function machineCidr(ip: string): string {
+  if (!ip.includes(':')) return `${ip.split('.').slice(0, 3).join('.')}.0/24`;
+  const groups = ip.split('::')[0]!.split(':');
+  return `${[...groups.slice(0, 4), ...Array(Math.max(0, 4 - groups.length)).fill('0')].join(':')}::/64`;
 }

@@ -16,6 +16,7 @@ import type { StoreEvent } from '../../store-types';
 import type { SimContext } from '../context';
 import type { OperatorRecord, RolloutRecord } from '../state';
 import { sha256 } from '../x509';
+import { minorVersion } from '../options';
 import { RolloutOperator, type Desired, type Problem } from './base';
 import { mergeConditions, type Condition, type WantedCondition } from './status';
 
@@ -66,6 +67,7 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     if (r.plural === 'secrets' && r.group === '') return e.object.metadata?.namespace === 'openshift-config' && e.object.metadata?.name === 'pull-secret';
     if (r.plural === 'configmaps' && r.group === '') return e.object.metadata?.namespace === 'openshift-config';
     if (r.plural === R.machineConfigs.plural && r.group === R.machineConfigs.group) return !e.object.metadata?.name?.startsWith('rendered-');
+    if (r.plural === R.proxies.plural && r.group === R.proxies.group) return true;
     return [R.imageDigestMirrorSets, R.imageTagMirrorSets, R.imageContentSourcePolicies, R.images].some((t) => t.plural === r.plural && t.group === r.group);
   }
 
@@ -85,6 +87,17 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     for (const o of this.listSafe(R.imageDigestMirrorSets)) sources[`idms/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
     for (const o of this.listSafe(R.imageTagMirrorSets)) sources[`itms/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
     for (const o of this.listSafe(R.imageContentSourcePolicies)) sources[`icsp/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
+    // The cluster proxy reaches the node through ControllerConfig.spec.proxy, which is Proxy/cluster *status* (the
+    // network operator's, not the spec), rendered into /etc/mco/proxy.env and the CRI-O/kubelet proxy drop-ins;
+    // the CAs go to /etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt: openshift-config/
+    // user-ca-bundle plus the Proxy's trustedCA ConfigMap when it is another one (machine-config-operator
+    // release-4.12…4.16 pkg/operator/render.go createDiscoveredControllerConfigSpec, pkg/operator/sync.go
+    // syncRenderConfig; templates/common/_base/files/etc-mco-proxy.yaml).
+    const proxy = this.ctx.store.get(R.proxies, 'cluster') as { spec?: { trustedCA?: { name?: string } }; status?: Record<string, string> } | undefined;
+    if (proxy?.status && Object.keys(proxy.status).length > 0) sources['proxy/status'] = sha256(JSON.stringify(proxy.status));
+    const caNames = ['user-ca-bundle', ...(proxy?.spec?.trustedCA?.name && proxy.spec.trustedCA.name !== 'user-ca-bundle' ? [proxy.spec.trustedCA.name] : [])];
+    const cas = caNames.map((n) => (this.ctx.store.get(R.configMaps, n, 'openshift-config')?.data as Record<string, string> | undefined)?.['ca-bundle.crt'] ?? '').join('');
+    if (cas) sources['user-ca/bundle'] = sha256(cas);
     for (const mc of this.listSafe(R.machineConfigs)) {
       const name = mc.metadata?.name ?? '';
       const role = mc.metadata?.labels?.[`${MCO_ANN}/role`];
@@ -98,7 +111,7 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     const sorted = Object.fromEntries(Object.entries(sources).sort(([a], [b]) => a.localeCompare(b)));
     const hash = sha256(JSON.stringify(sorted));
     const previous = this.record.target?.config as MachineConfigState | undefined ?? this.current();
-    const config: MachineConfigState = { sources: sorted, rendered: `rendered-${POOL}-${hash.slice(0, 32)}`, action: previous ? postConfigAction(previous.sources, sorted) : 'none' };
+    const config: MachineConfigState = { sources: sorted, rendered: `rendered-${POOL}-${hash.slice(0, 32)}`, action: previous ? postConfigAction(previous.sources, sorted, minorVersion(this.ctx.opts.version)) : 'none' };
     return { hash, config };
   }
 
@@ -255,7 +268,7 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
 }
 
 /** The MCD's action for a change of the pool's inputs (see PostConfigAction). */
-export function postConfigAction(before: Record<string, string>, after: Record<string, string>): PostConfigAction {
+export function postConfigAction(before: Record<string, string>, after: Record<string, string>, minor = 16): PostConfigAction {
   let registries: 'none' | 'safe' | 'unsafe' = 'none';
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const was = before[key];
@@ -272,6 +285,9 @@ export function postConfigAction(before: Record<string, string>, after: Record<s
       if (was !== undefined) registries = 'unsafe';
       else if (registries === 'none') registries = 'safe';
     } else if (kind === 'itms') registries = 'unsafe'; // tag mirrors are not digest-only
+    // The user CA bundle file: CRI-O restarts, no drain, from 4.14 (filesPostConfigChangeActionRestartCrio);
+    // before, like any other file, a reboot. The sim's CRI-O reload stands for the restart.
+    else if (kind === 'user-ca' && minor >= 14) registries = registries === 'none' ? 'safe' : registries;
     else return 'reboot';
   }
   if (registries === 'unsafe') return 'drain-reload-crio';
