@@ -12,6 +12,7 @@ import { condition } from '../../../src/cluster/objects';
 import { R } from '../../../src/cluster/resources';
 import { effectiveNoProxy, readNoProxyInputs } from '../../../src/cluster/no-proxy';
 import type { KubeObject } from '../../../src/cluster/types';
+import type { ClusterOperator } from '../../../src/steps/rollouts';
 import { withSimulator } from '../../sim/cluster/testing';
 import type { Simulator } from '../../sim/index';
 import { waitFor } from '../../unit/cluster/wait';
@@ -64,7 +65,7 @@ test("'*' stays alone; an https:// httpProxy is refused on ClusterOperator netwo
     const degradedMessage = async () => {
       let message = '';
       await waitFor(() => {
-        const c = condition(sim.store.get(R.clusterOperators, 'network'), 'Degraded');
+        const c = condition(sim.store.get(R.clusterOperators, 'network') as ClusterOperator | undefined, 'Degraded');
         message = c?.status === 'True' ? `${c.reason}: ${c.message}` : '';
         return message !== '';
       }, 'network Degraded');
