@@ -8,6 +8,7 @@ import { SEALED_SUFFIX } from './sealed';
 import type { Host, PathInfo } from '../host/host';
 import { MULTI_DIR, SITE_CONFIG_NAMES } from './load';
 import { MAX_DEPTH, parseConfigBytes } from './parse-text';
+import { fileReferenceProblem } from './schema';
 
 export class MediaError extends Error {
   constructor(message: string, readonly remedy: string, options?: ErrorOptions) {
@@ -75,7 +76,8 @@ function referencedFiles(value: unknown, dir: string): string[] {
   const walk = (v: unknown, depth: number) => {
     if (depth > MAX_DEPTH || v === null || typeof v !== 'object') return;
     for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
-      if (k.endsWith('File') && typeof child === 'string' && !path.posix.isAbsolute(child)) {
+      // A reference the schema refuses (too long, control characters) is its to report: it is never looked up.
+      if (k.endsWith('File') && typeof child === 'string' && !path.posix.isAbsolute(child) && fileReferenceProblem(child) === undefined) {
         const rel = path.posix.normalize(path.posix.join(dir, child));
         // Outside the media: validation reports it; nothing outside is ever read.
         if (!rel.startsWith('../') && rel !== '..') out.push(rel);
