@@ -150,6 +150,17 @@ export function createClusterClient(kc: Kubeconfig, opts: ClusterClientOptions =
       );
     },
 
+    async resourceTypes(apiVersion: string, o?: RequestOptions) {
+      const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+      const res = await transport.request({ method: 'GET', path, timeoutMs: o?.timeoutMs });
+      if (res.statusCode === 404) return undefined;
+      if (res.statusCode < 200 || res.statusCode >= 300) throw apiErrorFrom(res.statusCode, res.headers, res.body, 'GET', path);
+      const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') as [string, string] : ['', apiVersion];
+      const list = decodeJson<{ resources?: { name: string; kind: string; namespaced: boolean }[] }>(res.body, { method: 'GET', path });
+      // Subresources (pods/log) are listed with a '/' in their name.
+      return (list.resources ?? []).filter((r) => !r.name.includes('/')).map((r) => ({ group, version, plural: r.name, kind: r.kind, namespaced: r.namespaced }));
+    },
+
     async approveCsr(name: string, reason: string, message: string) {
       await approveCsr({ get: client.get, call, ...(opts.sleep ? { sleep: opts.sleep } : {}) }, name, reason, message);
     },

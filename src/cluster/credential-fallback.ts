@@ -78,6 +78,7 @@ export function withCredentialFallback(
     delete: (type, name, namespace, o) => use((c) => c.delete(type, name, namespace, o)),
     watch: (type, o, onEvent) => use((c) => c.watch(type, o, onEvent)),
     approveCsr: (name, reason, message) => use((c) => c.approveCsr(name, reason, message)),
+    resourceTypes: (apiVersion, o) => use((c) => c.resourceTypes(apiVersion, o)),
     close() {
       primary.close();
       if (current !== primary) current.close();

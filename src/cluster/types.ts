@@ -108,6 +108,8 @@ export interface ClusterClient {
    * re-lists and emits what it finds as ADDED). Reconnects on dropped streams until `signal` aborts.
    */
   watch<T extends KubeObject>(type: ResourceType, opts: WatchOptions & { resourceVersion?: string }, onEvent: (event: WatchEvent<T>) => void | Promise<void>): Promise<void>;
+  /** The resource types the API serves for `apiVersion` ("v1", "group/version"), from discovery; undefined when it serves none. */
+  resourceTypes(apiVersion: string, opts?: RequestOptions): Promise<ResourceType[] | undefined>;
   /** PUT .../certificatesigningrequests/<name>/approval with an Approved condition; retries 409 by re-reading. */
   approveCsr(name: string, reason: string, message: string): Promise<void>;
 }

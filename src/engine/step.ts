@@ -24,6 +24,7 @@ export type StepName =
   | 'chrony'
   | 'node-labels'
   | 'kubeadmin'
+  | 'manifests'
   | 'settle'
   | 'finish';
 

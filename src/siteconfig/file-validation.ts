@@ -9,7 +9,8 @@ import { readConfinedFile, readRegularFile, statKind } from './files';
 import { describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from './sealed';
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
-import { parseConfigBytes } from './parse-text';
+import { decodeText, parseConfigBytes } from './parse-text';
+import { MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
 import { Findings, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
@@ -130,6 +131,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     trustBundle: checkTrustBundleContent(f, spec, bytesOf, ctx.now),
     certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now: ctx.now }),
     sshKeys: checkSshKeys(f, spec, bytesOf),
+    manifests: checkManifests(f, spec, bytesOf),
     proxyCa: checkPemBundleFile(f, get(spec, 'proxy', 'trustedCAFile'), 'spec.proxy.trustedCAFile', bytesOf, ctx.now),
   };
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
@@ -158,6 +160,7 @@ interface Contents {
   certificates: { api?: CertificatePair; ingress?: CertificatePair };
   sshKeys: string[] | undefined;
   proxyCa: string | undefined;
+  manifests: { file: string; object: ManifestObject }[];
 }
 
 type BytesOf = (field: string) => Buffer | undefined;
@@ -340,6 +343,31 @@ function checkPemBundleFile(f: Findings, ref: unknown, field: string, bytesOf: B
   return validateInto(f, validateTrustBundle(text, field, now, noteFor(bundleFile)).findings) ? text : undefined;
 }
 
+/** spec.extraManifestFiles: every object of every file, each object once across them. */
+function checkManifests(f: Findings, spec: unknown, bytesOf: BytesOf): { file: string; object: ManifestObject }[] {
+  const refs = get(spec, 'extraManifestFiles');
+  if (!Array.isArray(refs)) return [];
+  const out: { file: string; object: ManifestObject }[] = [];
+  const seen = new Map<string, string>();
+  refs.forEach((ref, i) => {
+    const field = `spec.extraManifestFiles[${i}]`;
+    const bytes = bytesOf(field);
+    if (typeof ref !== 'string' || !bytes) return;
+    const decoded = decodeText(bytes);
+    const { objects, problems } = decoded.ok ? parseManifestFile(decoded.text) : { objects: [], problems: decoded.messages };
+    for (const p of problems) f.error(field, `'${ref}', ${p}`);
+    for (const object of objects) {
+      const label = objectLabel(object);
+      const first = seen.get(label);
+      if (first) f.error(field, `'${ref}' holds ${label}, which '${first}' holds too: give each object once`);
+      else seen.set(label, ref);
+      out.push({ file: ref, object });
+    }
+  });
+  if (out.length > MAX_MANIFEST_OBJECTS) f.error('spec.extraManifestFiles', `hold ${out.length} objects; at most ${MAX_MANIFEST_OBJECTS} are applied at a site`);
+  return out;
+}
+
 /** spec.ssh's keys: the inline lines (checked by the schema) and the file's, each key once. */
 function checkSshKeys(f: Findings, spec: unknown, bytesOf: BytesOf): string[] | undefined {
   const ssh = get(spec, 'ssh');
@@ -395,6 +423,7 @@ function resolvedForm(doc: SiteConfigDocument, spec: unknown, fields: CheckedFie
           },
         }
       : {}),
+    ...(contents.manifests.length ? { extraManifests: contents.manifests } : {}),
     ...(doc.spec.ntp ? { ntp: { servers: doc.spec.ntp.servers ?? [], pools: doc.spec.ntp.pools ?? [] } } : {}),
     ...(doc.spec.kubeadminPassword ? { kubeadminPassword: doc.spec.kubeadminPassword.hash !== undefined ? { hash: doc.spec.kubeadminPassword.hash } : { remove: true as const } } : {}),
     timeouts: fields.timeouts,
@@ -471,6 +500,13 @@ function collectReferences(spec: unknown): Reference[] {
   for (const [field, keys] of fields) {
     const ref = validValue(fileRef, get(spec, ...keys));
     if (ref !== undefined) refs.push({ field, ref });
+  }
+  const manifests = get(spec, 'extraManifestFiles');
+  if (Array.isArray(manifests)) {
+    manifests.forEach((m, i) => {
+      const ref = validValue(fileRef, m);
+      if (ref !== undefined) refs.push({ field: `spec.extraManifestFiles[${i}]`, ref });
+    });
   }
   return refs;
 }

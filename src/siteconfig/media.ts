@@ -70,18 +70,24 @@ function configEntries(names: string[], caseInsensitive: boolean): [string, stri
   return out;
 }
 
-/** Every `...File` value of a parsed site-config (the schema's file references all end so), relative to `dir`. */
+/** Every `...File` value and `...Files` entry of a parsed site-config (the schema's file references all end so), relative to `dir`. */
 function referencedFiles(value: unknown, dir: string): string[] {
   const out: string[] = [];
   const walk = (v: unknown, depth: number) => {
     if (depth > MAX_DEPTH || v === null || typeof v !== 'object') return;
     for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
       // A reference the schema refuses (too long, control characters) is its to report: it is never looked up.
-      if (k.endsWith('File') && typeof child === 'string' && !path.posix.isAbsolute(child) && fileReferenceProblem(child) === undefined) {
-        const rel = path.posix.normalize(path.posix.join(dir, child));
+      const refs = k.endsWith('File') && typeof child === 'string' ? [child] : k.endsWith('Files') && Array.isArray(child) ? child : undefined;
+      if (!refs) {
+        walk(child, depth + 1);
+        continue;
+      }
+      for (const ref of refs) {
+        if (typeof ref !== 'string' || path.posix.isAbsolute(ref) || fileReferenceProblem(ref) !== undefined) continue;
+        const rel = path.posix.normalize(path.posix.join(dir, ref));
         // Outside the media: validation reports it; nothing outside is ever read.
         if (!rel.startsWith('../') && rel !== '..') out.push(rel);
-      } else walk(child, depth + 1);
+      }
     }
   };
   walk(value, 0);

@@ -77,6 +77,15 @@ function lineCol(text: string, offset: number): { line: number; col: number } {
 
 /** Parses exactly one YAML 1.2 (or JSON) document into plain data. */
 export function parseYamlText(text: string): ParseOutcome {
+  const r = parseYamlDocuments(text, false);
+  return r.ok ? { ok: true, value: r.values[0] } : r;
+}
+
+/**
+ * Every YAML document of `text` (`---`-separated, as manifests come) into plain data, empty ones left out;
+ * `many` false: exactly one document. The same refusals as a site-config file, per document.
+ */
+export function parseYamlDocuments(text: string, many = true): { ok: true; values: unknown[] } | { ok: false; messages: string[] } {
   const deepAt = tooDeepAt(text);
   if (deepAt !== undefined) return { ok: false, messages: [`line ${deepAt}: nested too deeply (limit ${MAX_DEPTH} levels)`] };
   const lines = new LineCounter();
@@ -103,10 +112,19 @@ export function parseYamlText(text: string): ParseOutcome {
     return `line ${p.line}, column ${p.col}: `;
   };
   if (docs.length === 0) return { ok: false, messages: ['is empty'] };
-  if (docs.length > 1) {
+  if (docs.length > 1 && !many) {
     return { ok: false, messages: [`contains ${docs.length} YAML documents (separated by '---' at ${at(docs[1]!.range[0]).slice(0, -2)}); a site-config file holds exactly one`] };
   }
-  const doc = docs[0]!;
+  const values: unknown[] = [];
+  for (const doc of docs) {
+    const one = documentValue(doc, text, at);
+    if (!one.ok) return one;
+    if (one.value !== null && one.value !== undefined) values.push(one.value);
+  }
+  return values.length === 0 ? { ok: false, messages: ['is empty'] } : { ok: true, values };
+}
+
+function documentValue(doc: Document.Parsed, text: string, at: (offset: number | undefined) => string): ParseOutcome {
   const messages: string[] = [];
   for (const err of doc.errors) {
     if (err.code === 'DUPLICATE_KEY') {
@@ -151,7 +169,6 @@ export function parseYamlText(text: string): ParseOutcome {
   }
   const shapeProblem = plainDataProblem(value);
   if (shapeProblem) return { ok: false, messages: [shapeProblem] };
-  if (value === null || value === undefined) return { ok: false, messages: ['is empty'] };
   return { ok: true, value };
 }
 

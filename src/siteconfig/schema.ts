@@ -18,6 +18,7 @@
 // - `spec.ntp`: the site's time sources for chronyd, `servers` and/or `pools` (host names or IP addresses).
 // - `spec.proxy`: the cluster-wide proxy — `httpProxy`, `httpsProxy`, `noProxy` (a list) and `trustedCAFile`,
 //   checked the way the network operator checks Proxy/cluster (proxy-urls.ts).
+// - `spec.extraManifestFiles`: files of Kubernetes objects to add to the cluster (manifests.ts).
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
 import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamilyWithZone, isMacAddress, repositoryProblem } from './net';
@@ -211,6 +212,7 @@ export const specSchema = z.strictObject({
   ssh: z.optional(sshSchema),
   ntp: z.optional(ntpSchema),
   proxy: z.optional(proxySchema),
+  extraManifestFiles: z.optional(z.array(fileRef).check(z.minLength(1))),
   timeouts: z.optional(timeoutsSchema),
   sha256: z.optional(z.record(z.string(), ruled((s) => (SHA256_HEX.test(s) ? undefined : 'must be a sha256 digest: 64 hex characters (sha256sum output), optionally prefixed with sha256:')))),
 });

@@ -1,5 +1,6 @@
 // The site-config after loading and validation, with every referenced file read and resolved. This is what
 // the steps consume; the on-disk format is the contract in DESIGN.md section 4 (see schema.ts).
+import type { ManifestObject } from './manifests';
 
 export interface MachineMatch {
   systemUUID?: string;
@@ -82,6 +83,8 @@ export interface ResolvedSiteConfig {
   /** spec.ntp: chronyd's time sources at the site (each at least one entry when given; both empty never). */
   ntp?: { servers: string[]; pools: string[] };
   /** spec.proxy: Proxy/cluster's spec (URLs may hold credentials: never logged), its CA bundle as PEM. */
+  /** spec.extraManifestFiles: the objects, each with the file it came from, in file order. */
+  extraManifests?: { file: string; object: ManifestObject }[];
   proxy?: { httpProxy?: string; httpsProxy?: string; noProxy: string[]; trustedCA?: string };
   timeouts: Timeouts;
 }

@@ -17,7 +17,8 @@ import { sshKeyStep } from './ssh-key';
 import { chronyStep } from './chrony';
 import { nodeLabelsStep } from './node-labels';
 import { kubeadminStep } from './kubeadmin';
+import { manifestsStep } from './manifests';
 import { settleStep } from './settle';
 import { finishStep } from './finish';
 
-export const STEPS: readonly Step[] = [sshEarlyStep, networkStep, clockStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, proxyStep, sshKeyStep, chronyStep, nodeLabelsStep, kubeadminStep, settleStep, finishStep];
+export const STEPS: readonly Step[] = [sshEarlyStep, networkStep, clockStep, kubeletStep, apiStep, csrStep, domainStep, pullSecretStep, mirrorsStep, trustStep, proxyStep, sshKeyStep, chronyStep, nodeLabelsStep, kubeadminStep, manifestsStep, settleStep, finishStep];

@@ -1,0 +1,92 @@
+// spec.extraManifestFiles through whole runs against the simulator, whose API refuses an object in a namespace
+// that does not exist yet (NamespaceLifecycle) and serves discovery for the kinds it has: objects are created,
+// an existing one replaced (the default, as image-based install) or merged (lca.openshift.io/apply-type),
+// Namespaces and apply-waves first, the replaced one saved; a MachineConfig rolls the pool out; a second run
+// writes nothing; a kind the cluster does not serve refuses the config before any write.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import { R } from '../../../src/cluster/resources';
+import { siteConfigFor, startScenario } from '../../support/scenario';
+
+const NS = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'store-apps' } };
+const SETTINGS = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pos-settings', namespace: 'store-apps' }, data: { store: '42', region: 'emea' } };
+const FIRST = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'openshift-config', annotations: { 'lca.openshift.io/apply-wave': '1' } }, data: { wave: '1' } };
+const MC = {
+  apiVersion: 'machineconfiguration.openshift.io/v1',
+  kind: 'MachineConfig',
+  metadata: { name: '50-master-store-motd', labels: { 'machineconfiguration.openshift.io/role': 'master' } },
+  spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: '/etc/motd', mode: 420, overwrite: true, contents: { source: 'data:,Store%2042%0A' } }] } } },
+};
+
+test('extra manifests: created in order, replaced and merged, the replaced one saved, a MachineConfig rolled out; a second run writes nothing', async () => {
+  const s = await startScenario();
+  try {
+    let reboots = 0;
+    s.sim.events.on('reboot', (e: { phase: string }) => { if (e.phase === 'down') reboots++; });
+    s.sim.store.create(R.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site-replace', namespace: 'openshift-config', labels: { factory: 'yes' } }, data: { old: 'x', kept: 'no' } });
+    s.sim.store.create(R.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site-merge', namespace: 'openshift-config' }, data: { old: 'x', kept: 'yes' } });
+    const replace = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site-replace', namespace: 'openshift-config' }, data: { new: 'y' } };
+    const merge = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site-merge', namespace: 'openshift-config', annotations: { 'lca.openshift.io/apply-type': 'merge' } }, data: { new: 'y', old: null } };
+    // The ConfigMap comes before its Namespace in the file: the agent orders Namespaces first.
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['manifests/store.yaml', 'manifests/cluster.json', 'manifests/mc.yaml'] } }),
+      'manifests/store.yaml': `${stringify(SETTINGS)}---\n${stringify(NS)}---\n${stringify(FIRST)}`,
+      'manifests/cluster.json': JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [replace, merge] }),
+      'manifests/mc.yaml': stringify(MC),
+    });
+    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+
+    assert.deepEqual(s.sim.store.get(R.configMaps, 'pos-settings', 'store-apps')?.data, SETTINGS.data);
+    const replaced = s.sim.store.get(R.configMaps, 'site-replace', 'openshift-config')!;
+    assert.deepEqual(replaced.data, { new: 'y' }, 'replace: the manifest is the object');
+    assert.equal(replaced.metadata?.labels?.factory, undefined);
+    assert.deepEqual(s.sim.store.get(R.configMaps, 'site-merge', 'openshift-config')?.data, { kept: 'yes', new: 'y' }, 'merge: a merge patch (null removes a key)');
+    assert.equal(s.sim.store.get(R.configMaps, 'site-merge', 'openshift-config')?.metadata?.annotations?.['lca.openshift.io/apply-type'], undefined, 'the apply-type annotation is not written');
+    assert.ok(s.sim.store.get(R.machineConfigs, '50-master-store-motd'));
+    assert.equal(reboots, 1, 'a new file in a MachineConfig reboots the node once, and settle waited for it');
+
+    const order = res.logs.map((l) => l.msg).filter((m) => /^(created|replaced|merged into) /.test(m));
+    assert.deepEqual(order, [
+      'created ConfigMap openshift-config/first from manifests/store.yaml',
+      'created Namespace store-apps from manifests/store.yaml',
+      'created ConfigMap store-apps/pos-settings from manifests/store.yaml',
+      'replaced ConfigMap openshift-config/site-replace from manifests/cluster.json',
+      'merged into ConfigMap openshift-config/site-merge from manifests/cluster.json',
+      'created MachineConfig 50-master-store-motd from manifests/mc.yaml',
+    ]);
+    const backup = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/backups/manifests/core_ConfigMap_openshift-config_site-replace.json'), 'utf8')) as { data: unknown };
+    assert.deepEqual(backup.data, { old: 'x', kept: 'no' });
+
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    const before = s.sim.api.requests.length;
+    const again = await s.run(['--once'], { timeoutMs: 240_000 });
+    assert.equal(again.code, 0, again.stdout.slice(-3000));
+    assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method !== 'GET' && /configmaps\/(first|pos-settings|site-)|namespaces\/store-apps|machineconfigs\/50-/.test(r.path)).map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'nothing written again');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test('a kind this cluster does not serve refuses the site-config before the first object is written', async () => {
+  const s = await startScenario();
+  try {
+    const profile = { apiVersion: 'performance.openshift.io/v2', kind: 'PerformanceProfile', metadata: { name: 'store-du' }, spec: { cpu: { isolated: '2-7', reserved: '0-1' } } };
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['ns.yaml', 'perf.yaml'] } }),
+      'ns.yaml': stringify(NS),
+      'perf.yaml': stringify(profile),
+    });
+    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    assert.notEqual(res.code, 0);
+    assert.match(res.stdout, /this cluster has no API for PerformanceProfile \(performance\.openshift\.io\/v2\) in 'perf\.yaml'/);
+    assert.match(res.stdout, /Install the operator that serves it at the factory, or remove the object from the extra manifests/);
+    assert.equal(s.sim.store.get(R.namespaces, 'store-apps'), undefined, 'not even the Namespace was created');
+    assert.equal(existsSync(path.join(s.node.root, 'etc/sno-reconfigure/done')), false);
+  } finally {
+    await s.cleanup();
+  }
+});
