@@ -26,6 +26,7 @@ export const R = {
   routes: { group: 'route.openshift.io', version: 'v1', plural: 'routes', kind: 'Route', namespaced: true },
   machineConfigs: { group: 'machineconfiguration.openshift.io', version: 'v1', plural: 'machineconfigs', kind: 'MachineConfig', namespaced: false },
   machineConfigPools: { group: 'machineconfiguration.openshift.io', version: 'v1', plural: 'machineconfigpools', kind: 'MachineConfigPool', namespaced: false },
+  customResourceDefinitions: { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false },
   catalogSources: { group: 'operators.coreos.com', version: 'v1alpha1', plural: 'catalogsources', kind: 'CatalogSource', namespaced: true },
 } as const satisfies Record<string, ResourceType>;
 

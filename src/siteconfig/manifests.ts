@@ -21,7 +21,6 @@ export interface ManifestObject {
 
 /** Where the site-config has a field of its own for it, or why the object is never the site's to set. */
 const REFUSED: Record<string, string> = {
-  CustomResourceDefinition: 'install operators and their CRDs at the factory; a site adds only their custom resources',
   Node: 'the node is registered by kubelet; use spec.nodeLabels for its labels',
   CertificateSigningRequest: 'certificate requests are the kubelet\'s, approved by the agent\'s own policy',
   'config.openshift.io/APIServer': 'the agent sets the API certificates (spec.certificates)',

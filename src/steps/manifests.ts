@@ -3,17 +3,18 @@
 // internal/extramanifest): an object that does not exist is created; one that does is replaced (PUT with the
 // stored resourceVersion), or with `lca.openshift.io/apply-type: merge` merged (here a JSON merge patch,
 // RFC 7386: a list in the manifest replaces the stored list). The annotation itself is dropped, as there.
-// Order: `lca.openshift.io/apply-wave` ascending (none = last), within a wave Namespaces first — image-based
-// install does not order by kind (MGMT-19028) — then file order.
+// Order — image-based install has none by kind (MGMT-19028): CustomResourceDefinitions first, and the run waits
+// until each is Established (apiextensions-apiserver pkg/controller/establish) so its kind is served; then
+// Namespaces; then the rest. Within each, `lca.openshift.io/apply-wave` ascending (none = last), then file order.
 //
-// Each kind is looked up in the API's discovery first, for all objects before the first write: a kind this
-// cluster does not serve (an operator not installed at the factory) refuses the site-config before anything is
-// applied. An object that exists is saved in the state directory before its first change. A MachineConfig
+// Each kind is looked up in the API's discovery, or in a CRD among the manifests, for all objects before the
+// first write: a kind neither knows (an operator not installed at the factory) refuses the site-config before
+// anything is applied. An object that exists is saved in the state directory before its first change. A MachineConfig
 // starts a pool rollout, which settle waits for.
 import * as path from 'node:path';
 import { R } from '../cluster/resources';
-import { isConflict, type ClusterClient, type KubeObject, type ResourceType } from '../cluster/types';
-import { ConfigRejectedError, type Change, type Step, type StepContext } from '../engine/step';
+import { isConflict, isNotFound, type ClusterClient, type KubeObject, type ResourceType } from '../cluster/types';
+import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { APPLY_TYPE, APPLY_WAVE, objectLabel, type ManifestObject } from '../siteconfig/manifests';
 import { STATE_FILES } from '../paths';
 import { MASTER_POOL, recordRollouts } from './rollouts';
@@ -59,15 +60,41 @@ function inPlace(want: ManifestObject, current: KubeObject): boolean {
 }
 
 const wave = (o: ManifestObject) => Number(o.metadata.annotations?.[APPLY_WAVE] ?? 2147483647);
+const isCrd = (o: { apiVersion?: string; kind?: string }) => o.kind === R.customResourceDefinitions.kind && o.apiVersion === `${R.customResourceDefinitions.group}/${R.customResourceDefinitions.version}`;
+const rank = (o: ManifestObject) => (isCrd(o) ? 0 : o.kind === 'Namespace' ? 1 : 2);
+/** How long a new CRD may take to be Established (its names accepted, its kind served): seconds on a real cluster. */
+const ESTABLISH_WAIT_MS = 2 * 60_000;
+
+interface CrdSpec {
+  group: string;
+  names: { plural: string; kind: string };
+  scope: string;
+  versions: { name: string; served?: boolean }[];
+}
+
+/** The kinds the manifests' own CRDs will serve, by apiVersion. */
+function kindsFromCrds(objects: readonly ManifestObject[]): Map<string, ResourceType[]> {
+  const out = new Map<string, ResourceType[]>();
+  for (const o of objects.filter(isCrd)) {
+    const spec = o.spec as CrdSpec | undefined;
+    for (const v of spec?.versions ?? []) {
+      if (!spec || v.served === false) continue;
+      const apiVersion = `${spec.group}/${v.name}`;
+      out.set(apiVersion, [...(out.get(apiVersion) ?? []), { group: spec.group, version: v.name, plural: spec.names.plural, kind: spec.names.kind, namespaced: spec.scope === 'Namespaced' }]);
+    }
+  }
+  return out;
+}
 
 async function assess(ctx: StepContext, client: ClusterClient): Promise<Planned[]> {
   const items = ctx.site.resolved.extraManifests ?? [];
+  const fromCrds = kindsFromCrds(items.map((i) => i.object));
   const kinds = new Map<string, ResourceType[] | undefined>();
   const unknown: string[] = [];
   const planned: Planned[] = [];
   for (const { file, object } of items) {
     if (!kinds.has(object.apiVersion)) kinds.set(object.apiVersion, await client.resourceTypes(object.apiVersion));
-    const type = kinds.get(object.apiVersion)?.find((t) => t.kind === object.kind);
+    const type = [...(kinds.get(object.apiVersion) ?? []), ...(fromCrds.get(object.apiVersion) ?? [])].find((t) => t.kind === object.kind);
     if (!type) {
       unknown.push(`${object.kind} (${object.apiVersion}) in '${file}'`);
       continue;
@@ -81,14 +108,36 @@ async function assess(ctx: StepContext, client: ClusterClient): Promise<Planned[
   if (unknown.length > 0) {
     throw new ConfigRejectedError(`this cluster has no API for ${unknown.join(', ')}`, 'Install the operator that serves it at the factory, or remove the object from the extra manifests; then insert the media again.');
   }
-  planned.sort((a, b) => wave(a.object) - wave(b.object) || Number(b.object.kind === 'Namespace') - Number(a.object.kind === 'Namespace'));
+  planned.sort((a, b) => rank(a.object) - rank(b.object) || wave(a.object) - wave(b.object));
   for (const p of planned) {
-    const current = await client.get<KubeObject>(p.type, p.object.metadata.name, p.object.metadata.namespace);
+    // A kind only a manifest CRD serves has nothing stored yet (its resource answers 404 until the CRD exists).
+    const current = await client.get<KubeObject>(p.type, p.object.metadata.name, p.object.metadata.namespace).catch((e: unknown) => {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    });
     if (current) p.current = current;
     if (current && inPlace(p.object, current)) continue;
     p.change = { kind: p.object.kind, target: `${p.object.metadata.namespace ? `${p.object.metadata.namespace}/` : ''}${p.object.metadata.name}`, action: current ? (p.mode === 'merge' ? 'update' : 'replace') : 'create', detail: `from ${p.file}` };
   }
   return planned;
+}
+
+/** Waits until every CRD of `crds` is Established: only then is its kind served and its objects can be written. */
+async function waitEstablished(ctx: StepContext, client: ClusterClient, crds: Planned[]): Promise<void> {
+  const deadline = ctx.deadline('the new CustomResourceDefinitions to be established', ESTABLISH_WAIT_MS);
+  for (const p of crds) {
+    for (;;) {
+      const crd = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string; message?: string }[] } }>(R.customResourceDefinitions, p.object.metadata.name);
+      const conditions = crd?.status?.conditions ?? [];
+      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (deadline.expired()) {
+        const names = conditions.find((c) => c.type === 'NamesAccepted' && c.status === 'False');
+        throw new StepError(`CustomResourceDefinition ${p.object.metadata.name} from ${p.file} is not established after ${deadline.progress()}${names?.message ? `: ${names.message}` : ''}`, 'Check it with `oc get crd` (its conditions say why), correct the manifest, and restart the service.');
+      }
+      ctx.progress.status(`waiting for CustomResourceDefinition ${p.object.metadata.name} to be established — ${deadline.progress()}`);
+      await ctx.clock.sleep(500, ctx.signal);
+    }
+  }
 }
 
 /** The object as it was before the agent's first change of it (kept across runs: the oldest is the original). */
@@ -130,10 +179,16 @@ export const manifestsStep: Step = resilient({
 
   async apply(ctx) {
     const client = await ctx.cluster();
-    const planned = (await assess(ctx, client)).filter((p) => p.change);
+    const all = await assess(ctx, client);
+    const planned = all.filter((p) => p.change);
+    let established = false;
     const machineConfigs = planned.filter((p) => p.object.kind === 'MachineConfig' && p.type.group === R.machineConfigs.group);
     if (machineConfigs.length > 0) await recordRollouts(ctx, client, 'manifests', [{ kind: 'machineconfigpool', name: MASTER_POOL, reason: `MachineConfig ${machineConfigs.map((p) => p.object.metadata.name).join(', ')}` }]);
     for (const p of planned) {
+      if (!isCrd(p.object) && !established) {
+        await waitEstablished(ctx, client, all.filter((q) => isCrd(q.object)));
+        established = true;
+      }
       if (p.current) await backUp(ctx, p);
       await write(client, p);
       ctx.changed(p.change!);

@@ -628,7 +628,7 @@ export function validateAgainstSchema(schema: JsonSchema, obj: unknown, old?: un
   return { errors: ctx.errors, pruned, unknownFields };
 }
 
-interface CrdDocument {
+export interface CrdDocument {
   kind?: string;
   spec?: {
     group: string;
@@ -667,6 +667,46 @@ function readCrdDocuments(dir: string): { file: string; doc: CrdDocument }[] {
   return docs;
 }
 
+/** What a CustomResourceDefinition document serves (its served storage version); throws on rules it cannot compile. */
+export function crdInfoOf(doc: CrdDocument, file: string): CrdInfo {
+  if (!doc.spec) throw new Error(`${file}: a CustomResourceDefinition without spec`);
+  const { group, names, scope, versions } = doc.spec;
+  const version = versions.find((v) => v.served && v.storage) ?? versions.find((v) => v.served);
+  if (!version?.schema) throw new Error(`${file}: no served version with a schema`);
+  const schema = version.schema.openAPIV3Schema;
+  eachSchema(schema, (s) => {
+    for (const rule of s['x-kubernetes-validations'] ?? []) {
+      try {
+        compileCelRule(rule.rule);
+        if (rule.messageExpression) compileCelRule(rule.messageExpression);
+      } catch (e) {
+        throw new Error(`${file}: ${(e as Error).message}`);
+      }
+    }
+    if (s.pattern !== undefined) {
+      try {
+        compiledPattern(s.pattern);
+      } catch (e) {
+        throw new Error(`${file}: pattern ${s.pattern} does not translate to a JS RegExp: ${(e as Error).message}`);
+      }
+    }
+  });
+  return {
+    group,
+    version: version.name,
+    kind: names.kind,
+    listKind: names.listKind ?? `${names.kind}List`,
+    plural: names.plural,
+    singular: names.singular ?? names.kind.toLowerCase(),
+    shortNames: names.shortNames ?? [],
+    categories: names.categories ?? [],
+    namespaced: scope === 'Namespaced',
+    schema,
+    subresources: { status: version.subresources?.status !== undefined, scale: version.subresources?.scale !== undefined },
+    file,
+  };
+}
+
 /** Reads every CustomResourceDefinition YAML in dir (once per process and directory). */
 export function loadCrds(dir: string = CRD_DIR): CrdInfo[] {
   const cached = loadedDirs.get(path.resolve(dir));
@@ -674,41 +714,7 @@ export function loadCrds(dir: string = CRD_DIR): CrdInfo[] {
   const out: CrdInfo[] = [];
   for (const { file, doc } of readCrdDocuments(dir)) {
     if (doc?.kind !== 'CustomResourceDefinition' || !doc.spec) continue;
-    const { group, names, scope, versions } = doc.spec;
-    const version = versions.find((v) => v.served && v.storage) ?? versions.find((v) => v.served);
-    if (!version?.schema) throw new Error(`${file}: no served version with a schema`);
-    const schema = version.schema.openAPIV3Schema;
-    eachSchema(schema, (s) => {
-      for (const rule of s['x-kubernetes-validations'] ?? []) {
-        try {
-          compileCelRule(rule.rule);
-          if (rule.messageExpression) compileCelRule(rule.messageExpression);
-        } catch (e) {
-          throw new Error(`${file}: ${(e as Error).message}`);
-        }
-      }
-      if (s.pattern !== undefined) {
-        try {
-          compiledPattern(s.pattern);
-        } catch (e) {
-          throw new Error(`${file}: pattern ${s.pattern} does not translate to a JS RegExp: ${(e as Error).message}`);
-        }
-      }
-    });
-    out.push({
-      group,
-      version: version.name,
-      kind: names.kind,
-      listKind: names.listKind ?? `${names.kind}List`,
-      plural: names.plural,
-      singular: names.singular ?? names.kind.toLowerCase(),
-      shortNames: names.shortNames ?? [],
-      categories: names.categories ?? [],
-      namespaced: scope === 'Namespaced',
-      schema,
-      subresources: { status: version.subresources?.status !== undefined, scale: version.subresources?.scale !== undefined },
-      file,
-    });
+    out.push(crdInfoOf(doc as CrdDocument, file));
   }
   loadedDirs.set(path.resolve(dir), out);
   return out;

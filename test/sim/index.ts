@@ -41,6 +41,7 @@ import { NodeNames } from './cluster/names';
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
 import { NetworkProxyController } from './cluster/operators/network-proxy';
+import { CrdEstablisher } from './cluster/crds';
 import { CLUSTER_OPERATORS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
 import { newState, StateFile, type ClusterIdentity } from './cluster/state';
 
@@ -249,6 +250,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     },
   });
   const operators: OperatorView[] = [kubeApiserver, openshiftApiserver, authentication, consoleOp, ingress, machineConfig, new NetworkProxyController(ctx)];
+  const crds = new CrdEstablisher(ctx, store.registry);
   const router = new Router(ctx);
   const csrSigner = new CsrSigner(ctx, apiCa, signers.csrSigner);
 
@@ -256,11 +258,13 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   const unsubscribe = store.subscribe((e: StoreEvent) => {
     for (const o of operators) o.handle(e);
     router.handle(e);
+    crds.handle(e);
     csrSigner.handle(e);
     nodeLifecycle.handle(e);
   });
   for (const o of operators) o.init();
   router.init();
+  crds.init();
   csrSigner.init();
   rollouts.resumeAll();
 

@@ -1,7 +1,7 @@
 // spec.extraManifestFiles through whole runs against the simulator, whose API refuses an object in a namespace
 // that does not exist yet (NamespaceLifecycle) and serves discovery for the kinds it has: objects are created,
 // an existing one replaced (the default, as image-based install) or merged (lca.openshift.io/apply-type),
-// Namespaces and apply-waves first, the replaced one saved; a MachineConfig rolls the pool out; a second run
+// CRDs (established) and Namespaces first, then apply-waves, the replaced one saved; a MachineConfig rolls the pool out; a second run
 // writes nothing; a kind the cluster does not serve refuses the config before any write.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +14,18 @@ import { siteConfigFor, startScenario } from '../../support/scenario';
 const NS = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'store-apps' } };
 const SETTINGS = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pos-settings', namespace: 'store-apps' }, data: { store: '42', region: 'emea' } };
 const FIRST = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'openshift-config', annotations: { 'lca.openshift.io/apply-wave': '1' } }, data: { wave: '1' } };
+const CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'storeapps.retail.example.com' },
+  spec: {
+    group: 'retail.example.com',
+    names: { plural: 'storeapps', singular: 'storeapp', kind: 'StoreApp', listKind: 'StoreAppList' },
+    scope: 'Namespaced',
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', required: ['tills'], properties: { tills: { type: 'integer', minimum: 1 } } } } } } }],
+  },
+};
+const APP = { apiVersion: 'retail.example.com/v1', kind: 'StoreApp', metadata: { name: 'pos', namespace: 'store-apps' }, spec: { tills: 6 } };
 const MC = {
   apiVersion: 'machineconfiguration.openshift.io/v1',
   kind: 'MachineConfig',
@@ -33,7 +45,8 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
     // The ConfigMap comes before its Namespace in the file: the agent orders Namespaces first.
     s.node.attachVolume('sdb1', 'SITE-CONFIG', {
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['manifests/store.yaml', 'manifests/cluster.json', 'manifests/mc.yaml'] } }),
-      'manifests/store.yaml': `${stringify(SETTINGS)}---\n${stringify(NS)}---\n${stringify(FIRST)}`,
+      // The custom resource comes before its CRD and its Namespace: the agent orders CRDs, then Namespaces.
+      'manifests/store.yaml': `${stringify(APP)}---\n${stringify(SETTINGS)}---\n${stringify(NS)}---\n${stringify(FIRST)}---\n${stringify(CRD)}`,
       'manifests/cluster.json': JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [replace, merge] }),
       'manifests/mc.yaml': stringify(MC),
     });
@@ -41,6 +54,7 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
     assert.deepEqual(s.sim.store.get(R.configMaps, 'pos-settings', 'store-apps')?.data, SETTINGS.data);
+    assert.deepEqual(s.sim.store.get({ group: 'retail.example.com', version: 'v1', plural: 'storeapps', kind: 'StoreApp', namespaced: true }, 'pos', 'store-apps')?.spec, { tills: 6 }, 'the custom resource, once its CRD was established');
     const replaced = s.sim.store.get(R.configMaps, 'site-replace', 'openshift-config')!;
     assert.deepEqual(replaced.data, { new: 'y' }, 'replace: the manifest is the object');
     assert.equal(replaced.metadata?.labels?.factory, undefined);
@@ -51,8 +65,10 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
 
     const order = res.logs.map((l) => l.msg).filter((m) => /^(created|replaced|merged into) /.test(m));
     assert.deepEqual(order, [
-      'created ConfigMap openshift-config/first from manifests/store.yaml',
+      'created CustomResourceDefinition storeapps.retail.example.com from manifests/store.yaml',
       'created Namespace store-apps from manifests/store.yaml',
+      'created ConfigMap openshift-config/first from manifests/store.yaml',
+      'created StoreApp store-apps/pos from manifests/store.yaml',
       'created ConfigMap store-apps/pos-settings from manifests/store.yaml',
       'replaced ConfigMap openshift-config/site-replace from manifests/cluster.json',
       'merged into ConfigMap openshift-config/site-merge from manifests/cluster.json',
@@ -65,7 +81,7 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
     const before = s.sim.api.requests.length;
     const again = await s.run(['--once'], { timeoutMs: 240_000 });
     assert.equal(again.code, 0, again.stdout.slice(-3000));
-    assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method !== 'GET' && /configmaps\/(first|pos-settings|site-)|namespaces\/store-apps|machineconfigs\/50-/.test(r.path)).map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'nothing written again');
+    assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method !== 'GET' && /configmaps\/(first|pos-settings|site-)|namespaces\/store-apps|machineconfigs\/50-|storeapps|customresourcedefinitions/.test(r.path)).map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'nothing written again');
   } finally {
     await s.cleanup();
   }

@@ -3,8 +3,9 @@
 // reference has no CRD file for, and for OLM's CatalogSource), subresources, discovery names and field selectors.
 import type { ResourceType } from '../../../src/cluster/types';
 import { R } from '../../../src/cluster/resources';
-import { CRD_DIR, loadCrds, type CrdInfo, type JsonSchema } from '../crd-schema';
+import { CRD_DIR, crdInfoOf, loadCrds, type CrdDocument, type CrdInfo, type JsonSchema } from '../crd-schema';
 import { noSuchResource } from './status';
+import type { KubeObject } from '../../../src/cluster/types';
 
 /** Subresources served. (IngressController's CRD also declares `scale`; the simulator does not serve it.) */
 export type Subresource = 'status' | 'approval';
@@ -205,6 +206,23 @@ const CATALOG_SOURCE_SCHEMA = root({
   status: anyObject,
 });
 
+/** CustomResourceDefinition as apiextensions.k8s.io/v1 requires it (types.go: group, names.plural/kind, scope, versions). */
+const CRD_SCHEMA = root({
+  spec: {
+    type: 'object',
+    required: ['group', 'names', 'scope', 'versions'],
+    properties: {
+      group: str,
+      names: { type: 'object', required: ['plural', 'kind'], properties: { plural: str, singular: str, kind: str, listKind: str, shortNames: strings, categories: strings } },
+      scope: { type: 'string', enum: ['Cluster', 'Namespaced'] },
+      versions: { type: 'array', items: anyObject },
+      conversion: anyObject,
+      preserveUnknownFields: { type: 'boolean' },
+    },
+  },
+  status: anyObject,
+});
+
 const CORE_FIELD_LABELS: Record<string, string[]> = {
   secrets: ['type'],
   nodes: ['spec.unschedulable'],
@@ -228,7 +246,7 @@ function builtIn(type: ResourceType, schema: JsonSchema, opts: { singular: strin
   };
 }
 
-function fromCrd(type: ResourceType, crd: CrdInfo, extra: Partial<ServedResource> = {}): ServedResource {
+export function fromCrd(type: ResourceType, crd: CrdInfo, extra: Partial<ServedResource> = {}): ServedResource {
   if (crd.version !== type.version || crd.plural !== type.plural || crd.namespaced !== type.namespaced) {
     throw new Error(`CRD ${crd.file} does not match ${type.group}/${type.version} ${type.plural}`);
   }
@@ -279,6 +297,16 @@ export const SERVED_FROM_CRDS: readonly { type: ResourceType; served?: Partial<S
   { type: R.machineConfigs },
 ];
 
+/** The resource a stored CustomResourceDefinition object serves; throws when its names or schema are not acceptable. */
+export function servedFromCrdObject(crd: KubeObject): ServedResource {
+  const doc = crd as unknown as CrdDocument;
+  const spec = doc.spec;
+  if (!spec) throw new Error('spec is required');
+  if (crd.metadata?.name !== `${spec.names.plural}.${spec.group}`) throw new Error(`metadata.name must be ${spec.names.plural}.${spec.group}`);
+  const info = crdInfoOf(doc, `CustomResourceDefinition ${crd.metadata?.name}`);
+  return fromCrd({ group: info.group, version: info.version, plural: info.plural, kind: info.kind, namespaced: info.namespaced }, info);
+}
+
 export class ResourceRegistry {
   readonly all: ServedResource[];
   private readonly byKey = new Map<string, ServedResource>();
@@ -300,6 +328,9 @@ export class ResourceRegistry {
       builtIn(R.secrets, SECRET_SCHEMA, { singular: 'secret' }),
       builtIn(R.configMaps, CONFIGMAP_SCHEMA, { singular: 'configmap', shortNames: ['cm'] }),
       builtIn(R.csrs, CSR_SCHEMA, { singular: 'certificatesigningrequest', shortNames: ['csr'], subresources: ['approval', 'status'] }),
+      // Served by the apiextensions-apiserver inside kube-apiserver; the establishing controller
+      // (test/sim/cluster/crds.ts) serves each one's kind once its names are accepted.
+      { ...builtIn(R.customResourceDefinitions, CRD_SCHEMA, { singular: 'customresourcedefinition', shortNames: ['crd', 'crds'], subresources: ['status'] }), tracksGeneration: true },
       ...SERVED_FROM_CRDS.map(({ type, served }) => fromCrd(type, crd(type), served)),
       {
         type: R.machineConfigPools,
@@ -331,6 +362,15 @@ export class ResourceRegistry {
     ];
     this.all = candidates.filter((r) => r.sinceMinor === undefined || minor >= r.sinceMinor);
     for (const r of this.all) this.byKey.set(`${r.type.group}/${r.type.plural}`, r);
+  }
+
+  /** Serves one more resource (a custom resource whose CRD was just established); replaces one of the same group and plural. */
+  register(r: ServedResource): void {
+    const key = `${r.type.group}/${r.type.plural}`;
+    const at = this.all.findIndex((x) => `${x.type.group}/${x.type.plural}` === key);
+    if (at >= 0) this.all.splice(at, 1, r);
+    else this.all.push(r);
+    this.byKey.set(key, r);
   }
 
   /** The served resource for a type (any version of its group/plural is matched on version too); 404 when not served. */

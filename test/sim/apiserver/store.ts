@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import type { KubeObject, ResourceType } from '../../../src/cluster/types';
 import type { AdmissionHook, Identity, SimStore, StoreEvent, StoreEventType } from '../store-types';
 import { validateAgainstSchema, type FieldError } from '../crd-schema';
-import { ResourceRegistry, apiVersionOf, type ServedResource } from './resources';
+import { ResourceRegistry, apiVersionOf, servedFromCrdObject, type ServedResource } from './resources';
+import { R } from '../../../src/cluster/resources';
 import { SimApiError, alreadyExists, badRequest, conflict, invalid, notFound } from './status';
 import { validateCsrUpdate, validateMetadata, validateTypeRules } from './validation-core';
 
@@ -543,6 +544,15 @@ export class SimObjectStore implements SimStore {
   private load(file: string): void {
     const doc = JSON.parse(readFileSync(file, 'utf8')) as PersistedStore;
     if (doc.format !== 'sno-reconfigure-sim-store/v1') throw new Error(`${file}: not a simulator store file`);
+    // The kinds of established CRDs are served again before their objects are loaded.
+    const crds = `${R.customResourceDefinitions.group}/${R.customResourceDefinitions.plural}`;
+    for (const crd of doc.objects[crds] ?? []) {
+      try {
+        this.registry.register(servedFromCrdObject(crd));
+      } catch {
+        // Not established before the restart either.
+      }
+    }
     for (const [key, objs] of Object.entries(doc.objects)) {
       const [group, plural] = key.split('/');
       const r = this.registry.resolve({ group, plural });
