@@ -5,12 +5,12 @@
 import * as path from 'node:path';
 import { validateCertificatePair, validateTrustBundle, type CertificateRole } from './certificates';
 import { parseDuration, formatDuration } from './duration';
-import { readConfinedFile, readRegularFile, statKind } from './files';
+import { isInside, listDirectory, readConfinedFile, readRegularFile, realPathIfExists, statKind } from './files';
 import { describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from './sealed';
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
-import { MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
+import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
 import { Findings, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
@@ -131,7 +131,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     trustBundle: checkTrustBundleContent(f, spec, bytesOf, ctx.now),
     certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now: ctx.now }),
     sshKeys: checkSshKeys(f, spec, bytesOf),
-    manifests: checkManifests(f, spec, bytesOf),
+    manifests: checkManifests(f, refs),
     proxyCa: checkPemBundleFile(f, get(spec, 'proxy', 'trustedCAFile'), 'spec.proxy.trustedCAFile', bytesOf, ctx.now),
   };
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
@@ -228,9 +228,28 @@ function checkFields(f: Findings, spec: unknown): CheckedFields {
   };
 }
 
+async function expandFolders(f: Findings, ctx: FileValidationContext, baseDir: string, refs: Reference[]): Promise<Reference[]> {
+  const out: Reference[] = [];
+  for (const r of refs) {
+    if (!r.ref.endsWith('/')) {
+      out.push(r);
+      continue;
+    }
+    const dir = await realPathIfExists(path.resolve(baseDir, r.ref));
+    if (!dir || !isInside(ctx.rootDir, dir) || (await statKind(dir)) !== 'directory') {
+      f.error(r.field, `'${r.ref}' is not a folder next to or below the site-config`);
+      continue;
+    }
+    const names = [...new Set((await listDirectory(dir)).filter((n) => MANIFEST_FILE.test(n)).map((n) => n.replace(/\.sealed$/i, '')))];
+    if (names.length === 0) f.error(r.field, `'${r.ref}' holds no .yaml, .yml or .json file`);
+    for (const n of names) out.push({ field: r.field, ref: `${r.ref}${n}` });
+  }
+  return out;
+}
+
 /** Every file a field names, read inside the site-config's directory and checked against its spec.sha256 pin. */
 async function readReferences(f: Findings, ctx: FileValidationContext, baseDir: string, spec: unknown): Promise<Reference[]> {
-  const refs = collectReferences(spec);
+  const refs = await expandFolders(f, ctx, baseDir, collectReferences(spec));
   const pins = readPins(f, get(spec, 'sha256'), refs);
   for (const r of refs) {
     const sealedRef = `${r.ref}${SEALED_SUFFIX}`;
@@ -343,16 +362,12 @@ function checkPemBundleFile(f: Findings, ref: unknown, field: string, bytesOf: B
   return validateInto(f, validateTrustBundle(text, field, now, noteFor(bundleFile)).findings) ? text : undefined;
 }
 
-/** spec.extraManifestFiles: every object of every file, each object once across them. */
-function checkManifests(f: Findings, spec: unknown, bytesOf: BytesOf): { file: string; object: ManifestObject }[] {
-  const refs = get(spec, 'extraManifestFiles');
-  if (!Array.isArray(refs)) return [];
+/** spec.extraManifestFiles (folders expanded): every object of every file, each object once across them. */
+function checkManifests(f: Findings, refs: Reference[]): { file: string; object: ManifestObject }[] {
   const out: { file: string; object: ManifestObject }[] = [];
   const seen = new Map<string, string>();
-  refs.forEach((ref, i) => {
-    const field = `spec.extraManifestFiles[${i}]`;
-    const bytes = bytesOf(field);
-    if (typeof ref !== 'string' || !bytes) return;
+  refs.forEach(({ field, ref, bytes }) => {
+    if (!field.startsWith('spec.extraManifestFiles') || !bytes) return;
     const decoded = decodeText(bytes);
     const { objects, problems } = decoded.ok ? parseManifestFile(decoded.text) : { objects: [], problems: decoded.messages };
     for (const p of problems) f.error(field, `'${ref}', ${p}`);

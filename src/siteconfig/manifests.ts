@@ -9,6 +9,8 @@ import { parseYamlDocuments } from './parse-text';
 
 export const APPLY_TYPE = 'lca.openshift.io/apply-type';
 export const APPLY_WAVE = 'lca.openshift.io/apply-wave';
+/** The files of a manifest folder (`extra-manifests/`): .yaml, .yml and .json (sealed or not), read in name order. */
+export const MANIFEST_FILE = /\.(ya?ml|json)(\.sealed)?$/i;
 /** More objects than a site adds; a bound on the run's work. */
 export const MAX_MANIFEST_OBJECTS = 500;
 

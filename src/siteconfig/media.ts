@@ -9,6 +9,7 @@ import type { Host, PathInfo } from '../host/host';
 import { MULTI_DIR, SITE_CONFIG_NAMES } from './load';
 import { MAX_DEPTH, parseConfigBytes } from './parse-text';
 import { fileReferenceProblem } from './schema';
+import { MANIFEST_FILE } from './manifests';
 
 export class MediaError extends Error {
   constructor(message: string, readonly remedy: string, options?: ErrorOptions) {
@@ -128,8 +129,10 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     if (!parsed.ok) return;
     // A referenced file may be on the media sealed to this node (X.sealed): it is copied as it is, still sealed.
     for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel))) {
-      await copyFile(ref, ref);
-      await copyFile(`${ref}${SEALED_SUFFIX}`, `${ref}${SEALED_SUFFIX}`);
+      // A folder of manifests (`extra-manifests/`): its manifest files, as validation reads them.
+      const folder = ref.endsWith('/') || (await host.stat(under(fromNode, ref)))?.kind === 'directory';
+      const files = folder ? (await host.listDir(under(fromNode, ref)).catch(() => [])).filter((n) => MANIFEST_FILE.test(n)).map((n) => path.posix.join(ref, n)) : [ref, `${ref}${SEALED_SUFFIX}`];
+      for (const file of files) await copyFile(file, file);
     }
   };
 

@@ -44,10 +44,12 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
     const merge = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site-merge', namespace: 'openshift-config', annotations: { 'lca.openshift.io/apply-type': 'merge' } }, data: { new: 'y', old: null } };
     // The ConfigMap comes before its Namespace in the file: the agent orders Namespaces first.
     s.node.attachVolume('sdb1', 'SITE-CONFIG', {
-      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['manifests/store.yaml', 'manifests/cluster.json', 'manifests/mc.yaml'] } }),
+      // A folder, as image-based install's extra-manifests/ (its .yaml/.yml/.json files by name), and a file.
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['extra-manifests/', 'manifests/mc.yaml'] } }),
+      'extra-manifests/README.txt': 'not a manifest: neither read nor copied',
       // The custom resource comes before its CRD and its Namespace: the agent orders CRDs, then Namespaces.
-      'manifests/store.yaml': `${stringify(APP)}---\n${stringify(SETTINGS)}---\n${stringify(NS)}---\n${stringify(FIRST)}---\n${stringify(CRD)}`,
-      'manifests/cluster.json': JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [replace, merge] }),
+      'extra-manifests/10-store.yaml': `${stringify(APP)}---\n${stringify(SETTINGS)}---\n${stringify(NS)}---\n${stringify(FIRST)}---\n${stringify(CRD)}`,
+      'extra-manifests/20-cluster.json': JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [replace, merge] }),
       'manifests/mc.yaml': stringify(MC),
     });
     const res = await s.run(['--once'], { timeoutMs: 240_000 });
@@ -65,15 +67,17 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
 
     const order = res.logs.map((l) => l.msg).filter((m) => /^(created|replaced|merged into) /.test(m));
     assert.deepEqual(order, [
-      'created CustomResourceDefinition storeapps.retail.example.com from manifests/store.yaml',
-      'created Namespace store-apps from manifests/store.yaml',
-      'created ConfigMap openshift-config/first from manifests/store.yaml',
-      'created StoreApp store-apps/pos from manifests/store.yaml',
-      'created ConfigMap store-apps/pos-settings from manifests/store.yaml',
-      'replaced ConfigMap openshift-config/site-replace from manifests/cluster.json',
-      'merged into ConfigMap openshift-config/site-merge from manifests/cluster.json',
+      'created CustomResourceDefinition storeapps.retail.example.com from extra-manifests/10-store.yaml',
+      'created Namespace store-apps from extra-manifests/10-store.yaml',
+      'created ConfigMap openshift-config/first from extra-manifests/10-store.yaml',
+      'created StoreApp store-apps/pos from extra-manifests/10-store.yaml',
+      'created ConfigMap store-apps/pos-settings from extra-manifests/10-store.yaml',
+      'replaced ConfigMap openshift-config/site-replace from extra-manifests/20-cluster.json',
+      'merged into ConfigMap openshift-config/site-merge from extra-manifests/20-cluster.json',
       'created MachineConfig 50-master-store-motd from manifests/mc.yaml',
     ]);
+    const copy = path.join(s.node.root, 'var/lib/sno-reconfigure/site-config/extra-manifests');
+    assert.deepEqual([existsSync(path.join(copy, '10-store.yaml')), existsSync(path.join(copy, 'README.txt'))], [true, false], 'only manifest files are copied off the media');
     const backup = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/backups/manifests/core_ConfigMap_openshift-config_site-replace.json'), 'utf8')) as { data: unknown };
     assert.deepEqual(backup.data, { old: 'x', kept: 'no' });
 
