@@ -9,7 +9,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { STEPS } from '../../src/steps/index';
 import { BANNER_PATH, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, UNIT_NAME } from '../../src/paths';
 import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
-import { CORE, eventually, factoryNode, siteConfigYaml, SITE_LAN, SITE_SSH_KEY, type AgentJournal, type SnoNode } from './testbed/sno-node';
+import { CORE, eventually, factoryNode, siteConfigYaml, SITE_LAN, SITE_NTP, SITE_SSH_KEY, type AgentJournal, type SnoNode } from './testbed/sno-node';
 import type { Machine } from './testbed/machine';
 
 const bed = new Testbed();
@@ -18,7 +18,8 @@ after(async () => {
   assert.deepEqual(leftovers(), { processes: [], loopDevices: [], mounts: [], cgroups: [], tempDirs: [] });
 });
 
-const SITE_CONFIG = siteConfigYaml();
+// spec.ntp: the site's NTP server is the real chronyd the testbed runs on the node's loopback (sno-node.ts).
+const SITE_CONFIG = siteConfigYaml({ spec: { ntp: { servers: [SITE_NTP] } } });
 /** A step's title as this agent logs it. */
 const titleOf = (name: string) => STEPS.find((s) => s.name === name)?.title ?? `(no step ${name})`;
 const CONFIG_NAME = 'store-0042';
@@ -140,6 +141,13 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
         assert.equal(node.exists(EARLY_KEYS), false, 'the early keys are removed at the end');
         const earlyLine = entries.findIndex((e) => e.log?.step === 'ssh-early' && /SSH key\(s\) of the site can log in as core/.test(e.log.msg));
         assert.ok(earlyLine >= 0 && earlyLine < entries.findIndex((e) => e.log?.step === 'network'), 'the early keys are written before the network step');
+
+        // --- spec.ntp: the real chronyd took the site's chrony.conf (restarted, no reboot) and synchronised with
+        // the site's server before kubelet started
+        assert.match(m.readFile('/etc/chrony.conf'), new RegExp(`^server ${SITE_NTP.replace(/\./g, '\\.')} iburst$`, 'm'));
+        const clockLine = entries.findIndex((e) => e.log?.step === 'clock' && e.log.msg.startsWith(`The node's clock is synchronised with ${SITE_NTP}`));
+        assert.ok(clockLine >= 0 && clockLine < entries.findIndex((e) => e.log?.msg === titleOf('kubelet')), `the clock is checked before kubelet starts: ${JSON.stringify(entries.filter((e) => e.log?.step === 'clock').map((e) => e.log?.msg))}`);
+        assert.equal((JSON.parse(m.readFile('/var/lib/sno-reconfigure/report.json')) as { node: { clock?: { synchronised: boolean; source?: string } } }).node.clock?.source, SITE_NTP);
 
         // --- StatusText followed the phases: every sample is one of them (or its progress line), in run order
         const idx = phaseIndexes(samples, phases);

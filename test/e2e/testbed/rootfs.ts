@@ -34,6 +34,8 @@ export const ROOTFS_RECIPE = {
     'procps',
     'openssl', // the kubelet stand-in (the cluster simulator's kubelet) makes its CSRs with `openssl req`
     'dnsmasq-base', // /usr/sbin/dnsmasq for the MachineConfig's node-local DNS (sno-reconfigure-dns.service), no service of its own
+    'chrony', // the node's chronyd (RHCOS has chrony 4.x); the testbed runs it with -x: the host's clock is never touched
+    'tzdata', // chrony.conf's `leapsectz right/UTC`
   ],
   /**
    * Installed by a second stage, apt-get in a chroot of the finished rootfs: `debootstrap --include` of these
@@ -79,6 +81,9 @@ if ! unshare --mount --propagation private bash -c 'set -e; R="$1"; mount -t pro
 fi
 rm -f "$work/rootfs/usr/sbin/policy-rc.d"
 for u in ${PODMAN_UNITS_OFF.join(' ')}; do rm -f "$work/rootfs/etc/systemd/system/$u"; done
+# Debian's chrony.service (alias chronyd.service) would set this machine's clock: the node gets a -x unit instead.
+rm -f "$work/rootfs/etc/systemd/system/chronyd.service" "$work/rootfs/etc/systemd/system/multi-user.target.wants/chrony.service"
+ln -sf /dev/null "$work/rootfs/etc/systemd/system/chrony.service"
 cat > "$work/rootfs/etc/containers/containers.conf" <<'EOF'
 ${TESTBED_CONTAINERS_CONF}EOF
 cd "$work/rootfs"

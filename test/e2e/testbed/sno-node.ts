@@ -138,6 +138,39 @@ ExecStart=/usr/local/libexec/testbed-lan
 WantedBy=multi-user.target
 `;
 
+/**
+ * The node's chronyd as RHCOS runs it (chronyd.service, /etc/chrony.conf), but with -x: it never adjusts this
+ * test machine's clock. The factory's chrony.conf is RHEL 9's default; the agent replaces it at the site.
+ */
+const CHRONYD_SERVICE = `# Testbed stand-in for RHCOS's chronyd.service (test/e2e/testbed/sno-node.ts): the real chronyd, -x.
+[Unit]
+Description=NTP client/server (testbed: never sets the clock)
+After=testbed-lan.service
+
+[Service]
+Type=forking
+PIDFile=/run/chrony/chronyd.pid
+ExecStart=/usr/sbin/chronyd -x -u root -f /etc/chrony.conf
+
+[Install]
+WantedBy=multi-user.target
+`;
+const FACTORY_CHRONY_CONF = 'pool 2.rhel.pool.ntp.org iburst\nsourcedir /run/chrony-dhcp\ndriftfile /var/lib/chrony/drift\nmakestep 1.0 3\nrtcsync\nkeyfile /etc/chrony.keys\nntsdumpdir /var/lib/chrony\nleapsectz right/UTC\nlogdir /var/log/chrony\n';
+/** The site's NTP server, on the node's own loopback (the real chronyd serving its clock, -x). */
+export const SITE_NTP = '127.0.0.1';
+const SITE_NTP_SERVICE = `# Testbed: the site's NTP server (a real chronyd serving on ${SITE_NTP}:123, -x).
+[Unit]
+Description=Testbed site NTP server
+After=testbed-lan.service
+
+[Service]
+ExecStart=/usr/sbin/chronyd -d -x -u root -f /etc/testbed/site-ntp.conf
+
+[Install]
+WantedBy=multi-user.target
+`;
+const SITE_NTP_CONF = `port 123\nbindaddress ${SITE_NTP}\nlocal stratum 8\nallow ${SITE_NTP}\nbindcmdaddress /\ncmdport 0\npidfile /run/testbed-site-ntp.pid\n`;
+
 function lanEnv(lan: Lan): string {
   return `NODE_CIDR=${lan.nodeIp}/${lan.prefix}\nGATEWAY_CIDR=${lan.gateway}/${lan.prefix}\n`;
 }
@@ -190,12 +223,16 @@ function baseIgnition(simOptions: SimulatorOptions): IgnConfig {
         file('/etc/kubelet-standin/options.json', `${JSON.stringify(simOptions, null, 2)}\n`),
         file(LAN_ENV, lanEnv(FACTORY_LAN)),
         file('/etc/hosts', hosts),
+        file('/etc/chrony.conf', FACTORY_CHRONY_CONF),
+        file('/etc/testbed/site-ntp.conf', SITE_NTP_CONF),
       ],
     },
     systemd: {
       units: [
         { name: KUBELET_UNIT, enabled: true, contents: KUBELET_SERVICE },
         { name: 'testbed-lan.service', enabled: true, contents: LAN_SERVICE },
+        { name: 'chronyd.service', enabled: true, contents: CHRONYD_SERVICE },
+        { name: 'testbed-site-ntp.service', enabled: true, contents: SITE_NTP_SERVICE },
       ],
     },
   };
@@ -497,7 +534,7 @@ export function siteConfigYaml(opts: { name?: string; spec?: Record<string, unkn
     imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: [`${registryPort}/ocp/release`] }],
     ssh: { authorizedKeys: [SITE_SSH_KEY], factoryKeys: 'replace' },
     // Short waits: the simulated cluster is fast, and a test must fail in minutes, not the field's 45.
-    timeouts: { network: '2m', kubelet: '2m', apiReady: '3m', csr: '3m', settle: '5m', settleStability: '2s' },
+    timeouts: { network: '2m', clock: '1m', kubelet: '2m', apiReady: '3m', csr: '3m', settle: '5m', settleStability: '2s' },
     ...opts.spec,
   };
   return stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: opts.name ?? 'store-0042' }, spec });
