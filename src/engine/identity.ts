@@ -14,6 +14,7 @@ export interface Baseline {
   nodeAddresses?: string[];
   internalAddresses?: string[];
   openshiftVersion?: string;
+  clusterID?: string;
 }
 
 export async function readBaseline(host: Host, log: Logger): Promise<Baseline> {

@@ -124,7 +124,13 @@ export function problemsOf(result: Awaited<ReturnType<typeof loadSiteConfig>>, i
   if (id.rejectedDigests?.includes(result.site.digest)) {
     return [{ path: 'site-config', message: 'this exact site-config was already tried on this node and refused (see the earlier errors); provide a corrected one' }];
   }
-  return checkAgainstCluster(result.site.resolved, { clusterName: id.baseline.clusterName, nodeName: id.nodeName });
+  const { baseline } = id;
+  return checkAgainstCluster(result.site.resolved, {
+    clusterName: baseline.clusterName,
+    nodeName: id.nodeName,
+    nodeAddresses: [...(baseline.nodeAddresses ?? []), ...(baseline.internalAddresses ?? [])],
+    ...(baseline.clusterID ? { clusterID: baseline.clusterID } : {}),
+  });
 }
 
 async function refuseInvalid(env: Intake, from: string, problems: Problem[]): Promise<void> {

@@ -4,7 +4,7 @@
 // refused before anything changes.
 import { coverageProblem, leafCertificate } from './certificates';
 import { checkComposedNames } from './names';
-import { nmstateHostname } from './nmstate';
+import { addressesFromNmstate, nmstateHostname } from './nmstate';
 import { Findings } from './problems';
 import type { ResolvedSiteConfig, ValidationProblem } from './types';
 
@@ -13,18 +13,34 @@ export interface ClusterIdentity {
   clusterName?: string;
   /** The Node object's name; unknown when undefined or ''. */
   nodeName?: string;
+  /** The node's addresses at the factory (baseline), for image-based install's node_ips. */
+  nodeAddresses?: string[];
+  /** ClusterVersion spec.clusterID (baseline), for image-based install's cluster_id. */
+  clusterID?: string;
 }
+
+/** Appended to every refusal of an image-based install config: what it asks needs recert. */
+const KEEPS = 'this node keeps its installed name and IP; use an image-based install for a rename';
 
 export function checkAgainstCluster(resolved: ResolvedSiteConfig, cluster: ClusterIdentity): ValidationProblem[] {
   const f = new Findings();
   const actualCluster = cluster.clusterName || undefined;
   const node = cluster.nodeName || undefined;
+  const ibi = resolved.imageBased;
   if (actualCluster !== undefined && resolved.clusterName !== undefined && resolved.clusterName !== actualCluster) {
-    f.error('spec.clusterName', `is '${resolved.clusterName}', but this cluster is named '${actualCluster}': renaming a cluster is not supported by OpenShift (leave clusterName out, or set it to '${actualCluster}')`);
+    if (ibi) f.error('cluster_name', `is '${resolved.clusterName}', but this cluster is named '${actualCluster}': ${KEEPS}`);
+    else f.error('spec.clusterName', `is '${resolved.clusterName}', but this cluster is named '${actualCluster}': renaming a cluster is not supported by OpenShift (leave clusterName out, or set it to '${actualCluster}')`);
   }
   if (node !== undefined && resolved.hostname !== undefined && resolved.hostname !== node) {
-    f.error('spec.hostname', `is '${resolved.hostname}', but this node is named '${node}': changing the node's host name is not supported by OpenShift (leave hostname out, or set it to '${node}')`);
+    if (ibi) f.error('hostname', `is '${resolved.hostname}', but this node is named '${node}': ${KEEPS}`);
+    else f.error('spec.hostname', `is '${resolved.hostname}', but this node is named '${node}': changing the node's host name is not supported by OpenShift (leave hostname out, or set it to '${node}')`);
   }
+  // node_ips may be an address the site network gives the node (raw_nm_state_config) or one it has: the cluster
+  // keeps its own node address either way. Any other address is one only recert could move the cluster to.
+  const reachable = [...(cluster.nodeAddresses ?? []), ...addressesFromNmstate(resolved.network?.nmstate)];
+  const foreign = (ibi?.nodeIPs ?? []).filter((ip) => !reachable.includes(ip));
+  if (foreign.length > 0 && cluster.nodeAddresses?.length) f.error('node_ips', `is ${foreign.join(', ')}, neither an address of this node (${cluster.nodeAddresses.join(', ')}) nor one raw_nm_state_config gives it: ${KEEPS}`);
+  if (ibi?.clusterID && cluster.clusterID && ibi.clusterID !== cluster.clusterID) f.error('cluster_id', `is ${ibi.clusterID}, but this cluster's ID is ${cluster.clusterID}: ${KEEPS}`);
   const nmHost = resolved.network ? nmstateHostname(resolved.network.nmstate) : undefined;
   if (node !== undefined && nmHost !== undefined && nmHost !== node) {
     f.error('spec.network.nmstate.hostname.config', `would change the host name to '${nmHost}', but this node is named '${node}': changing the node's host name is not supported by OpenShift`);

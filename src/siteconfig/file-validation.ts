@@ -10,6 +10,7 @@ import { describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from '
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
+import { fromSeedReconfiguration, isSeedReconfiguration, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
 import { Findings, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
@@ -109,10 +110,21 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     return result();
   }
 
+  // 2b. Image-based install's manifest.json: translated into the site-config it amounts to.
+  let document = parsed.value;
+  let imageBased: ResolvedSiteConfig['imageBased'];
+  if (isSeedReconfiguration(document)) {
+    const t = fromSeedReconfiguration(document, await seedManifests(ctx, baseDir), (await confinedKind(ctx, baseDir, SEED_EXTRA_MANIFESTS_DIR)) === 'directory');
+    for (const p of t.problems) f.error(p.path, p.message);
+    for (const w of t.warnings) f.warn(w.path, w.message);
+    document = t.document;
+    imageBased = t.identity;
+  }
+
   // 3. Document schema. Whether spec.match is usable is decided on the schema's findings alone.
-  const schema = checkSchema(parsed.value, unknownFieldMessage);
+  const schema = checkSchema(document, unknownFieldMessage);
   for (const p of schema.problems) f.error(p.path, p.message);
-  const spec = get(parsed.value, 'spec');
+  const spec = get(document, 'spec');
   const matchKnown = !f.errors.some((e) => e.path === 'spec' || e.path.startsWith('spec.match') || e.path === '(document)');
   const match = matchKnown ? validValue(matchSchema, get(spec, 'match')) : undefined;
   const known = { ...(match ? { match } : {}), matchKnown };
@@ -132,12 +144,12 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now: ctx.now }),
     sshKeys: checkSshKeys(f, spec, bytesOf),
     manifests: checkManifests(f, refs),
-    proxyCa: checkPemBundleFile(f, get(spec, 'proxy', 'trustedCAFile'), 'spec.proxy.trustedCAFile', bytesOf, ctx.now),
+    proxyCa: checkBundle(f, get(spec, 'proxy'), 'spec.proxy', 'trustedCA', bytesOf, ctx.now),
   };
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
 
   // 7. Resolved form.
-  const resolved = resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents);
+  const resolved = { ...resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents), ...(imageBased ? { imageBased } : {}) };
   const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: f.warnings };
   return result({ ...known, site });
 }
@@ -213,6 +225,7 @@ function checkFields(f: Findings, spec: unknown): CheckedFields {
   }
   exactlyOne(f, spec, 'spec', 'pullSecret', 'pullSecretFile', false);
   exactlyOne(f, spec, 'spec', 'additionalTrustBundle', 'additionalTrustBundleFile', false);
+  exactlyOne(f, get(spec, 'proxy'), 'spec.proxy', 'trustedCA', 'trustedCAFile', false);
   const network = get(spec, 'network');
   if (isPlainObject(network)) exactlyOne(f, network, 'spec.network', 'nmstate', 'nmstateFile', true);
   if (get(spec, 'pullSecretMode') !== undefined && get(spec, 'pullSecret') === undefined && get(spec, 'pullSecretFile') === undefined) {
@@ -243,6 +256,23 @@ async function expandFolders(f: Findings, ctx: FileValidationContext, baseDir: s
     const names = [...new Set((await listDirectory(dir)).filter((n) => MANIFEST_FILE.test(n)).map((n) => n.replace(/\.sealed$/i, '')))];
     if (names.length === 0) f.error(r.field, `'${r.ref}' holds no .yaml, .yml or .json file`);
     for (const n of names) out.push({ field: r.field, ref: `${r.ref}${n}` });
+  }
+  return out;
+}
+
+async function confinedKind(ctx: FileValidationContext, baseDir: string, rel: string): Promise<'file' | 'directory' | 'other' | 'missing'> {
+  const real = await realPathIfExists(path.resolve(baseDir, rel));
+  return real && isInside(ctx.rootDir, real) ? statKind(real) : 'missing';
+}
+
+/** The files of cluster-configuration/manifests/ (name → text): image-based install's generated mirror sets. */
+async function seedManifests(ctx: FileValidationContext, baseDir: string): Promise<Record<string, string>> {
+  if ((await confinedKind(ctx, baseDir, SEED_MANIFESTS_DIR)) !== 'directory') return {};
+  const out: Record<string, string> = {};
+  for (const n of (await listDirectory(path.resolve(baseDir, SEED_MANIFESTS_DIR))).filter((x) => MANIFEST_FILE.test(x))) {
+    const got = await readConfinedFile(ctx.rootDir, baseDir, `${SEED_MANIFESTS_DIR}${n}`);
+    const decoded = got.ok ? decodeText(got.bytes) : undefined;
+    if (decoded?.ok) out[n] = decoded.text;
   }
   return out;
 }
@@ -344,12 +374,15 @@ function checkPullSecretContent(f: Findings, spec: unknown, bytesOf: BytesOf): P
 }
 
 function checkTrustBundleContent(f: Findings, spec: unknown, bytesOf: BytesOf, now: Date): string | undefined {
-  const bundleFile = validValue(fileRef, get(spec, 'additionalTrustBundleFile'));
-  const inlineBundle = get(spec, 'additionalTrustBundle');
-  if (typeof inlineBundle === 'string' && bundleFile === undefined) {
-    return validateInto(f, validateTrustBundle(inlineBundle, 'spec.additionalTrustBundle', now).findings) ? inlineBundle : undefined;
-  }
-  return checkPemBundleFile(f, bundleFile, 'spec.additionalTrustBundleFile', bytesOf, now);
+  return checkBundle(f, spec, 'spec', 'additionalTrustBundle', bytesOf, now);
+}
+
+/** A CA bundle given inline (`<at>.<key>`) or in a file (`<at>.<key>File`): its PEM when every certificate is usable. */
+function checkBundle(f: Findings, obj: unknown, at: string, key: string, bytesOf: BytesOf, now: Date): string | undefined {
+  const bundleFile = validValue(fileRef, get(obj, `${key}File`));
+  const inline = get(obj, key);
+  if (typeof inline === 'string' && bundleFile === undefined) return validateInto(f, validateTrustBundle(inline, `${at}.${key}`, now).findings) ? inline : undefined;
+  return checkPemBundleFile(f, bundleFile, `${at}.${key}File`, bytesOf, now);
 }
 
 /** A file of CA certificates (`field` names it, `ref` is its value): the PEM text when every certificate is usable. */

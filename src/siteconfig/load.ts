@@ -9,6 +9,7 @@ import { listDirectory, realPathIfExists, isInside, statKind } from './files';
 import { matchProblems, readMachineIdentity, type MachineIdentity } from './identity';
 import { loadTrustedKeys, type TrustedKeys } from './signature';
 import { NODE_KEY_FILE } from '../paths';
+import { SEED_RECONFIGURATION_FILE } from './seed-reconfiguration';
 import type { LoadedSiteConfig, MachineMatch, ValidationProblem } from './types';
 
 export type LoadResult =
@@ -77,7 +78,11 @@ export async function locateSiteConfigs(location: string): Promise<Located> {
     }
     return { kind: 'multi', candidates };
   }
-  return fail(`holds no ${SITE_CONFIG_NAMES.join(', ')} and no ${MULTI_DIR}/ directory`);
+  // Image-based install's configuration ISO: cluster-configuration/manifest.json, confined to the whole volume
+  // (its extra-manifests/ is beside cluster-configuration/).
+  const seed = await realPathIfExists(path.join(real, SEED_RECONFIGURATION_FILE));
+  if (seed !== undefined && isInside(real, seed)) return { kind: 'single', candidate: { filePath: seed, display: SEED_RECONFIGURATION_FILE, rootDir: real } };
+  return fail(`holds no ${SITE_CONFIG_NAMES.join(', ')}, no ${MULTI_DIR}/ directory and no ${SEED_RECONFIGURATION_FILE}`);
 }
 
 async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date, nodeKey?: NodeKey): Promise<FileValidation> {

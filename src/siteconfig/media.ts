@@ -10,6 +10,7 @@ import { MULTI_DIR, SITE_CONFIG_NAMES } from './load';
 import { MAX_DEPTH, parseConfigBytes } from './parse-text';
 import { fileReferenceProblem } from './schema';
 import { MANIFEST_FILE } from './manifests';
+import { SEED_RECONFIGURATION_FILE } from './seed-reconfiguration';
 
 export class MediaError extends Error {
   constructor(message: string, readonly remedy: string, options?: ErrorOptions) {
@@ -140,6 +141,15 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   const names = await host.listDir(fromNode);
   await host.mkdirp(toNode, 0o700);
   const entries = configEntries(names, opts.caseInsensitive ?? false);
+  // Image-based install's configuration ISO: manifest.json, the mirror sets beside it and extra-manifests/.
+  if (!entries.some(([, c]) => !c.endsWith('.sig')) && (await host.stat(under(fromNode, SEED_RECONFIGURATION_FILE)))?.kind === 'file') {
+    await copyFile(SEED_RECONFIGURATION_FILE, SEED_RECONFIGURATION_FILE);
+    for (const dir of ['cluster-configuration/manifests', 'extra-manifests']) {
+      if ((await host.stat(under(fromNode, dir)))?.kind !== 'directory') continue;
+      for (const n of (await host.listDir(under(fromNode, dir))).filter((x) => MANIFEST_FILE.test(x)).sort()) await copyFile(`${dir}/${n}`, `${dir}/${n}`);
+    }
+    return { files, bytes, treeDigest: hash.digest('hex') };
+  }
   if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
     const shown = names.filter((n) => !isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
     const list = `${shown.slice(0, 8).join(', ')}${shown.length > 8 ? ` and ${shown.length - 8} more` : ''}`;

@@ -329,3 +329,16 @@ export function nmstateHostname(state: Record<string, unknown>): string | undefi
   if (isPlainObject(h) && typeof h.config === 'string' && h.config !== '') return h.config;
   return undefined;
 }
+
+/** The static addresses an nmstate state gives the node's interfaces. */
+export function addressesFromNmstate(state: Record<string, unknown> | undefined): string[] {
+  const ifaces = Array.isArray(state?.interfaces) ? (state.interfaces as Record<string, unknown>[]) : [];
+  const out: string[] = [];
+  for (const iface of ifaces) {
+    for (const family of ['ipv4', 'ipv6'] as const) {
+      const fam = iface[family] as { address?: { ip?: unknown }[] } | undefined;
+      for (const a of fam?.address ?? []) if (typeof a.ip === 'string') out.push(a.ip);
+    }
+  }
+  return out;
+}

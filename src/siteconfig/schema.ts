@@ -17,7 +17,7 @@
 //   factory's key (`factoryKeys: replace | keep`, required: the choice is the site's, never a default).
 // - `spec.ntp`: the site's time sources for chronyd, `servers` and/or `pools` (host names or IP addresses).
 // - `spec.proxy`: the cluster-wide proxy — `httpProxy`, `httpsProxy`, `noProxy` (a list) and `trustedCAFile`,
-//   checked the way the network operator checks Proxy/cluster (proxy-urls.ts).
+//   checked the way the network operator checks Proxy/cluster (proxy-urls.ts); `trustedCA` (PEM) or `trustedCAFile`.
 // - `spec.extraManifestFiles`: files of Kubernetes objects to add to the cluster (manifests.ts).
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
@@ -172,6 +172,7 @@ const proxySchema = z
     httpProxy: z.optional(ruled((s) => proxyUrlProblem(s, ['http']))),
     httpsProxy: z.optional(ruled((s) => proxyUrlProblem(s, ['http', 'https']))),
     noProxy: z.optional(z.array(ruled(noProxyEntryProblem)).check(z.minLength(1))),
+    trustedCA: z.optional(z.string()),
     trustedCAFile: z.optional(fileRef),
   })
   .check((ctx) => {

@@ -87,6 +87,8 @@ export interface ResolvedSiteConfig {
   extraManifests?: { file: string; object: ManifestObject }[];
   proxy?: { httpProxy?: string; httpsProxy?: string; noProxy: string[]; trustedCA?: string };
   timeouts: Timeouts;
+  /** Read from image-based install's media (seed-reconfiguration.ts): what only recert could change, for the node to check. */
+  imageBased?: { nodeIPs?: string[]; clusterID?: string };
 }
 
 export interface LoadedSiteConfig {

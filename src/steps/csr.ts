@@ -18,6 +18,7 @@ import type { ExpectedNode } from '../csr/policy';
 import { currentAddresses } from '../host/netcheck';
 import { Wakeup } from '../engine/wakeup';
 import { expectedNode } from './expected-node';
+import { addressesFromNmstate } from '../siteconfig/nmstate';
 import { StepError, type Step, type StepContext } from '../engine/step';
 
 const APPROVER = 'csr-approver';
@@ -29,19 +30,6 @@ export const KUBELET_CERTS = {
   client: '/var/lib/kubelet/pki/kubelet-client-current.pem',
   serving: '/var/lib/kubelet/pki/kubelet-server-current.pem',
 } as const;
-
-/** Addresses the node's serving certificate may carry: the site network's, the current ones, the internal IP. */
-export function addressesFromNmstate(state: Record<string, unknown> | undefined): string[] {
-  const ifaces = Array.isArray(state?.interfaces) ? (state.interfaces as Record<string, unknown>[]) : [];
-  const out: string[] = [];
-  for (const iface of ifaces) {
-    for (const family of ['ipv4', 'ipv6'] as const) {
-      const fam = iface[family] as { address?: { ip?: unknown }[] } | undefined;
-      for (const a of fam?.address ?? []) if (typeof a.ip === 'string') out.push(a.ip);
-    }
-  }
-  return out;
-}
 
 /** Every address the node has had during this run; addresses are only added (DHCP may renew mid-run). */
 function knownAddresses(ctx: StepContext, current: string[] = []): string[] {

@@ -10,7 +10,7 @@ import { resolvesThrough } from '../host/site-dns';
 import { ASSISTED_DNSMASQ_MARKERS, clusterRecords, dnsmasqRecords, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
 import type { StepContext } from '../engine/step';
 import { bootstrapApiHost } from '../engine/identity';
-import { addressesFromNmstate } from './csr';
+import { addressesFromNmstate } from '../siteconfig/nmstate';
 import { CommandError } from '../host/command-error';
 import { systemctl } from '../host/systemctl';
 

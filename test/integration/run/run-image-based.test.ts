@@ -1,0 +1,124 @@
+// Image-based install's configuration media (label cluster-config: cluster-configuration/manifest.json, its
+// generated mirror sets, extra-manifests/) through `validate`, `plan` and a whole run against the simulator;
+// and what needs recert — another cluster name, node IP or cluster ID — refused before any change. The
+// manifest's keys are SeedReconfiguration's JSON tags (test/fixtures/image-based/seedreconfig.go).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import { R } from '../../../src/cluster/resources';
+import { BASELINE_FILE } from '../../../src/paths';
+import { startScenario, type Scenario } from '../../support/scenario';
+import { BUNDLE_PATH } from '../../support/bundle';
+
+const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
+const HASH = '$2y$10$abcdefghijklmnopqrstuuN3kQ3v1Yb7Qm2uR0l6sT8pWc5xZy9Ae';
+const CLUSTER_ID = '5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
+
+function manifest(s: Scenario, over: Record<string, unknown> = {}): string {
+  const ip = s.sim.options.nodeIPs[0]!;
+  const gw = ip.replace(/\.\d+$/, '.1');
+  const nmstate = {
+    interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip, 'prefix-length': 24 }] } }],
+    routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': gw, 'next-hop-interface': 'eno1' }] },
+    'dns-resolver': { config: { server: [gw] } },
+  };
+  return JSON.stringify({
+    api_version: 1,
+    base_domain: 'store42.example.com',
+    cluster_name: s.sim.options.clusterName,
+    cluster_id: CLUSTER_ID,
+    node_ips: [ip],
+    hostname: s.sim.options.nodeName,
+    KubeconfigCryptoRetention: { KubeAPICrypto: { ServingCrypto: {}, ClientAuthCrypto: {} }, IngresssCrypto: {} },
+    ssh_key: KEY,
+    kubeadmin_password_hash: HASH,
+    raw_nm_state_config: stringify(nmstate),
+    pull_secret: JSON.stringify({ auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('store42:pw').toString('base64') } } }),
+    machine_networks: [`${gw.replace(/\.1$/, '.0')}/24`],
+    chrony_config: 'server 10.20.0.5 iburst\ndriftfile /var/lib/chrony/drift\nmakestep 1.0 3\n',
+    additionalTrustBundle: { userCaBundle: '', proxyConfigmapName: '', proxyConfigmapBundle: '' },
+    node_labels: { 'store.example.com/region': 'emea' },
+    ...over,
+  });
+}
+
+const IDMS = [{ apiVersion: 'config.openshift.io/v1', kind: 'ImageDigestMirrorSet', metadata: { name: 'image-digest-mirror' }, spec: { imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] }] } }];
+const EXTRA = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: store-settings, namespace: openshift-config}\ndata: {store: "42"}\n';
+
+function volume(s: Scenario, over: Record<string, unknown> = {}): Record<string, string> {
+  return { 'cluster-configuration/manifest.json': manifest(s, over), 'cluster-configuration/manifests/idms.json': JSON.stringify(IDMS), 'extra-manifests/settings.yaml': EXTRA };
+}
+
+function writeBaseline(s: Scenario): void {
+  mkdirSync(path.join(s.node.root, path.dirname(BASELINE_FILE)), { recursive: true });
+  writeFileSync(path.join(s.node.root, BASELINE_FILE), JSON.stringify({ preparedAt: '2026-01-01T00:00:00Z', clusterName: s.sim.options.clusterName, nodeName: s.sim.options.nodeName, nodeAddresses: ['192.168.42.10'], internalAddresses: [], clusterID: CLUSTER_ID }));
+}
+
+/** The bundle on a directory (asynchronously: the simulator answers from this very process). */
+function cli(s: Scenario, args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BUNDLE_PATH, ...args], { env: s.node.env });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+test('an image-based install config volume: validate and plan read it, a run applies what it asks', async () => {
+  const s = await startScenario();
+  try {
+    writeBaseline(s);
+    const dir = path.join(s.node.dir, 'ibi-iso');
+    for (const [rel, text] of Object.entries(volume(s))) {
+      mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      writeFileSync(path.join(dir, rel), text);
+    }
+    const validated = await cli(s, ['validate', dir]);
+    assert.equal(validated.code, 0, validated.out);
+    assert.match(validated.out, /^cluster-configuration\/manifest\.json: valid, 2 warnings/m);
+    assert.match(validated.out, /KubeconfigCryptoRetention: is not applied: the cluster keeps its own signers and kubeconfigs/);
+    const planned = await cli(s, ['plan', dir, ...s.agentArgs]);
+    assert.equal(planned.code, 0, planned.out);
+    assert.match(planned.out, /Apply the site network \[network\]\n {3}- apply network eno1/);
+    assert.match(planned.out, /write file \/etc\/chrony\.conf — the site's time sources 10\.20\.0\.5/);
+
+    s.node.attachVolume('sr0', 'cluster-config', volume(s));
+    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    const idms = s.sim.store.list(R.imageDigestMirrorSets).flatMap((o) => (o.spec as { imageDigestMirrors: { source: string; mirrors: string[] }[] }).imageDigestMirrors);
+    assert.ok(idms.some((m) => m.source === 'quay.io/openshift-release-dev/ocp-release' && m.mirrors.includes('registry.store42.example.com:8443/ocp/release')), JSON.stringify(idms));
+    assert.equal(s.sim.store.get(R.nodes, s.sim.options.nodeName)?.metadata?.labels?.['store.example.com/region'], 'emea');
+    assert.equal(Buffer.from((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system')?.data as Record<string, string>).kubeadmin!, 'base64').toString(), HASH);
+    assert.deepEqual(s.sim.store.get(R.configMaps, 'store-settings', 'openshift-config')?.data, { store: '42' });
+    const ssh = s.sim.store.get(R.machineConfigs, '99-master-ssh') as { spec: { config: { passwd: { users: { name: string; sshAuthorizedKeys: string[] }[] } } } };
+    assert.deepEqual(ssh.spec.config.passwd.users.find((u) => u.name === 'core')?.sshAuthorizedKeys, [KEY], 'ssh_key replaces the keys, as image-based install does');
+    assert.ok(s.sim.store.get(R.machineConfigs, '99-master-chrony'));
+  } finally {
+    await s.cleanup();
+  }
+});
+
+for (const [what, over, expected] of [
+  ['another cluster name', { cluster_name: 'store42' }, /cluster_name: is 'store42', but this cluster is named 'sno1': this node keeps its installed name and IP; use an image-based install for a rename/],
+  ['a node IP the node does not get', { node_ips: ['10.99.0.7'] }, /node_ips: is 10\.99\.0\.7, neither an address of this node \(192\.168\.42\.10\) nor one raw_nm_state_config gives it: this node keeps its installed name and IP/],
+  ['another cluster ID', { cluster_id: '00000000-0000-0000-0000-000000000001' }, /cluster_id: is 00000000-0000-0000-0000-000000000001, but this cluster's ID is 5f1e2d3c/],
+] as const) {
+  test(`an image-based install config asking for ${what} is refused before any change`, async () => {
+    const s = await startScenario();
+    try {
+      writeBaseline(s);
+      s.node.attachVolume('sr0', 'cluster-config', volume(s, over));
+      const res = await s.run(['--once'], { timeoutMs: 120_000 });
+      assert.notEqual(res.code, 0);
+      assert.match(res.stdout, expected);
+      assert.deepEqual(s.node.nmstateHistory().filter((l) => /apply/.test(l)), [], 'the network was never touched');
+      assert.ok(!s.node.calls('systemctl').some((c) => c.args[0] === 'start' && c.args.includes('kubelet.service')), 'kubelet never started');
+    } finally {
+      await s.cleanup();
+    }
+  });
+}

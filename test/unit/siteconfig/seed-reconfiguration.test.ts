@@ -1,0 +1,104 @@
+// Image-based install's manifest.json as a site-config. The fixture's keys come from the Go struct image-based
+// install writes (test/fixtures/image-based/seedreconfig.go, vendored with provenance), never from our own types:
+// a field upstream adds makes this test fail until the translation accounts for it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chronySources, fromSeedReconfiguration, IGNORED_SEED_FIELDS, isSeedReconfiguration } from '../../../src/siteconfig/seed-reconfiguration';
+
+const GO = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/image-based/seedreconfig.go'), 'utf8');
+
+/** The JSON keys of a Go struct: its json tag's name, or the field's name when it has no tag (encoding/json). */
+function jsonKeys(struct: string): string[] {
+  const body = new RegExp(`type ${struct} struct \\{([\\s\\S]*?)\\n\\}`).exec(GO)?.[1];
+  assert.ok(body, `struct ${struct} in seedreconfig.go`);
+  return body
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /^[A-Z]\w*\s+\S+/.test(l))
+    .map((l) => /json:"([^,"]+)/.exec(l)?.[1] ?? l.split(/\s+/)[0]!);
+}
+
+const PULL = { auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('u:p').toString('base64') } } };
+const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
+const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+
+/** A value for every key of SeedReconfiguration, as openshift-install image-based create config-image would write it. */
+const VALUES: Record<string, unknown> = {
+  api_version: 1,
+  base_domain: 'store42.example.com',
+  cluster_name: 'sno1',
+  cluster_id: '5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0',
+  infra_id: 'sno1-x7k2p',
+  node_ip: '192.168.111.20',
+  node_ips: ['192.168.111.20'],
+  release_registry: 'quay.io',
+  hostname: 'sno1-node',
+  KubeconfigCryptoRetention: { KubeAPICrypto: { ServingCrypto: { localhost_signer_private_key: 'PEM' } } },
+  ssh_key: KEY,
+  server_ssh_keys: [],
+  kubeadmin_password_hash: '$2a$10$abcdefghijklmnopqrstuuY5y2OQKYn0vXyvCEmE/Hh0YhQF8Zr1u',
+  raw_nm_state_config: 'interfaces:\n- name: eno1\n  type: ethernet\n  state: up\n  ipv4: {enabled: true, dhcp: false, address: [{ip: 192.168.111.20, prefix-length: 24}]}\n',
+  pull_secret: JSON.stringify(PULL),
+  machine_network: '192.168.111.0/24',
+  machine_networks: ['192.168.111.0/24'],
+  proxy: { httpProxy: 'http://proxy.store42.example.com:3128', httpsProxy: 'http://proxy.store42.example.com:3128', noProxy: '.store42.example.com,10.20.0.0/16' },
+  status_proxy: { httpProxy: 'http://proxy.store42.example.com:3128', noProxy: '.cluster.local,.svc' },
+  install_config: 'apiVersion: v1\nmetadata: {name: sno1}\n',
+  chrony_config: 'pool 2.rhel.pool.ntp.org iburst\nserver 10.20.0.5 iburst\ndriftfile /var/lib/chrony/drift\n',
+  additionalTrustBundle: { userCaBundle: CA, proxyConfigmapName: 'user-ca-bundle', proxyConfigmapBundle: CA },
+  node_labels: { 'store.example.com/region': 'emea' },
+};
+
+test('every key of the Go SeedReconfiguration has a fixture value, and the translation maps, checks or names it', () => {
+  const keys = jsonKeys('SeedReconfiguration');
+  assert.ok(keys.length >= 23, `found ${keys.length} keys`);
+  assert.deepEqual(keys.filter((k) => !(k in VALUES)), [], 'a key upstream has that the fixture (and the translation) does not know');
+  for (const [struct, field] of [['Proxy', 'proxy'], ['AdditionalTrustBundle', 'additionalTrustBundle']] as const) {
+    assert.deepEqual(jsonKeys(struct).filter((k) => !(k in (VALUES[field] as object))), [], `${struct}'s keys`);
+  }
+  const t = fromSeedReconfiguration(VALUES, {}, false);
+  assert.deepEqual(t.problems, []);
+  const spec = t.document.spec as Record<string, unknown>;
+  const mapped = ['base_domain', 'cluster_name', 'hostname', 'ssh_key', 'kubeadmin_password_hash', 'raw_nm_state_config', 'pull_secret', 'proxy', 'chrony_config', 'additionalTrustBundle', 'node_labels'];
+  const checked = ['api_version', 'cluster_id', 'node_ip', 'node_ips'];
+  assert.deepEqual(keys.filter((k) => ![...mapped, ...checked, ...Object.keys(IGNORED_SEED_FIELDS)].includes(k)), [], 'keys neither mapped, checked nor ignored');
+  assert.deepEqual(spec, {
+    baseDomain: 'store42.example.com',
+    clusterName: 'sno1',
+    hostname: 'sno1-node',
+    network: { nmstate: { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.111.20', 'prefix-length': 24 }] } }] } },
+    pullSecret: PULL,
+    pullSecretMode: 'replace',
+    ssh: { authorizedKeys: [KEY], factoryKeys: 'replace' },
+    kubeadminPassword: { hash: VALUES.kubeadmin_password_hash },
+    proxy: { httpProxy: 'http://proxy.store42.example.com:3128', httpsProxy: 'http://proxy.store42.example.com:3128', noProxy: ['.store42.example.com', '10.20.0.0/16'], trustedCA: CA },
+    additionalTrustBundle: CA,
+    ntp: { servers: ['10.20.0.5'], pools: ['2.rhel.pool.ntp.org'] },
+    nodeLabels: { set: { 'store.example.com/region': 'emea' } },
+  });
+  assert.deepEqual(t.identity, { nodeIPs: ['192.168.111.20'], clusterID: '5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' });
+  assert.deepEqual(t.warnings.map((w) => w.path).sort(), ['KubeconfigCryptoRetention', 'infra_id', 'install_config', 'machine_network', 'machine_networks', 'release_registry', 'status_proxy']);
+});
+
+test('as image-based install does: no kubeadmin hash deletes kubeadmin; node_ip when node_ips is empty; another api_version is refused', () => {
+  const t = fromSeedReconfiguration({ api_version: 1, base_domain: 'x.example.com', node_ip: '10.0.0.5' }, {}, true);
+  const spec = t.document.spec as Record<string, unknown>;
+  assert.deepEqual(spec.kubeadminPassword, { remove: true });
+  assert.deepEqual(spec.extraManifestFiles, ['../extra-manifests/']);
+  assert.deepEqual(t.identity, { nodeIPs: ['10.0.0.5'] });
+  assert.deepEqual(fromSeedReconfiguration({ api_version: 2, base_domain: 'x.example.com' }, {}, false).problems, [{ path: 'api_version', message: "is 2: only version 1 of image-based install's SeedReconfiguration is understood" }]);
+});
+
+test('the generated mirror sets of cluster-configuration/manifests become imageDigestMirrors; other objects there are refused', () => {
+  const idms = [{ apiVersion: 'config.openshift.io/v1', kind: 'ImageDigestMirrorSet', metadata: { name: 'image-digest-mirror' }, spec: { imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] }] } }];
+  const ssh = { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '99-master-ssh' }, spec: {} };
+  const t = fromSeedReconfiguration({ api_version: 1, base_domain: 'x.example.com' }, { 'idms.json': JSON.stringify(idms), 'ssh.json': JSON.stringify(ssh), 'other.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n' }, false);
+  assert.deepEqual((t.document.spec as Record<string, unknown>).imageDigestMirrors, [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] }]);
+  assert.deepEqual(t.problems, [{ path: 'cluster-configuration/manifests/other.yaml', message: 'holds ConfigMap c: only mirror sets are read from there (put other objects in extra-manifests/)' }]);
+  assert.equal(isSeedReconfiguration({ api_version: 1 }), true);
+  assert.equal(isSeedReconfiguration({ apiVersion: 'sno-reconfigure.io/v1', api_version: 1 }), false);
+  assert.deepEqual(chronySources('# comment\nserver a.example.com iburst\n  pool b.example.com\nmakestep 1 3\n'), { servers: ['a.example.com'], pools: ['b.example.com'] });
+});
