@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   const { cpus, loadavg } = await import('node:os');
   const loadBefore = loadavg()[0]!;
   log('size');
-  const size = measureSize();
+  const size = await measureSize();
   log('startup (20 runs each after warm-up)');
   const startup = measureStartup();
   log(`latency on the scripted timeline (time scale ${TIME_SCALE}), agent, then the baseline`);

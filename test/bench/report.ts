@@ -58,6 +58,13 @@ export function renderReport(r: BenchResults, poll: { apiMs: number; csrMs: numb
     ['MachineConfig, runtime host', kib(s.machineConfigHostBytes), kib(s.budgets.machineConfigBytes), verdict(s.machineConfigHostBytes, s.budgets.machineConfigBytes)],
     ['MachineConfig, runtime podman', kib(s.machineConfigPodmanBytes), kib(s.budgets.machineConfigBytes), verdict(s.machineConfigPodmanBytes, s.budgets.machineConfigBytes)],
   ]);
+  const rawTotal = s.bundleParts.reduce((sum, p) => sum + p.bytes, 0);
+  const shown = s.bundleParts.filter((p) => p.bytes >= 1024);
+  const rest = s.bundleParts.filter((p) => p.bytes < 1024);
+  out += table('Bundle by part — minified bytes each npm package or src/ folder adds (esbuild metafile); the base64(gzip) column shares the total in proportion, an estimate', ['part', 'raw', 'share', '≈ base64(gzip)'], [
+    ...shown.map((p) => [p.part, kib(p.bytes), `${((p.bytes / rawTotal) * 100).toFixed(1)} %`, kib((p.bytes / rawTotal) * s.bundleBase64GzipBytes)]),
+    [`${rest.length} parts under 1 KiB`, kib(rest.reduce((sum, p) => sum + p.bytes, 0)), '', ''],
+  ]);
   const st = r.startup;
   out += table(`Startup — median of ${st.runs} after warm-up`, ['figure', 'measured', ''], [
     ['node dist/sno-reconfigure.cjs --version', `${st.bundleVersionMedianMs.toFixed(1)} ms`, ''],

@@ -1,10 +1,12 @@
 // Size of what goes on the node: the bundle raw, gzip -9 (what `render` embeds: src/cluster/ignition.ts) and
 // base64 of that, and the rendered MachineConfig for both runtimes. Budgets from DESIGN.md section 6: the
 // MachineConfig is copied into the rendered config and stored in etcd (1.5 MiB per object).
+import { build, type BuildOptions } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { BUNDLE_PATH } from '../support/bundle';
+import { BUNDLE_PATH, PROJECT_ROOT } from '../support/bundle';
 
 export const SIZE_BUDGETS = {
   /** DESIGN.md section 6: ≤ 200 KiB of base64(gzip(bundle)). */
@@ -22,10 +24,30 @@ export interface SizeResults {
   bundleBase64GzipBytes: number;
   machineConfigHostBytes: number;
   machineConfigPodmanBytes: number;
+  /** Raw minified bytes each part contributes (esbuild's metafile), largest first: where the budget goes. */
+  bundleParts: { part: string; bytes: number }[];
   budgets: typeof SIZE_BUDGETS;
 }
 
-export function measureSize(): SizeResults {
+/** A bundled input's part: the npm package for node_modules, else the src/ folder (one folder per concern). */
+function partOf(input: string): string {
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+  if (pkg) return pkg[1]!;
+  const folder = /^src\/([^/]+)\//.exec(input);
+  return folder ? `src/${folder[1]}` : input;
+}
+
+async function measureBundleParts(): Promise<{ part: string; bytes: number }[]> {
+  const { bundleOptions } = (await import(path.join(PROJECT_ROOT, 'esbuild.config.mjs'))) as { bundleOptions: BuildOptions & { outfile: string } };
+  const result = await build({ ...bundleOptions, absWorkingDir: PROJECT_ROOT, write: false, metafile: true, logLevel: 'silent' });
+  const output = result.metafile.outputs[bundleOptions.outfile];
+  if (!output) throw new Error(`esbuild's metafile has no ${bundleOptions.outfile}`);
+  const parts = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) parts.set(partOf(input), (parts.get(partOf(input)) ?? 0) + bytesInOutput);
+  return [...parts].map(([part, bytes]) => ({ part, bytes })).sort((a, b) => b.bytes - a.bytes);
+}
+
+export async function measureSize(): Promise<SizeResults> {
   const raw = readFileSync(BUNDLE_PATH);
   const gz = gzipSync(raw, { level: 9 });
   const render = (args: string[]) => execFileSync(process.execPath, [BUNDLE_PATH, 'render', 'machineconfig', ...args], { maxBuffer: 16 * 1024 * 1024 }).length;
@@ -35,6 +57,7 @@ export function measureSize(): SizeResults {
     bundleBase64GzipBytes: Buffer.byteLength(gz.toString('base64')),
     machineConfigHostBytes: render(['--runtime', 'host']),
     machineConfigPodmanBytes: render(['--runtime', 'podman', '--node-image', SAMPLE_NODE_IMAGE]),
+    bundleParts: await measureBundleParts(),
     budgets: SIZE_BUDGETS,
   };
 }
