@@ -23,13 +23,15 @@ function expired(e: ApiError, tried: string): ApiError {
 
 /**
  * `primary` until it meets a 401; then `fallback()` (asked once; undefined = there is none) for the rest of
- * the client's life. `onSwitch` hears about the change once.
+ * the client's life. `onSwitch` hears about the change once. `primaryNotAfter` (ISO), the expiry of the
+ * primary's client certificate: with no fallback and that date past, a 401 on /readyz is final.
  */
 export function withCredentialFallback(
   primary: ClosableClusterClient,
   primaryDescription: string,
   fallback: () => Promise<Fallback | undefined>,
   onSwitch: (fallback: Fallback) => void,
+  primaryNotAfter?: string,
 ): ClosableClusterClient {
   let current = primary;
   let tried = primaryDescription;
@@ -68,7 +70,12 @@ export function withCredentialFallback(
       const first = await c.readyz(o);
       if (!first.unauthorized) return first;
       const answer = (await switchFrom(c)) ? await current.readyz(o) : first;
-      return answer.unauthorized ? { ...answer, detail: `credential expired: the API refused ${tried} (${answer.detail})` } : answer;
+      if (!answer.unauthorized) return answer;
+      // A certificate past its NotAfter is refused by every kube-apiserver, however long it is given.
+      if (current === primary && primaryNotAfter && Date.parse(primaryNotAfter) <= Date.now()) {
+        return { ...answer, refusedForGood: true, detail: `credential expired: the API refused ${tried}, which expired on ${primaryNotAfter.slice(0, 10)} (${answer.detail})` };
+      }
+      return { ...answer, detail: `credential expired: the API refused ${tried} (${answer.detail})` };
     },
     get: (type, name, namespace, o) => use((c) => c.get(type, name, namespace, o)),
     list: (type, o) => use((c) => c.list(type, o)),

@@ -92,8 +92,11 @@ export class ConnectionError extends Error {
 export interface ClusterClient {
   /** The API server URL from the kubeconfig. */
   readonly server: string;
-  /** GET /readyz: true only on 200 "ok"; `unauthorized` when the API refused the credential (401). Never throws. */
-  readyz(opts?: RequestOptions): Promise<{ ready: boolean; detail: string; unauthorized?: boolean }>;
+  /**
+   * GET /readyz: true only on 200 "ok"; `unauthorized` when the API refused the credential (401), and
+   * `refusedForGood` when that credential was the last one and its certificate has expired. Never throws.
+   */
+  readyz(opts?: RequestOptions): Promise<{ ready: boolean; detail: string; unauthorized?: boolean; refusedForGood?: boolean }>;
   /** undefined on 404. */
   get<T extends KubeObject>(type: ResourceType, name: string, namespace?: string, opts?: RequestOptions): Promise<T | undefined>;
   list<T extends KubeObject>(type: ResourceType, opts?: ListOptions & RequestOptions): Promise<ObjectList<T>>;

@@ -7,6 +7,7 @@
 // credential the kube-apiserver static pod's own cert-regeneration controller uses
 // (bindata/assets/kube-apiserver/kubeconfig-cm.yaml, tokenFile), a token that does not expire. Same server and
 // trust (localhost-recovery verifies against the 10-year localhost-recovery serving certificate).
+import { clientCertificateNotAfter } from '../certs/pem';
 import { createClusterClient, type ClosableClusterClient } from '../cluster/client';
 import { withCredentialFallback, type Fallback } from '../cluster/credential-fallback';
 import { loadKubeconfig, type Kubeconfig } from '../cluster/kubeconfig';
@@ -35,5 +36,6 @@ export async function createAgentClient(host: Host, kubeconfig: string, log: Log
     credential,
     () => recoveryTokenClient(host, kc, log),
     (f) => log.warn(`the API refused ${credential} (HTTP 401: it has expired); continuing with ${f.description}`),
+    clientCertificateNotAfter(kc.clientCert),
   );
 }

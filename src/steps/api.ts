@@ -18,7 +18,7 @@ const READYZ_BACKOFF: Backoff = { initialMs: 100, factor: 2, jitter: 0.5, maxMs:
 const PROGRESS_EVERY_MS = 10_000;
 // A 401 is an answer, not "not ready": the credential is refused. The recovery token (src/engine/credentials.ts)
 // is authenticated through etcd, so a kube-apiserver that is still starting may refuse it for a moment;
-// after this long the refusal is reported as what it is.
+// after this long the refusal is reported as what it is — at once when the only credential left has expired.
 const CREDENTIAL_REFUSED_GRACE_MS = 2 * 60_000;
 
 function credentialExpired(server: string, detail: string): StepError {
@@ -72,11 +72,11 @@ export const apiStep: Step = {
     let refusedSince: number | undefined;
     let refused = false;
     const askReadyz = async () => {
-      const { ready, detail, unauthorized } = await client.readyz({ timeoutMs: REQUEST_TIMEOUT_MS });
+      const { ready, detail, unauthorized, refusedForGood } = await client.readyz({ timeoutMs: REQUEST_TIMEOUT_MS });
       if (ready) return;
       refused = unauthorized === true;
       refusedSince = refused ? (refusedSince ?? ctx.clock.now()) : undefined;
-      if (refusedSince !== undefined && ctx.clock.now() - refusedSince >= CREDENTIAL_REFUSED_GRACE_MS) throw credentialExpired(client.server, detail);
+      if (refusedForGood || (refusedSince !== undefined && ctx.clock.now() - refusedSince >= CREDENTIAL_REFUSED_GRACE_MS)) throw credentialExpired(client.server, detail);
       throw new NotReadyYet(detail);
     };
     const reportProgress = (e: unknown) => {
