@@ -64,6 +64,27 @@ function mirrorsOf(objects: ManifestObject[], problems: SeedTranslation['problem
   return out;
 }
 
+type DigestSource = { source: string; mirrors?: string[]; sourcePolicy?: string };
+const DIGEST_SOURCE_KEYS = ['source', 'mirrors', 'sourcePolicy'];
+
+/**
+ * openshift-install's image-digest-sources.json: the install-config's imageDigestSources as they are, a list of
+ * {source, mirrors, sourcePolicy} rather than objects (openshift/installer
+ * pkg/asset/imagebased/configimage/imagedigestsources.go; keys from pkg/types/installconfig.go ImageDigestSource).
+ */
+function isDigestSourceList(v: unknown): v is DigestSource[] {
+  return Array.isArray(v) && v.every((e) => typeof e === 'object' && e !== null && !('kind' in e) && typeof (e as DigestSource).source === 'string');
+}
+
+function digestSourceMirrors(list: DigestSource[], out: Pick<SeedTranslation, 'problems' | 'warnings'>, path: string): { source: string; mirrors: string[] }[] {
+  list.forEach((e, i) => {
+    const unknown = Object.keys(e).filter((k) => !DIGEST_SOURCE_KEYS.includes(k));
+    if (unknown.length > 0) out.problems.push({ path, message: `[${i}]: unknown field '${unknown[0]}' (an install-config imageDigestSources entry has source, mirrors and sourcePolicy)` });
+    if (e.sourcePolicy) out.warnings.push({ path, message: `[${i}].sourcePolicy: ${e.sourcePolicy} is not applied: the agent's mirror set takes no source policy, so pulls may still try ${e.source}` });
+  });
+  return list.map((e) => ({ source: e.source, mirrors: e.mirrors ?? [] }));
+}
+
 /**
  * The site-config of a SeedReconfiguration. `manifests`: the files of cluster-configuration/manifests/ (name →
  * text); `extraManifests`: whether the volume has an extra-manifests/ folder.
@@ -117,7 +138,10 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
       problems.push({ path: `cluster-configuration/${SEED_MANIFESTS_DIR}${name}`, message: parsed.messages.join('; ') });
       continue;
     }
-    const objects = parsed.values.flatMap((v) => (Array.isArray(v) ? v : (v as { items?: unknown[] }).items ?? [v])) as ManifestObject[];
+    const path = `cluster-configuration/${SEED_MANIFESTS_DIR}${name}`;
+    const lists = parsed.values.filter(isDigestSourceList);
+    for (const list of lists) mirrors.push(...digestSourceMirrors(list, { problems, warnings }, path));
+    const objects = parsed.values.filter((v) => !lists.includes(v as DigestSource[])).flatMap((v) => (Array.isArray(v) ? v : (v as { items?: unknown[] }).items ?? [v])) as ManifestObject[];
     mirrors.push(...mirrorsOf(objects, problems, name));
   }
   if (mirrors.length > 0) spec.imageDigestMirrors = mirrors;

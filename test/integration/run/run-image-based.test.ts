@@ -45,11 +45,13 @@ function manifest(s: Scenario, over: Record<string, unknown> = {}): string {
   });
 }
 
-const IDMS = [{ apiVersion: 'config.openshift.io/v1', kind: 'ImageDigestMirrorSet', metadata: { name: 'image-digest-mirror' }, spec: { imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] }] } }];
+// What openshift-install writes there: the install-config's imageDigestSources as they are
+// (openshift/installer pkg/asset/imagebased/configimage/imagedigestsources.go).
+const DIGEST_SOURCES = [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'], sourcePolicy: '' }];
 const EXTRA = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: store-settings, namespace: openshift-config}\ndata: {store: "42"}\n';
 
 function volume(s: Scenario, over: Record<string, unknown> = {}): Record<string, string> {
-  return { 'cluster-configuration/manifest.json': manifest(s, over), 'cluster-configuration/manifests/idms.json': JSON.stringify(IDMS), 'extra-manifests/settings.yaml': EXTRA };
+  return { 'cluster-configuration/manifest.json': manifest(s, over), 'cluster-configuration/manifests/image-digest-sources.json': JSON.stringify(DIGEST_SOURCES), 'extra-manifests/settings.yaml': EXTRA };
 }
 
 function writeBaseline(s: Scenario): void {

@@ -102,3 +102,26 @@ test('the generated mirror sets of cluster-configuration/manifests become imageD
   assert.equal(isSeedReconfiguration({ apiVersion: 'sno-reconfigure.io/v1', api_version: 1 }), false);
   assert.deepEqual(chronySources('# comment\nserver a.example.com iburst\n  pool b.example.com\nmakestep 1 3\n'), { servers: ['a.example.com'], pools: ['b.example.com'] });
 });
+
+// openshift-install image-based create config-image writes the install-config's imageDigestSources as they are,
+// a JSON list of {source, mirrors, sourcePolicy} — not mirror-set objects — to
+// cluster-configuration/manifests/image-digest-sources.json (openshift/installer
+// pkg/asset/imagebased/configimage/imagedigestsources.go at 58bbbe29…; the keys are the json tags of
+// pkg/types/installconfig.go ImageDigestSource, where sourcePolicy has no omitempty).
+test("openshift-install's image-digest-sources.json becomes imageDigestMirrors; a source policy is named as not applied", () => {
+  const written = [
+    { source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'], sourcePolicy: '' },
+    { source: 'quay.io/openshift-release-dev/ocp-v4.0-art-dev', mirrors: ['registry.store42.example.com:8443/ocp/art'], sourcePolicy: 'NeverContactSource' },
+  ];
+  const t = fromSeedReconfiguration({ api_version: 1, base_domain: 'x.example.com' }, { 'image-digest-sources.json': JSON.stringify(written) }, false);
+  assert.deepEqual(t.problems, []);
+  assert.deepEqual((t.document.spec as Record<string, unknown>).imageDigestMirrors, written.map(({ source, mirrors }) => ({ source, mirrors })));
+  assert.deepEqual(t.warnings, [
+    {
+      path: 'cluster-configuration/manifests/image-digest-sources.json',
+      message: "[1].sourcePolicy: NeverContactSource is not applied: the agent's mirror set takes no source policy, so pulls may still try quay.io/openshift-release-dev/ocp-v4.0-art-dev",
+    },
+  ]);
+  const unknown = fromSeedReconfiguration({ api_version: 1, base_domain: 'x.example.com' }, { 'image-digest-sources.json': '[{"source":"a.example.com","wrongField":"x"}]' }, false);
+  assert.deepEqual(unknown.problems, [{ path: 'cluster-configuration/manifests/image-digest-sources.json', message: "[0]: unknown field 'wrongField' (an install-config imageDigestSources entry has source, mirrors and sourcePolicy)" }]);
+});
