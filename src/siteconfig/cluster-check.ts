@@ -40,7 +40,11 @@ export function checkAgainstCluster(resolved: ResolvedSiteConfig, cluster: Clust
   const reachable = [...(cluster.nodeAddresses ?? []), ...addressesFromNmstate(resolved.network?.nmstate)];
   const foreign = (ibi?.nodeIPs ?? []).filter((ip) => !reachable.includes(ip));
   if (foreign.length > 0 && cluster.nodeAddresses?.length) f.error('node_ips', `is ${foreign.join(', ')}, neither an address of this node (${cluster.nodeAddresses.join(', ')}) nor one raw_nm_state_config gives it: ${KEEPS}`);
-  if (ibi?.clusterID && cluster.clusterID && ibi.clusterID !== cluster.clusterID) f.error('cluster_id', `is ${ibi.clusterID}, but this cluster's ID is ${cluster.clusterID}: ${KEEPS}`);
+  // openshift-install draws a new random cluster ID for every config ISO unless image-based-config.yaml gives
+  // one (openshift/installer pkg/asset/imagebased/configimage/clusterconfiguration.go): say how to keep this one.
+  if (ibi?.clusterID && cluster.clusterID && ibi.clusterID !== cluster.clusterID) {
+    f.error('cluster_id', `is ${ibi.clusterID}, but this cluster's ID is ${cluster.clusterID}: ${KEEPS}. openshift-install draws a new cluster ID for each config ISO unless image-based-config.yaml sets clusterID: set it to ${cluster.clusterID} and make the ISO again`);
+  }
   const nmHost = resolved.network ? nmstateHostname(resolved.network.nmstate) : undefined;
   if (node !== undefined && nmHost !== undefined && nmHost !== node) {
     f.error('spec.network.nmstate.hostname.config', `would change the host name to '${nmHost}', but this node is named '${node}': changing the node's host name is not supported by OpenShift`);

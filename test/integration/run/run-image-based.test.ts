@@ -107,7 +107,7 @@ test('an image-based install config volume: validate and plan read it, a run app
 for (const [what, over, expected] of [
   ['another cluster name', { cluster_name: 'store42' }, /cluster_name: is 'store42', but this cluster is named 'sno1': this node keeps its installed name and IP; use an image-based install for a rename/],
   ['a node IP the node does not get', { node_ips: ['10.99.0.7'] }, /node_ips: is 10\.99\.0\.7, neither an address of this node \(192\.168\.42\.10\) nor one raw_nm_state_config gives it: this node keeps its installed name and IP/],
-  ['another cluster ID', { cluster_id: '00000000-0000-0000-0000-000000000001' }, /cluster_id: is 00000000-0000-0000-0000-000000000001, but this cluster's ID is 5f1e2d3c/],
+  ['another cluster ID', { cluster_id: '00000000-0000-0000-0000-000000000001' }, /cluster_id: is 00000000-0000-0000-0000-000000000001, but this cluster's ID is 5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0: this node keeps its installed name and IP; use an image-based install for a rename\. openshift-install draws a new cluster ID for each config ISO unless image-based-config\.yaml sets clusterID: set it to 5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 and make the ISO again/],
 ] as const) {
   test(`an image-based install config asking for ${what} is refused before any change`, async () => {
     const s = await startScenario();
