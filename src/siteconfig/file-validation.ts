@@ -114,7 +114,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   let document = parsed.value;
   let imageBased: ResolvedSiteConfig['imageBased'];
   if (isSeedReconfiguration(document)) {
-    const t = fromSeedReconfiguration(document, await seedManifests(ctx, baseDir), (await confinedKind(ctx, baseDir, SEED_EXTRA_MANIFESTS_DIR)) === 'directory');
+    const t = fromSeedReconfiguration(document, await seedManifests(ctx, baseDir), await holdsManifests(ctx, baseDir, SEED_EXTRA_MANIFESTS_DIR));
     for (const p of t.problems) f.error(p.path, p.message);
     for (const w of t.warnings) f.warn(w.path, w.message);
     document = t.document;
@@ -263,6 +263,14 @@ async function expandFolders(f: Findings, ctx: FileValidationContext, baseDir: s
 async function confinedKind(ctx: FileValidationContext, baseDir: string, rel: string): Promise<'file' | 'directory' | 'other' | 'missing'> {
   const real = await realPathIfExists(path.resolve(baseDir, rel));
   return real && isInside(ctx.rootDir, real) ? statKind(real) : 'missing';
+}
+
+/**
+ * Whether a folder holds a manifest file. openshift-install puts extra-manifests/ on every config ISO, empty when
+ * the site has none (openshift/installer pkg/asset/imagebased/configimage/configiso.go).
+ */
+async function holdsManifests(ctx: FileValidationContext, baseDir: string, rel: string): Promise<boolean> {
+  return (await confinedKind(ctx, baseDir, rel)) === 'directory' && (await listDirectory(path.resolve(baseDir, rel))).some((x) => MANIFEST_FILE.test(x));
 }
 
 /** The files of cluster-configuration/manifests/ (name → text): image-based install's generated mirror sets. */

@@ -95,7 +95,8 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
   if (seed.api_version !== 1) problems.push({ path: 'api_version', message: `is ${JSON.stringify(seed.api_version)}: only version 1 of image-based install's SeedReconfiguration is understood` });
   for (const [field, why] of Object.entries(IGNORED_SEED_FIELDS)) {
     const v = seed[field];
-    if (v !== undefined && v !== '' && !(Array.isArray(v) && v.length === 0) && !(typeof v === 'object' && v !== null && Object.keys(v).length === 0)) warnings.push({ path: field, message: `is not applied: ${why}` });
+    // Unset is absent (Go's omitempty), or null, '', [] or {} in a manifest.json written by other means.
+    if (v !== undefined && v !== null && v !== '' && !(typeof v === 'object' && Object.keys(v).length === 0)) warnings.push({ path: field, message: `is not applied: ${why}` });
   }
   const spec: Record<string, unknown> = { baseDomain: seed.base_domain };
   if (str(seed.cluster_name)) spec.clusterName = seed.cluster_name;

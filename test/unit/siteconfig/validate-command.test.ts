@@ -149,3 +149,36 @@ test('a relative PATH is resolved against the working directory', async () => {
   const { code, out } = await run(['.', '--root', c.root], c.location);
   assert.equal(code, 0, out);
 });
+
+// The config ISO as openshift-install image-based create config-image lays it out (openshift/installer
+// pkg/asset/imagebased/configimage: configiso.go creates extra-manifests/ on every ISO, empty when the site has
+// none; clusterconfiguration.go writes chrony_config as its default chrony.conf plus the site's servers;
+// imagedigestsources.go the install-config's imageDigestSources list). Go's omitempty drops unset fields; a
+// hand-made manifest.json may say null instead, which means the same.
+test('an image-based install config ISO as openshift-install writes it: an empty extra-manifests/ and null fields are fine', async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-ibi-'));
+  cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
+  await fs.mkdir(path.join(dir, 'cluster-configuration/manifests'), { recursive: true });
+  await fs.mkdir(path.join(dir, 'extra-manifests'));
+  const manifest = {
+    api_version: 1,
+    base_domain: 'store42.example.com',
+    cluster_name: 'sno1',
+    cluster_id: '5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0',
+    infra_id: 'sno1-x7k2p',
+    hostname: 'sno1-node',
+    kubeadmin_password_hash: '$2a$10$abcdefghijklmnopqrstuuY5y2OQKYn0vXyvCEmE/Hh0YhQF8Zr1u',
+    pull_secret: JSON.stringify({ auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('u:p').toString('base64') } } }),
+    chrony_config: '\npool 0.rhel.pool.ntp.org iburst\ndriftfile /var/lib/chrony/drift\nmakestep 1.0 3\nrtcsync\nlogdir /var/log/chrony\nserver 10.20.0.5 iburst',
+    additionalTrustBundle: { userCaBundle: '', proxyConfigmapName: '', proxyConfigmapBundle: '' },
+    proxy: null,
+    status_proxy: null,
+    node_labels: null,
+  };
+  await fs.writeFile(path.join(dir, 'cluster-configuration/manifest.json'), JSON.stringify(manifest));
+  await fs.writeFile(path.join(dir, 'cluster-configuration/manifests/image-digest-sources.json'), JSON.stringify([{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'], sourcePolicy: '' }]));
+  const { code, out } = await run([dir]);
+  assert.equal(code, 0, out);
+  assert.match(out, /^cluster-configuration\/manifest\.json: valid, 1 warning/m);
+  assert.match(out, /infra_id: is not applied/);
+});
