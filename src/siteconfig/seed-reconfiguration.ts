@@ -52,14 +52,14 @@ export function chronySources(conf: string): { servers: string[]; pools: string[
 }
 
 /** The mirrors of generated ImageDigestMirrorSets and ImageContentSourcePolicies; anything else is a problem. */
-function mirrorsOf(objects: ManifestObject[], problems: SeedTranslation['problems'], file: string): { source: string; mirrors: string[] }[] {
+function mirrorsOf(objects: ManifestObject[], problems: SeedTranslation['problems'], path: string): { source: string; mirrors: string[] }[] {
   const out: { source: string; mirrors: string[] }[] = [];
   for (const o of objects) {
     const spec = (o.spec ?? {}) as { imageDigestMirrors?: { source: string; mirrors?: string[] }[]; repositoryDigestMirrors?: { source: string; mirrors?: string[] }[] };
     const entries = o.kind === 'ImageDigestMirrorSet' ? spec.imageDigestMirrors : o.kind === 'ImageContentSourcePolicy' ? spec.repositoryDigestMirrors : undefined;
     if (entries) out.push(...entries.map((e) => ({ source: e.source, mirrors: e.mirrors ?? [] })));
     // The SSH MachineConfigs image-based install generates carry ssh_key, which is mapped itself.
-    else if (!(o.kind === 'MachineConfig' && /-ssh$/.test(o.metadata.name))) problems.push({ path: `cluster-configuration/${SEED_MANIFESTS_DIR}${file}`, message: `holds ${o.kind} ${o.metadata.name}: only mirror sets are read from there (put other objects in extra-manifests/)` });
+    else if (!(o.kind === 'MachineConfig' && /-ssh$/.test(o.metadata.name))) problems.push({ path, message: `holds ${o.kind} ${o.metadata.name}: only mirror sets are read from there (put other objects in extra-manifests/)` });
   }
   return out;
 }
@@ -134,16 +134,16 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
   if (seed.node_labels && typeof seed.node_labels === 'object' && Object.keys(seed.node_labels).length > 0) spec.nodeLabels = { set: seed.node_labels };
   const mirrors: { source: string; mirrors: string[] }[] = [];
   for (const [name, text] of Object.entries(manifests)) {
+    const path = `cluster-configuration/${SEED_MANIFESTS_DIR}${name}`;
     const parsed = parseYamlDocuments(text);
     if (!parsed.ok) {
-      problems.push({ path: `cluster-configuration/${SEED_MANIFESTS_DIR}${name}`, message: parsed.messages.join('; ') });
+      problems.push({ path, message: parsed.messages.join('; ') });
       continue;
     }
-    const path = `cluster-configuration/${SEED_MANIFESTS_DIR}${name}`;
     const lists = parsed.values.filter(isDigestSourceList);
     for (const list of lists) mirrors.push(...digestSourceMirrors(list, { problems, warnings }, path));
     const objects = parsed.values.filter((v) => !lists.includes(v as DigestSource[])).flatMap((v) => (Array.isArray(v) ? v : (v as { items?: unknown[] }).items ?? [v])) as ManifestObject[];
-    mirrors.push(...mirrorsOf(objects, problems, name));
+    mirrors.push(...mirrorsOf(objects, problems, path));
   }
   if (mirrors.length > 0) spec.imageDigestMirrors = mirrors;
   if (extraManifests) spec.extraManifestFiles = [SEED_EXTRA_MANIFESTS_DIR];
