@@ -114,7 +114,10 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   let document = parsed.value;
   let imageBased: ResolvedSiteConfig['imageBased'];
   if (isSeedReconfiguration(document)) {
-    const t = fromSeedReconfiguration(document, await seedManifests(ctx, baseDir), await holdsManifests(ctx, baseDir, SEED_EXTRA_MANIFESTS_DIR));
+    // openshift-install puts extra-manifests/ on every config ISO, empty when the site has none
+    // (openshift/installer pkg/asset/imagebased/configimage/configiso.go): only one with files is mapped.
+    const hasExtraManifests = (await manifestFilesIn(ctx, baseDir, SEED_EXTRA_MANIFESTS_DIR)).length > 0;
+    const t = fromSeedReconfiguration(document, await seedManifests(ctx, baseDir), hasExtraManifests);
     for (const p of t.problems) f.error(p.path, p.message);
     for (const w of t.warnings) f.warn(w.path, w.message);
     document = t.document;
@@ -265,19 +268,16 @@ async function confinedKind(ctx: FileValidationContext, baseDir: string, rel: st
   return real && isInside(ctx.rootDir, real) ? statKind(real) : 'missing';
 }
 
-/**
- * Whether a folder holds a manifest file. openshift-install puts extra-manifests/ on every config ISO, empty when
- * the site has none (openshift/installer pkg/asset/imagebased/configimage/configiso.go).
- */
-async function holdsManifests(ctx: FileValidationContext, baseDir: string, rel: string): Promise<boolean> {
-  return (await confinedKind(ctx, baseDir, rel)) === 'directory' && (await listDirectory(path.resolve(baseDir, rel))).some((x) => MANIFEST_FILE.test(x));
+/** The manifest files (.yaml, .yml, .json) of a folder inside the site-config's directory; none when it is not one. */
+async function manifestFilesIn(ctx: FileValidationContext, baseDir: string, rel: string): Promise<string[]> {
+  if ((await confinedKind(ctx, baseDir, rel)) !== 'directory') return [];
+  return (await listDirectory(path.resolve(baseDir, rel))).filter((x) => MANIFEST_FILE.test(x));
 }
 
 /** The files of cluster-configuration/manifests/ (name → text): image-based install's generated mirror sets. */
 async function seedManifests(ctx: FileValidationContext, baseDir: string): Promise<Record<string, string>> {
-  if ((await confinedKind(ctx, baseDir, SEED_MANIFESTS_DIR)) !== 'directory') return {};
   const out: Record<string, string> = {};
-  for (const n of (await listDirectory(path.resolve(baseDir, SEED_MANIFESTS_DIR))).filter((x) => MANIFEST_FILE.test(x))) {
+  for (const n of await manifestFilesIn(ctx, baseDir, SEED_MANIFESTS_DIR)) {
     const got = await readConfinedFile(ctx.rootDir, baseDir, `${SEED_MANIFESTS_DIR}${n}`);
     const decoded = got.ok ? decodeText(got.bytes) : undefined;
     if (decoded?.ok) out[n] = decoded.text;

@@ -140,9 +140,11 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
       problems.push({ path, message: parsed.messages.join('; ') });
       continue;
     }
-    const lists = parsed.values.filter(isDigestSourceList);
-    for (const list of lists) mirrors.push(...digestSourceMirrors(list, { problems, warnings }, path));
-    const objects = parsed.values.filter((v) => !lists.includes(v as DigestSource[])).flatMap((v) => (Array.isArray(v) ? v : (v as { items?: unknown[] }).items ?? [v])) as ManifestObject[];
+    const objects: ManifestObject[] = [];
+    for (const v of parsed.values) {
+      if (isDigestSourceList(v)) mirrors.push(...digestSourceMirrors(v, { problems, warnings }, path));
+      else objects.push(...((Array.isArray(v) ? v : (v as { items?: unknown[] }).items ?? [v]) as ManifestObject[]));
+    }
     mirrors.push(...mirrorsOf(objects, problems, path));
   }
   if (mirrors.length > 0) spec.imageDigestMirrors = mirrors;
