@@ -1,12 +1,10 @@
 // Size of what goes on the node: the bundle raw, gzip -9 (what `render` embeds: src/cluster/ignition.ts) and
 // base64 of that, and the rendered MachineConfig for both runtimes. Budgets from DESIGN.md section 6: the
 // MachineConfig is copied into the rendered config and stored in etcd (1.5 MiB per object).
-import { build, type BuildOptions } from 'esbuild';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { BUNDLE_PATH, PROJECT_ROOT } from '../support/bundle';
+import { BUNDLE_PATH, buildBundleInMemory } from '../support/bundle';
 
 export const SIZE_BUDGETS = {
   /** DESIGN.md section 6: ≤ 200 KiB of base64(gzip(bundle)). */
@@ -38,12 +36,14 @@ function partOf(input: string): string {
 }
 
 async function measureBundleParts(): Promise<{ part: string; bytes: number }[]> {
-  const { bundleOptions } = (await import(path.join(PROJECT_ROOT, 'esbuild.config.mjs'))) as { bundleOptions: BuildOptions & { outfile: string } };
-  const result = await build({ ...bundleOptions, absWorkingDir: PROJECT_ROOT, write: false, metafile: true, logLevel: 'silent' });
-  const output = result.metafile.outputs[bundleOptions.outfile];
-  if (!output) throw new Error(`esbuild's metafile has no ${bundleOptions.outfile}`);
+  const { outfile, result } = await buildBundleInMemory();
+  const output = result.metafile.outputs[outfile];
+  if (!output) throw new Error(`esbuild's metafile has no ${outfile}`);
   const parts = new Map<string, number>();
-  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) parts.set(partOf(input), (parts.get(partOf(input)) ?? 0) + bytesInOutput);
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+    const part = partOf(input);
+    parts.set(part, (parts.get(part) ?? 0) + bytesInOutput);
+  }
   return [...parts].map(([part, bytes]) => ({ part, bytes })).sort((a, b) => b.bytes - a.bytes);
 }
 

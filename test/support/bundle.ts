@@ -1,5 +1,6 @@
 // The artefact under test: dist/sno-reconfigure.cjs. `npm test` builds it before the tests run; a test
 // started on its own builds it when it is missing.
+import type { BuildOptions, BuildResult } from 'esbuild';
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -13,4 +14,12 @@ export function ensureBundle(): string {
     execFileSync(process.execPath, ['esbuild.config.mjs'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
   }
   return BUNDLE_PATH;
+}
+
+/** The node bundle built in memory with esbuild.config.mjs's own options: its output files and metafile. */
+export async function buildBundleInMemory(): Promise<{ outfile: string; result: BuildResult<{ write: false; metafile: true }> }> {
+  const { bundleOptions } = (await import(path.join(PROJECT_ROOT, 'esbuild.config.mjs'))) as { bundleOptions: BuildOptions & { outfile: string } };
+  const { build } = await import('esbuild');
+  const result = await build({ ...bundleOptions, absWorkingDir: PROJECT_ROOT, write: false, metafile: true, logLevel: 'silent' });
+  return { outfile: bundleOptions.outfile, result };
 }

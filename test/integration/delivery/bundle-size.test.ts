@@ -11,10 +11,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import type { BuildOptions, Metafile } from 'esbuild';
-import { build } from 'esbuild';
+import type { Metafile } from 'esbuild';
 import { parse } from 'yaml';
-import { ensureBundle, PROJECT_ROOT } from '../../support/bundle';
+import { buildBundleInMemory, ensureBundle, PROJECT_ROOT } from '../../support/bundle';
 import { EXAMPLE_NODE_IMAGE } from '../../../machineconfigs/render-examples';
 
 const KiB = 1024;
@@ -31,8 +30,7 @@ describe('bundle budget', () => {
   before(async () => {
     bundlePath = ensureBundle();
     bundle = readFileSync(bundlePath);
-    const { bundleOptions } = (await import(path.join(PROJECT_ROOT, 'esbuild.config.mjs'))) as { bundleOptions: BuildOptions };
-    const res = await build({ ...bundleOptions, absWorkingDir: PROJECT_ROOT, write: false, metafile: true, logLevel: 'silent' });
+    const { result: res } = await buildBundleInMemory();
     metafile = res.metafile;
     outputs = res.outputFiles.map((f) => path.relative(PROJECT_ROOT, f.path));
     dir = mkdtempSync(path.join(os.tmpdir(), 'sno-bundle-'));
