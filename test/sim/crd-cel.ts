@@ -1,4 +1,4 @@
-// CEL validation rules (`x-kubernetes-validations`) of the vendored CRDs, evaluated as the kube-apiserver's
+// CEL validation rules (`x-kubernetes-validations`) of the openshift/api CRD schemas, evaluated as the kube-apiserver's
 // apiextensions code does (kubernetes/kubernetes release-1.29
 // staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go):
 //   - `self` is the value at the schema node the rule sits on; a rule that mentions `oldSelf` is a transition

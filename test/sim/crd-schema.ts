@@ -1,5 +1,5 @@
-// Structural-schema validation of objects against the real openshift/api CRDs (vendored, unmodified, in
-// test/sim/schemas/openshift-api/; provenance in its README), the way the kube-apiserver's apiextensions code handles a write:
+// Structural-schema validation of objects against the openshift/api CRD schemas (the facts of each type,
+// written in the project's compact notation in test/sim/schemas/openshift-api/, each citing its commit), the way the kube-apiserver's apiextensions code handles a write:
 //   1. prune: unknown fields are dropped, not rejected (structural schemas; strict field validation is a
 //      client opt-in, not the server default), and null values of non-nullable fields are dropped;
 //   2. default: `default:` values are filled in where a field is absent;
@@ -18,7 +18,7 @@ import { parse } from 'yaml';
 import { PROJECT_ROOT } from '../support/bundle';
 import { compileCelRule, evaluateCelRule, isTransitionRule, type CelRule } from './crd-cel';
 
-/** The openshift/api CRDs the simulator serves and validates against, vendored with the project. */
+/** The schemas of the openshift/api kinds the simulator serves and validates against (compact notation). */
 export const CRD_DIR = path.join(PROJECT_ROOT, 'test', 'sim', 'schemas', 'openshift-api');
 
 export interface JsonSchema {
@@ -641,21 +641,96 @@ export interface CrdDocument {
 const loadedDirs = new Map<string, CrdInfo[]>();
 
 /**
- * The CRD documents of dir. YAML parsing of these large files costs 0.3–2 s per process (measured, more
- * under load), so the parsed form is cached as JSON under .cache/, keyed by the files' contents.
+ * One kind's schema file in the project's compact notation (test/sim/schemas/README.md): the names a CRD
+ * gives its kind, and the schema of its served version, with shorthands for the commonest nodes.
+ */
+export interface CompactSchemaFile {
+  kind: string;
+  group: string;
+  version: string;
+  plural: string;
+  singular: string;
+  listKind: string;
+  shortNames?: string[];
+  scope: 'Cluster' | 'Namespaced';
+  subresources: ('status' | 'scale')[];
+  schema: unknown;
+}
+
+const SCHEMA_TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
+/** Keywords whose value is data (kept as written) rather than a nested schema node. */
+const DATA_KEYWORDS = new Set([
+  'type', 'format', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
+  'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'nullable', 'default', 'required',
+  'x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource', 'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations',
+]);
+
+/**
+ * A compact schema node as the JsonSchema the validator walks: `string` (a bare type) is `{type: string}`,
+ * `[X]` is `{type: array, items: X}`, a map keeps the OpenAPI keywords. Anything else (a `description`, a
+ * keyword the validator does not know) is refused, so a file cannot carry prose or a rule that is silently ignored.
+ */
+export function expandCompactSchema(node: unknown, at: string): JsonSchema {
+  if (typeof node === 'string') {
+    if (!SCHEMA_TYPES.has(node)) throw new Error(`${at}: "${node}" is not a schema type`);
+    return { type: node as JsonSchema['type'] };
+  }
+  if (Array.isArray(node)) {
+    if (node.length !== 1) throw new Error(`${at}: the array shorthand holds exactly one item schema`);
+    return { type: 'array', items: expandCompactSchema(node[0], `${at}[]`) };
+  }
+  if (!isPlainObject(node)) throw new Error(`${at}: a schema node is a type name, [item schema] or a map of keywords`);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (DATA_KEYWORDS.has(k)) out[k] = v;
+    else if (k === 'properties') {
+      if (!isPlainObject(v)) throw new Error(`${at}.properties: a map of field schemas`);
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, s]) => [name, expandCompactSchema(s, `${at}.${name}`)]));
+    } else if (k === 'items' || k === 'not') out[k] = expandCompactSchema(v, `${at}.${k}`);
+    else if (k === 'additionalProperties') out[k] = typeof v === 'boolean' ? v : expandCompactSchema(v, `${at}.additionalProperties`);
+    else if (k === 'allOf' || k === 'anyOf' || k === 'oneOf') {
+      if (!Array.isArray(v)) throw new Error(`${at}.${k}: a list of schemas`);
+      out[k] = v.map((s, i) => expandCompactSchema(s, `${at}.${k}[${i}]`));
+    } else throw new Error(`${at}: "${k}" is not a keyword of the compact schema notation`);
+  }
+  return out as JsonSchema;
+}
+
+/** A compact schema file as the CustomResourceDefinition document it states. */
+export function crdDocumentOf(file: CompactSchemaFile, name: string): CrdDocument {
+  for (const k of ['kind', 'group', 'version', 'plural', 'singular', 'listKind', 'scope'] as const) {
+    if (typeof file?.[k] !== 'string') throw new Error(`${name}: ${k} is required`);
+  }
+  const schema = expandCompactSchema(file.schema, `${name}: schema`);
+  const subresources = Object.fromEntries((file.subresources ?? []).map((s) => [s, {}]));
+  return {
+    kind: 'CustomResourceDefinition',
+    spec: {
+      group: file.group,
+      scope: file.scope,
+      names: { kind: file.kind, listKind: file.listKind, plural: file.plural, singular: file.singular, shortNames: file.shortNames },
+      versions: [{ name: file.version, served: true, storage: true, schema: { openAPIV3Schema: schema }, subresources }],
+    },
+  };
+}
+
+/**
+ * The schema files of dir, as CRD documents. YAML parsing costs noticeable time per process under load, so
+ * the parsed form is cached as JSON under .cache/, keyed by the files' contents.
  */
 function readCrdDocuments(dir: string): { file: string; doc: CrdDocument }[] {
   const files = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
   const texts = files.map((f) => readFileSync(path.join(dir, f), 'utf8'));
   const hash = createHash('sha256');
   files.forEach((f, i) => hash.update(`${f}\0${texts[i]}\0`));
-  const cacheFile = path.join(PROJECT_ROOT, '.cache', 'crd-json', `${hash.digest('hex').slice(0, 32)}.json`);
+  const cacheFile = path.join(PROJECT_ROOT, '.cache', 'crd-json', `compact-${hash.digest('hex').slice(0, 32)}.json`);
   try {
     return JSON.parse(readFileSync(cacheFile, 'utf8')) as { file: string; doc: CrdDocument }[];
   } catch {
     // not cached yet
   }
-  const docs = files.map((file, i) => ({ file, doc: parse(texts[i]) as CrdDocument }));
+  const docs = files.map((file, i) => ({ file, doc: crdDocumentOf(parse(texts[i]) as CompactSchemaFile, file) }));
   try {
     mkdirSync(path.dirname(cacheFile), { recursive: true });
     const tmp = `${cacheFile}.${process.pid}.tmp`;
@@ -707,7 +782,7 @@ export function crdInfoOf(doc: CrdDocument, file: string): CrdInfo {
   };
 }
 
-/** Reads every CustomResourceDefinition YAML in dir (once per process and directory). */
+/** Reads every compact schema file in dir (once per process and directory). */
 export function loadCrds(dir: string = CRD_DIR): CrdInfo[] {
   const cached = loadedDirs.get(path.resolve(dir));
   if (cached) return cached;
@@ -721,8 +796,8 @@ export function loadCrds(dir: string = CRD_DIR): CrdInfo[] {
 }
 
 /**
- * Loads the CRDs of `dir` (default: the vendored openshift/api CRDs, CRD_DIR) plus any schemas given in
- * `extra` (for types with no vendored CRD file, e.g. MachineConfigPool).
+ * Loads the schema files of `dir` (default: the openshift/api kinds, CRD_DIR) plus any schemas given in
+ * `extra` (for types with no schema file, e.g. MachineConfigPool).
  */
 export function loadCrdValidator(dir: string = CRD_DIR, extra: CrdInfo[] = []): CrdValidator {
   const crds = [...loadCrds(dir), ...extra];

@@ -181,7 +181,7 @@ const MCP_SCHEMA = root({
 /**
  * CatalogSource essentials (operators.coreos.com/v1alpha1). The real CRD is operator-framework/api's
  * (crds/operators.coreos.com_catalogsources.yaml, pkg/operators/v1alpha1/catalogsource_types.go), not
- * vendored here: the agent only lists CatalogSources to read spec.image, so the fields OLM's default
+ * restated here: the agent only lists CatalogSources to read spec.image, so the fields OLM's default
  * catalogs set are enough.
  */
 const CATALOG_SOURCE_SCHEMA = root({
@@ -275,8 +275,8 @@ export function openShiftMinor(clusterVersion: string): number {
 }
 
 /**
- * The resources the simulator serves from a vendored openshift/api CRD (test/sim/schemas/openshift-api/, one
- * file per kind, listed in its README), with what differs from a plain CRD-backed resource.
+ * The resources the simulator serves from an openshift/api CRD schema (test/sim/schemas/openshift-api/, one
+ * compact file per kind, <plural>.<group>.yaml, listed in its README), with what differs from a plain CRD-backed resource.
  */
 export const SERVED_FROM_CRDS: readonly { type: ResourceType; served?: Partial<ServedResource> }[] = [
   { type: R.clusterVersions },
@@ -319,7 +319,7 @@ export class ResourceRegistry {
     const crds = loadCrds(crdDir);
     const crd = (type: ResourceType) => {
       const c = crds.find((x) => x.group === type.group && x.plural === type.plural);
-      if (!c) throw new Error(`no CRD for ${type.kind} (${type.plural}.${type.group}) in ${crdDir ?? CRD_DIR}; the README of test/sim/schemas/openshift-api names the file to vendor`);
+      if (!c) throw new Error(`no CRD for ${type.kind} (${type.plural}.${type.group}) in ${crdDir ?? CRD_DIR}; write ${type.plural}.${type.group}.yaml in test/sim/schemas/openshift-api from the openshift/api type at the README's commit`);
       return c;
     };
     const candidates: ServedResource[] = [
