@@ -1,7 +1,7 @@
 // Image-based install's configuration media (label cluster-config: cluster-configuration/manifest.json, its
 // generated mirror sets, extra-manifests/) through `validate`, `plan` and a whole run against the simulator;
 // and what needs recert — another cluster name, node IP or cluster ID — refused before any change. The
-// manifest's keys are SeedReconfiguration's JSON tags (test/fixtures/image-based/seedreconfig.go).
+// manifest's keys are SeedReconfiguration's JSON keys (test/fixtures/image-based/seed-reconfiguration-keys.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

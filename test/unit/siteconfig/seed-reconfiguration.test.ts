@@ -1,25 +1,11 @@
-// Image-based install's manifest.json as a site-config. The fixture's keys come from the Go struct image-based
-// install writes (test/fixtures/image-based/seedreconfig.go, vendored with provenance), never from our own types:
-// a field upstream adds makes this test fail until the translation accounts for it.
+// Image-based install's manifest.json as a site-config. The fixture's keys come from the table of the Go struct
+// image-based install writes (test/fixtures/image-based/seed-reconfiguration-keys.ts, facts of lifecycle-agent
+// api/seedreconfig/seedreconfig.go at 0e1bf18), never from our own types: a key the table gains makes this test
+// fail until the translation accounts for it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { SEED_RECONFIGURATION_STRUCTS, seedKeys } from '../../fixtures/image-based/seed-reconfiguration-keys';
 import { chronySources, fromSeedReconfiguration, IGNORED_SEED_FIELDS, isSeedReconfiguration } from '../../../src/siteconfig/seed-reconfiguration';
-
-const GO = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/image-based/seedreconfig.go'), 'utf8');
-
-/** The JSON keys of a Go struct: its json tag's name, or the field's name when it has no tag (encoding/json). */
-function jsonKeys(struct: string): string[] {
-  const body = new RegExp(`type ${struct} struct \\{([\\s\\S]*?)\\n\\}`).exec(GO)?.[1];
-  assert.ok(body, `struct ${struct} in seedreconfig.go`);
-  return body
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => /^[A-Z]\w*\s+\S+/.test(l))
-    .map((l) => /json:"([^,"]+)/.exec(l)?.[1] ?? l.split(/\s+/)[0]!);
-}
 
 const PULL = { auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('u:p').toString('base64') } } };
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
@@ -52,12 +38,25 @@ const VALUES: Record<string, unknown> = {
   node_labels: { 'store.example.com/region': 'emea' },
 };
 
-test('every key of the Go SeedReconfiguration has a fixture value, and the translation maps, checks or names it', () => {
-  const keys = jsonKeys('SeedReconfiguration');
+/** The JSON type encoding/json writes for a Go type of the table. */
+function jsonTypeOf(goType: string): string {
+  if (goType === 'int') return 'number';
+  if (goType === 'string' || goType === 'PEM') return 'string';
+  return goType.startsWith('[]') ? 'array' : 'object';
+}
+
+test('every key of the Go SeedReconfiguration has a fixture value of its JSON type, and the translation maps, checks or names it', () => {
+  const keys = seedKeys('SeedReconfiguration');
   assert.ok(keys.length >= 23, `found ${keys.length} keys`);
   assert.deepEqual(keys.filter((k) => !(k in VALUES)), [], 'a key upstream has that the fixture (and the translation) does not know');
+  const typed = SEED_RECONFIGURATION_STRUCTS.SeedReconfiguration as Record<string, { type: string }>;
+  assert.deepEqual(
+    keys.filter((k) => (Array.isArray(VALUES[k]) ? 'array' : typeof VALUES[k]) !== jsonTypeOf(typed[k]!.type)),
+    [],
+    'fixture values whose JSON type is not the Go type\'s',
+  );
   for (const [struct, field] of [['Proxy', 'proxy'], ['AdditionalTrustBundle', 'additionalTrustBundle']] as const) {
-    assert.deepEqual(jsonKeys(struct).filter((k) => !(k in (VALUES[field] as object))), [], `${struct}'s keys`);
+    assert.deepEqual(seedKeys(struct).filter((k) => !(k in (VALUES[field] as object))), [], `${struct}'s keys`);
   }
   const t = fromSeedReconfiguration(VALUES, {}, false);
   assert.deepEqual(t.problems, []);
