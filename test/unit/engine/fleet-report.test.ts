@@ -1,5 +1,5 @@
 // The sample ACM policy (examples/fleet/report-policy.yaml, quoted in the README) is a valid ConfigurationPolicy
-// by ACM's own CRD schema, and its object template tells a succeeded outcome from a failed or refused one as the
+// by the schema of ACM's ConfigurationPolicy (test/fixtures/acm: facts of config-policy-controller at d63122c), and its object template tells a succeeded outcome from a failed or refused one as the
 // agent writes them (fleetReportObjects), so a policy copied from the README works on the ConfigMap as it is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,10 +9,10 @@ import { parse } from 'yaml';
 import { fleetReportObjects, type FleetResult } from '../../../src/engine/fleet-report';
 import type { Report } from '../../../src/engine/report';
 import { PROJECT_ROOT } from '../../support/bundle';
-import { validateAgainstSchema, type JsonSchema } from '../../sim/crd-schema';
+import { loadCrds, validateAgainstSchema } from '../../sim/crd-schema';
 
 const POLICY_FILE = path.join(PROJECT_ROOT, 'examples', 'fleet', 'report-policy.yaml');
-const CRD_FILE = path.join(PROJECT_ROOT, 'test', 'fixtures', 'acm', 'policy.open-cluster-management.io_configurationpolicies.yaml');
+const ACM_SCHEMAS = path.join(PROJECT_ROOT, 'test', 'fixtures', 'acm');
 
 interface ConfigurationPolicy {
   kind: string;
@@ -38,17 +38,17 @@ function mustHave(template: unknown, actual: unknown): boolean {
 
 const report = (result: Report['result']): Report => ({ result, siteConfig: { name: 'store-0042', digest: 'a'.repeat(64) }, starts: 1, node: { name: 'sno1-node' }, cluster: {}, steps: [], changes: [], warnings: [] });
 
-test('the README sample is a valid ConfigurationPolicy by the CRD of config-policy-controller', () => {
-  const crd = parse(readFileSync(CRD_FILE, 'utf8')) as { spec: { versions: { name: string; schema: { openAPIV3Schema: JsonSchema } }[] } };
-  const v1 = crd.spec.versions.find((v) => v.name === 'v1')!;
+test('the README sample is a valid ConfigurationPolicy by the schema of config-policy-controller', () => {
+  const v1 = loadCrds(ACM_SCHEMAS).find((c) => c.kind === 'ConfigurationPolicy' && c.version === 'v1');
+  assert.ok(v1, 'test/fixtures/acm states ConfigurationPolicy v1');
   const policy = samplePolicy();
   assert.equal(policy.kind, 'ConfigurationPolicy');
-  const result = validateAgainstSchema(v1.schema.openAPIV3Schema, policy);
+  const result = validateAgainstSchema(v1.schema, policy);
   assert.deepEqual(result.errors, [], JSON.stringify(result.errors));
   // The schema is strict enough to catch a typo in the sample (a failing check proves it is being applied).
   const broken = structuredClone(policy);
   broken.spec['object-templates'][0]!.complianceType = 'mustbe';
-  assert.notDeepEqual(validateAgainstSchema(v1.schema.openAPIV3Schema, broken).errors, []);
+  assert.notDeepEqual(validateAgainstSchema(v1.schema, broken).errors, []);
 });
 
 test('the sample policy is compliant for a succeeded outcome and not for a failed or refused one', () => {
