@@ -89,7 +89,7 @@ const tracked = trackedFiles();
 test('no tracked file under src, test, scripts, rpm, machineconfigs, systemd, the build files or README.md reads outside the repository', { skip: tracked ? false : 'not a git checkout, or git is not installed: nothing tracked to scan' }, () => {
   assert.ok(tracked && tracked.some((f) => f.startsWith('src/')) && tracked.includes('package.json'), 'git ls-files lists the project');
   const found = tracked.flatMap((file) => outsideReads(file, readFileSync(path.join(PROJECT_ROOT, file), 'utf8'))).map((r) => `${r.file}:${r.line}: ${r.rule}: ${r.text}`);
-  assert.deepEqual(found, [], `${found.length} line(s) read outside the repository; vendor what they need into it (as test/sim/schemas/openshift-api/ does):\n${found.join('\n')}`);
+  assert.deepEqual(found, [], `${found.length} line(s) read outside the repository; state the facts they need in the repository, citing their source (as test/sim/schemas/openshift-api/ does):\n${found.join('\n')}`);
 });
 
 const read = (file: string, line: string) => outsideReads(file, line).map((r) => r.rule);
