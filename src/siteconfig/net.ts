@@ -100,10 +100,10 @@ export function normalizeMac(text: string): string {
   return text.trim().toLowerCase().replace(/-/g, ':');
 }
 
-// Copied from openshift/api config/v1 ImageDigestMirrorSet CRD (reference/openshift-api-crds/
-// 0000_10_config-operator_01_imagedigestmirrorsets.crd.yaml): `mirrors` items and the non-wildcard `source`.
-// The ImageTagMirrorSet CRD (0000_10_config-operator_01_imagetagmirrorsets.crd.yaml) declares the very same
-// two patterns, so these rules serve both lists.
+// Facts from openshift/api at commit 2a3d739: the patterns of ImageDigestMirrorSet's `mirrors` items and
+// non-wildcard `source` (config/v1/types_image_digest_mirror_set.go, as its CRD manifest
+// 0000_10_config-operator_01_imagedigestmirrorsets.crd.yaml states them). ImageTagMirrorSet
+// (types_image_tag_mirror_set.go) declares the very same two patterns, so these rules serve both lists.
 const HOST_PART = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
 const REPOSITORY = new RegExp(
   `^(${HOST_PART}(?:(?:\\.${HOST_PART})+)?(?::[0-9]+)?)(?:(?:/[a-z0-9]+(?:(?:(?:[._]|__|[-]*)[a-z0-9]+)+)?)+)?$`,
