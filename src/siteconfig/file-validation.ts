@@ -10,7 +10,7 @@ import { describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from '
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
-import { fromSeedReconfiguration, isSeedReconfiguration, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
+import { fromSeedReconfiguration, isSeedReconfiguration, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
 import { Findings, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
@@ -91,7 +91,9 @@ function noteFor(ref: string): string {
 
 export async function validateSiteConfigFile(ctx: FileValidationContext): Promise<FileValidation> {
   const f = new Findings();
-  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: f.errors, warnings: f.warnings, matchKnown: false, ...extra });
+  // manifest.json's problems name the fields the person wrote there, not the site-config fields they became.
+  let named = (ps: ValidationProblem[]): ValidationProblem[] => ps;
+  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: named(f.errors), warnings: named(f.warnings), matchKnown: false, ...extra });
   const read = await readRegularFile(ctx.filePath, '');
   if (!read.ok) {
     f.error(ctx.display, read.message);
@@ -113,13 +115,16 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   // 2b. Image-based install's manifest.json: translated into the site-config it amounts to.
   let document = parsed.value;
   let imageBased: ResolvedSiteConfig['imageBased'];
-  if (isSeedReconfiguration(document)) {
+  if (isSeedReconfiguration(document, ctx.filePath)) {
     // openshift-install puts extra-manifests/ on every config ISO, empty when the site has none
     // (openshift/installer pkg/asset/imagebased/configimage/configiso.go): only one with files is mapped.
     const hasExtraManifests = (await manifestFilesIn(ctx, baseDir, SEED_EXTRA_MANIFESTS_DIR)).length > 0;
-    const t = fromSeedReconfiguration(document, await seedManifests(ctx, baseDir), hasExtraManifests);
+    const t = fromSeedReconfiguration(document, await seedManifests(f, ctx, baseDir), hasExtraManifests);
+    named = (ps) => ps.map((p) => ({ ...p, path: seedPathOf(t.origins, p.path) }));
     for (const p of t.problems) f.error(p.path, p.message);
     for (const w of t.warnings) f.warn(w.path, w.message);
+    // A manifest.json of another version (or none) is not judged field by field: its fields may mean other things.
+    if (t.problems.some((p) => p.path === 'api_version')) return result();
     document = t.document;
     imageBased = t.identity;
   }
@@ -153,7 +158,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
 
   // 7. Resolved form.
   const resolved = { ...resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents), ...(imageBased ? { imageBased } : {}) };
-  const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: f.warnings };
+  const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: named(f.warnings) };
   return result({ ...known, site });
 }
 
@@ -275,12 +280,19 @@ async function manifestFilesIn(ctx: FileValidationContext, baseDir: string, rel:
 }
 
 /** The files of cluster-configuration/manifests/ (name → text): image-based install's generated mirror sets. */
-async function seedManifests(ctx: FileValidationContext, baseDir: string): Promise<Record<string, string>> {
+async function seedManifests(f: Findings, ctx: FileValidationContext, baseDir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const n of await manifestFilesIn(ctx, baseDir, SEED_MANIFESTS_DIR)) {
+    const where = `cluster-configuration/${SEED_MANIFESTS_DIR}${n}`;
     const got = await readConfinedFile(ctx.rootDir, baseDir, `${SEED_MANIFESTS_DIR}${n}`);
-    const decoded = got.ok ? decodeText(got.bytes) : undefined;
-    if (decoded?.ok) out[n] = decoded.text;
+    // A file that cannot be read would silently drop the site's mirrors.
+    if (!got.ok) {
+      f.error(where, got.message);
+      continue;
+    }
+    const decoded = decodeText(got.bytes);
+    if (decoded.ok) out[n] = decoded.text;
+    else for (const m of decoded.messages) f.error(where, m);
   }
   return out;
 }
