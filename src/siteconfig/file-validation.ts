@@ -299,7 +299,7 @@ async function seedManifests(f: Findings, ctx: FileValidationContext, baseDir: s
 
 /** Every file a field names, read inside the site-config's directory and checked against its spec.sha256 pin. */
 async function readReferences(f: Findings, ctx: FileValidationContext, baseDir: string, spec: unknown): Promise<Reference[]> {
-  const refs = await expandFolders(f, ctx, baseDir, collectReferences(spec));
+  const refs = await expandFolders(f, ctx, baseDir, collectReferences(f, spec));
   const pins = readPins(f, get(spec, 'sha256'), refs);
   for (const r of refs) {
     const sealedRef = `${r.ref}${SEALED_SUFFIX}`;
@@ -552,7 +552,7 @@ function checkTimeouts(f: Findings, value: unknown): Timeouts {
   return timeouts;
 }
 
-function collectReferences(spec: unknown): Reference[] {
+function collectReferences(f: Findings, spec: unknown): Reference[] {
   const fields: Array<[string, string[]]> = [
     ['spec.network.nmstateFile', ['network', 'nmstateFile']],
     ['spec.pullSecretFile', ['pullSecretFile']],
@@ -571,10 +571,21 @@ function collectReferences(spec: unknown): Reference[] {
   }
   const manifests = get(spec, 'extraManifestFiles');
   if (Array.isArray(manifests)) {
+    // A file or folder listed again is read once and named once: thousands of copies must not mean thousands of reads.
+    const listed = new Map<string, { first: number; again: number }>();
     manifests.forEach((m, i) => {
       const ref = validValue(fileRef, m);
-      if (ref !== undefined) refs.push({ field: `spec.extraManifestFiles[${i}]`, ref });
+      if (ref === undefined) return;
+      const seen = listed.get(ref);
+      if (seen) seen.again += 1;
+      else {
+        listed.set(ref, { first: i, again: 0 });
+        refs.push({ field: `spec.extraManifestFiles[${i}]`, ref });
+      }
     });
+    for (const [ref, { first, again }] of listed) {
+      if (again > 0) f.error(`spec.extraManifestFiles[${first}]`, `'${ref.slice(0, 200)}' is listed ${again + 1} times: list each file or folder once`);
+    }
   }
   return refs;
 }
