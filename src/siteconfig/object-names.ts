@@ -17,7 +17,7 @@
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const AGGREGATED_GROUPS = ['apps.openshift.io', 'authorization.openshift.io', 'build.openshift.io', 'image.openshift.io', 'oauth.openshift.io', 'project.openshift.io', 'quota.openshift.io', 'route.openshift.io', 'security.openshift.io', 'template.openshift.io', 'user.openshift.io'];
+const AGGREGATED_GROUP = /^(apps|authorization|build|image|oauth|project|quota|route|security|template|user)\.openshift\.io$/;
 const RBAC_KINDS = ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'];
 
 interface NameRule {
@@ -26,10 +26,10 @@ interface NameRule {
 }
 
 const RULES = {
-  subdomain: { ok: (n: string) => n.length <= 253 && SUBDOMAIN.test(n), what: "a DNS subdomain: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters" },
-  label: { ok: (n: string) => n.length <= 63 && LABEL.test(n), what: "a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters" },
-  label1035: { ok: (n: string) => n.length <= 63 && LABEL_1035.test(n), what: "a DNS-1035 label: lower-case letters, digits and '-', starting with a letter and ending with a letter or digit, at most 63 characters" },
-  pathSegment: { ok: (n: string) => n !== '.' && n !== '..' && !/[/%]/.test(n), what: "usable in a URL: not '.' or '..', without '/' or '%'" },
+  subdomain: { ok: (n: string) => n.length <= 253 && SUBDOMAIN.test(n), what: "a DNS subdomain (a-z, 0-9, '-' and '.', at most 253 characters)" },
+  label: { ok: (n: string) => n.length <= 63 && LABEL.test(n), what: "a DNS label (a-z, 0-9 and '-', at most 63 characters)" },
+  label1035: { ok: (n: string) => n.length <= 63 && LABEL_1035.test(n), what: "a DNS label that starts with a letter (a-z, 0-9 and '-', at most 63 characters)" },
+  pathSegment: { ok: (n: string) => n !== '.' && n !== '..' && !/[/%]/.test(n), what: "a name without '/' or '%', other than '.' and '..'" },
 } satisfies Record<string, NameRule>;
 
 function ruleFor(apiVersion: string, kind: string): NameRule {
@@ -37,7 +37,7 @@ function ruleFor(apiVersion: string, kind: string): NameRule {
   if ((kind === 'Namespace' && group === '') || (kind === 'Project' && group === 'project.openshift.io')) return RULES.label;
   if (kind === 'Service' && group === '') return RULES.label1035;
   if (group === 'rbac.authorization.k8s.io' && RBAC_KINDS.includes(kind)) return RULES.pathSegment;
-  if (AGGREGATED_GROUPS.includes(group)) return RULES.pathSegment;
+  if (AGGREGATED_GROUP.test(group)) return RULES.pathSegment;
   return RULES.subdomain;
 }
 
@@ -45,7 +45,7 @@ function ruleFor(apiVersion: string, kind: string): NameRule {
 const shown = (v: string): string => JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}…` : v);
 
 function placeholderHint(v: string): string {
-  return /\$\w|\$\{|\{\{/.test(v) ? '; it looks like a template placeholder that was never filled in: render the manifest (PolicyGen, envsubst, Helm) before it goes on the media' : '';
+  return /\$\w|\$\{|\{\{/.test(v) ? '; it looks like an unfilled template placeholder: render the manifest before it goes on the media' : '';
 }
 
 /** Why a manifest's metadata.name would be refused by the API server, or undefined. */

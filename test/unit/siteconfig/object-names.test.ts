@@ -24,17 +24,17 @@ test('names the API server accepts are accepted, kind by kind', () => {
 
 test('names the API server refuses are refused offline, saying which rule the kind follows', () => {
   const rows: [string, string, string, RegExp][] = [
-    ['machineconfiguration.openshift.io/v1', 'MachineConfig', '95-talm-initiated-reboot-$mcp', /not a valid MachineConfig name: the API server requires a DNS subdomain.*template placeholder/],
-    ['sriovnetwork.openshift.io/v1', 'SriovNetwork', '${name}', /DNS subdomain.*template placeholder/],
+    ['machineconfiguration.openshift.io/v1', 'MachineConfig', '95-talm-initiated-reboot-$mcp', /not a valid MachineConfig name: the API server requires a DNS subdomain.*unfilled template placeholder/],
+    ['sriovnetwork.openshift.io/v1', 'SriovNetwork', '${name}', /DNS subdomain.*unfilled template placeholder/],
     ['v1', 'ConfigMap', '{{ .name }}', /template placeholder/],
     ['v1', 'ConfigMap', 'Store-Settings', /DNS subdomain/],
     ['v1', 'ConfigMap', 'x'.repeat(254), /at most 253/],
     ['v1', 'Namespace', 'store.42', /DNS label/],
     ['v1', 'Namespace', 'n'.repeat(64), /at most 63/],
     ['project.openshift.io/v1', 'Project', 'Store42', /DNS label/],
-    ['v1', 'Service', '42-store', /DNS-1035 label: .*starting with a letter/],
-    ['rbac.authorization.k8s.io/v1', 'Role', 'a/b', /usable in a URL/],
-    ['route.openshift.io/v1', 'Route', '..', /usable in a URL/],
+    ['v1', 'Service', '42-store', /DNS label that starts with a letter/],
+    ['rbac.authorization.k8s.io/v1', 'Role', 'a/b', /without '\/' or '%'/],
+    ['route.openshift.io/v1', 'Route', '..', /without '\/' or '%'/],
   ];
   for (const [apiVersion, kind, name, message] of rows) {
     const problems = problemsOf(apiVersion, kind, name);
