@@ -226,7 +226,9 @@ class NmstateChecker {
       if (!absent) this.error(subPath(path, 'destination'), 'is required for a route to add (e.g. 0.0.0.0/0 for the default route)');
     } else if (typeof dest !== 'string') {
       this.error(subPath(path, 'destination'), `expected an IP network string, got ${describeType(dest)}`);
-    } else if (!(absent && dest === '')) {
+    } else {
+      // Even a route to remove needs a real destination when it names one (route.rs Routes::validate;
+      // unit_tests/route.rs test_route_not_allowing_empty_dst: "Invalid IP address").
       const cidr = parseCidr(dest);
       if (typeof cidr === 'string') this.error(subPath(path, 'destination'), cidr);
       else destFamily = cidr.family;

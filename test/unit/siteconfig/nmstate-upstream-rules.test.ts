@@ -44,3 +44,9 @@ test('a route to remove (state: absent) is a match filter: its next hop may be o
   const added = validateNmstate({ routes: { config: [route] } }, PATH).errors;
   assert.deepEqual(added.map((e) => e.path), [`${PATH}.routes.config[0].next-hop-address`], 'a route to add still may not mix families');
 });
+
+test('a route to remove with an empty destination is refused, as nmstate refuses it (unit_tests/route.rs test_route_not_allowing_empty_dst)', () => {
+  const errors = validateNmstate({ routes: { config: [{ destination: '', state: 'absent' }] } }, PATH).errors;
+  assert.deepEqual(errors.map((e) => e.path), [`${PATH}.routes.config[0].destination`]);
+  assert.deepEqual(validateNmstate({ routes: { config: [{ 'next-hop-address': '', state: 'absent' }] } }, PATH).errors, [], 'an empty next hop matches routes without one (test_route_matching_empty_via_with_none)');
+});
