@@ -10,9 +10,9 @@ import { describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from '
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
-import { fromSeedReconfiguration, isSeedReconfiguration, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
+import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
-import { Findings, isPlainObject, subPath } from './problems';
+import { Findings, describeType, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
 import {
@@ -115,6 +115,10 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   // 2b. Image-based install's manifest.json: translated into the site-config it amounts to.
   let document = parsed.value;
   let imageBased: ResolvedSiteConfig['imageBased'];
+  if (isSeedReconfigurationFile(ctx.filePath) && !isPlainObject(document)) {
+    f.error(ctx.display, `is not a JSON object (got ${describeType(document)}): image-based install writes its SeedReconfiguration here`);
+    return result();
+  }
   if (isSeedReconfiguration(document, ctx.filePath)) {
     // openshift-install puts extra-manifests/ on every config ISO, empty when the site has none
     // (openshift/installer pkg/asset/imagebased/configimage/configiso.go): only one with files is mapped.

@@ -99,3 +99,12 @@ test('manifest.json fields of the wrong type are refused as Go would, and unknow
   assert.match(report.errors.find((e) => e.path === 'proxy')!.message, /^expected a mapping, got a string/);
   assert.ok(report.warnings.some((w) => w.path === 'DummyField' && /ignored/.test(w.message)));
 });
+
+test('a manifest.json that is not a JSON object says so, naming the file', async () => {
+  for (const text of ['This is not a JSON file', '[1, 2]', '42']) {
+    const { code, report } = await validateVolume(text);
+    assert.equal(code, 1);
+    assert.deepEqual(report.errors.map((e) => e.path), ['cluster-configuration/manifest.json'], text);
+    assert.match(report.errors[0]!.message, /^is not a JSON object \(got .*\): image-based install writes its SeedReconfiguration here$/);
+  }
+});
