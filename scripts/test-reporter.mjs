@@ -11,14 +11,19 @@ const SHOWN = 10;
 const SpecReporter = Object.getPrototypeOf(new spec()).constructor;
 
 export default class SpecWithSlowestFiles extends SpecReporter {
+  /** file → wall time of its process. */
   #files = new Map();
+  /** file → sum of its top-level tests: the fallback for a runner that does not report files as tests. */
+  #summed = new Map();
   #printed = false;
 
   _transform(event, encoding, callback) {
     const data = event.data ?? {};
-    if ((event.type === 'test:complete' || event.type === 'test:pass' || event.type === 'test:fail') && data.nesting === 0 && data.file && data.name === data.file) {
-      const ms = data.details?.duration_ms;
-      if (typeof ms === 'number') this.#files.set(data.file, ms);
+    const ms = data.details?.duration_ms;
+    if (data.nesting === 0 && data.file && typeof ms === 'number') {
+      // A file's process: test:complete (and test:fail when it failed as a whole); its tests: pass or fail once each.
+      if (data.name === data.file) this.#files.set(data.file, ms);
+      else if (event.type === 'test:pass' || event.type === 'test:fail') this.#summed.set(data.file, (this.#summed.get(data.file) ?? 0) + ms);
     }
     // The closing counts are the run's own diagnostics: no file, top level, "tests N" first.
     if (!this.#printed && event.type === 'test:diagnostic' && data.file === undefined && data.nesting === 0 && /^tests \d+$/.test(data.message ?? '')) {
@@ -29,10 +34,13 @@ export default class SpecWithSlowestFiles extends SpecReporter {
   }
 
   #slowest() {
-    const rows = [...this.#files].sort((a, b) => b[1] - a[1]).slice(0, SHOWN);
+    const byProcess = this.#files.size > 0;
+    const times = byProcess ? this.#files : this.#summed;
+    const rows = [...times].sort((a, b) => b[1] - a[1]).slice(0, SHOWN);
     if (rows.length === 0) return '';
     const width = Math.max(...rows.map(([, ms]) => (ms / 1000).toFixed(1).length));
     const lines = rows.map(([file, ms]) => `  ${(ms / 1000).toFixed(1).padStart(width)} s  ${relative(process.cwd(), file)}`);
-    return `\nThe ${rows.length} slowest test files (wall time of each file's process, ${this.#files.size} files):\n${lines.join('\n')}\n\n`;
+    const what = byProcess ? "wall time of each file's process" : 'the sum of each file\'s top-level tests';
+    return `\nThe ${rows.length} slowest test files (${what}, ${times.size} files):\n${lines.join('\n')}\n\n`;
   }
 }
