@@ -12,8 +12,10 @@ async function main(): Promise<void> {
   ensureBundle();
   const size = await measureSize();
   const startup = values['skip-startup'] ? undefined : measureStartup();
-  const { loadavg } = await import('node:os');
-  process.stdout.write(`load average ${loadavg()[0]!.toFixed(2)}\n`);
+  const { availableParallelism, loadavg } = await import('node:os');
+  const load = loadavg()[0]!;
+  const busy = load > availableParallelism() ? ': a busy machine, the startup figures read high and noisy' : '';
+  process.stdout.write(`load average ${load.toFixed(2)} on ${availableParallelism()} CPUs${busy}\n`);
   process.stdout.write(bundleReport(size, startup));
 }
 
