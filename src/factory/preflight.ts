@@ -255,6 +255,13 @@ function describeBootstrapGroups(groups: string[]): string {
   return `kubelet will re-bootstrap at the site as the node-bootstrapper with groups ${groups.join(', ')} (${era})`;
 }
 
+// No MachineConfig holds the bootstrap kubeconfig (01-master-kubelet's kubelet unit only names the path): the
+// Machine Config Server adds it to every config it serves, made from its node-bootstrapper token
+// (openshift/machine-config-operator 7ff337a pkg/server/server.go appendKubeConfig, cluster_server.go
+// kubeconfigFromSecret; port 22623, pkg/server/api.go SecurePort).
+const RESTORE_BOOTSTRAP_KUBECONFIG =
+  "Restore /etc/kubernetes/kubeconfig from the Machine Config Server, which adds it to every config it serves: on the node, `curl -sk -H 'Accept: application/vnd.coreos.ignition+json;version=3.2.0' https://api-int.<cluster>.<domain>:22623/config/master` and decode the data: URL of /etc/kubernetes/kubeconfig among its storage.files (mode 0600)";
+
 async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<{ check: Check; groups?: string[] }> {
   const result = await inspectBootstrapKubeconfig(host, nowMs, minValidityMs);
   if (!result.groups || !result.check.ok) return result;
@@ -267,14 +274,14 @@ async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs
       ...result.check,
       ok: false,
       detail: `${result.check.detail}; its node-bootstrapper ${problem.replace(/^has groups/, 'would have groups')}, so the agent would never approve kubelet's bootstrap request at the site`,
-      remedy: 'Restore the installer\'s bootstrap kubeconfig (/etc/kubernetes/kubeconfig from the MachineConfig `oc get mc 01-master-kubelet`), or ship within the lifetime of kubelet\'s current certificates.',
+      remedy: `${RESTORE_BOOTSTRAP_KUBECONFIG}, or ship within the lifetime of kubelet's current certificates.`,
     },
   };
 }
 
 async function inspectBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<{ check: Check; groups?: string[] }> {
   const id = 'kubelet-bootstrap';
-  const remedy = 'kubelet needs its bootstrap kubeconfig to get new certificates if the current ones expire in transit; restore it from the MachineConfig (`oc get mc 01-master-kubelet`) or ship within the certificates\' lifetime.';
+  const remedy = `kubelet needs its bootstrap kubeconfig to get new certificates if the current ones expire in transit. ${RESTORE_BOOTSTRAP_KUBECONFIG}, or ship within the certificates' lifetime.`;
   const text = await host.readTextIfExists(KUBELET_BOOTSTRAP_KUBECONFIG);
   if (text === undefined) return { check: { id, ok: false, detail: `${KUBELET_BOOTSTRAP_KUBECONFIG} is missing`, remedy } };
   const token = /^\s*token:\s*\S+/m.test(text);

@@ -182,6 +182,9 @@ describe('prepare', () => {
       const res = await prepare(node, '--dry-run');
       assert.equal(res.code, 1);
       assert.match(res.out, /FAIL {2}kubelet-bootstrap +\/etc\/kubernetes\/kubeconfig is missing/);
+      // The Machine Config Server serves it (MCO pkg/server/server.go appendKubeConfig); no MachineConfig holds it.
+      assert.match(res.out, /Restore \/etc\/kubernetes\/kubeconfig from the Machine Config Server, .*:22623\/config\/master/);
+      assert.doesNotMatch(res.out, /01-master-kubelet/);
     });
 
     test('reports the group set kubelet will bootstrap with at the site: a cluster installed with 4.14 or later', async () => {
@@ -283,12 +286,22 @@ describe('prepare', () => {
     });
 
     test('local DNS: a node with assisted-service\'s dnsmasq keeps it, a node rendered with --no-local-dns is told what the site needs', async () => {
-      mkdirSync(path.join(node.root, 'usr/local/bin'), { recursive: true });
-      writeFileSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript), '#!/bin/bash\n');
-      const assisted = await prepare(node, '--dry-run');
-      assert.match(assisted.out, /ok {4}local-dns +the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself \(assisted-service's 50-master-dnsmasq-configuration\)/);
-      assert.doesNotMatch(assisted.out, /write \/etc\/dnsmasq\.d/);
-      rmSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript));
+      // Both generations of 50-master-dnsmasq-configuration (assisted-service internal/network/manifests_generator.go):
+      // since 71f3cc229 with dnsmasq_config.sh; before it /etc/dnsmasq.d/single-node.conf and the forcedns dispatcher only.
+      const generations = [
+        { name: 'dnsmasq_config.sh', files: [ASSISTED_DNSMASQ_MARKERS.configScript, ASSISTED_DNSMASQ_MARKERS.dispatcher, '/etc/dnsmasq.d/single-node.conf'] },
+        { name: 'older, without dnsmasq_config.sh', files: [ASSISTED_DNSMASQ_MARKERS.dispatcher, '/etc/dnsmasq.d/single-node.conf'] },
+      ];
+      for (const generation of generations) {
+        for (const f of generation.files) {
+          mkdirSync(path.dirname(path.join(node.root, f)), { recursive: true });
+          writeFileSync(path.join(node.root, f), '# assisted-service\n');
+        }
+        const assisted = await prepare(node, '--dry-run');
+        assert.match(assisted.out, /ok {4}local-dns +the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself \(assisted-service's 50-master-dnsmasq-configuration\)/, generation.name);
+        assert.doesNotMatch(assisted.out, /write \/etc\/dnsmasq\.d/, generation.name);
+        for (const f of generation.files) rmSync(path.join(node.root, f));
+      }
       rmSync(path.join(node.root, 'etc/systemd/system', LOCAL_DNS_UNIT));
       const none = await prepare(node, '--dry-run');
       assert.match(none.out, /ok {4}local-dns +no node-local DNS \(rendered with --no-local-dns\): at the site, the site's DNS must resolve api-int\.sno1\.factory\.example\.com to this node, or the agent rolls the site network back/);
