@@ -42,7 +42,7 @@ import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
 import { NetworkProxyController } from './cluster/operators/network-proxy';
 import { CrdEstablisher } from './cluster/crds';
-import { CLUSTER_OPERATORS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
+import { CLUSTER_OPERATORS, INSTALLED_AGO_MS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
 import { newState, StateFile, type ClusterIdentity } from './cluster/state';
 
 export type { SimulatorOptions, ResolvedOptions, SimDurations, KubeletInitialState } from './cluster/options';
@@ -177,13 +177,22 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   mkdirSync(dir, { recursive: true });
   const clock = new SimClock(opts.timeScale, file.state.clock);
   if (!restored) file.state.faults = { ...opts.faults };
-  const store = createStore({ clusterVersion: opts.version, persistPath: stateDir && join(stateDir, 'store.json'), now: () => clock.now() });
+  let backdateMs = 0;
+  const store = createStore({ clusterVersion: opts.version, persistPath: stateDir && join(stateDir, 'store.json'), now: () => clock.now() - backdateMs });
   const apiCa = loadOrCreateCa(stateDir && join(stateDir, 'ca'), API_CA_NAME);
   const seeded = store.list(R.namespaces).length > 0;
   const signers = (seeded && signersFromStore(store)) || newSigners();
   if (!seeded) {
     if (opts.kubelet === 'running') file.state.kubeletEnabled = true;
-    seedCluster(store, { opts, signers, clock, apiCa });
+    const atInstall = <T>(fn: () => T): T => {
+      backdateMs = INSTALLED_AGO_MS;
+      try {
+        return fn();
+      } finally {
+        backdateMs = 0;
+      }
+    };
+    seedCluster(store, { opts, signers, clock, apiCa, atInstall });
   }
 
   const api = await startApiServer({
