@@ -35,6 +35,8 @@ export interface ClusterFacts {
   nodeAddresses: string[];
   /** The Node's InternalIP addresses: what the internal IP must be one of. */
   nodeInternalIPs: string[];
+  /** When kube-system and kube-system/kubeadmin were created (the site refuses a kubeadmin hash it would ignore). */
+  kubeadmin?: { kubeSystemCreated: string; secretCreated?: string };
 }
 
 export interface InstallFacts {
@@ -145,6 +147,13 @@ export async function checkCluster(client: ClusterClient, role: string): Promise
     detail: nodes.items.length === 1 ? `node ${facts.nodeName} Ready=${describe(nodeReady)}, addresses ${facts.nodeAddresses.join(', ') || 'none'}` : `${nodes.items.length} nodes (${nodes.items.map((n) => n.metadata?.name).join(', ')}); exactly one is expected`,
     remedy: nodes.items.length === 1 ? 'Wait until the node is Ready (`oc get nodes`).' : 'Only single-node clusters can be relocated; remove the extra nodes or use another tool.',
   });
+
+  const kubeSystem = await client.get<KubeObject>(R.namespaces, 'kube-system');
+  if (kubeSystem?.metadata?.creationTimestamp) {
+    const secret = await client.get<KubeObject>(R.secrets, 'kubeadmin', 'kube-system');
+    const secretCreated = secret?.metadata?.creationTimestamp;
+    facts.kubeadmin = { kubeSystemCreated: String(kubeSystem.metadata.creationTimestamp), ...(secretCreated ? { secretCreated: String(secretCreated) } : {}) };
+  }
 
   const pool = await client.get<KubeObject>(R.machineConfigPools, role);
   const updated = cond(pool, 'Updated');

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { R } from '../../../src/cluster/resources';
 import { startSimulator, type Simulator } from '../../sim/index';
 import { issueClientCert } from '../../sim/pki';
 import { writeKubeconfigFile } from '../../sim/cluster/kubeconfigs';
@@ -140,6 +141,10 @@ describe('prepare', () => {
       assert.match(res.out, /"detail": "internal IP 192\.168\.111\.20 is the node's installed IP"/);
       assert.equal(baseline.openshiftVersion, sim.options.version);
       assert.equal(baseline.runtime, 'host');
+      // kube-system's and the installer's kubeadmin Secret's creation: the site judges a kubeadmin hash by them.
+      const kubeadmin = baseline.kubeadmin as { kubeSystemCreated: string; secretCreated?: string };
+      assert.equal(kubeadmin.kubeSystemCreated, sim.store.get(R.namespaces, 'kube-system')?.metadata?.creationTimestamp);
+      assert.equal(kubeadmin.secretCreated, sim.store.get(R.secrets, 'kubeadmin', 'kube-system')?.metadata?.creationTimestamp);
       assert.match(String((baseline.kubeletCertificates as { client?: { notAfter?: string } }).client?.notAfter), /^\d{4}-\d\d-\d\dT/);
       assert.equal(res.result.shipBy, [(baseline.kubeletCertificates as { client: { notAfter: string } }).client.notAfter, (baseline.kubeletCertificates as { server: { notAfter: string } }).server.notAfter].sort()[0]);
       // Idempotent: a second run (after a power cut, say) passes and changes nothing new.
