@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { R } from '../../src/cluster/resources';
 import { startApiServer, createStore, type ApiServer, type SimObjectStore } from './apiserver';
-import { issueClientCert, sharedCa, signCsr, type CertificateAuthority } from './pki';
+import { createCa, issueClientCert, sharedCa, signCsr, type CertificateAuthority } from './pki';
 import type { ApiFaults, StoreEvent } from './store-types';
 import { ApiAvailability } from './cluster/availability';
 import { SimClock } from './cluster/clock';
@@ -36,7 +36,7 @@ import { KubeApiserverOperator } from './cluster/operators/kube-apiserver';
 import { MachineConfigOperator } from './cluster/operators/machine-config';
 import { OpenshiftApiserverOperator } from './cluster/operators/openshift-apiserver';
 import { asExpected, writeClusterOperatorConditions } from './cluster/operators/status';
-import { bootstrapGroupsFor, clusterNames, nodeAdminClientValidity, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
+import { bootstrapGroupsFor, clusterNames, nodeAdminClientValidity, nodeAdminSignerValidity, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
 import { NodeNames } from './cluster/names';
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
@@ -195,9 +195,19 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     seedCluster(store, { opts, signers, clock, apiCa, atInstall });
   }
 
+  // node-system-admin-signer (a key shared across simulators: only its dates matter), trusted beside the API CA as kube-apiserver's
+  // client-ca bundle holds node-system-admin-ca (cluster-kube-apiserver-operator targetconfigcontroller.go
+  // ManageClientCABundle); the bundle is in openshift-kube-apiserver/client-ca for whoever reads it.
+  const nodeAdminSigner = createCa(`openshift-kube-apiserver-operator_node-system-admin-signer@${Math.floor(clock.now() / 1000)}`, { ...nodeAdminSignerValidity(opts, clock.now()), sharedKey: true });
+  const clientCa = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'client-ca', namespace: 'openshift-kube-apiserver' }, data: { 'ca-bundle.crt': `${apiCa.certPem.trim()}\n${nodeAdminSigner.certPem.trim()}\n` } };
+  const existingClientCa = store.get(R.configMaps, 'client-ca', 'openshift-kube-apiserver');
+  if (existingClientCa) store.update(R.configMaps, { ...existingClientCa, data: clientCa.data });
+  else store.create(R.configMaps, clientCa);
+
   const api = await startApiServer({
     store,
     ca: apiCa,
+    clientCas: [nodeAdminSigner.certPem],
     port: file.state.ports.api ?? input.apiPort ?? 0,
     up: false,
     now: () => clock.now(),
@@ -285,7 +295,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   // --- kubeconfigs and the CA file -----------------------------------------------------------------------
   const clusterNamesOf = clusterNames(opts);
   // node-system-admin-client (CN system:admin, O system:masters), issued with its lifetime on the simulated clock.
-  const nodeAdmin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], ...nodeAdminClientValidity(opts, clock.now()) });
+  const nodeAdmin = issueClientCert(nodeAdminSigner, { user: 'system:admin', groups: ['system:masters'], ...nodeAdminClientValidity(opts, clock.now()), outliveIssuer: true });
   const admin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3650 });
   const kubeconfigs = {
     localhost: writeKubeconfigFile(join(dir, 'kubeconfigs', 'localhost.kubeconfig'), {
