@@ -198,7 +198,15 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   // node-system-admin-signer (a key shared across simulators: only its dates matter), trusted beside the API CA as kube-apiserver's
   // client-ca bundle holds node-system-admin-ca (cluster-kube-apiserver-operator targetconfigcontroller.go
   // ManageClientCABundle); the bundle is in openshift-kube-apiserver/client-ca for whoever reads it.
-  const nodeAdminSigner = createCa(`openshift-kube-apiserver-operator_node-system-admin-signer@${Math.floor(clock.now() / 1000)}`, { ...nodeAdminSignerValidity(opts, clock.now()), sharedKey: true });
+  // Kept where the operator keeps it, so a restarted simulator trusts the kubeconfigs it wrote before.
+  const signerRef = { namespace: 'openshift-kube-apiserver-operator', name: 'node-system-admin-signer' };
+  const storedSigner = store.get(R.secrets, signerRef.name, signerRef.namespace) as { data?: Record<string, string> } | undefined;
+  const nodeAdminSigner = storedSigner?.data
+    ? { name: signerRef.name, certPem: Buffer.from(storedSigner.data['tls.crt'] ?? '', 'base64').toString(), keyPem: Buffer.from(storedSigner.data['tls.key'] ?? '', 'base64').toString() }
+    : createCa(`openshift-kube-apiserver-operator_node-system-admin-signer@${Math.floor(clock.now() / 1000)}`, { ...nodeAdminSignerValidity(opts, clock.now()), sharedKey: true });
+  if (!storedSigner) {
+    store.create(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: signerRef, type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from(nodeAdminSigner.certPem).toString('base64'), 'tls.key': Buffer.from(nodeAdminSigner.keyPem).toString('base64') } });
+  }
   const clientCa = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'client-ca', namespace: 'openshift-kube-apiserver' }, data: { 'ca-bundle.crt': `${apiCa.certPem.trim()}\n${nodeAdminSigner.certPem.trim()}\n` } };
   const existingClientCa = store.get(R.configMaps, 'client-ca', 'openshift-kube-apiserver');
   if (existingClientCa) store.update(R.configMaps, { ...existingClientCa, data: clientCa.data });
