@@ -167,6 +167,9 @@ test('a kubeadmin hash for a node whose kubeadmin was removed at the factory is 
     mkdirSync(path.join(s.node.root, 'etc/sno-reconfigure'), { recursive: true });
     writeFileSync(path.join(s.node.root, 'etc/sno-reconfigure/baseline.json'), JSON.stringify({ clusterName: s.sim.options.clusterName, nodeName: s.sim.options.nodeName, kubeadmin: { kubeSystemCreated } }));
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash: `$2y$10$${'Q'.repeat(53)}` } } }) });
+    const plan = await s.run(['--dry-run']);
+    assert.notEqual(plan.code, 0, plan.stdout.slice(-2000));
+    assert.match(plan.stdout + plan.stderr, /spec\.kubeadminPassword\.hash: cannot take effect: this cluster has no Secret kube-system\/kubeadmin/, 'the plan says so too');
     const run = await s.run(['--once']);
     assert.notEqual(run.code, 0, run.stdout.slice(-2000));
     assert.ok(run.logs.some((l) => l.level === 'error' && /spec\.kubeadminPassword\.hash: cannot take effect: this cluster has no Secret kube-system\/kubeadmin/.test(l.msg)), run.stdout.slice(-2000));
