@@ -69,3 +69,9 @@ test('a kubeadmin hash is refused where the OAuth server would ignore the Secret
     assert.deepEqual(checkAgainstCluster(site({ kubeadminPassword: { remove: true } }), { clusterName: 'sno1', nodeName: 'sno1-node', kubeadmin }), [], row.name);
   }
 });
+
+test('image-based media: the refusal names kubeadmin_password_hash, the field the person wrote', () => {
+  const kubeadmin = { kubeSystemCreated: '2026-08-01T10:00:00Z', now: Date.parse('2026-11-01T00:00:00Z') };
+  const problems = checkAgainstCluster(site({ imageBased: {}, kubeadminPassword: { hash: `$2y$10$${'Q'.repeat(53)}` } }), { clusterName: 'sno1', nodeName: 'sno1-node', kubeadmin });
+  assert.deepEqual(problems.map((p) => p.path), ['kubeadmin_password_hash']);
+});
