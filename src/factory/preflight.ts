@@ -2,6 +2,7 @@
 // says what it found and, when it fails, what the technician can do. Reads the cluster through the cluster
 // client and the node through the Host; changes nothing.
 import { X509Certificate } from 'node:crypto';
+import { kubeadminProblem } from '../siteconfig/cluster-check';
 import type { ClusterClient, KubeObject } from '../cluster/types';
 import { R } from '../cluster/resources';
 import type { Host } from '../host/host';
@@ -153,6 +154,16 @@ export async function checkCluster(client: ClusterClient, role: string): Promise
     const secret = await client.get<KubeObject>(R.secrets, 'kubeadmin', 'kube-system');
     const secretCreated = secret?.metadata?.creationTimestamp;
     facts.kubeadmin = { kubeSystemCreated: String(kubeSystem.metadata.creationTimestamp), ...(secretCreated ? { secretCreated: String(secretCreated) } : {}) };
+    // Said here, where it can still be kept: OpenShift ignores a kubeadmin Secret created after the cluster's
+    // first hour (library-go bootstrapauthenticator), so once removed, no site-config can bring kubeadmin back.
+    const honoured = secretCreated !== undefined && !kubeadminProblem({ ...facts.kubeadmin, now: Date.parse(String(kubeSystem.metadata.creationTimestamp)) });
+    checks.push({
+      id: 'kubeadmin',
+      ok: true,
+      detail: honoured
+        ? 'the installer\'s kubeadmin Secret is there: a site-config may set a new kubeadmin password (23 characters or more)'
+        : 'kubeadmin cannot log in on this cluster (its Secret was removed or created again later) and no site-config can bring it back: keep the hand-off kubeconfig (prepare --admin-kubeconfig) or an identity provider for the site',
+    });
   }
 
   const pool = await client.get<KubeObject>(R.machineConfigPools, role);

@@ -107,6 +107,7 @@ describe('prepare', () => {
       assert.equal(res.code, 0, res.out + res.err);
       assert.doesNotMatch(res.out, /FAIL/);
       assert.match(res.out, /Dry run, nothing changed\. prepare would:/);
+      assert.match(res.out, /ok {4}kubeadmin +the installer's kubeadmin Secret is there: a site-config may set a new kubeadmin password \(23 characters or more\)/);
       assert.match(res.out, /systemctl enable sno-reconfigure\.service/);
       assert.match(res.out, new RegExp(`create ${KUBELET_HOLD_FILE}`));
       untouched(node);
@@ -310,6 +311,18 @@ describe('prepare', () => {
       rmSync(path.join(node.root, 'etc/systemd/system', LOCAL_DNS_UNIT));
       const none = await prepare(node, '--dry-run');
       assert.match(none.out, /ok {4}local-dns +no node-local DNS \(rendered with --no-local-dns\): at the site, the site's DNS must resolve api-int\.sno1\.factory\.example\.com to this node, or the agent rolls the site network back/);
+    });
+
+    test('says at the factory when kubeadmin was removed: no site-config can bring it back (library-go bootstrapauthenticator)', async () => {
+      const secret = sim.store.get(R.secrets, 'kubeadmin', 'kube-system')!;
+      sim.store.delete(R.secrets, 'kubeadmin', 'kube-system');
+      try {
+        const res = await prepare(node, '--dry-run');
+        assert.match(res.out, /ok {4}kubeadmin +kubeadmin cannot log in on this cluster \(its Secret was removed or created again later\) and no site-config can bring it back/);
+      } finally {
+        // Created again now: as OpenShift sees it, still removed (the following tests do not log in as kubeadmin).
+        sim.store.create(R.secrets, { ...secret, metadata: { name: 'kubeadmin', namespace: 'kube-system' } });
+      }
     });
 
     test('refuses a certificate that is not this node\'s', async () => {
