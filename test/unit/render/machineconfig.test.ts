@@ -110,6 +110,8 @@ describe('render machineconfig', () => {
     const unit = (cfg.systemd?.units ?? []).find((u) => u.name === LOCAL_DNS_UNIT);
     assert.equal(unit?.enabled, true);
     assert.match(unit?.contents ?? '', /^ConditionPathExists=!\/usr\/local\/bin\/dnsmasq_config\.sh$/m);
+    // assisted-service before 71f3cc229 (2023-11) had no dnsmasq_config.sh; its forcedns dispatcher is in every generation.
+    assert.match(unit?.contents ?? '', /^ConditionPathExists=!\/etc\/NetworkManager\/dispatcher\.d\/forcedns$/m);
     assert.match(unit?.contents ?? '', /^Before=kubelet\.service crio\.service$/m);
     assert.match(unit?.contents ?? '', /^ExecStart=\/usr\/sbin\/dnsmasq --keep-in-foreground --conf-file=\/dev\/null --conf-dir=\/etc\/dnsmasq\.d,/m);
     const f = files(cfg);
