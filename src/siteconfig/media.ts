@@ -27,6 +27,16 @@ export interface CopyResult {
   bytes: number;
   /** sha256 over every copied relative path and its bytes: tells a changed config from the same one. */
   treeDigest: string;
+  /** The sites the copied configs name (metadata.name, or an image-based config's cluster domain): how a technician tells two media apart. */
+  sites: string[];
+}
+
+/** A site's name as the config gives it, bounded: it is shown beside the device it was read from. */
+function siteName(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const v = value as { metadata?: { name?: unknown }; cluster_name?: unknown; base_domain?: unknown };
+  const name = typeof v.metadata?.name === 'string' ? v.metadata.name : typeof v.cluster_name === 'string' ? `${v.cluster_name}.${String(v.base_domain ?? '')}` : undefined;
+  return name === undefined ? undefined : name.length > 80 ? `${name.slice(0, 77)}...` : name;
 }
 
 const MOUNT_BASE = '/run/sno-reconfigure';
@@ -105,6 +115,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   let files = 0;
   let bytes = 0;
   const copied = new Set<string>();
+  const sites: string[] = [];
   const copyFile = async (fromRel: string, toRel: string): Promise<Buffer | undefined> => {
     const info = await host.stat(under(fromNode, fromRel));
     // A missing referenced file is the validation's to report (with the field that names it).
@@ -128,6 +139,8 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     if (!data) return;
     const parsed = parseConfigBytes(data);
     if (!parsed.ok) return;
+    const site = siteName(parsed.value);
+    if (site !== undefined) sites.push(site);
     // A referenced file may be on the media sealed to this node (X.sealed): it is copied as it is, still sealed.
     for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel))) {
       // A folder of manifests (`extra-manifests/`): its manifest files, as validation reads them.
@@ -143,12 +156,15 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   const entries = configEntries(names, opts.caseInsensitive ?? false);
   // Image-based install's configuration ISO: manifest.json, the mirror sets beside it and extra-manifests/.
   if (!entries.some(([, c]) => !c.endsWith('.sig')) && (await host.stat(under(fromNode, SEED_RECONFIGURATION_FILE)))?.kind === 'file') {
-    await copyFile(SEED_RECONFIGURATION_FILE, SEED_RECONFIGURATION_FILE);
+    const seed = await copyFile(SEED_RECONFIGURATION_FILE, SEED_RECONFIGURATION_FILE);
+    const parsed = seed && parseConfigBytes(seed);
+    const site = parsed && parsed.ok ? siteName(parsed.value) : undefined;
+    if (site !== undefined) sites.push(site);
     for (const dir of ['cluster-configuration/manifests', 'extra-manifests']) {
       if ((await host.stat(under(fromNode, dir)))?.kind !== 'directory') continue;
       for (const n of (await host.listDir(under(fromNode, dir))).filter((x) => MANIFEST_FILE.test(x)).sort()) await copyFile(`${dir}/${n}`, `${dir}/${n}`);
     }
-    return { files, bytes, treeDigest: hash.digest('hex') };
+    return { files, bytes, treeDigest: hash.digest('hex'), sites };
   }
   if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
     const shown = names.filter((n) => !isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
@@ -169,7 +185,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     const inner = (await host.listDir(under(fromNode, name))).filter((n) => !isPartialCopyName(n) && /\.(ya?ml|json)$/i.test(n)).sort((a, b) => a.localeCompare(b));
     for (const n of inner) await copyConfig(`${name}/${n}`, `${MULTI_DIR}/${n}`);
   }
-  return { files, bytes, treeDigest: hash.digest('hex') };
+  return { files, bytes, treeDigest: hash.digest('hex'), sites };
 }
 
 /** Replaces `toNode` with a fresh copy of `fromNode` (both node paths), atomically (staging dir + rename). */
