@@ -1,12 +1,12 @@
 // Waiting for a site-config: labelled volumes (rescanned on a short interval and whenever /dev changes —
 // mounting makes no inotify event, but the kernel creates device nodes in devtmpfs) and the drop
-// directory (watched with inotify, taken only once nothing in it changed for dropStableMs: a file may still
-// be copying). Media that could not be read, or held a config that was refused, are not read again until they
+// directory (watched with inotify, taken only once no process holds a file in it open for writing and nothing
+// in it changed for dropStableMs: a file may still be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
 import type { Closable, Host } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
-import { copyFromVolume, dropDirIsStable, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
+import { copyFromVolume, dropDirIsStable, dropDirNewestChange, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
 import type { Clock } from './step';
 
 export interface Candidate {
@@ -193,10 +193,13 @@ export async function waitForSiteConfig(
         try {
           copy = await c.fetch(opts.candidateDir);
           if (c.kind === 'drop-dir') {
-            // Never a prefix: the same bytes must be read twice, dropStableMs apart (a stalled copy changes in between).
+            // Never a prefix: the same bytes read twice, dropStableMs apart, no file's mtime moved in between, and
+            // still no process holding a file open for writing (a stalled copy changes or stays open meanwhile).
+            const changed = await dropDirNewestChange(opts.host, opts.dropDir);
             await opts.clock.sleep(opts.dropStableMs, opts.signal).catch(() => undefined);
             const again = await c.fetch(opts.candidateDir);
-            if (again.treeDigest !== copy.treeDigest) continue;
+            if (again.treeDigest !== copy.treeDigest || (await dropDirNewestChange(opts.host, opts.dropDir)) !== changed) continue;
+            if ((await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
           }
         } catch (e) {
           if (!(e instanceof MediaError)) throw e;

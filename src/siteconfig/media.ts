@@ -234,11 +234,18 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
 }
 
 /**
- * The drop directory holds files a technician copies over the network, maybe slowly: take it only when
- * nothing in it changed for `stableMs` (an inotify watch wakes the scan; this is the same rule for the
- * periodic rescan). Dotfiles and *.tmp / *.part (a copy still being written, to be renamed) are not looked at.
+ * The drop directory holds files a technician copies over the network, maybe slowly: it is taken only when no
+ * process holds a file in it open for writing (a `cp` or `scp` still running, however long it stalls) and nothing
+ * in it changed for `stableMs` (an inotify watch wakes the scan; this is the same rule for the periodic rescan).
+ * Dotfiles and *.tmp / *.part (a copy still being written, to be renamed) are not looked at.
  */
 export async function dropDirIsStable(host: Host, dirNode: string, stableMs: number, now = Date.now()): Promise<boolean> {
+  const newest = await dropDirNewestChange(host, dirNode);
+  return newest > 0 && now - newest >= stableMs && (await host.openForWriting(dirNode)).length === 0;
+}
+
+/** The latest mtime of the files the drop directory offers (0 when none): a change after it was read means a writer is still at work. */
+export async function dropDirNewestChange(host: Host, dirNode: string): Promise<number> {
   let newest = 0;
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > COPY_LIMITS.maxDepth) return;
@@ -250,5 +257,5 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
     }
   };
   await walk(dirNode, 0);
-  return newest > 0 && now - newest >= stableMs;
+  return newest;
 }

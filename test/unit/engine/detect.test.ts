@@ -65,6 +65,8 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
       offered.push(copy.treeDigest.slice(0, 8));
       return offered.length >= 2 ? 'accepted' : 'refused';
     });
+    const deadline = Date.now() + 30_000;
+    while (offered.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 1_200));
     assert.equal(offered.length, 1, 'refused once, not again while unchanged');
     writeFileSync(path.join(drop, 'site-config.yaml'), 'v2');
