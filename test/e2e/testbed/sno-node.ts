@@ -90,7 +90,8 @@ const machineConfigTexts = new Map<string, string>();
 
 /** `sno-reconfigure render machineconfig` of the bundle under test: the host runtime, or podman with an image. */
 export function renderedMachineConfig(podmanImage?: string): string {
-  const args = podmanImage ? ['--runtime', 'podman', '--node-image', podmanImage] : ['--runtime', 'host'];
+  // The testbed's media are unsigned, as a factory that chose --allow-unsigned-media ships them.
+  const args = [...(podmanImage ? ['--runtime', 'podman', '--node-image', podmanImage] : ['--runtime', 'host']), '--allow-unsigned-media'];
   const key = args.join(' ');
   let text = machineConfigTexts.get(key);
   if (text === undefined) {
