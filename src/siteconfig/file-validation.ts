@@ -433,7 +433,7 @@ function checkManifests(f: Findings, refs: Reference[], signed: boolean): { file
     if (why === undefined) return;
     const said = `'${file}' holds ${objectLabel(object)}, which grants privileges: ${why}`;
     if (signed) f.warn(fields[i]!, said);
-    else f.error(fields[i]!, `${said}. Objects that grant privileges need signed media: sign the site-config with a key this node trusts (see "Signed media")`);
+    else f.error(fields[i]!, `${said}. Objects that grant privileges need signed media: sign the site-config with a key this node trusts`);
   });
   if (out.length > MAX_MANIFEST_OBJECTS) f.error('spec.extraManifestFiles', `hold ${out.length} objects; at most ${MAX_MANIFEST_OBJECTS} are applied at a site`);
   return out;

@@ -31,12 +31,11 @@ export interface CopyResult {
   sites: string[];
 }
 
-/** A site's name as the config gives it, bounded: it is shown beside the device it was read from. */
+/** A site's name as the config gives it (bounded): it is shown beside the device it was read from. */
 function siteName(value: unknown): string | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
-  const v = value as { metadata?: { name?: unknown }; cluster_name?: unknown; base_domain?: unknown };
-  const name = typeof v.metadata?.name === 'string' ? v.metadata.name : typeof v.cluster_name === 'string' ? `${v.cluster_name}.${String(v.base_domain ?? '')}` : undefined;
-  return name === undefined ? undefined : name.length > 80 ? `${name.slice(0, 77)}...` : name;
+  const v = (value ?? {}) as { metadata?: { name?: unknown }; cluster_name?: unknown; base_domain?: unknown };
+  const name = typeof v.metadata?.name === 'string' ? v.metadata.name : typeof v.cluster_name === 'string' ? `${v.cluster_name}.${String(v.base_domain)}` : undefined;
+  return name?.slice(0, 80);
 }
 
 const MOUNT_BASE = '/run/sno-reconfigure';

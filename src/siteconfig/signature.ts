@@ -44,9 +44,7 @@ export async function readMediaTrust(host: Host): Promise<MediaTrust> {
 /** The media policy in one sentence, for `prepare` and `status`. */
 export function mediaTrustLine(t: MediaTrust): string {
   if (t.signed) return `media must be signed by one of this node's trusted keys (${t.keyFiles.join(', ')} in ${TRUSTED_KEYS_DIR})`;
-  return t.chosen
-    ? 'unsigned media are accepted (the factory chose --allow-unsigned-media); objects that grant privileges are refused from them'
-    : 'unsigned media are accepted: this node holds no trusted keys and no record of --allow-unsigned-media (its MachineConfig predates the choice); objects that grant privileges are refused from them';
+  return `unsigned media are accepted ${t.chosen ? '(the factory chose --allow-unsigned-media)' : 'though the factory never chose --allow-unsigned-media (no trusted keys on this node)'}; objects that grant privileges are refused from them`;
 }
 
 export function sha256Hex(data: Uint8Array): string {
