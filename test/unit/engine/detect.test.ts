@@ -39,6 +39,8 @@ test('waits, refuses a bad stick without re-reading it, takes the replacement me
     await new Promise((r) => setTimeout(r, 400));
     assert.deepEqual(seen, [], 'nothing attached yet');
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'bad' });
+    const deadline = Date.now() + 30_000;
+    while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 1_000));
     assert.deepEqual(seen, ['volume:/dev/loop0 (label SITE-CONFIG):1'], 'the refused stick is read once while it stays attached');
     node.detachVolume('loop0');
