@@ -2,7 +2,7 @@
 // `plan` whatever the signing, and refused from unsigned media (issue 27: a stick in a store's back room must not
 // become a root shell). What counts, with its source:
 // - MachineConfig, KubeletConfig, ContainerRuntimeConfig: the machine-config-operator writes their files and
-//   systemd units to the node as root (openshift/machine-config-operator docs/MachineConfig.md).
+//   systemd units to the node as root (openshift/machine-config-operator 9494c09 docs/MachineConfig.md).
 // - RBAC bindings to broad subjects or admin roles, and roles that grant everything or escalation verbs:
 //   kubernetes/website 037ed19 content/en/docs/concepts/security/rbac-good-practices.md ("Least privilege":
 //   wildcards, cluster-admin; "Hardening": system:unauthenticated; "privilege escalation risks": escalate, bind,
@@ -12,8 +12,8 @@
 //   namespaces (hostNetwork, hostPID, hostIPC), hostPath volumes, capabilities beyond its list
 //   (kubernetes/website 7a42986 content/en/docs/concepts/security/pod-security-standards.md).
 // - OpenShift SecurityContextConstraints, and grants of them (the `use` verb on securitycontextconstraints, or the
-//   system:openshift:scc:<name> cluster roles): they decide which pods may run privileged
-//   (openshift/api security/v1/types.go; openshift-docs authentication/managing-security-context-constraints.adoc).
+//   system:openshift:scc:<name> cluster role that `oc adm policy add-scc-to-user` binds): they decide which pods
+//   may run privileged (docs.openshift.com container-platform 4.3 authentication/managing-security-context-constraints).
 // - Admission webhooks and aggregated API services: they see (and may change) every object sent to the API.
 // A CustomResourceDefinition only adds a type (who may use it is RBAC's), so it is not privileged — unless it
 // converts through a webhook (spec.conversion.strategy Webhook), which sends every object of its kind to a service.
