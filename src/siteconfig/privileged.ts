@@ -10,7 +10,7 @@
 //   roles cluster-admin, admin and edit (content/en/docs/reference/access-authn-authz/rbac.md "User-facing roles").
 // - Privileged workloads: what the Baseline Pod Security Standard forbids — privileged containers, host
 //   namespaces (hostNetwork, hostPID, hostIPC), hostPath volumes, capabilities beyond its list
-//   (kubernetes/website 7a42986 content/en/docs/concepts/security/pod-security-standards.md).
+//   (kubernetes/website 7a42986 content/en/docs/concepts/security/pod-security-standards.md, "Baseline").
 // - OpenShift SecurityContextConstraints, and grants of them (the `use` verb on securitycontextconstraints, or the
 //   system:openshift:scc:<name> cluster role that `oc adm policy add-scc-to-user` binds): they decide which pods
 //   may run privileged (docs.openshift.com container-platform 4.3 authentication/managing-security-context-constraints).
@@ -28,7 +28,8 @@ const words = (s: string) => new Set(s.split(' '));
 const BROAD_SUBJECTS = words('Group:system:authenticated Group:system:unauthenticated Group:system:serviceaccounts Group:system:authenticated:oauth User:system:anonymous');
 const ADMIN_ROLES = words('cluster-admin admin edit');
 const ESCALATION_VERBS = words('escalate bind impersonate');
-/** Capabilities the Baseline policy allows to add (pod-security-standards.md, "Capabilities"). */
+/** Capabilities the Baseline policy allows to add, compared as written (kubernetes/kubernetes 003effe
+ * staging/src/k8s.io/pod-security-admission/policy/check_capabilities_baseline.go, capabilities_allowed_1_0). */
 const BASELINE_CAPABILITIES = words('AUDIT_WRITE CHOWN DAC_OVERRIDE FOWNER FSETID KILL MKNOD NET_BIND_SERVICE SETFCAP SETGID SETPCAP SETUID SYS_CHROOT');
 const WORKLOADS = words('Pod Deployment DaemonSet StatefulSet ReplicaSet ReplicationController Job CronJob DeploymentConfig');
 const NODE_CONFIG = words('MachineConfig KubeletConfig ContainerRuntimeConfig');
@@ -69,7 +70,7 @@ function podProblem(pod: Json): string | undefined {
   for (const c of containers) {
     const sc = obj(c.securityContext);
     if (sc.privileged === true) return `container ${String(c.name ?? '')} runs privileged`;
-    const caps = strings(obj(sc.capabilities).add).filter((cap) => !BASELINE_CAPABILITIES.has(cap.replace(/^CAP_/, '')));
+    const caps = strings(obj(sc.capabilities).add).filter((cap) => !BASELINE_CAPABILITIES.has(cap));
     if (caps.length > 0) return `container ${String(c.name ?? '')} adds the capabilities ${caps.join(', ')}`;
   }
   return undefined;

@@ -13,7 +13,8 @@ const sa = { kind: 'ServiceAccount', name: 'pos', namespace: 'n' };
 const rows: [string, ManifestObject, RegExp | undefined, ManifestObject[]?][] = [
   ['a plain pod', pod({}), undefined],
   ['hostNetwork', pod({ hostNetwork: true }), /shares the node's hostNetwork/],
-  ['a Baseline capability', pod({ containers: [{ name: 'c', securityContext: { capabilities: { add: ['CAP_NET_BIND_SERVICE'] } } }] }), undefined],
+  ['a Baseline capability', pod({ containers: [{ name: 'c', securityContext: { capabilities: { add: ['NET_BIND_SERVICE'] } } }] }), undefined],
+  ['a capability spelled CAP_…, as Pod Security admission compares it', pod({ containers: [{ name: 'c', securityContext: { capabilities: { add: ['CAP_NET_BIND_SERVICE'] } } }] }), /adds the capabilities CAP_NET_BIND_SERVICE/],
   ['SYS_ADMIN', pod({ containers: [{ name: 'c', securityContext: { capabilities: { add: ['SYS_ADMIN'] } } }] }), /adds the capabilities SYS_ADMIN/],
   ['a privileged init container', pod({ initContainers: [{ name: 'init', securityContext: { privileged: true } }] }), /container init runs privileged/],
   ['every service account of a namespace', binding({ kind: 'ClusterRole', name: 'view' }, [{ kind: 'Group', name: 'system:serviceaccounts:n' }]), /grants its role to system:serviceaccounts:n/],
