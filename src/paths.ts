@@ -17,6 +17,11 @@ export const DEFAULT_STATE_DIR = '/var/lib/sno-reconfigure';
 export const DEFAULT_DROP_DIR = '/etc/sno-reconfigure/site-config.d';
 export const TRUSTED_KEYS_DIR = '/etc/sno-reconfigure/trusted-keys';
 /**
+ * Written by the MachineConfig when the factory rendered it with `--allow-unsigned-media` (DESIGN.md section 3):
+ * the record that unsigned site-config media were chosen, not merely left so. Trusted keys, when present, win.
+ */
+export const UNSIGNED_MEDIA_FILE = '/etc/sno-reconfigure/allow-unsigned-media';
+/**
  * This node's own X25519 key for sealed site-config files (src/siteconfig/sealed.ts), made by `prepare`: in /etc,
  * which the node keeps for its life and the MCO leaves alone (no MachineConfig names it), 0600 root.
  */

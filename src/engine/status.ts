@@ -3,6 +3,7 @@
 import type { Host } from '../host/host';
 import { STATE_FILES } from '../paths';
 import { formatDuration } from '../siteconfig/duration';
+import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
 import { readJournal, type JournalData } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { certificateLines, clockLine, stepSummary, type CertificateExpiry, type ReportStep } from './report';
@@ -11,6 +12,8 @@ import type { StepName } from './step';
 export interface StatusView {
   phase: JournalData['phase'] | 'not-started' | 'done';
   status?: string;
+  /** Which site-config media this node accepts (signed by its trusted keys, or unsigned), in a sentence. */
+  media: string;
   siteConfig?: { name?: string; digest?: string; source?: JournalData['source'] };
   startedAt?: string;
   finishedAt?: string;
@@ -32,11 +35,13 @@ export async function readStatus(host: Host, stateDir: string, doneMarker: strin
   if (j && marker) completeFromMarker(j, marker);
   const reportFile = `${stateDir}/${STATE_FILES.report}`;
   const report = (await host.exists(reportFile)) ? reportFile : undefined;
+  const media = mediaTrustLine(await readMediaTrust(host));
   if (!j) {
-    return { phase: (await host.exists(doneMarker)) ? 'done' : 'not-started', steps: [], warnings: [], journal: journalFile, ...(report ? { report } : {}) };
+    return { phase: (await host.exists(doneMarker)) ? 'done' : 'not-started', media, steps: [], warnings: [], journal: journalFile, ...(report ? { report } : {}) };
   }
   return {
     phase: j.phase,
+    media,
     ...(j.status ? { status: j.status } : {}),
     siteConfig: { name: j.configName, digest: j.digest, source: j.source },
     ...(j.startedAt ? { startedAt: j.startedAt } : {}),
@@ -72,6 +77,7 @@ const PHASE_TEXT: Record<StatusView['phase'], string> = {
 export function renderStatus(v: StatusView, now = Date.now()): string {
   const lines = [`Phase:       ${PHASE_TEXT[v.phase]}`];
   if (v.status) lines.push(`Now:         ${v.status}`);
+  lines.push(`Media:       ${v.media}`);
   if (v.siteConfig?.name) lines.push(`Site-config: ${v.siteConfig.name}${v.siteConfig.digest ? ` (sha256 ${v.siteConfig.digest.slice(0, 12)}…)` : ''}${v.siteConfig.source ? ` from ${v.siteConfig.source.location}` : ''}`);
   if (v.startedAt) lines.push(`Started:     ${v.startedAt}${v.starts && v.starts > 1 ? ` (${v.starts} starts)` : ''}${v.finishedAt ? `, finished ${v.finishedAt}` : ` (${formatDuration(now - Date.parse(v.startedAt))} ago)`}`);
   if (v.steps.length) {

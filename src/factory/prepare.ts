@@ -7,6 +7,7 @@ import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
 import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
 import { generateNodeKeyPair, publicKeyOf } from '../siteconfig/sealed';
+import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
 import { createHash } from 'node:crypto';
 import { checkAdminKubeconfig, type AdminKubeconfigInput } from './admin-kubeconfig';
 import { planLocalDns, writeLocalDnsRecords } from './local-dns';
@@ -160,6 +161,14 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (localDns) checks.push(localDns.check);
   const admin = await checkAdminKubeconfig(host, opts.adminKubeconfig, opts.now(), opts.minCertValidityMs);
   checks.push(admin.check);
+  const media = await readMediaTrust(host);
+  // Signed media are the default (DESIGN.md section 3): a node that records neither keys nor the factory's choice is not shipped.
+  checks.push({
+    id: 'site-config-media',
+    ok: media.signed || media.chosen,
+    detail: mediaTrustLine(media),
+    ...(media.signed || media.chosen ? {} : { remedy: 'Render the MachineConfig again with --trusted-key PEMFILE (or --allow-unsigned-media), apply it and let the MCO roll it out.' }),
+  });
 
   const actions: PrepareAction[] = [];
   if (await host.exists(DONE_MARKER)) {

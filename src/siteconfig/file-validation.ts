@@ -12,6 +12,7 @@ import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
 import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
+import { privilegeOf } from './privileged';
 import { Findings, describeType, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
@@ -155,7 +156,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     trustBundle: checkTrustBundleContent(f, spec, bytesOf, ctx.now),
     certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now: ctx.now }),
     sshKeys: checkSshKeys(f, spec, bytesOf),
-    manifests: checkManifests(f, refs),
+    manifests: checkManifests(f, refs, ctx.trusted.required),
     proxyCa: checkBundle(f, get(spec, 'proxy'), 'spec.proxy', 'trustedCA', bytesOf, ctx.now),
   };
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
@@ -419,9 +420,14 @@ function checkPemBundleFile(f: Findings, ref: unknown, field: string, bytesOf: B
   return validateInto(f, validateTrustBundle(text, field, now, noteFor(bundleFile)).findings) ? text : undefined;
 }
 
-/** spec.extraManifestFiles (folders expanded): every object of every file, each object once across them. */
-function checkManifests(f: Findings, refs: Reference[]): { file: string; object: ManifestObject }[] {
+/**
+ * spec.extraManifestFiles (folders expanded): every object of every file, each object once across them. Objects
+ * that grant privileges (privileged.ts) are named: a warning on signed media (`signed`: the node required and
+ * verified the signature), refused from unsigned media.
+ */
+function checkManifests(f: Findings, refs: Reference[], signed: boolean): { file: string; object: ManifestObject }[] {
   const out: { file: string; object: ManifestObject }[] = [];
+  const fields: string[] = [];
   const seen = new Map<string, string>();
   refs.forEach(({ field, ref, bytes }) => {
     if (!field.startsWith('spec.extraManifestFiles') || !bytes) return;
@@ -434,7 +440,16 @@ function checkManifests(f: Findings, refs: Reference[]): { file: string; object:
       if (first) f.error(field, `'${ref}' holds ${label}, which '${first}' holds too: give each object once`);
       else seen.set(label, ref);
       out.push({ file: ref, object });
+      fields.push(field);
     }
+  });
+  const objects = out.map((o) => o.object);
+  out.forEach(({ file, object }, i) => {
+    const why = privilegeOf(object, objects);
+    if (why === undefined) return;
+    const said = `'${file}' holds ${objectLabel(object)}, which grants privileges: ${why}`;
+    if (signed) f.warn(fields[i]!, said);
+    else f.error(fields[i]!, `${said}. Objects that grant privileges need signed media: sign the site-config with a key this node trusts`);
   });
   if (out.length > MAX_MANIFEST_OBJECTS) f.error('spec.extraManifestFiles', `hold ${out.length} objects; at most ${MAX_MANIFEST_OBJECTS} are applied at a site`);
   return out;

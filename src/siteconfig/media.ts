@@ -27,6 +27,15 @@ export interface CopyResult {
   bytes: number;
   /** sha256 over every copied relative path and its bytes: tells a changed config from the same one. */
   treeDigest: string;
+  /** The sites the copied configs name (metadata.name, or an image-based config's cluster domain): how a technician tells two media apart. */
+  sites: string[];
+}
+
+/** A site's name as the config gives it (bounded): it is shown beside the device it was read from. */
+function siteName(value: unknown): string | undefined {
+  const v = (value ?? {}) as { metadata?: { name?: unknown }; cluster_name?: unknown; base_domain?: unknown };
+  const name = typeof v.metadata?.name === 'string' ? v.metadata.name : typeof v.cluster_name === 'string' ? `${v.cluster_name}.${String(v.base_domain)}` : undefined;
+  return name?.slice(0, 80);
 }
 
 const MOUNT_BASE = '/run/sno-reconfigure';
@@ -105,6 +114,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   let files = 0;
   let bytes = 0;
   const copied = new Set<string>();
+  const sites: string[] = [];
   const copyFile = async (fromRel: string, toRel: string): Promise<Buffer | undefined> => {
     const info = await host.stat(under(fromNode, fromRel));
     // A missing referenced file is the validation's to report (with the field that names it).
@@ -128,6 +138,8 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     if (!data) return;
     const parsed = parseConfigBytes(data);
     if (!parsed.ok) return;
+    const site = siteName(parsed.value);
+    if (site !== undefined) sites.push(site);
     // A referenced file may be on the media sealed to this node (X.sealed): it is copied as it is, still sealed.
     for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel))) {
       // A folder of manifests (`extra-manifests/`): its manifest files, as validation reads them.
@@ -143,12 +155,15 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   const entries = configEntries(names, opts.caseInsensitive ?? false);
   // Image-based install's configuration ISO: manifest.json, the mirror sets beside it and extra-manifests/.
   if (!entries.some(([, c]) => !c.endsWith('.sig')) && (await host.stat(under(fromNode, SEED_RECONFIGURATION_FILE)))?.kind === 'file') {
-    await copyFile(SEED_RECONFIGURATION_FILE, SEED_RECONFIGURATION_FILE);
+    const seed = await copyFile(SEED_RECONFIGURATION_FILE, SEED_RECONFIGURATION_FILE);
+    const parsed = seed && parseConfigBytes(seed);
+    const site = parsed && parsed.ok ? siteName(parsed.value) : undefined;
+    if (site !== undefined) sites.push(site);
     for (const dir of ['cluster-configuration/manifests', 'extra-manifests']) {
       if ((await host.stat(under(fromNode, dir)))?.kind !== 'directory') continue;
       for (const n of (await host.listDir(under(fromNode, dir))).filter((x) => MANIFEST_FILE.test(x)).sort()) await copyFile(`${dir}/${n}`, `${dir}/${n}`);
     }
-    return { files, bytes, treeDigest: hash.digest('hex') };
+    return { files, bytes, treeDigest: hash.digest('hex'), sites };
   }
   if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
     const shown = names.filter((n) => !isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
@@ -169,7 +184,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     const inner = (await host.listDir(under(fromNode, name))).filter((n) => !isPartialCopyName(n) && /\.(ya?ml|json)$/i.test(n)).sort((a, b) => a.localeCompare(b));
     for (const n of inner) await copyConfig(`${name}/${n}`, `${MULTI_DIR}/${n}`);
   }
-  return { files, bytes, treeDigest: hash.digest('hex') };
+  return { files, bytes, treeDigest: hash.digest('hex'), sites };
 }
 
 /** Replaces `toNode` with a fresh copy of `fromNode` (both node paths), atomically (staging dir + rename). */
@@ -218,11 +233,18 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
 }
 
 /**
- * The drop directory holds files a technician copies over the network, maybe slowly: take it only when
- * nothing in it changed for `stableMs` (an inotify watch wakes the scan; this is the same rule for the
- * periodic rescan). Dotfiles and *.tmp / *.part (a copy still being written, to be renamed) are not looked at.
+ * The drop directory holds files a technician copies over the network, maybe slowly: it is taken only when no
+ * process holds a file in it open for writing (a `cp` or `scp` still running, however long it stalls) and nothing
+ * in it changed for `stableMs` (an inotify watch wakes the scan; this is the same rule for the periodic rescan).
+ * Dotfiles and *.tmp / *.part (a copy still being written, to be renamed) are not looked at.
  */
 export async function dropDirIsStable(host: Host, dirNode: string, stableMs: number, now = Date.now()): Promise<boolean> {
+  const newest = await dropDirNewestChange(host, dirNode);
+  return newest > 0 && now - newest >= stableMs && (await host.openForWriting(dirNode)).length === 0;
+}
+
+/** The latest mtime of the files the drop directory offers (0 when none): a change after it was read means a writer is still at work. */
+export async function dropDirNewestChange(host: Host, dirNode: string): Promise<number> {
   let newest = 0;
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > COPY_LIMITS.maxDepth) return;
@@ -234,5 +256,5 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
     }
   };
   await walk(dirNode, 0);
-  return newest > 0 && now - newest >= stableMs;
+  return newest;
 }

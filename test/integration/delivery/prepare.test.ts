@@ -4,7 +4,7 @@
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
@@ -18,7 +18,7 @@ import { WORKSTATION_COMMANDS } from '../../../src/cli/workstation-commands';
 import { buildMachineConfig } from '../../../src/render/machineconfig';
 import { parseInternalAddresses } from '../../../src/render/internal-ip';
 import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
-import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR } from '../../../src/paths';
+import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR, TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
 import { ASSISTED_DNSMASQ_MARKERS, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 import { parse as parseYaml } from 'yaml';
 import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES } from '../../../src/paths';
@@ -61,6 +61,7 @@ describe('prepare', () => {
       internalAddresses: parseInternalAddresses([internalIp]),
       nodeIpPinning: 'hint',
       trustedKeys: [],
+      allowUnsignedMedia: true,
       enable: false,
       version: '0.0.0-test',
     });
@@ -110,6 +111,21 @@ describe('prepare', () => {
       assert.match(res.out, /ok {4}kubeadmin +the installer's kubeadmin Secret is there: a site-config may set a new kubeadmin password \(23 characters or more\)/);
       assert.match(res.out, /systemctl enable sno-reconfigure\.service/);
       assert.match(res.out, new RegExp(`create ${KUBELET_HOLD_FILE}`));
+      untouched(node);
+    });
+
+    test('shows which site-config media the node accepts; refuses a node that records neither trusted keys nor --allow-unsigned-media', async () => {
+      const res = await prepare(node, '--dry-run');
+      assert.match(res.out, /ok {4}site-config-media +unsigned media are accepted \(the factory chose --allow-unsigned-media\)/);
+      mkdirSync(path.join(node.root, TRUSTED_KEYS_DIR), { recursive: true });
+      writeFileSync(path.join(node.root, TRUSTED_KEYS_DIR, 'site-signing.pem'), generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }));
+      assert.match((await prepare(node, '--dry-run')).out, /ok {4}site-config-media +media must be signed by one of this node's trusted keys \(site-signing\.pem/);
+      rmSync(path.join(node.root, TRUSTED_KEYS_DIR), { recursive: true });
+      rmSync(path.join(node.root, UNSIGNED_MEDIA_FILE));
+      const neither = await prepare(node, '--dry-run');
+      assert.equal(neither.code, 1);
+      assert.match(neither.out, /FAIL {2}site-config-media +unsigned media are accepted though the factory never chose --allow-unsigned-media \(no trusted keys on this node\)/);
+      assert.match(neither.out, /→ Render the MachineConfig again with --trusted-key PEMFILE \(or --allow-unsigned-media\)/);
       untouched(node);
     });
 
@@ -389,7 +405,7 @@ describe('prepare', () => {
       const bundle = path.join(sim.dir, 'bundle.cjs');
       writeFileSync(bundle, BUNDLE);
       // The host runtime: what is rendered is not the point here, the --internal-ip check is.
-      const code = await runCli(['render', 'machineconfig', '--runtime', 'host', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir }, WORKSTATION_COMMANDS);
+      const code = await runCli(['render', 'machineconfig', '--runtime', 'host', '--allow-unsigned-media', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir }, WORKSTATION_COMMANDS);
       return { code, out, err };
     }
 

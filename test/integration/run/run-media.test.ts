@@ -23,13 +23,13 @@ function status(s: Scenario): { view: StatusJson; text: string } {
 const banner = (s: Scenario) => readFileSync(path.join(s.node.root, 'etc/issue.d/50-sno-reconfigure.issue'), 'utf8');
 
 /** Runs `run --once` on what `attach` put in place; returns the one problem as journal, banner and status show it. */
-async function refusedMedia(attach: (s: Scenario) => void): Promise<{ code: number | null; journal: string[]; banner: string; status: StatusJson; statusText: string }> {
+async function refusedMedia(attach: (s: Scenario) => void): Promise<{ code: number | null; journal: string[]; all: string[]; banner: string; status: StatusJson; statusText: string }> {
   const s = await startScenario();
   try {
     attach(s);
     const res = await s.run(['--once']);
     const st = status(s);
-    return { code: res.code, journal: res.logs.filter((l) => l.level === 'error').map((l) => l.msg), banner: banner(s), status: st.view, statusText: st.text };
+    return { code: res.code, journal: res.logs.filter((l) => l.level === 'error').map((l) => l.msg), all: res.logs.map((l) => l.msg), banner: banner(s), status: st.view, statusText: st.text };
   } finally {
     await s.cleanup();
   }
@@ -53,11 +53,39 @@ test('two different site-config volumes: none is taken, both devices are named',
   const r = await refusedMedia((s) => {
     good = siteConfigFor(s.sim);
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': good });
-    s.node.attachVolume('sr0', 'RELOCATION-CONFIG', { 'site-config.yaml': good.replace('store42', 'store41') });
+    s.node.attachVolume('sr0', 'RELOCATION-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0041', baseDomain: 'store41.example.com' }) });
     writeFileSync(path.join(s.node.standinDir, 'devices', 'sr0.fstype'), 'iso9660');
   });
-  assertShownEverywhere(r, '2 different site-config media are attached (the stick /dev/sdb1 (SITE-CONFIG), the disc image /dev/sr0 (RELOCATION-CONFIG)); none of them is used', /Detach the media not meant for today/);
+  assertShownEverywhere(r, '2 different site-config media are attached, so none of them is used: the stick /dev/sdb1 (SITE-CONFIG), which holds site "store-0042"; and the disc image /dev/sr0 (RELOCATION-CONFIG), which holds site "store-0041"', /Pull the media not meant for today/);
 });
+
+// Issue 27: last month's valid virtual media must not be applied because today's stick cannot be read.
+const todaysUnusableSticks: [string, (s: Scenario) => void, string][] = [
+  ['named site-config.yaml.txt', (s) => s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml.txt': 'x' }), 'has no site-config.yaml; it holds: site-config.yaml.txt'],
+  ['formatted NTFS', (s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.fstype'), 'ntfs');
+  }, 'uses ntfs, which is not a filesystem the node reads'],
+  ['that fails to mount', (s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.unreadable'), '');
+  }, 'could not be mounted'],
+];
+for (const [what, attach, why] of todaysUnusableSticks) {
+  test(`last month's valid virtual media and today's stick ${what}: nothing is applied, both devices and the old site are named`, async () => {
+    const r = await refusedMedia((s) => {
+      s.node.attachVolume('sr0', 'RELOCATION-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0041-last-month' }) });
+      writeFileSync(path.join(s.node.standinDir, 'devices', 'sr0.fstype'), 'iso9660');
+      attach(s);
+    });
+    const message = r.status.lastError?.message ?? '';
+    assert.ok(message.startsWith('2 site-config media are attached and one of them cannot be read, so none of them is used: '), message);
+    assert.ok(message.includes(`the stick /dev/sdb1 (SITE-CONFIG), which cannot be used: it ${why}`), message);
+    assert.ok(message.includes('the disc image /dev/sr0 (RELOCATION-CONFIG), which holds site "store-0041-last-month"'), message);
+    assertShownEverywhere(r, message, /Pull the media not meant for today.*If the stick \/dev\/sdb1 \(SITE-CONFIG\) is today's: /);
+    assert.deepEqual(r.all.filter((l) => /accepted site-config|network/i.test(l)), [], 'last month\'s config is not taken');
+  });
+}
 
 test('identical copies on two volumes are one site-config', async () => {
   const s = await startScenario();
