@@ -7,6 +7,7 @@ import { readJournal, type JournalData } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { certificateLines, clockLine, stepSummary, type CertificateExpiry, type ReportStep } from './report';
 import type { StepName } from './step';
+import { screenJson, screenLine } from '../util/screen-text';
 
 export interface StatusView {
   phase: JournalData['phase'] | 'not-started' | 'done';
@@ -96,7 +97,13 @@ export function renderStatus(v: StatusView, now = Date.now()): string {
   if (v.warnings.length) lines.push('', 'Warnings:', ...v.warnings.map((w) => `  - ${w}`));
   lines.push('', `Journal: ${v.journal}`);
   if (v.report) lines.push(`Report:  ${v.report}`);
-  return `${lines.join('\n')}\n`;
+  // One line each, whatever a name from the media or the cluster holds (src/util/screen-text.ts).
+  return `${lines.map((l) => screenLine(l)).join('\n')}\n`;
+}
+
+/** `status --json`: the view as valid JSON that shows no control character on a terminal. */
+export function statusJson(v: StatusView): string {
+  return `${screenJson(JSON.stringify(v, null, 2))}\n`;
 }
 
 /**

@@ -2,6 +2,7 @@
 // (agetty(8), "ISSUE FILES"); `agetty --reload` makes running gettys redraw it (util-linux >= 2.35).
 import type { Host } from './host';
 import { BANNER_PATH } from '../paths';
+import { screenLine } from '../util/screen-text';
 
 export type BannerTone = 'progress' | 'waiting' | 'error' | 'success';
 
@@ -28,8 +29,10 @@ export function statusCommand(env: NodeJS.ProcessEnv = process.env): string {
 
 export function renderBanner(content: BannerContent, at: Date, env: NodeJS.ProcessEnv = process.env): string {
   const rule = '='.repeat(72);
-  // agetty expands backslash escapes in issue files (\n = nodename, \4 = IPv4 …); keep our text literal.
-  const escape = (s: string) => s.replace(/\\/g, '\\\\');
+  // Each headline and line is one line of the banner whatever it quotes (a file name with a newline or ESC
+  // in it: src/util/screen-text.ts); agetty expands backslash escapes in issue files (\n = nodename,
+  // \4 = IPv4 …), so our text, those escapes included, is kept literal.
+  const escape = (s: string) => screenLine(s).replace(/\\/g, '\\\\');
   return [
     rule,
     ` sno-reconfigure: ${TONE_PREFIX[content.tone]} — ${escape(content.headline)}`,

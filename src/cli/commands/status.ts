@@ -1,4 +1,4 @@
-import { readStatus, renderStatus, statusExitCode, STATUS_EXIT_PENDING } from '../../engine/status';
+import { readStatus, renderStatus, statusExitCode, statusJson, STATUS_EXIT_PENDING } from '../../engine/status';
 import { DONE_MARKER } from '../../paths';
 import { STEPS } from '../../steps/index';
 import { EXIT_FAILURE, boolOpt, type Command } from '../command';
@@ -32,7 +32,7 @@ state cannot be read, ${STATUS_EXIT_PENDING} not finished yet (waiting for a sit
       io.err(`sno-reconfigure status: ${(e as Error).message}\n`);
       return EXIT_FAILURE;
     }
-    io.out(boolOpt(args, 'json') ? `${JSON.stringify(view, null, 2)}\n` : renderStatus(view));
+    io.out(boolOpt(args, 'json') ? statusJson(view) : renderStatus(view));
     return statusExitCode(view.phase);
   },
 };
