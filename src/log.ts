@@ -15,6 +15,7 @@
 // redaction and stringify cost 12 KiB of the 200 KiB MachineConfig budget (measured: README, Dependencies).
 import { fstatSync, writeSync } from 'node:fs';
 import { JOURNAL_LINE_MAX, screenJson, screenLine } from './util/screen-text';
+import { officeLine } from './util/remedy';
 
 const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity } as const;
 type LevelName = Exclude<keyof typeof LEVELS, 'silent'>;
@@ -87,6 +88,7 @@ function sentence(bound: Record<string, unknown>, fields: Record<string, unknown
     errText && !(msg ?? '').includes(errText) ? ` (${errText})` : '',
     typeof retry === 'number' ? `; next try in ${humanDuration(retry)}` : '',
     typeof fields.remedy === 'string' ? `. What to do: ${fields.remedy}` : '',
+    typeof fields.office === 'string' ? ` ${officeLine(fields.office)}` : '',
   ].join('');
   return screenLine(text, JOURNAL_LINE_MAX);
 }

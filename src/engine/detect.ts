@@ -25,7 +25,10 @@ export interface Candidate {
 /** A media problem a technician has to act on: for the banner and `status` as well as the journal. */
 export interface MediaProblem {
   message: string;
+  /** What the person at the node can do. */
   remedy: string;
+  /** What the office must do when that does not help; default: send new media. */
+  office?: string;
 }
 
 export interface DetectOptions {

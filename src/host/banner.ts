@@ -4,7 +4,7 @@ import type { Host } from './host';
 import { BANNER_PATH } from '../paths';
 import { screenLine } from '../util/screen-text';
 
-export type BannerTone = 'progress' | 'waiting' | 'error' | 'success';
+export type BannerTone = 'progress' | 'waiting' | 'retrying' | 'error' | 'success';
 
 export interface BannerContent {
   tone: BannerTone;
@@ -15,6 +15,7 @@ export interface BannerContent {
 const TONE_PREFIX: Record<BannerTone, string> = {
   progress: 'IN PROGRESS',
   waiting: 'WAITING',
+  retrying: 'RETRYING',
   error: 'ACTION NEEDED',
   success: 'DONE',
 };
@@ -25,6 +26,16 @@ const TONE_PREFIX: Record<BannerTone, string> = {
  */
 export function statusCommand(env: NodeJS.ProcessEnv = process.env): string {
   return env.SNO_RECONFIGURE_HOST_TOOLS === 'chroot' ? 'sno-reconfigure-podman status' : 'sno-reconfigure status';
+}
+
+/**
+ * How a technician asks for a refused site network to be tried again without re-inserting the media: the
+ * running service must stop first (only one agent may run), then `run --retry-network` with the command this
+ * runtime has.
+ */
+export function retryNetworkCommand(env: NodeJS.ProcessEnv = process.env): string {
+  const cli = env.SNO_RECONFIGURE_HOST_TOOLS === 'chroot' ? 'sno-reconfigure-podman' : 'sno-reconfigure';
+  return `type \`systemctl stop sno-reconfigure\` and then \`${cli} run --retry-network\``;
 }
 
 export function renderBanner(content: BannerContent, at: Date, env: NodeJS.ProcessEnv = process.env): string {
