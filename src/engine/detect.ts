@@ -101,7 +101,7 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
       medium: mediumName(v.nodeDevice, v.label, v.fstype),
       identity: `volume:${v.uuid ?? v.nodeDevice}`,
       fingerprint: await deviceFingerprint(opts.host, v.nodeDevice),
-      fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
+      fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype, v.nodeDevice),
     });
   }
   if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {

@@ -179,8 +179,9 @@ async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate 
   const reloaded = await loadSiteConfig(host.resolve(env.copyDir), { host });
   if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
   if (journal.data.digest !== site.digest || journal.data.steps.finish?.state === 'done') {
-    journal.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.location, copiedTo: env.copyDir } : undefined, new Date(env.clock.now()));
-    env.log.info({ config: site.resolved.name, digest: site.digest, media: c?.location ?? where }, `accepted site-config "${site.resolved.name}" from ${c?.location ?? where}`);
+    // The device as the technician reads it everywhere: "the stick /dev/sdb1 (SITE-CONFIG)".
+    journal.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.medium, copiedTo: env.copyDir } : undefined, new Date(env.clock.now()));
+    env.log.info({ config: site.resolved.name, digest: site.digest, media: c?.location ?? where }, `accepted site-config "${site.resolved.name}" from ${c?.medium ?? where}`);
   }
   journal.data.phase = 'running';
   await journal.save();
