@@ -55,8 +55,11 @@ export const EXIT = { ok: 0, failed: 1 } as const;
  */
 function retryHeadline(title: string, attempt: { n: number; of: number }, now: number): { headline: string; when: string } {
   const at = new Date(now + SERVICE_RESTART_SEC * 1000).toISOString().slice(11, 19);
-  const when = `the agent starts attempt ${attempt.n + 1} of ${attempt.of} by itself at ${at} UTC (in ${SERVICE_RESTART_SEC} s)`;
-  return { headline: `${title}: attempt ${attempt.n} of ${attempt.of} did not succeed; ${when}`, when };
+  const [next, of] = [attempt.n + 1, attempt.of];
+  return {
+    headline: `${title}: attempt ${attempt.n} of ${of} did not succeed; the agent starts attempt ${next} of ${of} by itself at ${at} UTC (in ${SERVICE_RESTART_SEC} s)`,
+    when: `the agent starts attempt ${next} of ${of} by itself at ${at} UTC (in ${SERVICE_RESTART_SEC} s)`,
+  };
 }
 
 /**

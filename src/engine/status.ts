@@ -79,7 +79,9 @@ const PHASE_TEXT: Record<StatusView['phase'], string> = {
 };
 
 export function renderStatus(v: StatusView, now = Date.now()): string {
-  const lines = [`Phase:       ${v.retryNetwork ? `waiting: the site network did not verify in 3 attempts (the site-config may be fine); to try it again, ${v.retryNetwork}` : PHASE_TEXT[v.phase]}`];
+  // Refused only for its network (a cable): say what the banner says, not "waiting for a corrected site-config".
+  const phase = v.retryNetwork ? `waiting: the site network did not verify in 3 attempts (the site-config may be fine); to try it again, ${v.retryNetwork}` : PHASE_TEXT[v.phase];
+  const lines = [`Phase:       ${phase}`];
   if (v.status) lines.push(`Now:         ${v.status}`);
   if (v.siteConfig?.name) lines.push(`Site-config: ${v.siteConfig.name}${v.siteConfig.digest ? ` (sha256 ${v.siteConfig.digest.slice(0, 12)}…)` : ''}${v.siteConfig.source ? ` from ${v.siteConfig.source.location}` : ''}`);
   if (v.startedAt) lines.push(`Started:     ${v.startedAt}${v.starts && v.starts > 1 ? ` (${v.starts} starts)` : ''}${v.finishedAt ? `, finished ${v.finishedAt}` : ` (${formatDuration(now - Date.parse(v.startedAt))} ago)`}`);
