@@ -211,7 +211,10 @@ async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: 
     await env.reporter.problem(message, [...result.reasons.slice(0, 5), ...remedyLines(NOT_HERE_REMEDY, NOT_HERE_OFFICE)], 'waiting');
     return { verdict: 'refused', invalid: false };
   }
-  const problems = problemsOf(result, { baseline: env.baseline, nodeName: env.nodeName, ...(journal?.data.rejectedDigests ? { rejectedDigests: journal.data.rejectedDigests } : {}) });
+  // A problem about the copy as a whole names the directory it was read from: the agent's own copy
+  // (candidate/, /run/sno-reconfigure/dry-run-<pid>), which means nothing at the node; name the media instead.
+  const copy = host.resolve(where);
+  const problems = problemsOf(result, { baseline: env.baseline, nodeName: env.nodeName, ...(journal?.data.rejectedDigests ? { rejectedDigests: journal.data.rejectedDigests } : {}) }).map((p) => ({ ...p, path: p.path.split(copy).join(from), message: p.message.split(copy).join(from) }));
   if (problems.length > 0) {
     await refuseInvalid(env, from, problems);
     return { verdict: 'refused', invalid: true };

@@ -74,3 +74,19 @@ test('after success "Now:" says the site-config was applied, and steps it did no
     await s.cleanup();
   }
 });
+
+test('a problem with the media as a whole names the stick, never the agent\'s own copy of it (candidate/, dry-run-<pid>)', async () => {
+  const s = await startScenario();
+  try {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim), 'site-config.yml': siteConfigFor(s.sim) });
+    const res = await s.run(['--once']);
+    assert.equal(res.code, 1);
+    const dry = await s.run(['--once', '--dry-run']);
+    assert.equal(dry.code, 1);
+    const screens = [res.stdout, res.stderr, dry.stdout, dry.stderr, banner(s), statusText(s).stdout].join('\n');
+    assert.match(screens, /the stick \/dev\/sdb1 \(SITE-CONFIG\): holds both site-config\.yaml and site-config\.yml/);
+    assert.doesNotMatch(screens, /\/var\/lib\/sno-reconfigure\/candidate|\/run\/sno-reconfigure|dry-run-\d+/);
+  } finally {
+    await s.cleanup();
+  }
+});
