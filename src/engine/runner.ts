@@ -72,9 +72,13 @@ const WRITING_STEPS: readonly StepName[] = ['domain', 'pull-secret', 'mirrors', 
 const FAILED_RUN_REPORT_BUDGET_MS = 30_000;
 const sequentialWaits = (env: NodeJS.ProcessEnv): boolean => env.SNO_RECONFIGURE_SEQUENTIAL_WAITS === '1';
 
-function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean; retryOnRequest?: boolean; attempt?: StepError['attempt'] } {
+export function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean; retryOnRequest?: boolean; attempt?: StepError['attempt'] } {
   const office = e instanceof StepError && e.office ? { office: e.office } : {};
-  if (e instanceof ConfigRejectedError) return { message: e.message, remedy: e.remedy, ...office, rejected: true, retryOnRequest: e.retryOnRequest };
+  if (e instanceof ConfigRejectedError) {
+    // A step's refusal of the file speaks to its author: that is the office's part; at the node, the second stick.
+    const parts = e.office ? { remedy: e.remedy, office: e.office } : { remedy: INVALID_REMEDY, office: `${NEW_MEDIA} (for them: ${e.remedy})` };
+    return { message: e.message, ...parts, rejected: true, retryOnRequest: e.retryOnRequest };
+  }
   if (e instanceof StepError) return { message: e.message, remedy: e.remedy, ...office, rejected: false, ...(e.attempt ? { attempt: e.attempt } : {}) };
   if (e instanceof ApiError) return { message: `the API answered ${e.statusCode} ${e.reason}: ${e.message}`, remedy: 'The agent retries after a restart; if it repeats, check the cluster operators (`oc get co`).', rejected: false };
   if (e instanceof ConnectionError) return { message: `the API could not be reached: ${e.message}`, remedy: 'The agent retries after a restart; check that kube-apiserver runs (`crictl ps | grep kube-apiserver`).', rejected: false };
