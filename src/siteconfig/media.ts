@@ -105,9 +105,9 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   let files = 0;
   let bytes = 0;
   const copied = new Set<string>();
-  const copyFile = async (wantedRel: string, toRel: string): Promise<Buffer | undefined> => {
+  const copyFile = async (fromRel: string, toRel: string): Promise<Buffer | undefined> => {
     // On FAT a name has no case: `PS.JSON` on the stick is the config's `ps.json` (copied under the config's name).
-    const fromRel = opts.caseInsensitive ? ((await caselessPath(host, fromNode, wantedRel)) ?? wantedRel) : wantedRel;
+    if (opts.caseInsensitive) fromRel = (await caselessPath(host, fromNode, fromRel)) ?? fromRel;
     const info = await host.stat(under(fromNode, fromRel));
     // A missing referenced file is the validation's to report (with the field that names it).
     if (copied.has(toRel) || info === undefined || info.kind === 'directory') return undefined;

@@ -48,12 +48,15 @@ export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
 export const LAN_ENV = '/etc/testbed/lan.env';
 
 /** The project, and nothing else: everything the simulator reads (its CRD schemas too) is inside it. */
-const MODULES = path.join(PROJECT_ROOT, 'node_modules');
-/** A git worktree may link node_modules to another checkout's: that target is bound at its own path, so the link resolves in the node too. */
-const PROJECT_BINDS: Bind[] = [
-  { hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true },
-  ...(existsSync(MODULES) && lstatSync(MODULES).isSymbolicLink() ? [{ hostPath: realpathSync(MODULES), nodePath: realpathSync(MODULES), readOnly: true }] : []),
-];
+const PROJECT_BINDS: Bind[] = [{ hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true }, ...linkedNodeModules()];
+
+/** A git worktree whose node_modules is a link to another clone's: that target too, at its own path, so the link resolves in the node. */
+function linkedNodeModules(): Bind[] {
+  const link = path.join(PROJECT_ROOT, 'node_modules');
+  if (!lstatSync(link, { throwIfNoEntry: false })?.isSymbolicLink()) return [];
+  const target = realpathSync(link);
+  return [{ hostPath: target, nodePath: target, readOnly: true }];
+}
 
 export const CLUSTER = { clusterName: 'sno1', nodeName: 'sno1-node', factoryDomain: 'factory.example.com', version: '4.14.12' } as const;
 export interface Lan {
