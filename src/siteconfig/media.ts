@@ -204,6 +204,19 @@ export async function snapshotInto(host: Host, fromNode: string, toNode: string,
 }
 
 /**
+ * Why mount(8) failed, in words a technician can act on — never mount's own text (it names our private mount
+ * point). util-linux says "unknown filesystem type '<type>'" when the kernel has no driver for it
+ * (libmount/src/context_mount.c, mnt_context_get_mount_excode, case ENODEV).
+ */
+async function mountFailure(host: Host, nodeDevice: string, fstype: string, e: CommandError): Promise<MediaError> {
+  if (!(await host.exists(nodeDevice))) return vanished('the device');
+  if (/unknown filesystem type/.test(e.outputTail)) {
+    return new MediaError(`uses ${fstype}, but this node has no driver for ${fstype} (its kernel module is missing)`, 'If another stick came with the node, formatted FAT or ext4, use that one.', { cause: e });
+  }
+  return new MediaError(`could not be mounted: its ${fstype} filesystem is damaged (mount exit ${e.exitCode})`, 'Pull the stick and insert it again; if that does not help and a second stick came, use that one.', { cause: e });
+}
+
+/**
  * Mounts `device` (holding `fstype`) read-only on a private directory, snapshots it into `toNode`, unmounts at once.
  * `nodeDevice`: the same device as a node path, to tell a pulled stick from a damaged one.
  */
@@ -236,19 +249,6 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
     if (un.code !== 0) await host.run('umount', ['-l', host.toolPath(mountNode)], { timeoutMs: 60_000 });
     await host.removeEmptyDir(mountNode).catch(() => undefined);
   }
-}
-
-/**
- * Why mount(8) failed, in words a technician can act on — never mount's own text (it names our private mount
- * point). util-linux says "unknown filesystem type '<type>'" when the kernel has no driver for it
- * (libmount/src/context_mount.c, mnt_context_get_mount_excode, case ENODEV).
- */
-async function mountFailure(host: Host, nodeDevice: string, fstype: string, e: CommandError): Promise<MediaError> {
-  if (!(await host.exists(nodeDevice))) return vanished('the device');
-  if (/unknown filesystem type/.test(e.outputTail)) {
-    return new MediaError(`uses ${fstype}, but this node has no driver for ${fstype} (its kernel module is missing)`, 'If another stick came with the node, formatted FAT or ext4, use that one.', { cause: e });
-  }
-  return new MediaError(`could not be mounted: its ${fstype} filesystem is damaged (mount exit ${e.exitCode})`, 'Pull the stick and insert it again; if that does not help and a second stick came, use that one.', { cause: e });
 }
 
 /**
