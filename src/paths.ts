@@ -2,6 +2,8 @@
 /** The daily certificate renewal (src/render/unit.ts renders it; the finish step enables it on request). */
 export const RENEW_TIMER = 'sno-reconfigure-renew.timer';
 export const UNIT_NAME = 'sno-reconfigure.service';
+/** The unit's RestartSec=: how long after a failed run systemd starts the next (the banner says when). */
+export const SERVICE_RESTART_SEC = 30;
 export const KUBELET_UNIT = 'kubelet.service';
 /**
  * While this file exists kubelet does not start (ConditionPathExists=! in the drop-in below). `prepare`

@@ -25,7 +25,10 @@ export interface Candidate {
 /** A media problem a technician has to act on: for the banner and `status` as well as the journal. */
 export interface MediaProblem {
   message: string;
+  /** What the person at the node can do. */
   remedy: string;
+  /** What the office must do when that does not help; default: send new media. */
+  office?: string;
 }
 
 export interface DetectOptions {
@@ -98,7 +101,7 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
       medium: mediumName(v.nodeDevice, v.label, v.fstype),
       identity: `volume:${v.uuid ?? v.nodeDevice}`,
       fingerprint: await deviceFingerprint(opts.host, v.nodeDevice),
-      fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
+      fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype, v.nodeDevice),
     });
   }
   if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {

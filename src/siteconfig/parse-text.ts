@@ -125,7 +125,8 @@ function documentValue(doc: Document.Parsed, text: string, at: (offset: number |
       const key = /^("[^"]*"|'[^']*'|[^:#]+?)\s*:/.exec(line)?.[1] ?? '';
       messages.push(`${at(err.pos[0])}duplicate key${key && key.length <= 80 ? ` '${key}'` : ''}: every key may appear only once in a mapping`);
     } else {
-      messages.push(`${at(err.pos[0])}syntax error: ${err.message}`);
+      // The yaml library appends a multi-line excerpt with a caret; every screen shows one line per problem.
+      messages.push(`${at(err.pos[0])}syntax error: ${err.message.split('\n')[0]!.trim()}`);
     }
   }
   for (const w of doc.warnings) {

@@ -1,6 +1,7 @@
 // `sno-reconfigure validate PATH [--json] [--root DIR] [--any-machine]` (DESIGN.md section 3): validates a
 // site-config file, directory or mounted volume offline. Exit 0 valid, 1 invalid or not for this machine,
 // 2 usage. `--json` prints {"valid", "errors", "warnings"} (the contract) plus "status" and "source".
+import { screenLine } from '../../util/screen-text';
 import * as path from 'node:path';
 import { LocalHost } from '../../host/host';
 import { readRegularFile, statKind } from '../../siteconfig/files';
@@ -110,7 +111,8 @@ function plural(n: number, word: string): string {
 
 function problemLines(kind: string, problems: readonly JsonProblem[]): string[] {
   if (problems.length === 0) return [];
-  return [`${kind}:`, ...problems.map((p) => `  ${p.path}: ${p.message}`)];
+  // A path or message may quote a key from the file: one line each, whatever it holds (src/util/screen-text.ts).
+  return [`${kind}:`, ...problems.map((p) => `  ${screenLine(`${p.path}: ${p.message}`)}`)];
 }
 
 function humanReport(r: JsonReport, result: LoadResult | undefined): string {

@@ -33,7 +33,7 @@ import type { Testbed } from './index';
 import type { Bind, Machine } from './machine';
 import type { NodeImage } from './node-image';
 import { pollUntil } from './proc';
-import { statusExitCode, STATUS_EXIT_PENDING } from '../../../src/engine/status';
+import { statusExitCode, STATUS_EXIT_PENDING, type StatusView } from '../../../src/engine/status';
 
 const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
 
@@ -393,7 +393,7 @@ export class SnoNode {
   async status(): Promise<StatusJson> {
     const res = await this.statusCommand(['--json']);
     const view = JSON.parse(res.stdout) as StatusJson;
-    const expected = statusExitCode(view.phase as Parameters<typeof statusExitCode>[0]);
+    const expected = statusExitCode(view.phase as Parameters<typeof statusExitCode>[0], view.lastError as StatusView['lastError']);
     if (res.code !== expected) throw new Error(`sno-reconfigure status exited ${res.code} for phase ${view.phase}, expected ${expected}`);
     return view;
   }

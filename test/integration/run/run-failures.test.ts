@@ -21,7 +21,7 @@ function status(s: Scenario): { phase: string; lastError?: { message: string; re
   // `status` exits 1 when the last run failed; its JSON is on stdout either way.
   const res = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--json', '--root', s.node.root], { encoding: 'utf8' });
   const view = JSON.parse(res.stdout);
-  assert.equal(res.status, statusExitCode(view.phase), 'status exit code follows the phase');
+  assert.equal(res.status, statusExitCode(view.phase, view.lastError), 'status exit code follows the phase');
   return view;
 }
 
