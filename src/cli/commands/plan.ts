@@ -35,7 +35,7 @@ Exit status: 0 planned, 1 invalid site-config, 2 usage.
       return EXIT_FAILURE;
     }
     try {
-      return await planAt(image?.dir ?? shown, image ? `${shown}:` : shown, args, io);
+      return await planAt(image?.dir ?? shown, shown, args, io);
     } finally {
       await image?.remove();
     }

@@ -263,6 +263,18 @@ spec:
     }
   });
 
+  test('plan reads an image as validate does', () => {
+    const r = mkdtempSync(path.join(os.tmpdir(), 'sno-media-plan-'));
+    mkdirSync(path.join(r, 'sys/class/dmi/id'), { recursive: true });
+    writeFileSync(path.join(r, 'sys/class/dmi/id/product_serial'), 'SER0001\n');
+    for (const image of ['store-0001.fat.img', 'store-0001.iso']) {
+      const res = cli(['plan', path.join('out', image), '--root', r]);
+      assert.equal(res.code, 0, res.out);
+      assert.match(res.out, /^Plan for site-config "store-0001" .* nothing is changed\.$/m);
+      assert.match(res.out, /Apply the site network \[network\]/);
+    }
+  });
+
   test('media check reads the stick itself: a block device holding a built image', () => {
     const device = execFileSync('losetup', ['--find', '--show', '--read-only', path.join(dir, 'out', 'store-0003.fat.img')], { encoding: 'utf8' }).trim();
     try {
