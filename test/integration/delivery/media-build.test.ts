@@ -183,21 +183,26 @@ describe('media build', () => {
     assert.match(build('out-missing', 'missing.yaml').out, /row 1 \(line 2\), store-0009: the template needs \$\{domain\}, \$\{ip\}, \$\{gateway\}, which this row does not give/);
   });
 
-  test('nodePublicKey as PEM text seals like a file; the FAT serial and ISO UUID differ from image to image', () => {
+  test('nodePublicKey as PEM text (as in the node\'s row) seals like a file', () => {
     writeInventory('pem.yaml', [row(1), { ...row(2), nodePublicKey: node.publicKeyPem }]);
-    const res = build('out-pem', 'pem.yaml');
+    const res = build('out-pem', 'pem.yaml', ['--format', 'fat']);
     assert.equal(res.code, 0, res.out);
     const manifest = JSON.parse(readFileSync(path.join(dir, 'out-pem', 'manifest.json'), 'utf8')) as Manifest;
     assert.equal(manifest.sites[1]?.sealedFor, node.fingerprint);
-    const uuid = (f: string) => execFileSync('blkid', ['-s', 'UUID', '-o', 'value', path.join(dir, 'out-pem', f)], { encoding: 'utf8' }).trim();
-    const fat = [uuid('store-0001.fat.img'), uuid('store-0002.fat.img')];
-    const iso = [uuid('store-0001.iso'), uuid('store-0002.iso')];
+    assert.match(execFileSync('mdir', ['-b', '-i', path.join(dir, 'out-pem', 'store-0002.fat.img'), '::/'], { encoding: 'utf8' }), /pull-secret\.json\.sealed/);
+  });
+
+  test('the FAT serial and the ISO UUID come from the content: different on two images, the same for the same content', () => {
+    const uuid = (out: string, f: string) => execFileSync('blkid', ['-s', 'UUID', '-o', 'value', path.join(dir, out, f)], { encoding: 'utf8' }).trim();
+    const fat = [uuid('out', 'store-0001.fat.img'), uuid('out', 'store-0002.fat.img')];
+    const iso = [uuid('out', 'store-0001.iso'), uuid('out', 'store-0002.iso')];
     assert.notEqual(fat[0], fat[1]);
     assert.notEqual(iso[0], iso[1]);
     for (const u of fat) assert.match(u, /^[0-9A-F]{4}-[0-9A-F]{4}$/);
     assert.ok(!fat.includes('1234-ABCD') && !iso.includes('2020-01-01-00-00-00-00'), `${fat.join(' ')} ${iso.join(' ')}`);
-    assert.match(execFileSync('fsck.fat', ['-n', path.join(dir, 'out-pem', 'store-0001.fat.img')], { encoding: 'utf8' }), /store-0001|files/, 'the FAT is still sound');
-    assert.equal(uuid('store-0001.fat.img'), execFileSync('blkid', ['-s', 'UUID', '-o', 'value', path.join(dir, 'out', 'store-0001.fat.img')], { encoding: 'utf8' }).trim(), 'the same content gives the same serial');
+    execFileSync('fsck.fat', ['-n', path.join(dir, 'out', 'store-0001.fat.img')], { encoding: 'utf8' });
+    assert.equal(uuid('out-again', 'store-0001.fat.img'), fat[0], 'the same content gives the same serial');
+    assert.equal(uuid('out-again', 'store-0001.iso'), iso[0]);
   });
 
   test('placeholders: expanded in the nmstate file and manifests, refused in a pull secret, and ${name} picks a file per site', () => {
@@ -273,6 +278,19 @@ spec:
       assert.match(res.out, /^Plan for site-config "store-0001" .* nothing is changed\.$/m);
       assert.match(res.out, /Apply the site network \[network\]/);
     }
+  });
+
+  test('a good signature says so, with its key, also in --json; without a key: "no trusted key given"', () => {
+    const image = path.join('out', 'store-0001.iso');
+    const signedBy = keyFingerprint(signing.publicKey);
+    const text = cli(['media', 'check', image, '--trusted-key', 'signing.pub.pem']);
+    assert.equal(text.code, 0, text.out);
+    assert.match(text.out, new RegExp(`^notes:\\n {2}\\S*site-config\\.yaml\\.sig: signature verified with key ${signedBy.replace(/[+/]/g, '\\$&')} \\(signing\\.pub\\.pem\\)$`, 'm'));
+    const json = JSON.parse(cli(['validate', image, '--trusted-key', 'signing.pub.pem', '--json']).out) as { notes?: { message: string }[]; warnings: unknown[] };
+    assert.ok(json.notes?.some((n) => n.message.startsWith(`signature verified with key ${signedBy}`)), JSON.stringify(json));
+    const noKey = cli(['validate', image]);
+    assert.match(noKey.out, /site-config\.yaml\.sig: not verified: no trusted key given \(--trusted-key on a workstation, \/etc\/sno-reconfigure\/trusted-keys\/\*\.pem on a node\)/);
+    assert.doesNotMatch(noKey.out, /this node holds no trusted keys/);
   });
 
   test('media check reads the stick itself: a block device holding a built image', () => {
