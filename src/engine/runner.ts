@@ -118,7 +118,7 @@ async function retryNetworkIfAsked(env: Intake, site: LoadedSiteConfig, from: st
  * Why a loaded config cannot be used on this node: its own problems, a mismatch with the cluster baseline,
  * or this exact config having been refused here before. Empty when it can be used.
  */
-export function problemsOf(result: Awaited<ReturnType<typeof loadSiteConfig>>, id: { baseline: Baseline; nodeName: string; rejectedDigests?: string[] }): Problem[] {
+export function problemsOf(result: Awaited<ReturnType<typeof loadSiteConfig>>, id: { baseline: Baseline; nodeName: string; rejectedDigests?: string[]; now?: number }): Problem[] {
   if (result.status === 'invalid') return result.errors;
   if (result.status !== 'valid') return [];
   if (id.rejectedDigests?.includes(result.site.digest)) {
@@ -130,6 +130,7 @@ export function problemsOf(result: Awaited<ReturnType<typeof loadSiteConfig>>, i
     nodeName: id.nodeName,
     nodeAddresses: [...(baseline.nodeAddresses ?? []), ...(baseline.internalAddresses ?? [])],
     ...(baseline.clusterID ? { clusterID: baseline.clusterID } : {}),
+    ...(baseline.kubeadmin && id.now !== undefined ? { kubeadmin: { ...baseline.kubeadmin, now: id.now } } : {}),
   });
 }
 
@@ -176,7 +177,7 @@ async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: 
     await env.reporter.problem(`the site-config on ${from} is not for this machine`, result.reasons.slice(0, 5), 'waiting');
     return { verdict: 'refused', invalid: false };
   }
-  const problems = problemsOf(result, { baseline: env.baseline, nodeName: env.nodeName, ...(journal?.data.rejectedDigests ? { rejectedDigests: journal.data.rejectedDigests } : {}) });
+  const problems = problemsOf(result, { baseline: env.baseline, nodeName: env.nodeName, now: env.clock.now(), ...(journal?.data.rejectedDigests ? { rejectedDigests: journal.data.rejectedDigests } : {}) });
   if (problems.length > 0) {
     await refuseInvalid(env, from, problems);
     return { verdict: 'refused', invalid: true };

@@ -51,6 +51,8 @@ export interface Baseline {
   infrastructureName?: string;
   platform?: string;
   apiServerURL?: string;
+  /** kube-system's and kube-system/kubeadmin's creation (ISO 8601): whether a kubeadmin hash could still work. */
+  kubeadmin?: { kubeSystemCreated: string; secretCreated?: string };
   runtime: 'host' | 'podman';
   nodeImage?: string;
   kubeletCertificates: CertFacts;
@@ -197,6 +199,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
         ...(facts.infrastructureName ? { infrastructureName: facts.infrastructureName } : {}),
         ...(facts.platform ? { platform: facts.platform } : {}),
         ...(facts.apiServerURL ? { apiServerURL: facts.apiServerURL } : {}),
+        ...(facts.kubeadmin ? { kubeadmin: facts.kubeadmin } : {}),
         runtime: install.install.runtime,
         ...(install.install.podman ? { nodeImage: install.install.podman.image } : {}),
         kubeletCertificates: certs.certs,

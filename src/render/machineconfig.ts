@@ -1,14 +1,16 @@
-// The factory MachineConfig (DESIGN.md section 3, `render machineconfig`): the bundle, its unit, the kubelet
-// hold, the podman launcher, the stable internal IP and the site-config signing keys, as one
-// machineconfiguration.openshift.io/v1 object with an Ignition 3.2.0 config. Deterministic: no timestamps,
-// files sorted, so machineconfigs/ examples can be regenerated and compared byte for byte.
+// The factory MachineConfig (DESIGN.md section 3, `render machineconfig`): the bundle (brotli, with its loader:
+// ./payload.ts), its unit, the kubelet hold, the podman launcher, the stable internal IP and the site-config
+// signing keys, as one machineconfiguration.openshift.io/v1 object with an Ignition 3.2.0 config.
+// Deterministic: no timestamps, files sorted, so machineconfigs/ examples can be regenerated and compared byte
+// for byte.
 import { createHash } from 'node:crypto';
 import { Document } from 'yaml';
 import { UNIT_NAME, KUBELET_UNIT } from '../paths';
 import { IGNITION_VERSION, ignitionFile, type IgnitionConfig, type IgnitionFile, type IgnitionUnit } from '../cluster/ignition';
 import { renderDispatcherScript, renderNodeIpDropins, renderNodeIpHint, type InternalAddress } from './internal-ip';
-import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from './layout';
+import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_PAYLOAD_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from './layout';
 import { defaultPodmanSettings, parseNodeImageRef, renderPodmanLauncher, renderRuntimeEnv } from './podman';
+import { compressBundle, renderLoader } from './payload';
 import type { TrustedKey } from './trusted-keys';
 import { RENEW_SERVICE, RENEW_TIMER, renderAgentUnit, renderKubeletHoldDropin, renderRenewService, renderRenewTimer } from './unit';
 import { LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, renderLocalDnsDispatcher, renderLocalDnsNmConf, renderLocalDnsUnit } from './local-dns';
@@ -84,7 +86,7 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
   }
   if (opts.bundle.length === 0) throw new RenderError('the bundle is empty');
 
-  const files: IgnitionFile[] = [ignitionFile(MC_BUNDLE_PATH, opts.bundle, { mode: 0o755, gzip: true })];
+  const files: IgnitionFile[] = [ignitionFile(MC_PAYLOAD_PATH, compressBundle(opts.bundle)), ignitionFile(MC_BUNDLE_PATH, renderLoader(), { mode: 0o755 })];
   let unitVariant: 'machineconfig' | 'podman' = 'machineconfig';
   if (opts.runtime === 'podman') {
     const image = parseNodeImageRef(opts.nodeImage ?? '');

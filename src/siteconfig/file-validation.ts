@@ -10,9 +10,9 @@ import { describeSealed, keyFingerprint, openSealedFile, SealedFileError, SEALED
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
-import { fromSeedReconfiguration, isSeedReconfiguration, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
+import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
-import { Findings, isPlainObject, subPath } from './problems';
+import { Findings, describeType, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
 import {
@@ -92,7 +92,9 @@ function noteFor(ref: string): string {
 
 export async function validateSiteConfigFile(ctx: FileValidationContext): Promise<FileValidation> {
   const f = new Findings();
-  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: f.errors, warnings: f.warnings, notes: f.notes, matchKnown: false, ...extra });
+  // manifest.json's problems name the fields the person wrote there, not the site-config fields they became.
+  let named = (ps: ValidationProblem[]): ValidationProblem[] => ps;
+  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: named(f.errors), warnings: named(f.warnings), notes: f.notes, matchKnown: false, ...extra });
   const read = await readRegularFile(ctx.filePath, '');
   if (!read.ok) {
     f.error(ctx.display, read.message);
@@ -114,13 +116,20 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   // 2b. Image-based install's manifest.json: translated into the site-config it amounts to.
   let document = parsed.value;
   let imageBased: ResolvedSiteConfig['imageBased'];
-  if (isSeedReconfiguration(document)) {
+  if (isSeedReconfigurationFile(ctx.filePath) && !isPlainObject(document)) {
+    f.error(ctx.display, `is not a JSON object (got ${describeType(document)}): image-based install writes its SeedReconfiguration here`);
+    return result();
+  }
+  if (isSeedReconfiguration(document, ctx.filePath)) {
     // openshift-install puts extra-manifests/ on every config ISO, empty when the site has none
     // (openshift/installer pkg/asset/imagebased/configimage/configiso.go): only one with files is mapped.
     const hasExtraManifests = (await manifestFilesIn(ctx, baseDir, SEED_EXTRA_MANIFESTS_DIR)).length > 0;
-    const t = fromSeedReconfiguration(document, await seedManifests(ctx, baseDir), hasExtraManifests);
+    const t = fromSeedReconfiguration(document, await seedManifests(f, ctx, baseDir), hasExtraManifests);
+    named = (ps) => ps.map((p) => ({ ...p, path: seedPathOf(t.origins, p.path) }));
     for (const p of t.problems) f.error(p.path, p.message);
     for (const w of t.warnings) f.warn(w.path, w.message);
+    // A manifest.json of another version (or none) is not judged field by field: its fields may mean other things.
+    if (t.problems.some((p) => p.path === 'api_version')) return result();
     document = t.document;
     imageBased = t.identity;
   }
@@ -154,7 +163,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
 
   // 7. Resolved form.
   const resolved = { ...resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents), ...(imageBased ? { imageBased } : {}) };
-  const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: f.warnings };
+  const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: named(f.warnings) };
   return result({ ...known, site });
 }
 
@@ -278,19 +287,26 @@ async function manifestFilesIn(ctx: FileValidationContext, baseDir: string, rel:
 }
 
 /** The files of cluster-configuration/manifests/ (name → text): image-based install's generated mirror sets. */
-async function seedManifests(ctx: FileValidationContext, baseDir: string): Promise<Record<string, string>> {
+async function seedManifests(f: Findings, ctx: FileValidationContext, baseDir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const n of await manifestFilesIn(ctx, baseDir, SEED_MANIFESTS_DIR)) {
+    const where = `cluster-configuration/${SEED_MANIFESTS_DIR}${n}`;
     const got = await readConfinedFile(ctx.rootDir, baseDir, `${SEED_MANIFESTS_DIR}${n}`);
-    const decoded = got.ok ? decodeText(got.bytes) : undefined;
-    if (decoded?.ok) out[n] = decoded.text;
+    // A file that cannot be read would silently drop the site's mirrors.
+    if (!got.ok) {
+      f.error(where, got.message);
+      continue;
+    }
+    const decoded = decodeText(got.bytes);
+    if (decoded.ok) out[n] = decoded.text;
+    else for (const m of decoded.messages) f.error(where, m);
   }
   return out;
 }
 
 /** Every file a field names, read inside the site-config's directory and checked against its spec.sha256 pin. */
 async function readReferences(f: Findings, ctx: FileValidationContext, baseDir: string, spec: unknown): Promise<Reference[]> {
-  const refs = await expandFolders(f, ctx, baseDir, collectReferences(spec));
+  const refs = await expandFolders(f, ctx, baseDir, collectReferences(f, spec));
   const pins = readPins(f, get(spec, 'sha256'), refs);
   for (const r of refs) {
     const sealedRef = `${r.ref}${SEALED_SUFFIX}`;
@@ -544,7 +560,7 @@ function checkTimeouts(f: Findings, value: unknown): Timeouts {
   return timeouts;
 }
 
-function collectReferences(spec: unknown): Reference[] {
+function collectReferences(f: Findings, spec: unknown): Reference[] {
   const fields: Array<[string, string[]]> = [
     ['spec.network.nmstateFile', ['network', 'nmstateFile']],
     ['spec.pullSecretFile', ['pullSecretFile']],
@@ -563,10 +579,21 @@ function collectReferences(spec: unknown): Reference[] {
   }
   const manifests = get(spec, 'extraManifestFiles');
   if (Array.isArray(manifests)) {
+    // A file or folder listed again is read once and named once: thousands of copies must not mean thousands of reads.
+    const listed = new Map<string, { first: number; again: number }>();
     manifests.forEach((m, i) => {
       const ref = validValue(fileRef, m);
-      if (ref !== undefined) refs.push({ field: `spec.extraManifestFiles[${i}]`, ref });
+      if (ref === undefined) return;
+      const seen = listed.get(ref);
+      if (seen) seen.again += 1;
+      else {
+        listed.set(ref, { first: i, again: 0 });
+        refs.push({ field: `spec.extraManifestFiles[${i}]`, ref });
+      }
     });
+    for (const [ref, { first, again }] of listed) {
+      if (again > 0) f.error(`spec.extraManifestFiles[${first}]`, `'${ref.slice(0, 200)}' is listed ${again + 1} times: list each file or folder once`);
+    }
   }
   return refs;
 }

@@ -4,7 +4,7 @@
 // `lca.openshift.io/apply-type` and `lca.openshift.io/apply-wave` annotations, internal/common/consts.go).
 // Checked offline: every object names apiVersion, kind and metadata.name; what the agent itself owns, and
 // what would break the node or go around the site-config's own fields, is refused by name.
-import { dns1123LabelProblem } from './net';
+import { namespaceNameProblem, objectNameProblem } from './object-names';
 import { parseYamlDocuments } from './parse-text';
 
 export const APPLY_TYPE = 'lca.openshift.io/apply-type';
@@ -56,8 +56,12 @@ function objectProblem(v: unknown): string | undefined {
   const md = o.metadata as Record<string, unknown> | undefined;
   if (typeof o.apiVersion !== 'string' || !/^([a-z0-9.-]+\/)?v\d+((alpha|beta)\d+)?$/.test(o.apiVersion)) return "has no apiVersion like 'v1' or 'group/v1'";
   if (typeof o.kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(o.kind)) return "has no kind like 'ConfigMap'";
-  if (typeof md?.name !== 'string' || md.name === '' || md.name.length > 253 || /[/\s%]/.test(md.name)) return `${o.kind} has no usable metadata.name`;
-  if (md.namespace !== undefined && (typeof md.namespace !== 'string' || dns1123LabelProblem(md.namespace))) return `${o.kind} ${md.name}: metadata.namespace must be a namespace name`;
+  if (typeof md?.name !== 'string' || md.name === '') return `${o.kind} has no usable metadata.name`;
+  const nameProblem = objectNameProblem(o.apiVersion, o.kind, md.name);
+  if (nameProblem) return nameProblem;
+  if (md.namespace !== undefined && typeof md.namespace !== 'string') return `${o.kind} ${md.name}: metadata.namespace must be a namespace name`;
+  const namespaceProblem = md.namespace === undefined ? undefined : namespaceNameProblem(o.kind, md.name, md.namespace);
+  if (namespaceProblem) return namespaceProblem;
   if (md.generateName !== undefined || md.resourceVersion !== undefined || md.uid !== undefined) return `${o.kind} ${md.name}: metadata must not hold generateName, resourceVersion or uid (an object exported from a cluster: keep only what you set)`;
   const ann = (md.annotations ?? {}) as Record<string, unknown>;
   if (ann[APPLY_TYPE] !== undefined && ann[APPLY_TYPE] !== 'replace' && ann[APPLY_TYPE] !== 'merge') return `${o.kind} ${md.name}: annotation ${APPLY_TYPE} must be 'replace' or 'merge'`;

@@ -6,7 +6,9 @@
 // prefix-length as a number or a numeric string (ip.rs, u8_or_string); RouteEntry.destination is mandatory for
 // non-absent routes, next-hop-interface too except for blackhole/unreachable/prohibit routes, which cannot have
 // a next hop (route.rs Routes::validate); interface states are up/down/absent/ignore (iface.rs InterfaceState);
-// unknown interface types are accepted with a warning (iface.rs InterfaceType::Other).
+// unknown interface types are accepted with a warning (iface.rs InterfaceType::Other); a bond mode is its name or
+// its kernel number as an integer or a string, and 'lacp' means 802.3ad (nmstate 06b9d1c4 ifaces/bond.rs BondMode,
+// deserialized through NumberAsString; unit_tests/bond.rs test_integer_bond_mode).
 import { MAX_PREFIX, ipFamily, ipFamilyWithZone, isMacAddress, parseCidr, hostnameProblem, type IpFamily } from './net';
 import { Findings, describeType, isPlainObject, listForHumans, subPath } from './problems';
 import { unknownFieldMessage } from './suggest';
@@ -17,7 +19,7 @@ const INTERFACE_TYPES = [
   'mac-vlan', 'mac-vtap', 'vrf', 'infiniband', 'macsec', 'ipsec', 'hsr', 'xfrm', 'ipvlan', 'tun', 'unknown',
 ];
 const INTERFACE_STATES = ['up', 'down', 'absent', 'ignore'];
-const BOND_MODES = ['balance-rr', 'active-backup', 'balance-xor', 'broadcast', '802.3ad', 'balance-tlb', 'balance-alb', '0', '1', '2', '3', '4', '5', '6'];
+const BOND_MODES = ['balance-rr', 'active-backup', 'balance-xor', 'broadcast', '802.3ad', 'balance-tlb', 'balance-alb', 'lacp', '0', '1', '2', '3', '4', '5', '6'];
 const IP_ADDRESS_KEYS = ['ip', 'prefix-length', 'mptcp-flags', 'valid-life-time', 'preferred-life-time', 'valid-left', 'valid-lft', 'preferred-left', 'preferred-lft'];
 const ROUTE_STATES = ['absent', 'ignore'];
 const ROUTE_TYPES = ['blackhole', 'unreachable', 'prohibit'];
@@ -170,7 +172,11 @@ class NmstateChecker {
     if (value === undefined) return this.error(path, "is required for a 'vlan' interface (base-iface and id)");
     const vlan = this.mapping(value, path);
     if (!vlan) return;
-    if (typeof vlan['base-iface'] !== 'string' || vlan['base-iface'] === '') this.error(subPath(path, 'base-iface'), 'is required: the interface the VLAN sits on');
+    const base = vlan['base-iface'];
+    // nmstate takes an omitted base-iface from the VLAN as it exists (ifaces/vlan.rs post_inter_ifaces_process_vlan;
+    // unit_tests/vlan.rs test_vlan_base_iface_optional) and refuses it only for a new VLAN, which offline is unknown.
+    if (base === undefined || base === null) this.warn(subPath(path, 'base-iface'), 'is not given: nmstate keeps the base interface of the VLAN that exists on the node, and refuses a new VLAN without one (name the interface the VLAN sits on)');
+    else if (typeof base !== 'string' || base === '') this.error(subPath(path, 'base-iface'), 'must be the name of the interface the VLAN sits on');
     const id = uintValue(vlan.id);
     if (id === undefined || id > 4094) this.error(subPath(path, 'id'), vlan.id === undefined ? 'is required: the VLAN ID (0-4094)' : 'must be a VLAN ID from 0 to 4094');
   }
@@ -178,8 +184,9 @@ class NmstateChecker {
   bond(value: unknown, path: string): void {
     const la = this.mapping(value, path);
     if (!la) return;
-    if (la.mode !== undefined && (typeof la.mode !== 'string' || !BOND_MODES.includes(la.mode))) {
-      this.error(subPath(path, 'mode'), `must be one of ${listForHumans(BOND_MODES.slice(0, 7))}`);
+    const mode = typeof la.mode === 'number' ? String(la.mode) : la.mode;
+    if (mode !== undefined && (typeof mode !== 'string' || !BOND_MODES.includes(mode))) {
+      this.error(subPath(path, 'mode'), `must be one of ${listForHumans(BOND_MODES.slice(0, 7))}, or the mode's number 0 to 6`);
     }
     for (const key of ['port', 'slaves']) {
       if (la[key] === undefined || la[key] === null) continue;
@@ -219,7 +226,9 @@ class NmstateChecker {
       if (!absent) this.error(subPath(path, 'destination'), 'is required for a route to add (e.g. 0.0.0.0/0 for the default route)');
     } else if (typeof dest !== 'string') {
       this.error(subPath(path, 'destination'), `expected an IP network string, got ${describeType(dest)}`);
-    } else if (!(absent && dest === '')) {
+    } else {
+      // Even a route to remove needs a real destination when it names one (route.rs Routes::validate;
+      // unit_tests/route.rs test_route_not_allowing_empty_dst: "Invalid IP address").
       const cidr = parseCidr(dest);
       if (typeof cidr === 'string') this.error(subPath(path, 'destination'), cidr);
       else destFamily = cidr.family;
@@ -230,7 +239,8 @@ class NmstateChecker {
       else if (!(absent && hop === '')) {
         const fam = ipFamily(hop);
         if (fam === undefined) this.error(subPath(path, 'next-hop-address'), `'${hop}' is not a valid IP address`);
-        else if (destFamily !== undefined && fam !== destFamily) this.error(subPath(path, 'next-hop-address'), `'${hop}' is IPv${fam} but the destination is IPv${destFamily}`);
+        // An absent route is a filter matching routes to remove (route.rs RouteEntry::is_match): nothing is built from it.
+        else if (!absent && destFamily !== undefined && fam !== destFamily) this.error(subPath(path, 'next-hop-address'), `'${hop}' is IPv${fam} but the destination is IPv${destFamily}`);
       }
     }
     const iface = route['next-hop-interface'];

@@ -8,7 +8,7 @@
 // kubeadmin_password_hash deletes the kubeadmin secret (postpivot.go, "not accepting a possibly compromised
 // seed password").
 import { parseYamlDocuments } from './parse-text';
-import type { ManifestObject } from './manifests';
+import { describeType, formatPath, isPlainObject } from './problems';
 
 export const SEED_RECONFIGURATION_FILE = 'cluster-configuration/manifest.json';
 /** Relative to manifest.json: the generated mirror sets and the site's extra manifests. */
@@ -32,11 +32,21 @@ export interface SeedTranslation {
   document: Record<string, unknown>;
   /** What needs recert, checked against the node when the agent starts. */
   identity: { nodeIPs?: string[]; clusterID?: string };
+  /** Translated path → the manifest.json field (or file) it came from; see seedPathOf. */
+  origins: [string, string][];
   problems: { path: string; message: string }[];
   warnings: { path: string; message: string }[];
 }
 
-export const isSeedReconfiguration = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && 'api_version' in v && !('apiVersion' in v);
+/**
+ * A SeedReconfiguration: a mapping with api_version and no apiVersion — or any mapping without apiVersion read
+ * from cluster-configuration/manifest.json, which can only be one (then "api_version is required" says what it lacks).
+ */
+export const isSeedReconfiguration = (v: unknown, fileName?: string): v is Record<string, unknown> =>
+  isPlainObject(v) && !('apiVersion' in v) && ('api_version' in v || (fileName !== undefined && isSeedReconfigurationFile(fileName)));
+
+/** Whether a path is image-based install's cluster-configuration/manifest.json. */
+export const isSeedReconfigurationFile = (p: string): boolean => p.replace(/\\/g, '/').endsWith(SEED_RECONFIGURATION_FILE);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : undefined);
 
@@ -51,56 +61,145 @@ export function chronySources(conf: string): { servers: string[]; pools: string[
   return { servers, pools };
 }
 
-/** The mirrors of generated ImageDigestMirrorSets and ImageContentSourcePolicies; anything else is a problem. */
-function mirrorsOf(objects: ManifestObject[], problems: SeedTranslation['problems'], path: string): { source: string; mirrors: string[] }[] {
-  const out: { source: string; mirrors: string[] }[] = [];
-  for (const o of objects) {
-    const spec = (o.spec ?? {}) as { imageDigestMirrors?: { source: string; mirrors?: string[] }[]; repositoryDigestMirrors?: { source: string; mirrors?: string[] }[] };
-    const entries = o.kind === 'ImageDigestMirrorSet' ? spec.imageDigestMirrors : o.kind === 'ImageContentSourcePolicy' ? spec.repositoryDigestMirrors : undefined;
-    if (entries) out.push(...entries.map((e) => ({ source: e.source, mirrors: e.mirrors ?? [] })));
-    // The SSH MachineConfigs image-based install generates carry ssh_key, which is mapped itself.
-    else if (!(o.kind === 'MachineConfig' && /-ssh$/.test(o.metadata.name))) problems.push({ path, message: `holds ${o.kind} ${o.metadata.name}: only mirror sets are read from there (put other objects in extra-manifests/)` });
+/** A mirror entry as written: the site-config schema judges it as spec.imageDigestMirrors; `at` is where in its file. */
+type Mirror = { source: unknown; mirrors: unknown; at: string };
+type Found = { mirrors: Mirror[]; problems: string[]; warnings: string[] };
+
+// The entries of openshift-install's image-digest-sources.json (the install-config's imageDigestSources as they are:
+// openshift/installer pkg/asset/imagebased/configimage/imagedigestsources.go, keys of pkg/types/installconfig.go
+// ImageDigestSource), and of the mirror-set objects other tools write (openshift/api config/v1
+// types_image_digest_mirrors.go, operator/v1alpha1 types_image_content_source_policy.go): list and keys.
+const ENTRIES: Record<string, [string, string[]]> = {
+  '': ['', ['source', 'mirrors', 'sourcePolicy']],
+  ImageDigestMirrorSet: ['imageDigestMirrors', ['source', 'mirrors', 'mirrorSourcePolicy']],
+  ImageContentSourcePolicy: ['repositoryDigestMirrors', ['source', 'mirrors']],
+};
+
+function readEntries(list: unknown[], at: string, kind: string, out: Found): void {
+  const known = ENTRIES[kind]![1];
+  list.forEach((e, i) => {
+    const where = `${at}[${i}]`;
+    if (!isPlainObject(e)) return void out.problems.push(`${where}: expected a mapping with source and mirrors, got ${describeType(e)}`);
+    const unknown = Object.keys(e).find((k) => !known.includes(k));
+    if (unknown !== undefined) out.problems.push(`${where}: unknown field '${unknown.slice(0, 100)}' (an ${kind || 'install-config imageDigestSources'} entry has ${known.slice(0, -1).join(', ')} and ${known.at(-1)!})`);
+    const policy = known[2] === undefined ? undefined : e[known[2]];
+    // AllowContactingSource is what the agent's mirror set does anyway (openshift/api config/v1 MirrorSourcePolicy).
+    if (typeof policy === 'string' && policy !== '' && policy !== 'AllowContactingSource') out.warnings.push(`${where}.${known[2]!}: ${policy.slice(0, 100)} is not applied: the agent's mirror set takes no source policy, so pulls may still try ${String(e.source).slice(0, 200)}`);
+    out.mirrors.push({ source: e.source, mirrors: e.mirrors ?? [], at: where });
+  });
+}
+
+/** One object of cluster-configuration/manifests/: a mirror set gives its entries; anything else is a problem. */
+function readObject(o: unknown, at: string, out: Found): void {
+  const kind = isPlainObject(o) && typeof o.kind === 'string' ? o.kind.slice(0, 100) : undefined;
+  const name = isPlainObject(o) && isPlainObject(o.metadata) && typeof o.metadata.name === 'string' ? o.metadata.name.slice(0, 100) : '';
+  const problem = (m: string) => void out.problems.push(at === '' ? m : `${at}: ${m}`);
+  if (kind === undefined) return problem(`expected a list of {source, mirrors} entries or a mirror set object, got ${isPlainObject(o) ? 'a mapping without kind' : describeType(o)}`);
+  const list = ENTRIES[kind]?.[0];
+  // The SSH MachineConfigs image-based install generates carry ssh_key, which is mapped itself.
+  if (!list) return kind === 'MachineConfig' && /-ssh$/.test(name) ? undefined : problem(`holds ${kind} ${name}: only mirror sets are read from there (put other objects in extra-manifests/)`);
+  const entries = isPlainObject(o) && isPlainObject(o.spec) ? o.spec[list] : undefined;
+  if (!Array.isArray(entries)) return problem(`${kind} ${name} has no spec.${list} list`);
+  readEntries(entries, `${at === '' ? '' : `${at}.`}spec.${list}`, kind, out);
+}
+
+/**
+ * The mirrors one file of cluster-configuration/manifests/ holds: openshift-install's list of entries, or mirror-set
+ * objects. Messages start with where in the file (`[0]: …`), or with nothing for the whole file.
+ */
+export function seedManifestMirrors(name: string, text: string): Found {
+  const out: Found = { mirrors: [], problems: [], warnings: [] };
+  try {
+    if (/\.json$/i.test(name)) JSON.parse(text);
+  } catch {
+    out.problems.push('is not valid JSON: openshift-install writes this file as a JSON list of {source, mirrors} entries');
+    return out;
   }
+  const parsed = parseYamlDocuments(text);
+  if (!parsed.ok) return { ...out, problems: parsed.messages };
+  parsed.values.forEach((v, d) => {
+    const doc = parsed.values.length > 1 ? `document ${d + 1} ` : '';
+    if (Array.isArray(v) && v.every((e) => !isPlainObject(e) || !('kind' in e))) readEntries(v, doc, '', out);
+    else if (Array.isArray(v)) v.forEach((o, i) => readObject(o, `${doc}[${i}]`, out));
+    else if (isPlainObject(v) && Array.isArray(v.items)) v.items.forEach((o, i) => readObject(o, `${doc}items[${i}]`, out));
+    else readObject(v, doc.trim(), out);
+  });
   return out;
 }
 
-type DigestSource = { source: string; mirrors?: string[]; sourcePolicy?: string };
-const DIGEST_SOURCE_KEYS = ['source', 'mirrors', 'sourcePolicy'];
+/** The json tags of SeedReconfiguration version 1 (lifecycle-agent api/seedreconfig/seedreconfig.go): these and IGNORED_SEED_FIELDS. */
+const SEED_FIELDS = ['api_version', 'base_domain', 'cluster_name', 'cluster_id', 'node_ip', 'node_ips', 'hostname', 'ssh_key', 'kubeadmin_password_hash', 'raw_nm_state_config', 'pull_secret', 'proxy', 'chrony_config', 'additionalTrustBundle', 'node_labels'];
+const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
 
 /**
- * openshift-install's image-digest-sources.json: the install-config's imageDigestSources as they are, a list of
- * {source, mirrors, sourcePolicy} rather than objects (openshift/installer
- * pkg/asset/imagebased/configimage/imagedigestsources.go; keys from pkg/types/installconfig.go ImageDigestSource).
+ * Fields the translation reads itself rather than handing them to the site-config schema: another type is refused,
+ * as Go's json.Unmarshal refuses it.
  */
-function isDigestSourceList(v: unknown): v is DigestSource[] {
-  return Array.isArray(v) && v.every((e) => typeof e === 'object' && e !== null && !('kind' in e) && typeof (e as DigestSource).source === 'string');
+function typeProblems(seed: Record<string, unknown>): SeedTranslation['problems'] {
+  const wrong: [string, string][] = [];
+  for (const f of ['raw_nm_state_config', 'pull_secret', 'ssh_key', 'chrony_config', 'cluster_id', 'node_ip']) if (given(seed[f]) && typeof seed[f] !== 'string') wrong.push([f, 'a string']);
+  for (const f of ['proxy', 'additionalTrustBundle']) if (given(seed[f]) && !isPlainObject(seed[f])) wrong.push([f, 'a mapping']);
+  const problems = wrong.map(([path, what]) => ({ path, message: `expected ${what}, got ${describeType(seed[path])}` }));
+  if (given(seed.node_ips) && !(Array.isArray(seed.node_ips) && seed.node_ips.every((ip) => typeof ip === 'string'))) problems.push({ path: 'node_ips', message: 'must be a list of IP address strings' });
+  return problems;
 }
 
-function digestSourceMirrors(list: DigestSource[], out: Pick<SeedTranslation, 'problems' | 'warnings'>, path: string): { source: string; mirrors: string[] }[] {
-  list.forEach((e, i) => {
-    const unknown = Object.keys(e).filter((k) => !DIGEST_SOURCE_KEYS.includes(k));
-    if (unknown.length > 0) out.problems.push({ path, message: `[${i}]: unknown field '${unknown[0]}' (an install-config imageDigestSources entry has source, mirrors and sourcePolicy)` });
-    if (e.sourcePolicy) out.warnings.push({ path, message: `[${i}].sourcePolicy: ${e.sourcePolicy} is not applied: the agent's mirror set takes no source policy, so pulls may still try ${e.source}` });
-  });
-  return list.map((e) => ({ source: e.source, mirrors: e.mirrors ?? [] }));
+/**
+ * Where a problem the site-config validation finds in the translation is in manifest.json: the field the person
+ * wrote (`kubeadmin_password_hash`, `ssh_key (line 2)`), not the site-config field it became. `origins` pairs a
+ * translated path with the manifest.json field (or file) it came from; the longest matching one wins.
+ */
+export function seedPathOf(origins: readonly (readonly [string, string])[], path: string): string {
+  let best: readonly [string, string] | undefined;
+  for (const o of origins) {
+    const [from] = o;
+    const under = path === from || path.startsWith(`${from}.`) || path.startsWith(`${from}[`);
+    if (under && (!best || from.length > best[0].length)) best = o;
+  }
+  // A folder (extra-manifests/) and a line (ssh_key (line 2)) are named as they are; a field or an entry with its sub-path.
+  return !best ? path : /\/$| /.test(best[1]) ? best[1] : `${best[1]}${path.slice(best[0].length)}`;
 }
 
 /**
  * The site-config of a SeedReconfiguration. `manifests`: the files of cluster-configuration/manifests/ (name →
- * text); `extraManifests`: whether the volume has an extra-manifests/ folder.
+ * text); `extraManifests`: whether the volume has an extra-manifests/ folder. Values are handed on as written, so the
+ * site-config's own checks judge them; `origins` names them back by their manifest.json fields.
  */
 export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests: Record<string, string>, extraManifests: boolean): SeedTranslation {
-  const problems: SeedTranslation['problems'] = [];
+  const problems = typeProblems(seed);
   const warnings: SeedTranslation['warnings'] = [];
-  if (seed.api_version !== 1) problems.push({ path: 'api_version', message: `is ${JSON.stringify(seed.api_version)}: only version 1 of image-based install's SeedReconfiguration is understood` });
+  const origins: [string, string][] = [
+    ['spec.baseDomain', 'base_domain'],
+    ['spec.clusterName', 'cluster_name'],
+    ['spec.hostname', 'hostname'],
+    ['spec.network', 'raw_nm_state_config'],
+    ['spec.network.nmstate', 'raw_nm_state_config'],
+    ['spec.pullSecret', 'pull_secret'],
+    ['spec.pullSecretMode', 'pull_secret'],
+    ['spec.ssh', 'ssh_key'],
+    ['spec.kubeadminPassword', 'kubeadmin_password_hash'],
+    ['spec.kubeadminPassword.hash', 'kubeadmin_password_hash'],
+    ['spec.proxy', 'proxy'],
+    ['spec.proxy.trustedCA', 'additionalTrustBundle.proxyConfigmapBundle'],
+    ['spec.additionalTrustBundle', 'additionalTrustBundle.userCaBundle'],
+    ['spec.ntp', 'chrony_config'],
+    ['spec.nodeLabels', 'node_labels'],
+    ['spec.nodeLabels.set', 'node_labels'],
+    ['spec.imageDigestMirrors', `cluster-configuration/${SEED_MANIFESTS_DIR}`],
+    ['spec.extraManifestFiles', 'extra-manifests/'],
+  ];
+  if (seed.api_version === undefined) problems.push({ path: 'api_version', message: "is required (1): cluster-configuration/manifest.json is image-based install's SeedReconfiguration, version 1" });
+  else if (seed.api_version !== 1) problems.push({ path: 'api_version', message: `is ${JSON.stringify(seed.api_version) ?? describeType(seed.api_version)}: only version 1 of image-based install's SeedReconfiguration is understood` });
+  // lifecycle-agent reads manifest.json with encoding/json, which skips fields it does not know: so does the agent.
+  for (const field of Object.keys(seed)) if (!SEED_FIELDS.includes(field) && !Object.hasOwn(IGNORED_SEED_FIELDS, field)) warnings.push({ path: formatPath([field]), message: 'is not a field of SeedReconfiguration version 1: it is ignored (check its spelling)' });
   for (const [field, why] of Object.entries(IGNORED_SEED_FIELDS)) {
     const v = seed[field];
     // Unset is absent (Go's omitempty), or null, '', [] or {} in a manifest.json written by other means.
-    if (v !== undefined && v !== null && v !== '' && !(typeof v === 'object' && Object.keys(v).length === 0)) warnings.push({ path: field, message: `is not applied: ${why}` });
+    if (given(v) && !(typeof v === 'object' && Object.keys(v!).length === 0)) warnings.push({ path: field, message: `is not applied: ${why}` });
   }
   const spec: Record<string, unknown> = { baseDomain: seed.base_domain };
-  if (str(seed.cluster_name)) spec.clusterName = seed.cluster_name;
-  if (str(seed.hostname)) spec.hostname = seed.hostname;
+  if (given(seed.cluster_name)) spec.clusterName = seed.cluster_name;
+  if (given(seed.hostname)) spec.hostname = seed.hostname;
   if (str(seed.raw_nm_state_config)) {
     const parsed = parseYamlDocuments(seed.raw_nm_state_config as string, false);
     if (parsed.ok) spec.network = { nmstate: parsed.values[0] };
@@ -114,46 +213,51 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
       problems.push({ path: 'pull_secret', message: 'is not JSON: a pull secret ({"auths": {...}}) is expected' });
     }
   }
-  if (str(seed.ssh_key)) spec.ssh = { authorizedKeys: (seed.ssh_key as string).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')), factoryKeys: 'replace' };
-  spec.kubeadminPassword = str(seed.kubeadmin_password_hash) ? { hash: seed.kubeadmin_password_hash } : { remove: true };
-  const proxy = (seed.proxy ?? {}) as { httpProxy?: string; httpsProxy?: string; noProxy?: string };
-  const bundle = (seed.additionalTrustBundle ?? {}) as { userCaBundle?: string; proxyConfigmapBundle?: string };
-  if (str(proxy.httpProxy) || str(proxy.httpsProxy)) {
+  if (str(seed.ssh_key)) {
+    const keys: string[] = [];
+    (seed.ssh_key as string).split('\n').forEach((line, n) => {
+      const key = line.trim();
+      if (key === '' || key.startsWith('#')) return;
+      origins.push([`spec.ssh.authorizedKeys[${keys.length}]`, `ssh_key (line ${n + 1})`]);
+      keys.push(key);
+    });
+    spec.ssh = { authorizedKeys: keys, factoryKeys: 'replace' };
+  }
+  spec.kubeadminPassword = given(seed.kubeadmin_password_hash) ? { hash: seed.kubeadmin_password_hash } : { remove: true };
+  const proxy = isPlainObject(seed.proxy) ? seed.proxy : {};
+  const bundle = isPlainObject(seed.additionalTrustBundle) ? seed.additionalTrustBundle : {};
+  if (given(proxy.httpProxy) || given(proxy.httpsProxy)) {
+    const set = (key: string, v: unknown) => (given(v) ? { [key]: v } : {});
     spec.proxy = {
-      ...(str(proxy.httpProxy) ? { httpProxy: proxy.httpProxy } : {}),
-      ...(str(proxy.httpsProxy) ? { httpsProxy: proxy.httpsProxy } : {}),
-      ...(str(proxy.noProxy) ? { noProxy: proxy.noProxy!.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
-      ...(str(bundle.proxyConfigmapBundle) ? { trustedCA: bundle.proxyConfigmapBundle } : {}),
+      ...set('httpProxy', proxy.httpProxy),
+      ...set('httpsProxy', proxy.httpsProxy),
+      ...set('noProxy', typeof proxy.noProxy === 'string' ? proxy.noProxy.split(',').map((s) => s.trim()).filter(Boolean) : proxy.noProxy),
+      ...set('trustedCA', bundle.proxyConfigmapBundle),
     };
   }
-  if (str(bundle.userCaBundle)) spec.additionalTrustBundle = bundle.userCaBundle;
+  if (given(bundle.userCaBundle)) spec.additionalTrustBundle = bundle.userCaBundle;
   if (str(seed.chrony_config)) {
     const sources = chronySources(seed.chrony_config as string);
     if (sources.servers.length + sources.pools.length > 0) spec.ntp = { ...(sources.servers.length ? { servers: sources.servers } : {}), ...(sources.pools.length ? { pools: sources.pools } : {}) };
   }
-  if (seed.node_labels && typeof seed.node_labels === 'object' && Object.keys(seed.node_labels).length > 0) spec.nodeLabels = { set: seed.node_labels };
-  const mirrors: { source: string; mirrors: string[] }[] = [];
+  if (given(seed.node_labels) && !(isPlainObject(seed.node_labels) && Object.keys(seed.node_labels).length === 0)) spec.nodeLabels = { set: seed.node_labels };
+  const mirrors: Mirror[] = [];
   for (const [name, text] of Object.entries(manifests)) {
     const path = `cluster-configuration/${SEED_MANIFESTS_DIR}${name}`;
-    const parsed = parseYamlDocuments(text);
-    if (!parsed.ok) {
-      problems.push({ path, message: parsed.messages.join('; ') });
-      continue;
-    }
-    const objects: ManifestObject[] = [];
-    for (const v of parsed.values) {
-      if (isDigestSourceList(v)) mirrors.push(...digestSourceMirrors(v, { problems, warnings }, path));
-      else objects.push(...((Array.isArray(v) ? v : (v as { items?: unknown[] }).items ?? [v]) as ManifestObject[]));
-    }
-    mirrors.push(...mirrorsOf(objects, problems, path));
+    const found = seedManifestMirrors(name, text);
+    for (const m of found.problems) problems.push({ path, message: m });
+    for (const m of found.warnings) warnings.push({ path, message: m });
+    // A problem with an entry reads as `file[0].source`, or `file:spec.imageDigestMirrors[0]…` in a mirror-set object.
+    for (const m of found.mirrors) origins.push([`spec.imageDigestMirrors[${mirrors.push(m) - 1}]`, `${path}${m.at.startsWith('[') ? '' : ':'}${m.at}`]);
   }
-  if (mirrors.length > 0) spec.imageDigestMirrors = mirrors;
+  if (mirrors.length > 0) spec.imageDigestMirrors = mirrors.map(({ source, mirrors: to }) => ({ source, mirrors: to }));
   if (extraManifests) spec.extraManifestFiles = [SEED_EXTRA_MANIFESTS_DIR];
-  const nodeIPs = Array.isArray(seed.node_ips) && seed.node_ips.length > 0 ? (seed.node_ips as string[]) : str(seed.node_ip) ? [seed.node_ip as string] : undefined;
-  const name = `image-based config ${String(seed.cluster_name ?? '')}.${String(seed.base_domain ?? '')}`;
+  const nodeIPs = Array.isArray(seed.node_ips) && seed.node_ips.length > 0 ? seed.node_ips.filter((ip): ip is string => typeof ip === 'string') : str(seed.node_ip) ? [seed.node_ip as string] : [];
+  const name = `image-based config ${str(seed.cluster_name) ?? ''}.${str(seed.base_domain) ?? ''}`;
   return {
     document: { apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name }, spec },
-    identity: { ...(nodeIPs ? { nodeIPs } : {}), ...(str(seed.cluster_id) ? { clusterID: seed.cluster_id as string } : {}) },
+    identity: { ...(nodeIPs.length > 0 ? { nodeIPs } : {}), ...(str(seed.cluster_id) ? { clusterID: seed.cluster_id as string } : {}) },
+    origins,
     problems,
     warnings,
   };

@@ -7,6 +7,13 @@ import type { Findings } from './problems';
 const KEY_TYPES = ['ssh-ed25519', 'ssh-rsa', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'sk-ssh-ed25519@openssh.com', 'sk-ecdsa-sha2-nistp256@openssh.com'];
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
+/** Bytes as readable text: printable ASCII as it is, anything else (and the backslash) as \\xNN; at most `max` bytes. */
+function escapedBytes(bytes: Buffer, max: number): string {
+  let out = '';
+  for (const b of bytes.subarray(0, max)) out += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, '0')}`;
+  return bytes.length > max ? `${out}…` : out;
+}
+
 /** What is wrong with one public key line, in words; undefined when it is a usable key. */
 export function sshPublicKeyProblem(line: string): string | undefined {
   const text = line.trim();
@@ -19,9 +26,9 @@ export function sshPublicKeyProblem(line: string): string | undefined {
   }
   const bytes = BASE64.test(blob) ? Buffer.from(blob, 'base64') : undefined;
   // The blob starts with its own type as an SSH string (RFC 4253 section 6.6): a uint32 length and the name.
-  const embedded = bytes && bytes.length > 4 ? bytes.subarray(4, 4 + bytes.readUInt32BE(0)).toString('latin1') : undefined;
+  const embedded = bytes && bytes.length > 4 ? bytes.subarray(4, 4 + bytes.readUInt32BE(0)) : undefined;
   if (embedded === undefined) return `is not a complete ${type} key: the part after '${type}' must be the key's base64 (copy the whole line of the .pub file)`;
-  if (embedded !== type) return `says '${type}' but holds a key of type '${embedded.slice(0, 40)}': copy the line of the .pub file unchanged`;
+  if (embedded.toString('latin1') !== type) return `says '${type}' but holds a key of type '${escapedBytes(embedded, 40)}': copy the line of the .pub file unchanged`;
   return undefined;
 }
 

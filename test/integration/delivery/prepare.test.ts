@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { R } from '../../../src/cluster/resources';
 import { startSimulator, type Simulator } from '../../sim/index';
 import { issueClientCert } from '../../sim/pki';
 import { writeKubeconfigFile } from '../../sim/cluster/kubeconfigs';
@@ -106,6 +107,7 @@ describe('prepare', () => {
       assert.equal(res.code, 0, res.out + res.err);
       assert.doesNotMatch(res.out, /FAIL/);
       assert.match(res.out, /Dry run, nothing changed\. prepare would:/);
+      assert.match(res.out, /ok {4}kubeadmin +the installer's kubeadmin Secret is there: a site-config may set a new kubeadmin password \(23 characters or more\)/);
       assert.match(res.out, /systemctl enable sno-reconfigure\.service/);
       assert.match(res.out, new RegExp(`create ${KUBELET_HOLD_FILE}`));
       untouched(node);
@@ -140,6 +142,10 @@ describe('prepare', () => {
       assert.match(res.out, /"detail": "internal IP 192\.168\.111\.20 is the node's installed IP"/);
       assert.equal(baseline.openshiftVersion, sim.options.version);
       assert.equal(baseline.runtime, 'host');
+      // kube-system's and the installer's kubeadmin Secret's creation: the site judges a kubeadmin hash by them.
+      const kubeadmin = baseline.kubeadmin as { kubeSystemCreated: string; secretCreated?: string };
+      assert.equal(kubeadmin.kubeSystemCreated, sim.store.get(R.namespaces, 'kube-system')?.metadata?.creationTimestamp);
+      assert.equal(kubeadmin.secretCreated, sim.store.get(R.secrets, 'kubeadmin', 'kube-system')?.metadata?.creationTimestamp);
       assert.match(String((baseline.kubeletCertificates as { client?: { notAfter?: string } }).client?.notAfter), /^\d{4}-\d\d-\d\dT/);
       assert.equal(res.result.shipBy, [(baseline.kubeletCertificates as { client: { notAfter: string } }).client.notAfter, (baseline.kubeletCertificates as { server: { notAfter: string } }).server.notAfter].sort()[0]);
       // Idempotent: a second run (after a power cut, say) passes and changes nothing new.
@@ -211,6 +217,9 @@ describe('prepare', () => {
       const res = await prepare(node, '--dry-run');
       assert.equal(res.code, 1);
       assert.match(res.out, /FAIL {2}kubelet-bootstrap +\/etc\/kubernetes\/kubeconfig is missing/);
+      // The Machine Config Server serves it (MCO pkg/server/server.go appendKubeConfig); no MachineConfig holds it.
+      assert.match(res.out, /Restore \/etc\/kubernetes\/kubeconfig from the Machine Config Server, .*:22623\/config\/master/);
+      assert.doesNotMatch(res.out, /01-master-kubelet/);
     });
 
     test('reports the group set kubelet will bootstrap with at the site: a cluster installed with 4.14 or later', async () => {
@@ -312,15 +321,37 @@ describe('prepare', () => {
     });
 
     test('local DNS: a node with assisted-service\'s dnsmasq keeps it, a node rendered with --no-local-dns is told what the site needs', async () => {
-      mkdirSync(path.join(node.root, 'usr/local/bin'), { recursive: true });
-      writeFileSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript), '#!/bin/bash\n');
-      const assisted = await prepare(node, '--dry-run');
-      assert.match(assisted.out, /ok {4}local-dns +the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself \(assisted-service's 50-master-dnsmasq-configuration\)/);
-      assert.doesNotMatch(assisted.out, /write \/etc\/dnsmasq\.d/);
-      rmSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript));
+      // Both generations of 50-master-dnsmasq-configuration (assisted-service internal/network/manifests_generator.go):
+      // since 71f3cc229 with dnsmasq_config.sh; before it /etc/dnsmasq.d/single-node.conf and the forcedns dispatcher only.
+      const generations = [
+        { name: 'dnsmasq_config.sh', files: [ASSISTED_DNSMASQ_MARKERS.configScript, ASSISTED_DNSMASQ_MARKERS.dispatcher, '/etc/dnsmasq.d/single-node.conf'] },
+        { name: 'older, without dnsmasq_config.sh', files: [ASSISTED_DNSMASQ_MARKERS.dispatcher, '/etc/dnsmasq.d/single-node.conf'] },
+      ];
+      for (const generation of generations) {
+        for (const f of generation.files) {
+          mkdirSync(path.dirname(path.join(node.root, f)), { recursive: true });
+          writeFileSync(path.join(node.root, f), '# assisted-service\n');
+        }
+        const assisted = await prepare(node, '--dry-run');
+        assert.match(assisted.out, /ok {4}local-dns +the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself \(assisted-service's 50-master-dnsmasq-configuration\)/, generation.name);
+        assert.doesNotMatch(assisted.out, /write \/etc\/dnsmasq\.d/, generation.name);
+        for (const f of generation.files) rmSync(path.join(node.root, f));
+      }
       rmSync(path.join(node.root, 'etc/systemd/system', LOCAL_DNS_UNIT));
       const none = await prepare(node, '--dry-run');
       assert.match(none.out, /ok {4}local-dns +no node-local DNS \(rendered with --no-local-dns\): at the site, the site's DNS must resolve api-int\.sno1\.factory\.example\.com to this node, or the agent rolls the site network back/);
+    });
+
+    test('says at the factory when kubeadmin was removed: no site-config can bring it back (library-go bootstrapauthenticator)', async () => {
+      const secret = sim.store.get(R.secrets, 'kubeadmin', 'kube-system')!;
+      sim.store.delete(R.secrets, 'kubeadmin', 'kube-system');
+      try {
+        const res = await prepare(node, '--dry-run');
+        assert.match(res.out, /ok {4}kubeadmin +kubeadmin cannot log in on this cluster \(its Secret was removed or created again later\) and no site-config can bring it back/);
+      } finally {
+        // Created again now: as OpenShift sees it, still removed (the following tests do not log in as kubeadmin).
+        sim.store.create(R.secrets, { ...secret, metadata: { name: 'kubeadmin', namespace: 'kube-system' } });
+      }
     });
 
     test('refuses a certificate that is not this node\'s', async () => {

@@ -28,7 +28,9 @@ async function walk(dir: string, rel = ''): Promise<string[]> {
   return out.sort();
 }
 
-const SITE_CONFIG = /^(site-config\.(ya?ml|json)|site-configs\/[^/]+\.(ya?ml|json))$/;
+// Image-based install media: manifest.json and the JSON files of its manifests/ are documents a person (or a
+// tool) writes, so they are mutated structurally like a site-config.
+const SITE_CONFIG = /^(site-config\.(ya?ml|json)|site-configs\/[^/]+\.(ya?ml|json)|cluster-configuration\/manifest\.json|cluster-configuration\/manifests\/[^/]+\.json)$/;
 
 function secretsIn(files: Map<string, Buffer>): string[] {
   const found = new Set<string>();
@@ -41,10 +43,10 @@ function secretsIn(files: Map<string, Buffer>): string[] {
   return [...found];
 }
 
-/** Every valid corpus case, prepared in a temp directory. */
-export async function loadValidCases(): Promise<FuzzCase[]> {
+/** Every valid corpus case (or those `only` keeps), prepared in a temp directory. */
+export async function loadValidCases(only: (name: string) => boolean = () => true): Promise<FuzzCase[]> {
   const cases: FuzzCase[] = [];
-  for (const name of listCases('valid')) {
+  for (const name of listCases('valid').filter(only)) {
     const prepared = await prepareCase('valid', name);
     const isFile = (await fs.stat(prepared.location)).isFile();
     const dir = isFile ? path.dirname(prepared.location) : prepared.location;

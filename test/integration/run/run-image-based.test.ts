@@ -124,3 +124,19 @@ for (const [what, over, expected] of [
     }
   });
 }
+
+test('an image-based install volume whose image-digest-sources.json is not JSON is refused by name before any change, not aborted', async () => {
+  const s = await startScenario();
+  try {
+    writeBaseline(s);
+    s.node.attachVolume('sr0', 'cluster-config', { ...volume(s), 'cluster-configuration/manifests/image-digest-sources.json': 'registry.store42.example.com:8443/ocp/release\n' });
+    const res = await s.run(['--once'], { timeoutMs: 120_000 });
+    assert.equal(res.code, 1, res.stdout.slice(-3000));
+    assert.match(res.stdout, /cluster-configuration\/manifests\/image-digest-sources\.json: is not valid JSON/);
+    assert.doesNotMatch(res.stdout, /internal error|TypeError/);
+    assert.deepEqual(s.node.nmstateHistory().filter((l) => /apply/.test(l)), [], 'the network was never touched');
+    assert.ok(!s.node.calls('systemctl').some((c) => c.args[0] === 'start' && c.args.includes('kubelet.service')), 'kubelet never started');
+  } finally {
+    await s.cleanup();
+  }
+});

@@ -10,7 +10,9 @@ import { runCli } from '../../../src/cli/cli';
 import { WORKSTATION_COMMANDS } from '../../../src/cli/workstation-commands';
 import { decodeFileContents, ignitionFromMachineConfig, type IgnConfig } from '../../support/ignition';
 import { parse } from 'yaml';
-import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from '../../../src/render/layout';
+import { brotliDecompressSync } from 'node:zlib';
+import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_PAYLOAD_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from '../../../src/render/layout';
+import { renderLoader } from '../../../src/render/payload';
 import { TRUSTED_KEYS_DIR } from '../../../src/paths';
 import { LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 
@@ -41,7 +43,7 @@ describe('render machineconfig', () => {
     return new Map((cfg.storage?.files ?? []).map((f) => [f.path, { mode: f.mode, text: decodeFileContents(f) }]));
   }
 
-  test('host runtime: the bundle (gzip, 0755), a wrapper, the unit (not enabled) and the kubelet hold', async () => {
+  test('host runtime: the bundle (brotli, 0644) and its loader (0755), a wrapper, the unit (not enabled) and the kubelet hold', async () => {
     const res = await render('--runtime', 'host');
     assert.equal(res.code, 0, res.err);
     const mc = parse(res.out) as { metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> } };
@@ -51,10 +53,12 @@ describe('render machineconfig', () => {
     const cfg = ignitionFromMachineConfig(res.out);
     assert.equal(cfg.ignition.version, '3.2.0');
     const f = files(cfg);
-    assert.deepEqual([...f.keys()], [MC_WRAPPER_PATH, MC_BUNDLE_PATH, LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF].sort());
-    assert.deepEqual(f.get(MC_BUNDLE_PATH)?.text, bundleBytes);
+    assert.deepEqual([...f.keys()], [MC_WRAPPER_PATH, MC_BUNDLE_PATH, MC_PAYLOAD_PATH, LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF].sort());
+    assert.deepEqual(brotliDecompressSync(f.get(MC_PAYLOAD_PATH)!.text), bundleBytes);
+    assert.equal(f.get(MC_PAYLOAD_PATH)?.mode, 0o644);
+    assert.equal(String(f.get(MC_BUNDLE_PATH)?.text), renderLoader());
     assert.equal(f.get(MC_BUNDLE_PATH)?.mode, 0o755);
-    assert.equal(cfg.storage?.files?.find((x) => x.path === MC_BUNDLE_PATH)?.contents?.compression, 'gzip');
+    for (const p of [MC_PAYLOAD_PATH, MC_BUNDLE_PATH]) assert.equal(cfg.storage?.files?.find((x) => x.path === p)?.contents?.compression, undefined, `${p}: Ignition writes it as it is`);
     assert.match(String(f.get(MC_WRAPPER_PATH)?.text), new RegExp(`exec /usr/bin/node ${MC_BUNDLE_PATH} "\\$@"`));
     const units = new Map((cfg.systemd?.units ?? []).map((u) => [u.name, u]));
     assert.deepEqual([...units.keys()], ['kubelet.service', LOCAL_DNS_UNIT, 'sno-reconfigure-renew.service', 'sno-reconfigure-renew.timer', 'sno-reconfigure.service'].sort());
@@ -106,6 +110,8 @@ describe('render machineconfig', () => {
     const unit = (cfg.systemd?.units ?? []).find((u) => u.name === LOCAL_DNS_UNIT);
     assert.equal(unit?.enabled, true);
     assert.match(unit?.contents ?? '', /^ConditionPathExists=!\/usr\/local\/bin\/dnsmasq_config\.sh$/m);
+    // assisted-service before 71f3cc229 (2023-11) had no dnsmasq_config.sh; its forcedns dispatcher is in every generation.
+    assert.match(unit?.contents ?? '', /^ConditionPathExists=!\/etc\/NetworkManager\/dispatcher\.d\/forcedns$/m);
     assert.match(unit?.contents ?? '', /^Before=kubelet\.service crio\.service$/m);
     assert.match(unit?.contents ?? '', /^ExecStart=\/usr\/sbin\/dnsmasq --keep-in-foreground --conf-file=\/dev\/null --conf-dir=\/etc\/dnsmasq\.d,/m);
     const f = files(cfg);

@@ -27,6 +27,14 @@ test('key lines: a real key passes; wrong type, options, truncation and private 
   for (const [line, message] of rows) assert.match(sshPublicKeyProblem(line) ?? '', message, line);
 });
 
+test('a key whose embedded type is damaged is named with its bytes escaped, never as raw bytes', () => {
+  // "ssh-r" then two bytes that are not text, as a mangled copy leaves them; then a backslash and the rest.
+  const blob = Buffer.concat([Buffer.from([0, 0, 0, 9]), Buffer.from('ssh-r'), Buffer.from([0xd4, 0xb2, 0x5c, 0x00]), Buffer.alloc(20, 1)]);
+  const problem = sshPublicKeyProblem(`ssh-rsa ${blob.toString('base64')} ops@example.com`) ?? '';
+  assert.ok(problem.includes("holds a key of type 'ssh-r\\xd4\\xb2\\x5c\\x00'"), problem);
+  assert.match(problem, /^[\x20-\x7e]*$/, 'printable ASCII only');
+});
+
 test("the installer's one entry with several lines counts as several keys; comments and blank lines are not keys", () => {
   const [a, b] = [ed25519Line('a'), ed25519Line('b')];
   assert.deepEqual(keyLines([`${a}\n${b}\n`, '# comment', '']), [a, b]);

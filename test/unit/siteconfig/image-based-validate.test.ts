@@ -1,0 +1,110 @@
+// `validate --json` on image-based install media (cluster-configuration/manifest.json and its manifests/): every
+// input gets the contract's report, never an internal error, and each problem names what the person wrote in
+// manifest.json (kubeadmin_password_hash, ssh_key, raw_nm_state_config), not the site-config field it maps to.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runCli } from '../../../src/cli/cli';
+
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  await Promise.all(cleanups.map((c) => c()));
+});
+
+const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
+const BASE = {
+  api_version: 1,
+  base_domain: 'store42.example.com',
+  cluster_name: 'sno1',
+  hostname: 'sno1-node',
+  kubeadmin_password_hash: '$2a$10$abcdefghijklmnopqrstuuY5y2OQKYn0vXyvCEmE/Hh0YhQF8Zr1u',
+  ssh_key: KEY,
+  raw_nm_state_config: 'interfaces:\n- name: eno1\n  type: ethernet\n  state: up\n  ipv4: {enabled: true, dhcp: false, address: [{ip: 192.168.111.20, prefix-length: 24}]}\n',
+};
+
+interface Report {
+  valid: boolean;
+  errors: { path: string; message: string }[];
+  warnings: { path: string; message: string }[];
+}
+
+/** A config volume as openshift-install lays it out, with `manifest` as manifest.json and `manifests` in manifests/. */
+async function validateVolume(manifest: unknown, manifests: Record<string, string> = {}): Promise<{ code: number; report: Report; stderr: string }> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-ibi-'));
+  cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
+  await fs.mkdir(path.join(dir, 'cluster-configuration/manifests'), { recursive: true });
+  await fs.writeFile(path.join(dir, 'cluster-configuration/manifest.json'), typeof manifest === 'string' ? manifest : JSON.stringify(manifest));
+  for (const [name, text] of Object.entries(manifests)) await fs.writeFile(path.join(dir, 'cluster-configuration/manifests', name), text);
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(['validate', dir, '--json', '--root', dir], { out: (s) => (stdout += s), err: (s) => (stderr += s), env: {}, cwd: dir });
+  assert.doesNotMatch(stderr, /internal error/);
+  return { code, report: JSON.parse(stdout) as Report, stderr };
+}
+
+const SOURCES = 'cluster-configuration/manifests/image-digest-sources.json';
+
+test('an image-digest-sources.json that is not JSON is a located error in the --json report, not an internal error', async () => {
+  const { code, report } = await validateVolume(BASE, { 'image-digest-sources.json': 'This is not a JSON file' });
+  assert.equal(code, 1);
+  assert.deepEqual(report.errors, [{ path: SOURCES, message: 'is not valid JSON: openshift-install writes this file as a JSON list of {source, mirrors} entries' }]);
+});
+
+test('image-digest-sources.json entries without source, or of the wrong shape, are located errors', async () => {
+  const { code, report } = await validateVolume(BASE, { 'image-digest-sources.json': JSON.stringify([{ wrongField: 'x' }, { source: 'quay.io/ocp', mirrors: 'mirror.example.com' }, 'quay.io', { source: 'quay.io/x', mirrors: [3] }]) });
+  assert.equal(code, 1);
+  const found = report.errors.map((e) => `${e.path}: ${e.message}`);
+  for (const expected of [`${SOURCES}: [0]: unknown field 'wrongField'`, `${SOURCES}[0].source: is required`, `${SOURCES}[1].mirrors: expected a list`, `${SOURCES}: [2]: expected a mapping with source and mirrors, got a string`, `${SOURCES}[3].mirrors[0]: expected a string`]) {
+    assert.ok(found.some((f) => f.startsWith(expected)), `${expected} in ${found.join('\n')}`);
+  }
+});
+
+test('manifests/ objects that are no mirror sets, or mirror sets without their list, are located errors', async () => {
+  for (const text of ['null', '42', '{"kind": "ImageDigestMirrorSet", "metadata": {"name": "m"}}', '{"kind": "ImageContentSourcePolicy", "spec": {"repositoryDigestMirrors": [{}]}}', '{"items": [7]}', '[{"kind": "ConfigMap"}, 3]']) {
+    const { code, report } = await validateVolume(BASE, { 'mirrors.yaml': text });
+    assert.equal(code, 1, text);
+    assert.ok(report.errors.length > 0 && report.errors.every((e) => e.path.startsWith('cluster-configuration/manifests/mirrors.yaml')), `${text}: ${JSON.stringify(report.errors)}`);
+  }
+});
+
+test('a manifest.json without api_version is judged as a SeedReconfiguration: "api_version is required (1)", nothing about SiteConfig', async () => {
+  const { code, report } = await validateVolume({ 'some-unknown-field': 'withsomevalue' });
+  assert.equal(code, 1);
+  assert.deepEqual(report.errors, [{ path: 'api_version', message: "is required (1): cluster-configuration/manifest.json is image-based install's SeedReconfiguration, version 1" }]);
+});
+
+test('problems in manifest.json name the field the person wrote there, not the site-config field it became', async () => {
+  const { code, report } = await validateVolume({
+    ...BASE,
+    kubeadmin_password_hash: 'not-a-bcrypt-hash',
+    ssh_key: `# the office's key\n${KEY}\nssh-rsa not-base64!! broken`,
+    raw_nm_state_config: BASE.raw_nm_state_config.replace('192.168.111.20', '192.168.111.300'),
+    node_labels: { 'bad label!': 'x' },
+  });
+  assert.equal(code, 1);
+  const paths = report.errors.map((e) => e.path);
+  assert.ok(paths.includes('kubeadmin_password_hash'), paths.join(', '));
+  assert.ok(paths.includes('ssh_key (line 3)'), paths.join(', '));
+  assert.ok(paths.includes('raw_nm_state_config.interfaces[0].ipv4.address[0].ip'), paths.join(', '));
+  assert.ok(paths.some((p) => p.startsWith('node_labels')), paths.join(', '));
+  assert.deepEqual(paths.filter((p) => p.startsWith('spec.')), [], 'no translated field is named');
+});
+
+test('manifest.json fields of the wrong type are refused as Go would, and unknown ones are warned about', async () => {
+  const { code, report } = await validateVolume({ ...BASE, cluster_name: 7, proxy: 'http://proxy', node_ips: ['192.168.111.20', 5], DummyField: 'x' });
+  assert.equal(code, 1);
+  assert.deepEqual(report.errors.map((e) => e.path).sort(), ['cluster_name', 'node_ips', 'proxy']);
+  assert.match(report.errors.find((e) => e.path === 'proxy')!.message, /^expected a mapping, got a string/);
+  assert.ok(report.warnings.some((w) => w.path === 'DummyField' && /ignored/.test(w.message)));
+});
+
+test('a manifest.json that is not a JSON object says so, naming the file', async () => {
+  for (const text of ['This is not a JSON file', '[1, 2]', '42']) {
+    const { code, report } = await validateVolume(text);
+    assert.equal(code, 1);
+    assert.deepEqual(report.errors.map((e) => e.path), ['cluster-configuration/manifest.json'], text);
+    assert.match(report.errors[0]!.message, /^is not a JSON object \(got .*\): image-based install writes its SeedReconfiguration here$/);
+  }
+});
