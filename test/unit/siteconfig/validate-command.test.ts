@@ -67,7 +67,7 @@ test('an invalid site-config: exit 1 and every problem with its location', async
   assert.equal(out.split('\n').filter((l) => l.startsWith('  spec.')).length, 12);
 });
 
-test('--json prints exactly the contract shape (plus status, source and notes: the signature's key, who sealed files are for)', async () => {
+test('--json prints exactly the contract shape (plus status, source and notes: the key that verified the signature, who sealed files are for)', async () => {
   const c = await caseDir('invalid', 'i005-typo-basedomain');
   const { code, out } = await run([c.location, '--json', '--root', c.root]);
   assert.equal(code, 1);
