@@ -53,6 +53,8 @@ export const STATIC_POD_RESOURCES_DIR = '/etc/kubernetes/static-pod-resources';
  * for the site's hand-off kubeconfig over the node-local one, whose client certificate rotates.
  */
 export const FACTORY_ADMIN_KUBECONFIG = '/etc/sno-reconfigure/admin-kubeconfig';
+/** This node's row of the fleet inventory (src/factory/inventory-row.ts), written by `prepare` for `media build --nodes`. */
+export const INVENTORY_ROW_FILE = '/etc/sno-reconfigure/inventory-row.yaml';
 /** Factory baseline written by `prepare`. */
 export const BASELINE_FILE = '/etc/sno-reconfigure/baseline.json';
 /** Where `run` keeps its files, relative to the state directory. */

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { validateCertificatePair, validateTrustBundle, type CertificateRole } from './certificates';
 import { parseDuration, formatDuration } from './duration';
 import { isInside, listDirectory, readConfinedFile, readRegularFile, realPathIfExists, statKind } from './files';
-import { describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from './sealed';
+import { describeSealed, keyFingerprint, openSealedFile, SealedFileError, SEALED_SUFFIX } from './sealed';
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
@@ -57,12 +57,13 @@ export interface FileValidationContext {
    * How sealed files (X.sealed, src/siteconfig/sealed.ts) are opened. Absent: judged on a workstation — who
    * each is for is reported and its content is checked on that node. Present: on the node, which must open them.
    */
-  nodeKey?: { privateKeyPem?: string };
+  nodeKey?: { privateKeyPem?: string; plaintextOf?: (ref: string) => Buffer | undefined };
 }
 
 export interface FileValidation {
   errors: ValidationProblem[];
   warnings: ValidationProblem[];
+  notes?: ValidationProblem[];
   /** spec.match when it could be read and is well-formed (also when other parts are invalid). */
   match?: MachineMatch;
   /** True when the file was read and parsed far enough to know whether it is meant for this machine. */
@@ -94,7 +95,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   const f = new Findings();
   // manifest.json's problems name the fields the person wrote there, not the site-config fields they became.
   let named = (ps: ValidationProblem[]): ValidationProblem[] => ps;
-  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: named(f.errors), warnings: named(f.warnings), matchKnown: false, ...extra });
+  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: named(f.errors), warnings: named(f.warnings), notes: f.notes, matchKnown: false, ...extra });
   const read = await readRegularFile(ctx.filePath, '');
   if (!read.ok) {
     f.error(ctx.display, read.message);
@@ -200,7 +201,7 @@ async function checkSignature(f: Findings, ctx: FileValidationContext, baseDir: 
   for (const p of ctx.trusted.problems) f.warn(p.path, `trusted key ${p.message}`);
   const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
   if (!ctx.trusted.required) {
-    if (sig.ok) f.warn(sigDisplay, 'not verified: this node holds no trusted keys (/etc/sno-reconfigure/trusted-keys/*.pem), so signatures are optional');
+    if (sig.ok) f.warn(sigDisplay, 'not verified: no trusted key given (--trusted-key on a workstation, /etc/sno-reconfigure/trusted-keys/*.pem on a node), so the signature is optional');
     return true;
   }
   if (!sig.ok) {
@@ -218,10 +219,12 @@ async function checkSignature(f: Findings, ctx: FileValidationContext, baseDir: 
     f.error(sigDisplay, 'cannot be verified: none of the node\'s trusted keys is usable (see the warnings)');
     return false;
   }
-  if (!verifyWithTrustedKeys(bytes, signature, ctx.trusted.keys)) {
+  const by = verifyWithTrustedKeys(bytes, signature, ctx.trusted.keys);
+  if (!by) {
     f.error(sigDisplay, `does not verify ${ctx.display} with any of the node's ${ctx.trusted.keys.length} trusted key(s): the file was changed after signing, or signed with another key`);
     return false;
   }
+  f.note(sigDisplay, `signature verified with key ${keyFingerprint(by.key)} (${by.file})`);
   return true;
 }
 
@@ -332,7 +335,8 @@ function openSealed(f: Findings, ctx: FileValidationContext, r: Reference, seale
   try {
     const { recipient, label } = describeSealed(bytes);
     const forWhom = `node ${recipient}${label ? ` (${label})` : ''}`;
-    if (!ctx.nodeKey) f.warn(r.field, `'${sealedRef}' is encrypted for ${forWhom}; its content is checked on that node`);
+    if (ctx.nodeKey?.plaintextOf) r.bytes = ctx.nodeKey.plaintextOf(r.ref);
+    else if (!ctx.nodeKey) f.note(r.field, `'${sealedRef}' is encrypted for ${forWhom}; its content is checked on that node`);
     else if (!ctx.nodeKey.privateKeyPem) f.error(r.field, `'${sealedRef}' is encrypted for ${forWhom}, and this node has no key of its own: run sno-reconfigure prepare at the factory, and seal the file to the key it prints`);
     else r.bytes = openSealedFile(bytes, r.ref, ctx.nodeKey.privateKeyPem);
   } catch (e) {

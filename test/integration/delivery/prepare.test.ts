@@ -21,7 +21,7 @@ import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
 import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR, TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
 import { ASSISTED_DNSMASQ_MARKERS, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 import { parse as parseYaml } from 'yaml';
-import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES } from '../../../src/paths';
+import { INVENTORY_ROW_FILE, BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES } from '../../../src/paths';
 import { publicKeyOf } from '../../../src/siteconfig/sealed';
 import type { PrepareResult } from '../../../src/factory/prepare';
 import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/factory/preflight';
@@ -178,12 +178,41 @@ describe('prepare', () => {
       const privateKeyPem = readFileSync(keyFile, 'utf8');
       const { fingerprint, publicKeyPem } = publicKeyOf(privateKeyPem);
       assert.equal(readFileSync(path.join(node.root, NODE_PUBLIC_KEY_FILE), 'utf8'), publicKeyPem);
-      assert.ok(res.out.includes(`Node key for sealed site-config files (record it in the inventory; seal files to it with sno-reconfigure seal): ${fingerprint}\n${publicKeyPem}`), res.out);
+      assert.ok(res.out.includes(`Node key for sealed site-config files (in the row as nodePublicKey; seal files to it with sno-reconfigure seal): ${fingerprint}\n${publicKeyPem}`), res.out);
       assert.ok(!res.out.includes('PRIVATE KEY') && !res.out.includes(privateKeyPem.split('\n')[1]!), 'the private key is never printed');
       const again = await prepare(node, '--json');
       assert.equal(again.code, 0, again.out);
       assert.equal(readFileSync(keyFile, 'utf8'), privateKeyPem, 'a second prepare keeps the key: files sealed to it stay readable');
       assert.equal(again.result?.nodeKey?.fingerprint, fingerprint);
+    });
+
+    test('writes and prints the node\'s inventory row: identity, uplink MAC, installed names, node key, ship-by (issue 30)', async () => {
+      // This machine's identity and its default route's interface, as the kernel shows them.
+      const at = (p: string, text: string) => {
+        mkdirSync(path.dirname(path.join(node.root, p)), { recursive: true });
+        writeFileSync(path.join(node.root, p), text);
+      };
+      at('sys/class/dmi/id/product_serial', 'CZ2042XYZ\n');
+      at('sys/class/dmi/id/product_uuid', '4c4c4544-0042-3510-8052-b2c04f4d3232\n');
+      at('proc/net/route', 'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\nbr-ex\t006FA8C0\t00000000\t0001\t0\t0\t48\t00FFFFFF\t0\t0\t0\nbr-ex\t00000000\t016FA8C0\t0003\t0\t0\t48\t00000000\t0\t0\t0\n');
+      at('sys/class/net/br-ex/address', '52:54:00:AA:BB:CC\n');
+      const res = await prepare(node, '--json');
+      assert.equal(res.code, 0, res.out + res.err);
+      const row = (res.result as { inventoryRow?: Record<string, string> } | undefined)?.inventoryRow;
+      const { fingerprint, publicKeyPem } = publicKeyOf(readFileSync(path.join(node.root, NODE_KEY_FILE), 'utf8'));
+      assert.deepEqual(row, {
+        serialNumber: 'CZ2042XYZ',
+        systemUUID: '4c4c4544-0042-3510-8052-b2c04f4d3232',
+        macAddress: '52:54:00:aa:bb:cc',
+        clusterName: 'sno1',
+        hostname: 'sno1-node',
+        installedDomain: 'factory.example.com',
+        openshiftVersion: '4.14.12',
+        nodePublicKey: publicKeyPem,
+        nodeKeyFingerprint: fingerprint,
+        shipBy: res.result?.shipBy,
+      });
+      assert.deepEqual(parseYaml(readFileSync(path.join(node.root, INVENTORY_ROW_FILE), 'utf8')), [row], 'the file is a list of one row: rows of many nodes concatenate');
     });
 
     test('refuses when kubelet\'s client certificate would expire during the shipment', async () => {
