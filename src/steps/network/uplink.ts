@@ -1,0 +1,180 @@
+// What the site's nmstate means on this node, decided without touching it (docs/network.md has the why).
+// The site describes the uplink (NIC, bond or VLAN), never br-ex. On an OVN-Kubernetes node the agent applies it
+// in one state together with br-ex `state: absent`: nmstate then detaches br-ex's ports (nmstate/nmstate base,
+// rust/src/lib/iface.rs get_changed_ports: an absent controller lists all its current ports as detached;
+// apply_ctrller_change gives them an empty controller, so preserve_current_controller_info leaves them free and
+// base.rs validate_can_have_ip lets the NIC hold the address). configure-ovs then rebuilds br-ex on the interface
+// that carries the default route (machine-config-operator templates/common/_base/files/configure-ovs-network.yaml,
+// release-4.12 … release-4.16, get_nodeip_interface / convert_to_bridge).
+import { BR_EX, findInterface, readInterface, type IpSettings, type NetInterface, type Topology } from './topology';
+
+export type NmState = Record<string, unknown>;
+
+export interface Refusal {
+  message: string;
+  remedy: string;
+}
+
+const CONTROLLER_TYPES = ['bond', 'linux-bridge', 'ovs-bridge', 'team', 'vrf'];
+const VIRTUAL_TYPES = ['bond', 'vlan', 'linux-bridge', 'ovs-bridge', 'ovs-interface', 'vxlan', 'veth', 'dummy', 'mac-vlan', 'mac-vtap', 'vrf', 'team', 'ipvlan', 'tun', 'loopback'];
+
+export function siteInterfaces(state: NmState): NetInterface[] {
+  return (Array.isArray(state.interfaces) ? state.interfaces : []).map(readInterface).filter((i): i is NetInterface => i !== undefined);
+}
+
+const live = (i: NetInterface) => i.state !== 'absent' && i.state !== 'down';
+const hasIp = (i: NetInterface) => [i.ipv4, i.ipv6].some((ip) => ip?.enabled && (ip.dhcp || ip.autoconf || ip.addresses.length > 0));
+const isDefault = (dest: unknown) => dest === '0.0.0.0/0' || dest === '::/0';
+
+function siteRoutes(state: NmState): Record<string, unknown>[] {
+  const routes = state.routes as { config?: unknown } | undefined;
+  return (Array.isArray(routes?.config) ? routes.config : []) as Record<string, unknown>[];
+}
+
+/**
+ * The interface that will carry the node's address and default route — what configure-ovs makes br-ex's port:
+ * the one a default route leaves through, else the first with DHCP, else the first with an address.
+ */
+export function siteUplink(state: NmState): NetInterface | undefined {
+  const candidates = siteInterfaces(state).filter((i) => live(i) && hasIp(i) && i.name !== BR_EX);
+  const via = siteRoutes(state).find((r) => r.state !== 'absent' && isDefault(r.destination) && candidates.some((c) => c.name === r['next-hop-interface']));
+  return candidates.find((c) => c.name === via?.['next-hop-interface']) ?? candidates.find((c) => c.ipv4?.dhcp || c.ipv6?.dhcp || c.ipv6?.autoconf) ?? candidates[0];
+}
+
+/** Names a state refers to that must exist on the node or be made by the state itself: ports, VLAN parents. */
+function referencedNames(i: NetInterface): string[] {
+  const vlan = i.raw.vlan as { 'base-iface'?: unknown } | undefined;
+  return [...i.ports, ...(typeof vlan?.['base-iface'] === 'string' ? [vlan['base-iface']] : [])];
+}
+
+/** The controller an interface has after the state is applied, by nmstate's rules (see the header). */
+function controllerAfter(name: string, site: NetInterface[], topo: Topology, ovn: boolean): string | undefined {
+  const own = site.find((i) => i.name === name && i.raw.controller !== undefined);
+  if (own) return typeof own.raw.controller === 'string' && own.raw.controller !== '' ? own.raw.controller : undefined;
+  const claiming = site.find((c) => live(c) && c.ports.includes(name));
+  if (claiming) return claiming.name;
+  const current = findInterface(topo, name)?.controller;
+  if (!current || (ovn && current === BR_EX)) return undefined;
+  const ctrl = site.find((c) => c.name === current && CONTROLLER_TYPES.includes(c.type));
+  if (ctrl && (!live(ctrl) || (ctrl.raw['link-aggregation'] !== undefined || ctrl.raw.bridge !== undefined))) return undefined;
+  return current;
+}
+
+function describeNow(i: NetInterface | undefined): string {
+  if (!i) return 'not on this node';
+  if (i.controller === BR_EX) return `today the port of ${BR_EX}, which carries the node's address`;
+  if (i.controller) return `today a port of ${i.controller}`;
+  const addrs = [...(i.ipv4?.addresses ?? []), ...(i.ipv6?.addresses ?? [])];
+  return addrs.length ? `today holding ${addrs.join(', ')}` : `a ${i.type} interface without an address today`;
+}
+
+/**
+ * Why the site's state cannot be applied on this node, checked against `nmstatectl show` before anything changes:
+ * interfaces it names that the node does not have, an uplink that would leave br-ex without a port, an address on
+ * an interface that is a port and stays one (nmstate refuses it: base.rs validate_can_have_ip).
+ */
+export function refusalsAgainst(state: NmState, topo: Topology): Refusal[] {
+  const site = siteInterfaces(state);
+  const ovn = topo.brEx !== undefined;
+  const nics = topo.interfaces.filter((i) => i.type === 'ethernet').map((i) => i.name);
+  const have = nics.length ? `this node's network interfaces are ${nics.join(', ')}` : 'this node lists no ethernet interface';
+  const out: Refusal[] = [];
+  const made = new Set(site.filter((i) => live(i) && (VIRTUAL_TYPES.includes(i.type) || i.raw.veth !== undefined)).map((i) => i.name));
+  const missing = new Set<string>();
+  for (const i of site) {
+    if (live(i) && !made.has(i.name) && !findInterface(topo, i.name)) missing.add(i.name);
+    for (const ref of referencedNames(i)) if (!made.has(ref) && !findInterface(topo, ref)) missing.add(ref);
+  }
+  for (const name of missing) {
+    out.push({
+      message: `spec.network.nmstate names the network interface ${name}, which this node does not have (${have})`,
+      remedy: `Write the interface names this node has (${nics.join(', ') || 'see `nmstatectl show` on the node'}) in spec.network.nmstate, check it with \`sno-reconfigure validate\`, and insert the corrected media.`,
+    });
+  }
+  for (const i of site) {
+    if (!live(i) || !hasIp(i)) continue;
+    const ctrl = controllerAfter(i.name, site, topo, ovn);
+    if (!ctrl || findInterface(topo, i.name)?.controller !== ctrl) continue;
+    out.push({
+      message: `spec.network.nmstate gives ${i.name} an address, but ${i.name} is ${describeNow(findInterface(topo, i.name))} and stays one; nmstate refuses an address on a port`,
+      remedy: `Put the addresses on ${ctrl} (or list ${ctrl}'s ports without ${i.name}) in spec.network.nmstate, and insert the corrected media.`,
+    });
+  }
+  if (ovn && !siteUplink(state)) {
+    out.push({
+      message: `spec.network.nmstate gives no interface an address or DHCP: ${BR_EX} would be left without a port (its uplink ${topo.brEx?.uplink ?? '?'} is ${describeNow(findInterface(topo, topo.brEx?.uplink ?? ''))}) and the node without a network`,
+      remedy: `Describe the uplink in spec.network.nmstate — ${topo.brEx?.uplink ?? 'the NIC'} (or the bond or VLAN that replaces it) with its addresses or DHCP, the default route and the DNS servers; never ${BR_EX} itself, which OpenShift builds on top of it.`,
+    });
+  }
+  return out;
+}
+
+/** The state the agent applies on an OVN node: the site's uplink, with br-ex released for configure-ovs to rebuild. */
+export function releaseState(state: NmState): NmState {
+  const released = [
+    { name: BR_EX, type: 'ovs-interface', state: 'absent' },
+    { name: BR_EX, type: 'ovs-bridge', state: 'absent' },
+  ];
+  return { ...state, interfaces: [...released, ...(Array.isArray(state.interfaces) ? state.interfaces : [])] };
+}
+
+const bare = (cidr: string) => cidr.replace(/\/\d*$/, '');
+
+function ipState(ip: IpSettings | undefined, drop: Set<string>): Record<string, unknown> {
+  if (!ip?.enabled) return { enabled: false };
+  if (ip.dhcp || ip.autoconf) return { enabled: true, dhcp: ip.dhcp, ...(ip.autoconf ? { autoconf: true } : {}) };
+  const address = ip.addresses.filter((a) => !drop.has(bare(a))).map((a) => ({ ip: bare(a), 'prefix-length': Number(a.split('/')[1]) }));
+  return { enabled: address.length > 0, dhcp: false, ...(address.length ? { address } : {}) };
+}
+
+/**
+ * The factory network written the way the site's is: the uplink with the settings br-ex carries now (not the
+ * internal IP, which our dispatcher adds back on br-ex), its routes and DNS, br-ex released — applying it and
+ * re-running configure-ovs rebuilds the factory br-ex even after a reboot into the uncommitted site profile.
+ */
+export function factoryState(topo: Topology, internal: readonly string[]): NmState | undefined {
+  const uplink = topo.brEx?.uplink ? findInterface(topo, topo.brEx.uplink) : undefined;
+  const settings = topo.brEx?.internal;
+  if (!uplink || !settings) return undefined;
+  const drop = new Set(internal.map(bare));
+  const iface: Record<string, unknown> = { name: uplink.name, type: uplink.type, state: 'up', ipv4: ipState(settings.ipv4, drop), ipv6: ipState(settings.ipv6, drop) };
+  if (uplink.type === 'vlan' && uplink.raw.vlan) iface.vlan = uplink.raw.vlan;
+  const routes = topo.routes
+    .filter((r) => r['next-hop-interface'] === BR_EX)
+    .map((r) => ({ ...r, 'next-hop-interface': uplink.name }));
+  return releaseState({
+    interfaces: [iface],
+    ...(routes.length ? { routes: { config: routes } } : {}),
+    ...(topo.dns ? { 'dns-resolver': { config: topo.dns } } : {}),
+  });
+}
+
+/** Static `ip/prefix` addresses an interface state gives (DHCP ones are learnt from the node afterwards). */
+export function staticAddresses(i: NetInterface): string[] {
+  return [i.ipv4, i.ipv6].flatMap((ip) => (ip?.enabled && !ip.dhcp && !ip.autoconf ? ip.addresses : []));
+}
+
+/**
+ * What is wrong with br-ex after configure-ovs rebuilt it, against what the state asked: br-ex exists, `uplink`
+ * is its port, and br-ex holds the uplink's static addresses (or, with DHCP/autoconf, an address of that family).
+ * Empty when br-ex is as asked.
+ */
+export function brExProblems(topo: Topology, uplink: NetInterface, internal: readonly string[]): string[] {
+  if (!topo.brEx) return [`${BR_EX} was not rebuilt`];
+  const problems: string[] = [];
+  if (topo.brEx.uplink !== uplink.name) problems.push(`${BR_EX}'s port is ${topo.brEx.uplink ?? 'missing'}, not ${uplink.name}`);
+  const held = brExAddresses(topo, internal);
+  for (const a of staticAddresses(uplink)) if (!held.includes(a)) problems.push(`${BR_EX} does not hold ${a}`);
+  for (const [family, ip] of [[4, uplink.ipv4], [6, uplink.ipv6]] as const) {
+    const got = held.some((a) => a.includes(':') === (family === 6));
+    if (ip?.enabled && (ip.dhcp || ip.autoconf) && !got) problems.push(`${BR_EX} got no IPv${family} address by ${ip.dhcp ? 'DHCP' : 'autoconf'}`);
+  }
+  return problems;
+}
+
+/** The `ip/prefix` addresses br-ex holds besides the internal IP (the site's, static or leased). */
+export function brExAddresses(topo: Topology, internal: readonly string[]): string[] {
+  const drop = new Set(internal.map(bare));
+  const held = [...(topo.brEx?.internal?.ipv4?.addresses ?? []), ...(topo.brEx?.internal?.ipv6?.addresses ?? [])];
+  return held.filter((a) => !drop.has(bare(a)) && !/^fe80:/i.test(a));
+}
