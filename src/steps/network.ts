@@ -110,8 +110,12 @@ async function rebuildBrEx(ctx: StepContext, state: NmState): Promise<{ problems
   ctx.progress.status(`rebuilding ${BR_EX} (configure-ovs) on the new uplink`);
   const run = await rerunConfigureOvs(ctx.host, REBUILD_MS);
   const topo = await readTopology(ctx);
+  return { problems: [...(run.ok ? [] : [run.detail]), ...brExProblemsNow(ctx, topo, state)], topo };
+}
+
+function brExProblemsNow(ctx: StepContext, topo: Topology, state: NmState): string[] {
   const uplink = siteUplink(state);
-  return { problems: [...(run.ok ? [] : [run.detail]), ...(uplink ? brExProblems(topo, uplink, internalOf(ctx)) : [`${BR_EX} has no uplink in the state`])], topo };
+  return uplink ? brExProblems(topo, uplink, internalOf(ctx)) : [`${BR_EX} has no uplink in the state`];
 }
 
 /**
@@ -126,7 +130,8 @@ async function restoreKnownGood(ctx: StepContext): Promise<void> {
   const factoryText = await ctx.host.readTextIfExists(factoryFile(ctx));
   if (factoryText !== undefined) {
     const factory = parse(factoryText) as NmState;
-    const afterRollback = rolledBack ? (await rebuildBrEx(ctx, factory)).problems : ['no checkpoint was left to roll back (the node restarted, or it expired)'];
+    // Without a checkpoint (it expired, or the node rebooted) br-ex is as NetworkManager's timer or the boot left it.
+    const afterRollback = rolledBack ? (await rebuildBrEx(ctx, factory)).problems : brExProblemsNow(ctx, await readTopology(ctx), factory);
     if (afterRollback.length > 0) {
       ctx.log.warn(`${BR_EX} is not back as it was at the factory (${afterRollback.join('; ')}); applying the saved factory uplink and rebuilding ${BR_EX}`);
       let problems: string[];

@@ -165,9 +165,12 @@ export function brExProblems(topo: Topology, uplink: NetInterface, internal: rea
   if (topo.brEx.uplink !== uplink.name) problems.push(`${BR_EX}'s port is ${topo.brEx.uplink ?? 'missing'}, not ${uplink.name}`);
   const held = brExAddresses(topo, internal);
   for (const a of staticAddresses(uplink)) if (!held.includes(a)) problems.push(`${BR_EX} does not hold ${a}`);
-  for (const [family, ip] of [[4, uplink.ipv4], [6, uplink.ipv6]] as const) {
+  for (const [family, ip, now] of [[4, uplink.ipv4, topo.brEx.internal?.ipv4], [6, uplink.ipv6, topo.brEx.internal?.ipv6]] as const) {
+    if (!ip?.enabled) continue;
     const got = held.some((a) => a.includes(':') === (family === 6));
-    if (ip?.enabled && (ip.dhcp || ip.autoconf) && !got) problems.push(`${BR_EX} got no IPv${family} address by ${ip.dhcp ? 'DHCP' : 'autoconf'}`);
+    if ((ip.dhcp || ip.autoconf) && !got) problems.push(`${BR_EX} got no IPv${family} address by ${ip.dhcp ? 'DHCP' : 'autoconf'}`);
+    // configure-ovs clones the method too: a DHCP uplink gives a DHCP br-ex, a static one a static br-ex.
+    if (ip.dhcp !== (now?.dhcp ?? false)) problems.push(`${BR_EX} ${now?.dhcp ? 'uses' : 'does not use'} DHCP for IPv${family}`);
   }
   return problems;
 }
