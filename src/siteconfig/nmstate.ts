@@ -83,6 +83,7 @@ class NmstateChecker {
   interfaces(value: unknown, path: string): void {
     const list = this.list(value, path);
     if (!list) return;
+    this.uplinkRules(list, path);
     const seen: Array<{ name: string; type?: string; index: number }> = [];
     list.forEach((entry, i) => {
       const p = subPath(path, i);
@@ -124,6 +125,39 @@ class NmstateChecker {
       }
       if (type === 'vlan') this.vlan(iface.vlan, subPath(p, 'vlan'));
       if (type === 'bond' && iface['link-aggregation'] !== undefined) this.bond(iface['link-aggregation'], subPath(p, 'link-aggregation'));
+    });
+  }
+
+  /**
+   * The site describes the uplink, never br-ex (DESIGN.md section 4; docs/network.md): configure-ovs regenerates
+   * br-ex at every boot (machine-config-operator configure-ovs-network.yaml, release-4.12 … 4.16). And nmstate
+   * refuses an address on an interface with a controller unless it is an OVS internal interface
+   * (nmstate/nmstate base, rust/src/lib/ifaces/base.rs can_have_ip / validate_can_have_ip).
+   */
+  uplinkRules(list: unknown[], path: string): void {
+    const controllerOf = new Map<string, string>();
+    list.forEach((entry) => {
+      if (!isPlainObject(entry) || typeof entry.name !== 'string' || entry.state === 'absent') return;
+      const la = isPlainObject(entry['link-aggregation']) ? entry['link-aggregation'] : {};
+      const bridge = isPlainObject(entry.bridge) ? entry.bridge : {};
+      const ports = [...(Array.isArray(la.port) ? la.port : []), ...(Array.isArray(la.slaves) ? la.slaves : []), ...(Array.isArray(bridge.port) ? bridge.port.map((p) => (isPlainObject(p) ? p.name : undefined)) : [])];
+      for (const port of ports) if (typeof port === 'string' && port !== entry.name) controllerOf.set(port, entry.name);
+    });
+    list.forEach((entry, i) => {
+      if (!isPlainObject(entry) || typeof entry.name !== 'string') return;
+      const p = subPath(path, i);
+      if (entry.name === 'br-ex') {
+        this.error(subPath(p, 'name'), "names br-ex, the bridge OpenShift's configure-ovs builds on top of the node's uplink at every boot (a state written on it is lost at the next boot): describe the uplink itself — the NIC, bond or VLAN, e.g. eno1 — with the addresses, routes and DNS servers, and the agent moves br-ex onto it");
+        return;
+      }
+      const ctrl = typeof entry.controller === 'string' && entry.controller !== '' ? entry.controller : controllerOf.get(entry.name);
+      if (!ctrl || entry.type === 'ovs-interface' || entry.state === 'absent') return;
+      for (const key of ['ipv4', 'ipv6']) {
+        const ip = entry[key];
+        if (isPlainObject(ip) && isTrue(ip.enabled)) {
+          this.error(subPath(p, key, 'enabled'), `gives ${entry.name} an address, but this state makes ${entry.name} a port of ${ctrl} and nmstate refuses an address on a port: put the addresses on ${ctrl} and write ${entry.name} with ${key} disabled (or without ${key})`);
+        }
+      }
     });
   }
 

@@ -119,11 +119,13 @@ export function releaseState(state: NmState): NmState {
 }
 
 const bare = (cidr: string) => cidr.replace(/\/\d*$/, '');
+const LINK_LOCAL = /^(169\.254\.|fe80:)/i;
 
 function ipState(ip: IpSettings | undefined, drop: Set<string>): Record<string, unknown> {
   if (!ip?.enabled) return { enabled: false };
   if (ip.dhcp || ip.autoconf) return { enabled: true, dhcp: ip.dhcp, ...(ip.autoconf ? { autoconf: true } : {}) };
-  const address = ip.addresses.filter((a) => !drop.has(bare(a))).map((a) => ({ ip: bare(a), 'prefix-length': Number(a.split('/')[1]) }));
+  // Link-local addresses are not the node's: OVN-Kubernetes puts its masquerade address (169.254.169.2/29) on br-ex.
+  const address = ip.addresses.filter((a) => !drop.has(bare(a)) && !LINK_LOCAL.test(a)).map((a) => ({ ip: bare(a), 'prefix-length': Number(a.split('/')[1]) }));
   return { enabled: address.length > 0, dhcp: false, ...(address.length ? { address } : {}) };
 }
 
@@ -179,5 +181,5 @@ export function brExProblems(topo: Topology, uplink: NetInterface, internal: rea
 export function brExAddresses(topo: Topology, internal: readonly string[]): string[] {
   const drop = new Set(internal.map(bare));
   const held = [...(topo.brEx?.internal?.ipv4?.addresses ?? []), ...(topo.brEx?.internal?.ipv6?.addresses ?? [])];
-  return held.filter((a) => !drop.has(bare(a)) && !/^fe80:/i.test(a));
+  return held.filter((a) => !drop.has(bare(a)) && !LINK_LOCAL.test(a));
 }
