@@ -169,7 +169,7 @@ function refuse(state: NmState, topo: Topology): void {
 /** Saves what the node has now (known good): the show for SDN nodes, the factory uplink state on OVN nodes. */
 async function saveKnownGood(ctx: StepContext, showText: string, topo: Topology): Promise<void> {
   await ctx.host.writeFileAtomic(backupFile(ctx), showText, 0o600);
-  const factory = topo.brEx ? factoryState(topo, internalOf(ctx)) : undefined;
+  const factory = topo.brEx ? factoryState(topo) : undefined;
   if (factory) await ctx.host.writeFileAtomic(factoryFile(ctx), stringify(factory), 0o600);
   else await ctx.host.remove(factoryFile(ctx));
 }

@@ -121,25 +121,25 @@ export function releaseState(state: NmState): NmState {
 const bare = (cidr: string) => cidr.replace(/\/\d*$/, '');
 const LINK_LOCAL = /^(169\.254\.|fe80:)/i;
 
-function ipState(ip: IpSettings | undefined, drop: Set<string>): Record<string, unknown> {
+function ipState(ip: IpSettings | undefined): Record<string, unknown> {
   if (!ip?.enabled) return { enabled: false };
   if (ip.dhcp || ip.autoconf) return { enabled: true, dhcp: ip.dhcp, ...(ip.autoconf ? { autoconf: true } : {}) };
   // Link-local addresses are not the node's: OVN-Kubernetes puts its masquerade address (169.254.169.2/29) on br-ex.
-  const address = ip.addresses.filter((a) => !drop.has(bare(a)) && !LINK_LOCAL.test(a)).map((a) => ({ ip: bare(a), 'prefix-length': Number(a.split('/')[1]) }));
+  const address = ip.addresses.filter((a) => !LINK_LOCAL.test(a)).map((a) => ({ ip: bare(a), 'prefix-length': Number(a.split('/')[1]) }));
   return { enabled: address.length > 0, dhcp: false, ...(address.length ? { address } : {}) };
 }
 
 /**
- * The factory network written the way the site's is: the uplink with the settings br-ex carries now (not the
- * internal IP, which our dispatcher adds back on br-ex), its routes and DNS, br-ex released — applying it and
- * re-running configure-ovs rebuilds the factory br-ex even after a reboot into the uncommitted site profile.
+ * The factory network written the way the site's is: the uplink with the settings br-ex carries now, its routes and
+ * DNS, br-ex released — applying it and re-running configure-ovs rebuilds the factory br-ex even after a reboot into
+ * the uncommitted site profile. The internal IP stays in: at the factory it is the node's installed address
+ * (docs/factory-and-site.md), and where it is another one our dispatcher finds it present and adds nothing.
  */
-export function factoryState(topo: Topology, internal: readonly string[]): NmState | undefined {
+export function factoryState(topo: Topology): NmState | undefined {
   const uplink = topo.brEx?.uplink ? findInterface(topo, topo.brEx.uplink) : undefined;
   const settings = topo.brEx?.internal;
   if (!uplink || !settings) return undefined;
-  const drop = new Set(internal.map(bare));
-  const iface: Record<string, unknown> = { name: uplink.name, type: uplink.type, state: 'up', ipv4: ipState(settings.ipv4, drop), ipv6: ipState(settings.ipv6, drop) };
+  const iface: Record<string, unknown> = { name: uplink.name, type: uplink.type, state: 'up', ipv4: ipState(settings.ipv4), ipv6: ipState(settings.ipv6) };
   if (uplink.type === 'vlan' && uplink.raw.vlan) iface.vlan = uplink.raw.vlan;
   const routes = topo.routes
     .filter((r) => r['next-hop-interface'] === BR_EX)
@@ -166,7 +166,8 @@ export function brExProblems(topo: Topology, uplink: NetInterface, internal: rea
   const problems: string[] = [];
   if (topo.brEx.uplink !== uplink.name) problems.push(`${BR_EX}'s port is ${topo.brEx.uplink ?? 'missing'}, not ${uplink.name}`);
   const held = brExAddresses(topo, internal);
-  for (const a of staticAddresses(uplink)) if (!held.includes(a)) problems.push(`${BR_EX} does not hold ${a}`);
+  const internalIps = new Set(internal.map(bare));
+  for (const a of staticAddresses(uplink)) if (!held.includes(a) && !internalIps.has(bare(a))) problems.push(`${BR_EX} does not hold ${a}`);
   for (const [family, ip, now] of [[4, uplink.ipv4, topo.brEx.internal?.ipv4], [6, uplink.ipv6, topo.brEx.internal?.ipv6]] as const) {
     if (!ip?.enabled) continue;
     const got = held.some((a) => a.includes(':') === (family === 6));

@@ -160,6 +160,7 @@ function configureOvs(lan, runtime) {
   for (const cidr of internal) {
     const fam = cidr.includes(':') ? 'ipv6' : 'ipv4';
     const [ip, prefix] = cidr.split('/');
+    if ((brIface[fam].address || []).some((a) => a.ip === ip)) continue; // the dispatcher adds it only when absent
     brIface[fam] = { ...brIface[fam], enabled: true, address: [...(brIface[fam].address || []), { ip, 'prefix-length': Number(prefix || (fam === 'ipv4' ? 32 : 128)) }] };
   }
   uplink.controller = BR_EX;

@@ -72,12 +72,12 @@ test('the state applied on an OVN node releases br-ex; configure-ovs builds it o
   assert.equal(siteUplink(bond)?.name, 'bond0');
 });
 
-test('the factory state is the uplink with br-ex settings, without the internal IP or OVN\'s masquerade address, its routes moved to the uplink', () => {
-  const factory = factoryState(ovnNode(), ['10.99.0.10']);
+test('the factory state is the uplink with br-ex settings, without OVN\'s masquerade address, its routes moved to the uplink', () => {
+  const factory = factoryState(ovnNode());
   assert.deepEqual(factory?.interfaces, [
     { name: 'br-ex', type: 'ovs-interface', state: 'absent' },
     { name: 'br-ex', type: 'ovs-bridge', state: 'absent' },
-    { name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '172.31.250.10', 'prefix-length': 24 }] }, ipv6: { enabled: false } },
+    { name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '172.31.250.10', 'prefix-length': 24 }, { ip: '10.99.0.10', 'prefix-length': 32 }] }, ipv6: { enabled: false } },
   ]);
   assert.deepEqual(factory?.routes, { config: [{ destination: '0.0.0.0/0', 'next-hop-address': '172.31.250.1', 'next-hop-interface': 'eno1' }] });
 });
