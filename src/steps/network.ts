@@ -227,7 +227,7 @@ export const networkStep: Step = {
     await saveKnownGood(ctx, showText, topo);
     const ovn = topo.brEx !== undefined;
     const uplink = siteUplink(net.nmstate);
-    await ctx.host.writeFileAtomic(desiredFile(ctx), stringify(ovn ? releaseState(net.nmstate) : net.nmstate), 0o600);
+    await ctx.host.writeFileAtomic(desiredFile(ctx), stringify(ovn ? releaseState(net.nmstate, topo) : net.nmstate), 0o600);
     data.phase = 'applying';
     await ctx.save();
 

@@ -109,12 +109,21 @@ export function refusalsAgainst(state: NmState, topo: Topology): Refusal[] {
   return out;
 }
 
-/** The state the agent applies on an OVN node: the site's uplink, with br-ex released for configure-ovs to rebuild. */
-export function releaseState(state: NmState): NmState {
-  const released = [
+/**
+ * The state the agent applies on an OVN node: the site's uplink, with br-ex released for configure-ovs to rebuild.
+ * When the site moves the address elsewhere (a VLAN on the NIC, a bond) and does not name today's uplink, that NIC
+ * is written without IP: its persistent profile still holds the factory address and default route, and
+ * configure-ovs would otherwise find two interfaces carrying a default route.
+ */
+export function releaseState(state: NmState, topo?: Topology): NmState {
+  const released: Record<string, unknown>[] = [
     { name: BR_EX, type: 'ovs-interface', state: 'absent' },
     { name: BR_EX, type: 'ovs-bridge', state: 'absent' },
   ];
+  const old = topo?.brEx?.uplink ? findInterface(topo, topo.brEx.uplink) : undefined;
+  if (old && !siteInterfaces(state).some((i) => i.name === old.name)) {
+    released.push({ name: old.name, type: old.type, state: 'up', ipv4: { enabled: false }, ipv6: { enabled: false } });
+  }
   return { ...state, interfaces: [...released, ...(Array.isArray(state.interfaces) ? state.interfaces : [])] };
 }
 

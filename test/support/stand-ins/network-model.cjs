@@ -263,6 +263,13 @@ function apply(model, desiredState, opts) {
       p.ipv6 = { enabled: false };
     } else delete p.controller;
   }
+  // Current routes through an interface whose IP family the state disables are dropped (nmstate base,
+  // rust/src/lib/route.rs: ifaces_with_ipv4_disabled / ifaces_with_ipv6_disabled in the routes merge).
+  for (const d of desired) {
+    for (const [fam, dest] of [['ipv4', '0.0.0.0/0'], ['ipv6', '::/0']]) {
+      if (d.state !== 'absent' && d[fam] && d[fam].enabled === false) profiles.routes = profiles.routes.filter((r) => !(r['next-hop-interface'] === d.name && (r.destination.includes(':') === (dest === '::/0'))));
+    }
+  }
   const routes = (desiredState.routes && desiredState.routes.config) || [];
   for (const r of routes) {
     profiles.routes = profiles.routes.filter((x) => !sameRoute(x, r));

@@ -1,11 +1,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { nmstateConfigError, networkStep, MAX_NETWORK_ATTEMPTS } from '../../../src/steps/network';
 import { ConfigRejectedError, StepError } from '../../../src/engine/step';
-import { defaultLan, standInNodeEachTest, type StandInNode } from '../../support/standin-host';
+import { defaultLan, standInNodeEachTest, type StandInLan, type StandInNode } from '../../support/standin-host';
 
 /** br-ex as `nmstatectl show` has it now: its uplink port and the addresses on the br-ex internal interface. */
 function brEx(node: StandInNode): { port?: string; addresses: string[] } | undefined {
@@ -152,6 +152,75 @@ describe('network step', () => {
     assert.ok(!node.calls('systemctl').some((c) => c.args.includes('ovs-configuration.service')));
     const eno1 = node.network().runtime.ifaces.find((i) => i.name === 'eno1') as { ipv4: { address: { ip: string }[] } };
     assert.deepEqual(eno1.ipv4.address.map((a) => a.ip), ['192.168.42.10']);
+  });
+
+  /** The state a site writes for each shape (examples/), run through the step on the modelled node. */
+  const shapes: { name: string; lan: StandInLan; nmstate: Record<string, unknown>; ping: string[]; port: string; addresses: string[] }[] = [
+    {
+      name: 'a VLAN on the uplink NIC (the store switch port is tagged 42)',
+      lan: { ...defaultLan('192.168.42.10'), store: { ...defaultLan('192.168.42.10').store, vlan: 42 } },
+      nmstate: {
+        interfaces: [{ name: 'eno1.42', type: 'vlan', state: 'up', vlan: { 'base-iface': 'eno1', id: 42 }, ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }] } }],
+        routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1.42' }] },
+      },
+      ping: ['192.168.42.1'],
+      port: 'eno1.42',
+      addresses: ['192.168.42.10/24'],
+    },
+    {
+      name: 'a bond of both NICs',
+      lan: defaultLan('192.168.42.10'),
+      nmstate: {
+        interfaces: [
+          { name: 'bond0', type: 'bond', state: 'up', 'link-aggregation': { mode: 'active-backup', port: ['eno1', 'eno2'] }, ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }] } },
+        ],
+        routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'bond0' }] },
+      },
+      ping: ['192.168.42.1'],
+      port: 'bond0',
+      addresses: ['192.168.42.10/24'],
+    },
+    {
+      name: 'dual stack on the uplink NIC',
+      lan: { ...defaultLan('192.168.42.10'), store: { subnets: ['192.168.42.0/24', 'fd00:42::/64'], hosts: ['192.168.42.1', 'fd00:42::1'] } },
+      nmstate: {
+        interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }] }, ipv6: { enabled: true, dhcp: false, autoconf: false, address: [{ ip: 'fd00:42::10', 'prefix-length': 64 }] } }],
+        routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1' }, { destination: '::/0', 'next-hop-address': 'fd00:42::1', 'next-hop-interface': 'eno1' }] },
+      },
+      ping: ['192.168.42.1', 'fd00:42::1'],
+      port: 'eno1',
+      addresses: ['192.168.42.10/24'],
+    },
+  ];
+  for (const shape of shapes) {
+    test(`${shape.name}: br-ex is rebuilt on ${shape.port} with the site address and committed`, async () => {
+      node.setLan(shape.lan);
+      const { ctx } = await testContext(networkStep, { host, site: siteOf({ network: { nmstate: shape.nmstate, verify: { ping: shape.ping, resolve: [] } } }), clock: fastClock() });
+      await networkStep.apply(ctx);
+      assert.deepEqual(node.nmstateHistory(), ['apply --no-commit', 'commit']);
+      assert.deepEqual(brEx(node), { port: shape.port, addresses: shape.addresses });
+    });
+  }
+
+  test('a wrong VLAN id fails verification and the factory br-ex comes back', async () => {
+    node.setLan({ ...defaultLan('192.168.42.10'), store: { ...defaultLan('192.168.42.10').store, vlan: 42 } });
+    const nmstate = { ...shapes[0]!.nmstate, interfaces: [{ ...(shapes[0]!.nmstate.interfaces as Record<string, unknown>[])[0], name: 'eno1.43', vlan: { 'base-iface': 'eno1', id: 43 } }], routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1.43' }] } };
+    const { ctx } = await testContext(networkStep, { host, site: siteOf({ network: { nmstate, verify: { ping: ['192.168.42.1'], resolve: [] } }, timeouts: { ...DEFAULT_TIMEOUTS, network: 20_000 } }), clock: fastClock() });
+    await assert.rejects(networkStep.apply(ctx), /did not verify and was rolled back \(attempt 1 of 3\): ping 192\.168\.42\.1/);
+    assert.deepEqual(brEx(node), { port: 'eno1', addresses: ['172.31.250.10/24'] });
+  });
+
+  test('with DHCP the site names are published to the address br-ex was leased, not to one from the file', async () => {
+    const lan = defaultLan('192.168.42.10');
+    node.setLan({ ...lan, store: { ...lan.store, dhcp: { ipv4: { address: '192.168.42.77/24', gateway: '192.168.42.1' } } } });
+    mkdirSync(path.join(node.root, 'etc/systemd/system'), { recursive: true });
+    writeFileSync(path.join(node.root, 'etc/systemd/system/sno-reconfigure-dns.service'), '[Service]\n');
+    const dhcp = siteOf({ clusterName: 'sno1', network: { nmstate: { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: true } }] }, verify: { ping: ['192.168.42.1'], resolve: [] } } });
+    const { ctx } = await testContext(networkStep, { host, site: dhcp, clock: fastClock() });
+    await networkStep.apply(ctx);
+    assert.deepEqual(brEx(node), { port: 'eno1', addresses: ['192.168.42.77/24'] });
+    const conf = readFileSync(path.join(node.root, 'etc/dnsmasq.d/sno-reconfigure-site.conf'), 'utf8');
+    assert.match(conf, /address=\/api\.sno1\.store42\.example\.com\/192\.168\.42\.77$/m);
   });
 
   test('without a network section there is nothing to do', async () => {
