@@ -136,27 +136,16 @@ class NmstateChecker {
    */
   uplinkRules(list: unknown[], path: string): void {
     const controllerOf = new Map<string, string>();
-    list.forEach((entry) => {
-      if (!isPlainObject(entry) || typeof entry.name !== 'string' || entry.state === 'absent') return;
-      const la = isPlainObject(entry['link-aggregation']) ? entry['link-aggregation'] : {};
-      const bridge = isPlainObject(entry.bridge) ? entry.bridge : {};
-      const ports = [...(Array.isArray(la.port) ? la.port : []), ...(Array.isArray(la.slaves) ? la.slaves : []), ...(Array.isArray(bridge.port) ? bridge.port.map((p) => (isPlainObject(p) ? p.name : undefined)) : [])];
-      for (const port of ports) if (typeof port === 'string' && port !== entry.name) controllerOf.set(port, entry.name);
-    });
-    list.forEach((entry, i) => {
-      if (!isPlainObject(entry) || typeof entry.name !== 'string') return;
+    for (const e of list) if (isPlainObject(e) && e.state !== 'absent') for (const port of portsOf(e)) if (port !== e.name) controllerOf.set(port, String(e.name));
+    list.forEach((e, i) => {
+      if (!isPlainObject(e) || typeof e.name !== 'string') return;
       const p = subPath(path, i);
-      if (entry.name === 'br-ex') {
-        this.error(subPath(p, 'name'), "names br-ex, the bridge OpenShift's configure-ovs builds on top of the node's uplink at every boot (a state written on it is lost at the next boot): describe the uplink itself — the NIC, bond or VLAN, e.g. eno1 — with the addresses, routes and DNS servers, and the agent moves br-ex onto it");
-        return;
-      }
-      const ctrl = typeof entry.controller === 'string' && entry.controller !== '' ? entry.controller : controllerOf.get(entry.name);
-      if (!ctrl || entry.type === 'ovs-interface' || entry.state === 'absent') return;
+      if (e.name === 'br-ex') return this.error(subPath(p, 'name'), "names br-ex, which OpenShift rebuilds on the uplink at every boot (a state written on it is lost): describe the uplink itself — the NIC, bond or VLAN, e.g. eno1 — with its addresses, routes and DNS servers");
+      const ctrl = typeof e.controller === 'string' && e.controller !== '' ? e.controller : controllerOf.get(e.name);
+      if (!ctrl || e.type === 'ovs-interface' || e.state === 'absent') return;
       for (const key of ['ipv4', 'ipv6']) {
-        const ip = entry[key];
-        if (isPlainObject(ip) && isTrue(ip.enabled)) {
-          this.error(subPath(p, key, 'enabled'), `gives ${entry.name} an address, but this state makes ${entry.name} a port of ${ctrl} and nmstate refuses an address on a port: put the addresses on ${ctrl} and write ${entry.name} with ${key} disabled (or without ${key})`);
-        }
+        const ip = e[key];
+        if (isPlainObject(ip) && isTrue(ip.enabled)) this.error(subPath(p, key, 'enabled'), `gives ${e.name} an address, but this state makes it a port of ${ctrl} and nmstate refuses an address on a port: put the addresses on ${ctrl}, ${key} disabled here`);
       }
     });
   }
@@ -355,6 +344,14 @@ export function validateNmstate(state: unknown, path: string, note = ''): Findin
   const checker = new NmstateChecker(note);
   checker.check(state, path);
   return checker.f;
+}
+
+/** The ports an interface lists as a controller: an OVS or Linux bridge's `bridge.port[].name`, a bond's `link-aggregation.port` (`slaves` before nmstate 2). */
+export function portsOf(raw: Record<string, unknown>): string[] {
+  const la = isPlainObject(raw['link-aggregation']) ? raw['link-aggregation'] : {};
+  const bridge = isPlainObject(raw.bridge) ? raw.bridge : {};
+  const ports = [...(Array.isArray(bridge.port) ? bridge.port.map((p) => (isPlainObject(p) ? p.name : p)) : []), ...(Array.isArray(la.port) ? la.port : []), ...(Array.isArray(la.slaves) ? la.slaves : [])];
+  return ports.filter((p): p is string => typeof p === 'string' && p !== '');
 }
 
 /** The host name an nmstate state would configure, if any (checkAgainstCluster compares it with the node name). */

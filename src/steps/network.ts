@@ -90,16 +90,12 @@ async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{
   }
 }
 
-async function readTopology(ctx: StepContext): Promise<Topology> {
-  return (await readNetwork(ctx)).topo;
-}
-
 async function readNetwork(ctx: StepContext): Promise<{ text: string; topo: Topology }> {
   const text = await nmstateShow(ctx.host);
   try {
     return { text, topo: parseTopology(text) };
   } catch (e) {
-    throw new StepError(`could not read this node's network from nmstatectl show (${(e as Error).message})`, 'Call the office: the node network tools do not answer as expected; nothing was changed.', false, { cause: e });
+    throw new StepError(`nmstatectl show did not describe this node's network (${(e as Error).message})`, 'Call the office.', false, { cause: e });
   }
 }
 
@@ -109,14 +105,12 @@ const internalOf = (ctx: StepContext) => ctx.facts.internalAddresses ?? [];
 async function rebuildBrEx(ctx: StepContext, state: NmState): Promise<{ problems: string[]; topo: Topology }> {
   ctx.progress.status(`rebuilding ${BR_EX} (configure-ovs) on the new uplink`);
   const run = await rerunConfigureOvs(ctx.host, REBUILD_MS);
-  const topo = await readTopology(ctx);
+  const topo = (await readNetwork(ctx)).topo;
   return { problems: [...(run.ok ? [] : [run.detail]), ...brExProblemsNow(ctx, topo, state)], topo };
 }
 
-function brExProblemsNow(ctx: StepContext, topo: Topology, state: NmState): string[] {
-  const uplink = siteUplink(state);
-  return uplink ? brExProblems(topo, uplink, internalOf(ctx)) : [`${BR_EX} has no uplink in the state`];
-}
+// The state always has an uplink here: the site's passed refusalsAgainst, the factory's is the uplink of br-ex.
+const brExProblemsNow = (ctx: StepContext, topo: Topology, state: NmState) => brExProblems(topo, siteUplink(state)!, internalOf(ctx));
 
 /**
  * Back to the network the node had before the attempt (STYLE.md point 8: one undo for every failure path). The
@@ -131,7 +125,7 @@ async function restoreKnownGood(ctx: StepContext): Promise<void> {
   if (factoryText !== undefined) {
     const factory = parse(factoryText) as NmState;
     // Without a checkpoint (it expired, or the node rebooted) br-ex is as NetworkManager's timer or the boot left it.
-    const afterRollback = rolledBack ? (await rebuildBrEx(ctx, factory)).problems : brExProblemsNow(ctx, await readTopology(ctx), factory);
+    const afterRollback = rolledBack ? (await rebuildBrEx(ctx, factory)).problems : brExProblemsNow(ctx, (await readNetwork(ctx)).topo, factory);
     if (afterRollback.length > 0) {
       ctx.log.warn(`${BR_EX} is not back as it was at the factory (${afterRollback.join('; ')}); applying the saved factory uplink and rebuilding ${BR_EX}`);
       let problems: string[];
@@ -184,7 +178,7 @@ export const networkStep: Step = {
   async plan(ctx): Promise<Change[]> {
     const net = ctx.site.resolved.network;
     if (!net) return [];
-    const topo = await readTopology(ctx);
+    const topo = (await readNetwork(ctx)).topo;
     const refusals = refusalsAgainst(net.nmstate, topo);
     if (refusals.length > 0) throw new Error(refusals.map((r) => `${r.message}. ${r.remedy}`).join(' '));
     const builtIn = await apiIntCheck(ctx.host);

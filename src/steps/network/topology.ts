@@ -6,6 +6,7 @@
 // The uplink is the br-ex port that is neither br-ex itself nor an OVS patch port to br-int, as lifecycle-agent's
 // detectBrExNetworkInterface picks it (openshift-kni/lifecycle-agent lca-cli/ipconfig/prepivot.go, 0e1bf18).
 import { parse } from 'yaml';
+import { portsOf } from '../../siteconfig/nmstate';
 
 export const BR_EX = 'br-ex';
 
@@ -49,14 +50,6 @@ function ipSettings(v: unknown): IpSettings | undefined {
     .filter((a) => typeof a.ip === 'string')
     .map((a) => `${String(a.ip)}/${String(a['prefix-length'] ?? '')}`);
   return { enabled: truthy(ip.enabled) || (ip.enabled === undefined && addresses.length > 0), dhcp: truthy(ip.dhcp), autoconf: truthy(ip.autoconf), addresses };
-}
-
-/** The ports an interface lists as a controller (OVS or Linux bridge, bond). */
-export function portsOf(raw: Record<string, unknown>): string[] {
-  const bridgePorts = list(obj(raw.bridge).port).map((p) => obj(p).name);
-  const la = obj(raw['link-aggregation']);
-  const bondPorts = [...list(la.port), ...list(la.slaves)];
-  return [...bridgePorts, ...bondPorts].filter((p): p is string => typeof p === 'string' && p !== '');
 }
 
 export function readInterface(v: unknown): NetInterface | undefined {

@@ -15,8 +15,8 @@ export interface Refusal {
   remedy: string;
 }
 
-const CONTROLLER_TYPES = ['bond', 'linux-bridge', 'ovs-bridge', 'team', 'vrf'];
-const VIRTUAL_TYPES = ['bond', 'vlan', 'linux-bridge', 'ovs-bridge', 'ovs-interface', 'vxlan', 'veth', 'dummy', 'mac-vlan', 'mac-vtap', 'vrf', 'team', 'ipvlan', 'tun', 'loopback'];
+/** nmstate refuses only a missing ethernet (or untyped) interface; it creates the virtual ones (ethernet.rs). */
+const mustExist = (i: NetInterface) => i.type === 'ethernet' || i.type === 'unknown';
 
 export function siteInterfaces(state: NmState): NetInterface[] {
   return (Array.isArray(state.interfaces) ? state.interfaces : []).map(readInterface).filter((i): i is NetInterface => i !== undefined);
@@ -55,18 +55,11 @@ function controllerAfter(name: string, site: NetInterface[], topo: Topology, ovn
   if (claiming) return claiming.name;
   const current = findInterface(topo, name)?.controller;
   if (!current || (ovn && current === BR_EX)) return undefined;
-  const ctrl = site.find((c) => c.name === current && CONTROLLER_TYPES.includes(c.type));
-  if (ctrl && (!live(ctrl) || (ctrl.raw['link-aggregation'] !== undefined || ctrl.raw.bridge !== undefined))) return undefined;
-  return current;
+  const ctrl = site.find((c) => c.name === current);
+  return ctrl && (!live(ctrl) || ctrl.raw['link-aggregation'] || ctrl.raw.bridge) ? undefined : current;
 }
 
-function describeNow(i: NetInterface | undefined): string {
-  if (!i) return 'not on this node';
-  if (i.controller === BR_EX) return `today the port of ${BR_EX}, which carries the node's address`;
-  if (i.controller) return `today a port of ${i.controller}`;
-  const addrs = [...(i.ipv4?.addresses ?? []), ...(i.ipv6?.addresses ?? [])];
-  return addrs.length ? `today holding ${addrs.join(', ')}` : `a ${i.type} interface without an address today`;
-}
+const describeNow = (i: NetInterface | undefined) => (i?.controller ? `today a port of ${i.controller}` : `today without a controller`);
 
 /**
  * Why the site's state cannot be applied on this node, checked against `nmstatectl show` before anything changes:
@@ -77,33 +70,29 @@ export function refusalsAgainst(state: NmState, topo: Topology): Refusal[] {
   const site = siteInterfaces(state);
   const ovn = topo.brEx !== undefined;
   const nics = topo.interfaces.filter((i) => i.type === 'ethernet').map((i) => i.name);
-  const have = nics.length ? `this node's network interfaces are ${nics.join(', ')}` : 'this node lists no ethernet interface';
+  const have = `this node has ${nics.join(', ') || 'no ethernet interface'}`;
   const out: Refusal[] = [];
-  const made = new Set(site.filter((i) => live(i) && (VIRTUAL_TYPES.includes(i.type) || i.raw.veth !== undefined)).map((i) => i.name));
+  const made = new Set(site.filter((i) => live(i) && !mustExist(i)).map((i) => i.name));
   const missing = new Set<string>();
   for (const i of site) {
-    if (live(i) && !made.has(i.name) && !findInterface(topo, i.name)) missing.add(i.name);
-    for (const ref of referencedNames(i)) if (!made.has(ref) && !findInterface(topo, ref)) missing.add(ref);
+    for (const name of [...(live(i) ? [i.name] : []), ...referencedNames(i)]) if (!made.has(name) && !findInterface(topo, name)) missing.add(name);
   }
   for (const name of missing) {
-    out.push({
-      message: `spec.network.nmstate names the network interface ${name}, which this node does not have (${have})`,
-      remedy: `Write the interface names this node has (${nics.join(', ') || 'see `nmstatectl show` on the node'}) in spec.network.nmstate, check it with \`sno-reconfigure validate\`, and insert the corrected media.`,
-    });
+    out.push({ message: `spec.network.nmstate names the network interface ${name}, which this node does not have (${have})`, remedy: `Write in spec.network.nmstate the interface names this node has (${have}).` });
   }
   for (const i of site) {
-    if (!live(i) || !hasIp(i)) continue;
-    const ctrl = controllerAfter(i.name, site, topo, ovn);
+    const ctrl = live(i) && hasIp(i) ? controllerAfter(i.name, site, topo, ovn) : undefined;
     if (!ctrl || findInterface(topo, i.name)?.controller !== ctrl) continue;
     out.push({
       message: `spec.network.nmstate gives ${i.name} an address, but ${i.name} is ${describeNow(findInterface(topo, i.name))} and stays one; nmstate refuses an address on a port`,
-      remedy: `Put the addresses on ${ctrl} (or list ${ctrl}'s ports without ${i.name}) in spec.network.nmstate, and insert the corrected media.`,
+      remedy: `Put the addresses on ${ctrl} in spec.network.nmstate, or list ${ctrl}'s ports without ${i.name}.`,
     });
   }
+  const uplink = topo.brEx?.uplink;
   if (ovn && !siteUplink(state)) {
     out.push({
-      message: `spec.network.nmstate gives no interface an address or DHCP: ${BR_EX} would be left without a port (its uplink ${topo.brEx?.uplink ?? '?'} is ${describeNow(findInterface(topo, topo.brEx?.uplink ?? ''))}) and the node without a network`,
-      remedy: `Describe the uplink in spec.network.nmstate — ${topo.brEx?.uplink ?? 'the NIC'} (or the bond or VLAN that replaces it) with its addresses or DHCP, the default route and the DNS servers; never ${BR_EX} itself, which OpenShift builds on top of it.`,
+      message: `spec.network.nmstate gives no interface an address or DHCP: ${BR_EX} would be left without a port (its uplink ${uplink} is ${describeNow(findInterface(topo, uplink ?? ''))}) and the node without a network`,
+      remedy: `Describe in spec.network.nmstate the uplink — ${uplink} or the bond or VLAN that replaces it — with its addresses or DHCP, default route and DNS servers, never ${BR_EX}.`,
     });
   }
   return out;

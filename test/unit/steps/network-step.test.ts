@@ -135,7 +135,7 @@ describe('network step', () => {
     const { ctx } = await testContext(networkStep, { host, site: bad, clock: fastClock() });
     await assert.rejects(networkStep.apply(ctx), (e: unknown) => {
       assert.ok(e instanceof ConfigRejectedError);
-      assert.match(e.message, /names the network interface eno9, which this node does not have \(this node's network interfaces are eno1, eno2\); nothing was changed/);
+      assert.match(e.message, /names the network interface eno9, which this node does not have \(this node has eno1, eno2\); nothing was changed/);
       assert.match(e.remedy, /eno1, eno2/);
       return true;
     });
