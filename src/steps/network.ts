@@ -11,7 +11,8 @@
 // On retry: a committed network is never re-applied for the same desired state (the journal marks the step
 // done, and network-committed.sha256 in the state directory outlives the journal of one config).
 import { createHash } from 'node:crypto';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
+import { parseYamlCore } from '../util/yaml';
 import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError, rerunConfigureOvs } from '../host/nmstate';
 import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
@@ -134,7 +135,7 @@ async function restoreKnownGood(ctx: StepContext): Promise<void> {
   const rolledBack = await nmstateRollback(ctx.host);
   const factoryText = await ctx.host.readTextIfExists(factoryFile(ctx));
   if (factoryText !== undefined) {
-    const factory = parse(factoryText) as NmState;
+    const factory = parseYamlCore(factoryText) as NmState;
     // Without a checkpoint (it expired, or the node rebooted) br-ex is as NetworkManager's timer or the boot left it.
     const afterRollback = rolledBack ? (await rebuildBrEx(ctx, factory)).problems : brExProblemsNow(ctx, (await readNetwork(ctx)).topo, factory);
     if (afterRollback.length > 0) {

@@ -5,7 +5,7 @@
 // a bond under `link-aggregation.port` (`slaves` before nmstate 2), a VLAN its parent under `vlan.base-iface`.
 // The uplink is the br-ex port that is neither br-ex itself nor an OVS patch port to br-int, as lifecycle-agent's
 // detectBrExNetworkInterface picks it (openshift-kni/lifecycle-agent lca-cli/ipconfig/prepivot.go, 0e1bf18).
-import { parse } from 'yaml';
+import { parseYamlCore } from '../../util/yaml';
 import { portsOf } from '../../siteconfig/nmstate';
 
 export const BR_EX = 'br-ex';
@@ -75,7 +75,7 @@ const isPatchPort = (topo: NetInterface[], name: string) =>
 
 /** Reads `nmstatectl show` (YAML, or JSON with --json). Throws when the text is not a state at all. */
 export function parseTopology(text: string): Topology {
-  const doc = obj(parse(text));
+  const doc = obj(parseYamlCore(text));
   if (!Array.isArray(doc.interfaces)) throw new Error('nmstatectl show printed no interface list');
   const interfaces = doc.interfaces.map(readInterface).filter((i): i is NetInterface => i !== undefined);
   const bridge = interfaces.find((i) => i.name === BR_EX && i.type === 'ovs-bridge');
