@@ -36,9 +36,13 @@ export function screenLine(text: string, max = SCREEN_LINE_MAX): string {
   return `${shown.slice(0, cut)}…`;
 }
 
-/** Multi-line terminal output (each line composed by the command): its lines kept, any other control character escaped. */
+/**
+ * Multi-line terminal output (each line composed by the command): its lines kept, any other control character
+ * escaped. DEL and above as \u escapes: a command's --json output holds them raw (JSON.stringify leaves them), and
+ * `\u0085` keeps that JSON valid where `\x85` would not.
+ */
 export function terminalText(text: string): string {
-  return text.replace(CONTROL_BUT_LAYOUT, escapeOne);
+  return text.replace(CONTROL_BUT_LAYOUT, (c) => (c.charCodeAt(0) < 0x20 ? escapeOne(c) : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
 
 /**

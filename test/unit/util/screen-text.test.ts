@@ -20,6 +20,9 @@ test('a line is bounded with an ellipsis, never cutting a character in two', () 
 
 test('terminal text keeps its own lines and tabs, and escapes the rest', () => {
   assert.equal(terminalText('Phase: x\n\tname\x1b]0;t\x07\n'), 'Phase: x\n\tname\\x1b]0;t\\x07\n');
+  // validate --json prints what JSON.stringify leaves raw (C1, DEL): the escape must keep it valid JSON.
+  const json = JSON.stringify({ message: "label 'next\x85line'\x7f" }, null, 2);
+  assert.deepEqual(JSON.parse(terminalText(json)), { message: "label 'next\x85line'\x7f" });
 });
 
 test('JSON stays the same value, as valid JSON without a raw control character', () => {
