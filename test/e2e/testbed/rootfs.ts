@@ -41,6 +41,10 @@ export const ROOTFS_RECIPE = {
     // "NetworkManager" (stand-ins/nm-model.cjs) sets the address itself with ip(8), as NM's internal client
     // does; isc-dhcp-client's dhclient-script would also rewrite resolv.conf and hostname behind the model.
     'busybox',
+    // testbed-lan turns checksum offload off on the LAN side of the NIC's cable: Open vSwitch's userspace datapath
+    // reads eno1 through a packet socket and hands frames to br-ex's TAP as they are, so a UDP checksum the sender
+    // left to "hardware" (veth's CHECKSUM_PARTIAL) would reach br-ex unfinished and be dropped (DHCP, DNS).
+    'ethtool',
   ],
   /**
    * Installed by a second stage, apt-get in a chroot of the finished rootfs: `debootstrap --include` of these

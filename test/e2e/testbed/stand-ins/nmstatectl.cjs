@@ -420,10 +420,11 @@ function apply(args) {
     exit(failure.exit, '', failure.message);
   }
   const noCommit = opts['--no-commit'] === true;
-  if (readCheckpoint()) fail('Bug', 'Failed to create checkpoint: a checkpoint already exists for these devices (commit or rollback it first)');
   model.ensurePrivate();
   const state = parseState(input);
+  // nmstate merges and validates the desired state against the current one before it asks for a checkpoint
   const { writes, deletes } = plan(state, model.showState(), model.profiles(), model.activeKeys());
+  if (readCheckpoint()) fail('Bug', 'Failed to create checkpoint: a checkpoint already exists for these devices (commit or rollback it first)');
 
   const snap = snapshot();
   const cp = nextCheckpointPath();
