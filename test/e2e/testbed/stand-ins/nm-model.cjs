@@ -205,7 +205,12 @@ function configureIp(dev, p) {
       run(['ip', `-${fam}`, 'addr', 'replace', `${a.ip}/${a['prefix-length']}`, 'dev', dev, ...(fam === 6 ? ['nodad'] : [])]);
     }
   }
-  for (const r of p.routes || []) run(routeArgs(r, dev, metric));
+  for (const r of p.routes || []) {
+    // NetworkManager does not fail an activation for a route the kernel refuses (a gateway off every subnet of the
+    // device): it logs it and keeps the route in the profile. nmstate verifies routes against the profiles.
+    const res = run(routeArgs(r, dev, metric), { allowFail: true });
+    if (res.code !== 0) log(`route ${r.destination} via ${r['next-hop-address'] ?? '-'} on ${dev} not added: ${res.stderr.trim()}`);
+  }
 }
 
 function dispatch(iface, action, connection) {
