@@ -42,3 +42,18 @@ export async function nmstateRollback(host: Host): Promise<boolean> {
   const res = await host.run('nmstatectl', ['rollback'], { timeoutMs: 120_000 });
   return res.code === 0;
 }
+
+/**
+ * Re-runs configure-ovs (`ovs-configuration.service`, Type=oneshot: `restart` returns when the script is done).
+ * With br-ex gone it rebuilds the bridge on the interface that carries the default route, from that interface's
+ * profile (machine-config-operator templates/common/_base/files/configure-ovs-network.yaml, release-4.12 …
+ * release-4.16: "Bridge br-ex is not active, restoring previous configuration before proceeding"). Bounded: from
+ * release-4.14 a failed run sleeps and retries every 15 minutes (RETRY="${RETRY-15m}") inside the same start.
+ */
+export async function rerunConfigureOvs(host: Host, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+  const res = await host.run('systemctl', ['restart', OVS_CONFIGURATION_UNIT], { timeoutMs });
+  const said = (res.stderr.trim() || res.stdout.trim()).split('\n').pop() ?? '';
+  return { ok: res.code === 0, detail: res.code === 0 ? 'done' : `${OVS_CONFIGURATION_UNIT} did not rebuild br-ex (${said || `exit ${res.code ?? res.signal}`})` };
+}
+
+export const OVS_CONFIGURATION_UNIT = 'ovs-configuration.service';

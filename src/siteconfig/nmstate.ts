@@ -83,6 +83,7 @@ class NmstateChecker {
   interfaces(value: unknown, path: string): void {
     const list = this.list(value, path);
     if (!list) return;
+    this.uplinkRules(list, path);
     const seen: Array<{ name: string; type?: string; index: number }> = [];
     list.forEach((entry, i) => {
       const p = subPath(path, i);
@@ -124,6 +125,28 @@ class NmstateChecker {
       }
       if (type === 'vlan') this.vlan(iface.vlan, subPath(p, 'vlan'));
       if (type === 'bond' && iface['link-aggregation'] !== undefined) this.bond(iface['link-aggregation'], subPath(p, 'link-aggregation'));
+    });
+  }
+
+  /**
+   * The site describes the uplink, never br-ex (DESIGN.md section 4; docs/network.md): configure-ovs regenerates
+   * br-ex at every boot (machine-config-operator configure-ovs-network.yaml, release-4.12 … 4.16). And nmstate
+   * refuses an address on an interface with a controller unless it is an OVS internal interface
+   * (nmstate/nmstate base, rust/src/lib/ifaces/base.rs can_have_ip / validate_can_have_ip).
+   */
+  uplinkRules(list: unknown[], path: string): void {
+    const controllerOf = new Map<string, string>();
+    for (const e of list) if (isPlainObject(e) && e.state !== 'absent') for (const port of portsOf(e)) if (port !== e.name) controllerOf.set(port, String(e.name));
+    list.forEach((e, i) => {
+      if (!isPlainObject(e) || typeof e.name !== 'string') return;
+      const p = subPath(path, i);
+      if (e.name === 'br-ex') return this.error(subPath(p, 'name'), "names br-ex, which OpenShift rebuilds on the uplink at every boot (a state written on it is lost): describe the uplink itself — the NIC, bond or VLAN, e.g. eno1 — with its addresses, routes and DNS servers");
+      const ctrl = typeof e.controller === 'string' && e.controller !== '' ? e.controller : controllerOf.get(e.name);
+      if (!ctrl || e.type === 'ovs-interface' || e.state === 'absent') return;
+      for (const key of ['ipv4', 'ipv6']) {
+        const ip = e[key];
+        if (isPlainObject(ip) && isTrue(ip.enabled)) this.error(subPath(p, key, 'enabled'), `gives ${e.name} an address, but this state makes it a port of ${ctrl} and nmstate refuses an address on a port: put the addresses on ${ctrl}, ${key} disabled here`);
+      }
     });
   }
 
@@ -321,6 +344,14 @@ export function validateNmstate(state: unknown, path: string, note = ''): Findin
   const checker = new NmstateChecker(note);
   checker.check(state, path);
   return checker.f;
+}
+
+/** The ports an interface lists as a controller: an OVS or Linux bridge's `bridge.port[].name`, a bond's `link-aggregation.port` (`slaves` before nmstate 2). */
+export function portsOf(raw: Record<string, unknown>): string[] {
+  const la = isPlainObject(raw['link-aggregation']) ? raw['link-aggregation'] : {};
+  const bridge = isPlainObject(raw.bridge) ? raw.bridge : {};
+  const ports = [...(Array.isArray(bridge.port) ? bridge.port.map((p) => (isPlainObject(p) ? p.name : p)) : []), ...(Array.isArray(la.port) ? la.port : []), ...(Array.isArray(la.slaves) ? la.slaves : [])];
+  return ports.filter((p): p is string => typeof p === 'string' && p !== '');
 }
 
 /** The host name an nmstate state would configure, if any (checkAgainstCluster compares it with the node name). */

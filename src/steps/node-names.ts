@@ -41,11 +41,14 @@ function clusterNameOf(ctx: StepContext, installed: InstalledNames | undefined):
   return ctx.site.resolved.clusterName ?? installed?.clusterName;
 }
 
-/** The new domain's api and *.apps → the site address, in the node-local DNS (when the node has one). */
-export async function publishSiteNames(ctx: StepContext): Promise<void> {
+/**
+ * The new domain's api and *.apps → the site address, in the node-local DNS (when the node has one). `actual` is
+ * the address the node holds after the change (with DHCP the state names none: the lease on br-ex decides).
+ */
+export async function publishSiteNames(ctx: StepContext, actual?: string): Promise<void> {
   const installed = await installedNames(ctx.host);
   const cluster = clusterNameOf(ctx, installed);
-  const address = siteAddress(ctx);
+  const address = actual ?? siteAddress(ctx);
   if (!cluster || !address || !(await hasLocalDns(ctx.host))) return;
   const domain = `${cluster}.${ctx.site.resolved.baseDomain}`;
   const text = dnsmasqRecords(`The new names of ${cluster} at this site, to the site address.`, clusterRecords(domain, address, false));

@@ -9,7 +9,7 @@ import { createCa } from '../sim/pki';
 import { minorVersion } from '../sim/cluster/options';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../sim/index';
 import { DEFAULT_KUBECONFIG, STATIC_POD_RESOURCES_DIR } from '../../src/paths';
-import { createStandInNode, type StandInNode } from './standin-host';
+import { createStandInNode, type StandInLan, type StandInNode } from './standin-host';
 import { ensureBundle } from './bundle';
 
 export interface Scenario {
@@ -102,10 +102,10 @@ export function parseLogs(stdout: string): AgentRun['logs'] {
 }
 
 /** `recoveryToken: false` leaves out the kube-apiserver's localhost-recovery-client token (the agent's fallback credential). */
-export async function startScenario(opts: { sim?: SimulatorOptions; recoveryToken?: boolean } = {}): Promise<Scenario> {
+export async function startScenario(opts: { sim?: SimulatorOptions; recoveryToken?: boolean; node?: { lan?: StandInLan; extraEnv?: NodeJS.ProcessEnv } } = {}): Promise<Scenario> {
   const bundle = ensureBundle();
   const sim = await startSimulator({ timeScale: 0.002, ...opts.sim });
-  const node = createStandInNode({ nodeName: sim.options.nodeName, nodeIps: sim.options.kubeletIPs, simControlUrl: sim.controlUrl });
+  const node = createStandInNode({ nodeName: sim.options.nodeName, nodeIps: sim.options.kubeletIPs, siteAddress: sim.options.nodeIPs[0]!, simControlUrl: sim.controlUrl, ...opts.node });
   const kubeconfig = path.join(node.root, DEFAULT_KUBECONFIG);
   mkdirSync(path.dirname(kubeconfig), { recursive: true });
   copyFileSync(sim.kubeconfigs.localhostRecovery, kubeconfig);

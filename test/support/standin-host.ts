@@ -2,6 +2,7 @@
 // "volumes", inject failures and read back what the agent asked the host to do.
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach } from 'node:test';
@@ -9,7 +10,30 @@ import { LocalHost } from '../../src/host/host';
 import { KUBELET_HOLD_FILE } from '../../src/paths';
 
 const TOOL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins', 'host-tool.cjs');
-export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'dig', 'ip', 'chronyc', 'systemd-notify', 'agetty'];
+export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'dig', 'ip', 'chronyc', 'systemd-notify', 'agetty', 'node-power-cycle'];
+
+/**
+ * The stand-in node's wire (test/support/stand-ins/network-model.cjs): its NICs, whether it is an OVN-Kubernetes
+ * node (the first NIC a port of br-ex, rebuilt by ovs-configuration.service) or an SDN one, the factory settings it
+ * was installed with, and the store LAN its cable is in now (subnets, the hosts that answer, DHCP leases, a VLAN tag).
+ */
+export interface StandInLan {
+  nics: string[];
+  ovn: boolean;
+  factory: { address: string; prefix: number; gateway: string; dhcp?: boolean };
+  store: { subnets: string[]; hosts: string[]; vlan?: number; dhcp?: { ipv4?: { address: string; gateway: string }; ipv6?: { address: string; gateway: string } } };
+}
+
+/** The default wire: two NICs, OVN, installed at the factory on 172.31.250.0/24, now cabled into the store's /24 of `siteAddress`. */
+export function defaultLan(siteAddress: string): StandInLan {
+  const net = siteAddress.replace(/\.\d+$/, '');
+  return {
+    nics: ['eno1', 'eno2'],
+    ovn: true,
+    factory: { address: '172.31.250.10', prefix: 24, gateway: '172.31.250.1' },
+    store: { subnets: [`${net}.0/24`], hosts: [`${net}.1`], dhcp: { ipv4: { address: `${siteAddress}/24`, gateway: `${net}.1` } } },
+  };
+}
 
 export interface ToolCall {
   tool: string;
@@ -37,6 +61,14 @@ export interface StandInNode {
   detachVolume(name: string): void;
   units(): Record<string, { enabled: string; active: string }>;
   nmstateHistory(): string[];
+  /** The node's network now: `nmstatectl show`'s interfaces and routes, the persistent profiles, a checkpoint if any. */
+  network(): { runtime: { ifaces: Record<string, unknown>[]; routes: Record<string, unknown>[] }; profiles: { ifaces: Record<string, unknown>[] }; checkpoint?: unknown };
+  /** configure-ovs runs (one line each: rebuilt br-ex / failed: why). */
+  configureOvsRuns(): string[];
+  /** A power cut and boot: the checkpoint is lost and configure-ovs rebuilds br-ex from the persistent profiles. */
+  powerCycle(): void;
+  /** Re-cables the node (a new wire); the network state is kept. */
+  setLan(lan: StandInLan): void;
   /** chronyd as the stand-in chronyc reports it (offset in seconds, positive when the clock is ahead). */
   setChrony(state: { synchronised: boolean; source?: string; offset?: number }): void;
   chrony(): { synchronised: boolean; source: string; offset: number; added: string[] };
@@ -51,12 +83,13 @@ export interface StandInNode {
 /** The key `core` has at the factory (as the simulator's 99-master-ssh holds it). */
 export const FACTORY_SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFactoryKeyForSimulatedSNO factory@example.com';
 
-export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[]; simControlUrl?: string; extraEnv?: NodeJS.ProcessEnv; kubelet?: 'held' | 'masked' | 'running' } = {}): StandInNode {
+export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[]; simControlUrl?: string; extraEnv?: NodeJS.ProcessEnv; kubelet?: 'held' | 'masked' | 'running'; siteAddress?: string; lan?: StandInLan } = {}): StandInNode {
   const dir = mkdtempSync(path.join(tmpdir(), 'sno-node-'));
   const root = path.join(dir, 'root');
   const bin = path.join(dir, 'bin');
   const standinDir = path.join(dir, 'standin');
-  for (const d of [root, bin, standinDir, path.join(standinDir, 'fail'), path.join(standinDir, 'devices'), path.join(root, 'etc'), path.join(root, 'run')]) mkdirSync(d, { recursive: true });
+  for (const d of [root, bin, standinDir, path.join(standinDir, 'fail'), path.join(standinDir, 'devices'), path.join(standinDir, 'net'), path.join(standinDir, 'nmstate'), path.join(root, 'etc'), path.join(root, 'run')]) mkdirSync(d, { recursive: true });
+  writeFileSync(path.join(standinDir, 'net', 'lan.json'), JSON.stringify(opts.lan ?? defaultLan(opts.siteAddress ?? opts.nodeIps?.[0] ?? '192.168.42.10')));
   chmodSync(TOOL_SCRIPT, 0o755);
   for (const t of STAND_IN_TOOLS) symlinkSync(TOOL_SCRIPT, path.join(bin, t));
   writeFileSync(path.join(root, 'etc', 'hostname'), `${opts.nodeName ?? 'sno1-node'}\n`);
@@ -117,6 +150,19 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
       return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as Record<string, { enabled: string; active: string }>) : {};
     },
     nmstateHistory: () => readLines(path.join(standinDir, 'nmstate', 'history.log')),
+    network: () => {
+      spawnSync(path.join(bin, 'ip'), ['-j', 'addr'], { env });
+      return JSON.parse(readFileSync(path.join(standinDir, 'net', 'state.json'), 'utf8'));
+    },
+    setLan: (lan) => {
+      writeFileSync(path.join(standinDir, 'net', 'lan.json'), JSON.stringify(lan));
+      rmSync(path.join(standinDir, 'net', 'state.json'), { force: true });
+    },
+    configureOvsRuns: () => readLines(path.join(standinDir, 'net', 'configure-ovs.log')),
+    powerCycle: () => {
+      const res = spawnSync(path.join(bin, 'node-power-cycle'), [], { env, encoding: 'utf8' });
+      if (res.status !== 0) throw new Error(`power cycle failed: ${res.stderr}`);
+    },
     setChrony: (state) => writeFileSync(path.join(standinDir, 'chrony.json'), JSON.stringify({ source: '192.0.2.123', offset: 0.000012, added: [], ...state })),
     chrony: () => {
       const f = path.join(standinDir, 'chrony.json');

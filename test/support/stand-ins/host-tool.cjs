@@ -133,6 +133,8 @@ async function systemctl() {
       for (const n of names) unit(n).active = 'inactive';
       break;
     case 'restart':
+      if (names.includes('ovs-configuration.service')) ovsConfiguration();
+    // falls through
     case 'try-restart':
       for (const n of names) if (verb === 'restart' || unit(n).active === 'active') unit(n).since = new Date().toISOString();
       break;
@@ -151,40 +153,73 @@ async function systemctl() {
   writeJson(p('units.json'), units);
 }
 
+/** nmstatectl over the node's network model (network-model.cjs has the rules and their sources). */
 function nmstatectl() {
-  const state = p('nmstate');
-  fs.mkdirSync(state, { recursive: true });
-  const current = path.join(state, 'current.yaml');
-  const checkpoint = path.join(state, 'checkpoint.yaml');
-  if (!fs.existsSync(current)) fs.writeFileSync(current, 'interfaces:\n- name: br-ex\n  type: ovs-interface\n  state: up\n');
+  const net = require('./network-model.cjs');
+  const model = net.load(dir);
+  net.expireCheckpoint(model);
+  const hist = (line) => fs.appendFileSync(path.join(dir, 'nmstate', 'history.log'), `${line}\n`);
+  fs.mkdirSync(p('nmstate'), { recursive: true });
   const verb = args[0];
   failIfAsked(verb);
-  if (verb === 'show') {
-    process.stdout.write(fs.readFileSync(current, 'utf8'));
-  } else if (verb === 'apply') {
-    const file = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--timeout' && i > 0)[0];
-    const desired = file ? fs.readFileSync(file, 'utf8') : stdin;
-    if (args.includes('--no-commit')) {
-      if (fs.existsSync(checkpoint)) {
-        process.stderr.write('NmstateError: CheckpointConflict: another checkpoint exists\n');
-        process.exit(1);
+  try {
+    if (verb === 'show') {
+      const state = net.show(model);
+      process.stdout.write(args.includes('--json') ? JSON.stringify(state, null, 2) : require('yaml').stringify(state));
+    } else if (verb === 'apply') {
+      const file = args.filter((a, i) => !a.startsWith('--') && args[i - 1] !== '--timeout' && i > 0)[0];
+      const desired = require('yaml').parse(file ? fs.readFileSync(file, 'utf8') : stdin) || {};
+      const noCommit = args.includes('--no-commit');
+      const t = args.indexOf('--timeout');
+      net.apply(model, desired, { noCommit, timeout: t > 0 ? Number(args[t + 1]) : 60 });
+      hist(`apply${noCommit ? ' --no-commit' : ''}`);
+    } else if (verb === 'commit' || verb === 'rollback') {
+      const cp = model.state.checkpoint;
+      if (!cp) throw new net.NmstateError('NotFoundError', 'No checkpoint');
+      if (verb === 'rollback') {
+        model.state.profiles = cp.profiles;
+        model.state.runtime = cp.runtime;
       }
-      fs.copyFileSync(current, checkpoint);
-    }
-    fs.writeFileSync(current, desired);
-    fs.appendFileSync(path.join(state, 'history.log'), `apply${args.includes('--no-commit') ? ' --no-commit' : ''}\n`);
-  } else if (verb === 'commit' || verb === 'rollback') {
-    if (!fs.existsSync(checkpoint)) {
-      process.stderr.write('NmstateError: NotFoundError: No checkpoint\n');
+      delete model.state.checkpoint;
+      model.save();
+      hist(verb);
+    } else {
+      process.stderr.write(`nmstatectl stand-in: unsupported ${args.join(' ')}\n`);
       process.exit(1);
     }
-    if (verb === 'rollback') fs.copyFileSync(checkpoint, current);
-    fs.rmSync(checkpoint);
-    fs.appendFileSync(path.join(state, 'history.log'), `${verb}\n`);
-  } else {
-    process.stderr.write(`nmstatectl stand-in: unsupported ${args.join(' ')}\n`);
+  } catch (e) {
+    if (!(e instanceof net.NmstateError)) throw e;
+    process.stderr.write(`${e.message}\n`);
     process.exit(1);
   }
+}
+
+/** `systemctl restart ovs-configuration.service`: configure-ovs re-run over the model (network-model.cjs). */
+function ovsConfiguration() {
+  const net = require('./network-model.cjs');
+  const model = net.load(dir);
+  net.expireCheckpoint(model);
+  if (!model.lan.ovn) {
+    process.stderr.write('Failed to restart ovs-configuration.service: Unit ovs-configuration.service not found.\n');
+    process.exit(5);
+  }
+  const res = net.configureOvs(model.lan, net.render(model.lan, model.state.profiles));
+  model.state.runtime = res.runtime;
+  model.save();
+  fs.appendFileSync(p('net', 'configure-ovs.log'), `${res.ok ? 'rebuilt br-ex' : `failed: ${res.why}`}\n`);
+  if (!res.ok) {
+    process.stderr.write('Job for ovs-configuration.service failed because the control process exited with error code.\n');
+    process.exit(1);
+  }
+}
+
+/** `node-power-cycle` (tests only): a reboot — the checkpoint is lost, configure-ovs rebuilds br-ex from the profiles. */
+function powerCycle() {
+  const net = require('./network-model.cjs');
+  const model = net.load(dir);
+  delete model.state.checkpoint;
+  model.state.runtime = net.boot(model.lan, model.state.profiles).runtime;
+  model.save();
 }
 
 function mount() {
@@ -236,7 +271,10 @@ function blkid() {
 
 function ping() {
   const target = args[args.length - 1];
-  if (fs.existsSync(p('fail', 'ping')) || fs.existsSync(p('fail', `ping-${target}`))) {
+  const net = require('./network-model.cjs');
+  const model = net.load(dir);
+  net.expireCheckpoint(model);
+  if (fs.existsSync(p('fail', 'ping')) || fs.existsSync(p('fail', `ping-${target}`)) || !net.reachable(model, target)) {
     process.stdout.write(`PING ${target} 56(84) bytes of data.\n\n--- ${target} ping statistics ---\n1 packets transmitted, 0 received, 100% packet loss, time 0ms\n`);
     process.exit(1);
   }
@@ -289,8 +327,10 @@ function dig() {
 }
 
 function ip() {
-  const addrs = (process.env.STANDIN_NODE_IPS || '').split(',').filter(Boolean);
-  process.stdout.write(JSON.stringify([{ ifindex: 1, ifname: 'lo', addr_info: [{ family: 'inet', local: '127.0.0.1', scope: 'host' }] }, { ifindex: 2, ifname: 'br-ex', addr_info: addrs.map((a) => ({ family: a.includes(':') ? 'inet6' : 'inet', local: a, scope: 'global' })) }]));
+  const net = require('./network-model.cjs');
+  const model = net.load(dir);
+  net.expireCheckpoint(model);
+  process.stdout.write(JSON.stringify(net.ipAddr(model)));
 }
 
 /**
@@ -338,6 +378,7 @@ const tools = {
   dig,
   ip,
   chronyc,
+  'node-power-cycle': powerCycle,
   'systemd-notify': () => failIfAsked(),
   agetty: () => failIfAsked(),
 };
