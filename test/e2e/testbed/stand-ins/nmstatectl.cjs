@@ -16,6 +16,12 @@
 // `nmstatectl rollback` for it; `commit` stops the timer. `rollback` restores the snapshot: profiles created since
 // are removed (configure-ovs's too), the ones it had come back, and what was active is activated again.
 //
+// NetworkManager does the work in its daemon, not in the caller: a caller's sandbox (the agent's unit restricts
+// socket families, so no DHCP client's packet socket would work in it) or death must not change what happens. So
+// nmstatectl here is a client that reads its input files in the caller's context (as nmstatectl does) and hands the
+// request to a transient service of the node (systemd-run --wait --pipe), which runs this same file as the "daemon"
+// side (TESTBED_NM_DAEMON=1); a commit held by hold-commit waits in the client, so killing the caller kills it.
+//
 // Testbed files (kept from the first stand-in, the e2e scenarios use them):
 //   /etc/nmstate-standin/fail: lines `VERB [once] EXIT MESSAGE` (VERB: apply|commit|rollback|show|*) make the next
 //     matching call print MESSAGE to stderr and exit EXIT, changing nothing (`once`: the line is then removed);
@@ -39,8 +45,11 @@ const DEFAULT_TIMEOUT = 60;
 /** Interface types the testbed can make. The kernel has no 8021q, bonding or dummy module (README). */
 const SUPPORTED_TYPES = new Set(['ethernet', 'ovs-bridge', 'ovs-interface', 'loopback']);
 
+const DAEMON = process.env.TESTBED_NM_DAEMON === '1';
 const argv = process.argv.slice(2);
-const record = { time: new Date().toISOString(), argv };
+/** The call as the caller made it (file names included), for the call log. */
+const callerArgv = process.env.TESTBED_NM_ARGV ? JSON.parse(process.env.TESTBED_NM_ARGV) : argv;
+const record = { time: new Date().toISOString(), argv: callerArgv };
 
 function log(entry) {
   fs.mkdirSync(path.dirname(LOG_FILE), { recursive: true });
@@ -433,7 +442,7 @@ function apply(args) {
     // NetworkManager's own timer: a transient timer unit of the node, independent of this process and its caller
     checkpoint.timer = timerUnit(cp.n);
     model.writeAtomic(CHECKPOINT, JSON.stringify(checkpoint));
-    model.run(['systemd-run', '--quiet', `--unit=${checkpoint.timer}`, `--on-active=${timeoutSec}s`, '--timer-property=AccuracySec=100ms', '/usr/bin/nmstatectl', 'rollback', '--expired', cp.path]);
+    model.run(['systemd-run', '--quiet', `--unit=${checkpoint.timer}`, `--on-active=${timeoutSec}s`, '--timer-property=AccuracySec=100ms', '--setenv=TESTBED_NM_DAEMON=1', '/usr/bin/nmstatectl', 'rollback', '--expired', cp.path]);
     record.checkpoint = cp.path;
   }
   info(`Created checkpoint ${cp.path}`);
@@ -489,7 +498,6 @@ function waitWhileExists(file, maxMs) {
 }
 
 function commitOrRollback(verb, args) {
-  if (verb === 'commit') waitWhileExists(path.join(STATE_DIR, 'hold-commit'), 5 * 60_000);
   const { opts, positional } = parseOptions(args, []);
   const expired = opts['--expired'] === true;
   if (expired) record.quiet = true; // NetworkManager's own timer, not a call: logged as an event below
@@ -519,9 +527,31 @@ function show(args) {
   exit(0, opts['--json'] ? JSON.stringify(state, null, 2) : YAML.stringify(state), '');
 }
 
-function main() {
+/** The client side: input read here, the request run by the "daemon" (a transient service), its exit code passed on. */
+function client() {
   const verb = argv.find((a) => !a.startsWith('-'));
   if (argv.includes('--version') || argv.includes('-V') || verb === 'version') exit(0, 'nmstatectl 2.2.0 (testbed stand-in)', '');
+  let daemonArgs = argv;
+  let input = '';
+  if (['apply', 'set', 'a'].includes(verb)) {
+    const rest = argv.slice(argv.indexOf(verb) + 1);
+    const { positional } = parseOptions(rest, ['--timeout']);
+    input = readInput(positional);
+    daemonArgs = [verb, ...rest.filter((a) => !positional.includes(a)), '-'];
+  }
+  if (verb === 'commit') waitWhileExists(path.join(STATE_DIR, 'hold-commit'), 5 * 60_000);
+  const { spawnSync } = require('node:child_process');
+  const res = spawnSync('systemd-run', ['--quiet', '--wait', '--pipe', '--collect', '--service-type=exec', '--setenv=TESTBED_NM_DAEMON=1', `--setenv=TESTBED_NM_ARGV=${JSON.stringify(argv)}`, '/usr/bin/nmstatectl', ...daemonArgs], { input, stdio: ['pipe', 'inherit', 'inherit'] });
+  if (res.error) {
+    process.stderr.write(`NmstateError: Bug: the testbed's NetworkManager could not be reached (systemd-run: ${res.error.message})\n`);
+    process.exit(1);
+  }
+  process.exit(res.status ?? 1);
+}
+
+function main() {
+  if (!DAEMON) return client();
+  const verb = argv.find((a) => !a.startsWith('-'));
   if (!verb) exit(2, '', 'Usage: nmstatectl <apply|commit|rollback|show|version> [OPTIONS]\nerror: a subcommand is required');
   const rest = argv.slice(argv.indexOf(verb) + 1);
   try {
