@@ -611,7 +611,11 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
     500,
   );
   const prepared = await m.exec([node.cli, 'prepare'], { timeoutMs: 300_000 });
-  if (prepared.code !== 0 || !prepared.stdout.includes('Prepared.')) throw new Error(`factory: ${node.cli} prepare failed (exit ${prepared.code}):\n${prepared.stdout}${prepared.stderr}`);
+  if (prepared.code !== 0 || !prepared.stdout.includes('Prepared.')) {
+    const failed = (await m.systemctl('--failed', '--no-legend', '--plain')).stdout;
+    const journal = (await m.journalctl('-b', '-p', 'warning', '-n', '30', '-o', 'short-monotonic')).stdout;
+    throw new Error(`factory: ${node.cli} prepare failed (exit ${prepared.code}):\n${prepared.stdout}${prepared.stderr}\nfailed units:\n${failed}\nlast warnings of the boot:\n${journal}`);
+  }
   node.factoryPrepare = prepared;
   const off = await m.shutdown(60_000);
   if (!off.graceful) throw new Error('factory: the node did not power off gracefully');
