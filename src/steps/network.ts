@@ -17,7 +17,7 @@ import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { apiIntCheck, publishSiteNames, siteDnsWarnings } from './node-names';
 import { BR_EX, parseTopology, type Topology } from './network/topology';
-import { brExAddresses, brExProblems, factoryState, refusalsAgainst, releaseState, siteUplink, staticAddresses, type NmState } from './network/uplink';
+import { brExAddresses, brExProblems, factoryState, refusalsAgainst, releaseState, siteUplink, staticAddresses, type NmState, type Refusal } from './network/uplink';
 
 /** After this many failed verifications of the same config it is rejected: a technician must correct it. */
 export const MAX_NETWORK_ATTEMPTS = 3;
@@ -151,8 +151,23 @@ async function restoreKnownGood(ctx: StepContext): Promise<void> {
   await ctx.save();
 }
 
-function refuse(state: NmState, topo: Topology): void {
-  const refusals = refusalsAgainst(state, topo);
+/**
+ * From release-4.16 br-ex may be nmstate's own (installed from /etc/nmstate/openshift/*.yml by
+ * nmstate-configuration.sh, which touches this file) and configure-ovs then exits at once ("Skipping configure-ovs
+ * due to manual network configuration"; machine-config-operator release-4.16 configure-ovs-network.yaml,
+ * nmstate-configuration.yaml): re-running it would not rebuild br-ex.
+ */
+const NMSTATE_OWNS_BR_EX = '/etc/nmstate/openshift/applied';
+
+async function refusalsHere(ctx: StepContext, state: NmState, topo: Topology): Promise<Refusal[]> {
+  if (topo.brEx && (await ctx.host.exists(NMSTATE_OWNS_BR_EX))) {
+    return [{ message: `this node's ${BR_EX} was set up by nmstate at install (OpenShift 4.16 and later), which the agent cannot move onto the site network`, remedy: 'Call the office: this node needs its site network set another way; nothing was changed.' }];
+  }
+  return refusalsAgainst(state, topo);
+}
+
+async function refuse(ctx: StepContext, state: NmState, topo: Topology): Promise<void> {
+  const refusals = await refusalsHere(ctx, state, topo);
   if (refusals.length === 0) return;
   throw new ConfigRejectedError(
     `${refusals.map((r) => r.message).join('; ')}; nothing was changed and the node keeps its previous network`,
@@ -179,7 +194,7 @@ export const networkStep: Step = {
     const net = ctx.site.resolved.network;
     if (!net) return [];
     const topo = (await readNetwork(ctx)).topo;
-    const refusals = refusalsAgainst(net.nmstate, topo);
+    const refusals = await refusalsHere(ctx, net.nmstate, topo);
     if (refusals.length > 0) throw new Error(refusals.map((r) => `${r.message}. ${r.remedy}`).join(' '));
     const builtIn = await apiIntCheck(ctx.host);
     const checks = [...net.verify.ping.map((p) => `ping ${p}`), ...net.verify.resolve.map((r) => `resolve ${r}`), ...(builtIn ? [`${builtIn.key} to this node (built in: kubelet's API name)`] : [])];
@@ -217,7 +232,7 @@ export const networkStep: Step = {
       await restoreKnownGood(ctx);
     }
     const { text: showText, topo } = await readNetwork(ctx);
-    refuse(net.nmstate, topo);
+    await refuse(ctx, net.nmstate, topo);
     await saveKnownGood(ctx, showText, topo);
     const ovn = topo.brEx !== undefined;
     const uplink = siteUplink(net.nmstate);

@@ -81,7 +81,7 @@ after(async () => {
 });
 
 test('examples/ holds the site kinds the README promises', () => {
-  assert.deepEqual(exampleFolders(), ['bond', 'ipv6-dual-stack', 'mirrors-and-ca', 'multi-node-stick', 'signed-vlan-store', 'static-ip', 'vlan']);
+  assert.deepEqual(exampleFolders(), ['bond', 'dhcp', 'ipv6-dual-stack', 'mirrors-and-ca', 'multi-node-stick', 'signed-vlan-store', 'static-ip', 'vlan']);
 });
 
 describe('every example validates with the bundled CLI, without errors or warnings', { concurrency: 2 }, () => {

@@ -280,7 +280,10 @@ function apply(model, desiredState, opts) {
   const fresh = render(lan, profiles);
   if (!brExGone) {
     // br-ex stays: its bridge, internal interface, port and routes are configure-ovs's, untouched by this state.
-    const keep = state.runtime.ifaces.filter((i) => i.name === BR_EX || i.controller === BR_EX);
+    // A port the state moves to another controller (a bond) leaves br-ex: the bridge may end up without an uplink.
+    const keep = state.runtime.ifaces.filter((i) => i.name === BR_EX || (i.controller === BR_EX && !controllers.get(i.name)));
+    const bridge = keep.find((i) => i.name === BR_EX && i.type === 'ovs-bridge');
+    if (bridge) bridge.bridge.port = bridge.bridge.port.filter((p) => p.name === BR_EX || keep.some((k) => k.name === p.name));
     fresh.ifaces = [...fresh.ifaces.filter((i) => !keep.some((k) => k.name === i.name)), ...keep];
     fresh.routes = [...fresh.routes.filter((r) => !keep.some((k) => k.name === r['next-hop-interface'])), ...state.runtime.routes.filter((r) => r['next-hop-interface'] === BR_EX)];
   }

@@ -143,6 +143,14 @@ describe('network step', () => {
     assert.deepEqual(node.nmstateHistory(), []);
   });
 
+  test('a 4.16 node whose br-ex nmstate set up at install is refused before any change (configure-ovs would not rebuild it)', async () => {
+    mkdirSync(path.join(node.root, 'etc/nmstate/openshift'), { recursive: true });
+    writeFileSync(path.join(node.root, 'etc/nmstate/openshift/applied'), '');
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof ConfigRejectedError && /br-ex was set up by nmstate at install/.test(e.message) && /Call the office/.test(e.remedy));
+    assert.deepEqual(node.nmstateHistory(), []);
+  });
+
   test('on a node without br-ex (OpenShiftSDN) the state applies to the NIC and configure-ovs is not run', async () => {
     node.setLan({ ...defaultLan('192.168.42.10'), ovn: false });
     const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
