@@ -15,12 +15,14 @@ after(async () => {
 
 test('a real dnsmasq answers for the installed names at the site, and for the new names after the run', async () => {
   await ensureRootfsImage();
-  const node = await factoryNode(bed);
+  // The node answers on its stable internal IP, which the product's dispatcher keeps on br-ex at the site too (the
+  // factory address without --internal-ip is gone from the node after the relocation, and with it that nameserver).
+  const node = await factoryNode(bed, { internalIp: true });
   const m = node.machine;
   await node.boot();
   await m.waitForUnit(LOCAL_DNS_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 60_000);
-  // What the NetworkManager dispatcher does on RHCOS (the testbed has no NetworkManager): the node's dnsmasq first.
-  m.writeFile('/etc/resolv.conf', 'nameserver 127.0.0.1\n');
+  // The product's NetworkManager dispatcher (run by the testbed's NetworkManager model) puts the node's dnsmasq first.
+  await eventually(() => assert.match(m.readFile('/etc/resolv.conf'), new RegExp(`^nameserver ${FACTORY_LAN.nodeIp.replace(/\./g, '\\.')}$`, 'm')), 30_000);
   const resolve = async (name: string) => (await m.exec(['getent', 'hosts', name], { timeoutMs: 15_000 })).stdout.trim().split(/\s+/)[0];
   const installed = `${CLUSTER.clusterName}.${CLUSTER.factoryDomain}`;
   const diag = async () => {

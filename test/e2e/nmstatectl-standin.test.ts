@@ -1,132 +1,198 @@
-// The stand-in nmstatectl (test/e2e/testbed/stand-ins/nmstatectl.cjs) run on the host with its state moved
-// into a temp dir: the checkpoint protocol the agent relies on (apply --no-commit --timeout, commit,
-// rollback, NetworkManager's automatic rollback), failure injection, and the call log the e2e tests read.
-import { afterEach, beforeEach, describe, test } from 'node:test';
+// The testbed's node network (test/e2e/testbed/node-network.ts, README "The node's network") on one node booted
+// once: real Open vSwitch with br-ex built by the configure-ovs stand-in at boot, the nmstatectl stand-in changing
+// the real interfaces through the NetworkManager model — and saying no where nmstate says no (the agent reads its
+// errors with nmstateConfigError), a checkpoint that rolls itself back with its caller dead, the dispatcher, DHCP
+// from the store's dnsmasq, dual stack, and a reboot that rebuilds br-ex from the persistent profile.
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { chmodSync } from 'node:fs';
+import { nmstateConfigError } from '../../src/steps/network';
+import { Testbed, ensureRootfsImage, type Machine } from './testbed/index';
+import { FACTORY_LAN, NIC_MAC, PROFILE_DIR, RUN_PROFILE_DIR, SITE_LAN, STORE_DHCP, STORE_LAN6, nodeNetworkIgnition, plugCable, reaches } from './testbed/node-network';
+import { eventually } from './testbed/sno-node';
 
-const STAND_IN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'testbed', 'stand-ins', 'nmstatectl.cjs');
+const bed = new Testbed();
+after(() => bed.cleanup());
 
-let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'nmstatectl-standin-'));
-});
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+interface Iface {
+  name: string;
+  type: string;
+  state: string;
+  controller?: string;
+  'mac-address'?: string;
+  ipv4?: { enabled: boolean; dhcp?: boolean; address?: { ip: string; 'prefix-length': number }[] };
+  ipv6?: { enabled: boolean; address?: { ip: string; 'prefix-length': number }[] };
+  bridge?: { port: { name: string }[] };
+}
+interface Shown {
+  interfaces: Iface[];
+  routes: { running: { destination: string; 'next-hop-interface': string; 'next-hop-address': string }[] };
+  'dns-resolver': { running: { server: string[] } };
+}
 
-function nmstatectl(args: string[], input?: string): { code: number; stdout: string; stderr: string } {
-  const res = spawnSync(process.execPath, [STAND_IN, ...args], {
-    input: input ?? '',
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH, NMSTATE_STANDIN_STATE: path.join(dir, 'etc'), NMSTATE_STANDIN_RUN: path.join(dir, 'run'), NMSTATE_STANDIN_LOG: path.join(dir, 'log', 'calls.jsonl') },
+/** A dispatcher script that records its calls; a group-writable one NetworkManager must not run. */
+const RECORDER = '#!/bin/sh\necho "$1 $2 $CONNECTION_ID" >> /var/log/dispatcher-calls\n';
+const STALE = '#!/bin/sh\necho "$1 $2" >> /var/log/dispatcher-group-writable\n';
+
+/** The site's state as the agent writes it (network-contract): the NIC with the site settings, br-ex released. */
+function siteState(ipv4: Record<string, unknown>, extra: { ipv6?: Record<string, unknown>; routes?: unknown[] } = {}): string {
+  return JSON.stringify({
+    interfaces: [
+      { name: 'eno1', type: 'ethernet', state: 'up', ipv4, ...(extra.ipv6 ? { ipv6: extra.ipv6 } : {}) },
+      { name: 'br-ex', type: 'ovs-bridge', state: 'absent' },
+      { name: 'br-ex', type: 'ovs-interface', state: 'absent' },
+    ],
+    ...(extra.routes ? { routes: { config: extra.routes } } : {}),
+    'dns-resolver': { config: { server: [SITE_LAN.gateway] } },
   });
-  return { code: res.status ?? -1, stdout: res.stdout, stderr: res.stderr };
 }
+const STATIC_SITE = siteState({ enabled: true, dhcp: false, address: [{ ip: SITE_LAN.nodeIp, 'prefix-length': SITE_LAN.prefix }] }, { routes: [{ destination: '0.0.0.0/0', 'next-hop-address': SITE_LAN.gateway, 'next-hop-interface': 'eno1' }] });
 
-function calls(): { argv: string[]; exit?: number; input?: string; checkpoint?: string; event?: string }[] {
-  return readFileSync(path.join(dir, 'log', 'calls.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-}
+describe('testbed node network: real br-ex, configure-ovs, nmstatectl with nmstate rules', { concurrency: 1 }, () => {
+  let m: Machine;
+  const nmstatectl = (args: string[], input?: string) => m.exec(['nmstatectl', ...args], { input, timeoutMs: 120_000 });
+  const show = async (): Promise<Shown> => JSON.parse(await m.execOk(['nmstatectl', 'show', '--json'])) as Shown;
+  const iface = (s: Shown, name: string, type: string) => s.interfaces.find((i) => i.name === name && i.type === type);
+  const addresses = (i: Iface | undefined, fam: 4 | 6 = 4) => (i?.[`ipv${fam}`]?.address ?? []).map((a) => `${a.ip}/${a['prefix-length']}`);
+  const ports = async () => (await m.exec(['ovs-vsctl', 'list-ports', 'br-ex'])).stdout.split('\n').filter(Boolean);
+  const applyFile = async (text: string, args: string[] = []) => {
+    m.writeFile('/tmp/state.yaml', text);
+    return nmstatectl(['apply', ...args, '/tmp/state.yaml']);
+  };
+  const restartOvsConfiguration = async () => {
+    const res = await m.exec(['systemctl', 'restart', 'ovs-configuration.service'], { timeoutMs: 120_000 });
+    if (res.code !== 0) throw new Error(`ovs-configuration.service failed:\n${(await m.journalctl('-u', 'ovs-configuration.service', '-n', '40', '-o', 'cat')).stdout}`);
+  };
+  const profiles = (dir: string) => m.execOk(['ls', dir]).then((o) => o.split('\n').filter(Boolean));
 
-const NEW_STATE = 'interfaces:\n- name: eth0\n  type: ethernet\n  state: up\n  ipv4:\n    enabled: true\n    address:\n    - ip: 192.168.42.10\n      prefix-length: 24\n';
+  before(async () => {
+    await ensureRootfsImage();
+    m = await bed.machine({ hostname: 'net-node' });
+    await bed.installIgnition(m, nodeNetworkIgnition());
+    m.writeFile('/etc/NetworkManager/dispatcher.d/50-record', RECORDER, 0o755);
+    m.writeFile('/etc/NetworkManager/dispatcher.d/pre-up.d/50-record', RECORDER, 0o755);
+    m.writeFile('/etc/NetworkManager/dispatcher.d/60-group-writable', STALE);
+    chmodSync(m.path('/etc/NetworkManager/dispatcher.d/60-group-writable'), 0o775);
+    await m.boot({ network: 'private', timeoutMs: 90_000 });
+  });
 
-describe('stand-in nmstatectl', () => {
-  test('apply --no-commit keeps a checkpoint; commit makes the state stick', () => {
-    const initial = nmstatectl(['show']).stdout;
-    const file = path.join(dir, 'net.yaml');
-    writeFileSync(file, NEW_STATE);
-    const applied = nmstatectl(['apply', '--no-commit', '--timeout', '120', file]);
-    assert.equal(applied.code, 0, applied.stderr);
-    assert.equal(applied.stdout, NEW_STATE);
-    assert.match(applied.stderr, /Created checkpoint \/org\/freedesktop\/NetworkManager\/Checkpoint\/1\n/);
-    assert.equal(nmstatectl(['show']).stdout, NEW_STATE);
-    const commit = nmstatectl(['commit']);
-    assert.deepEqual(commit, { code: 0, stdout: '/org/freedesktop/NetworkManager/Checkpoint/1\n', stderr: '' });
-    assert.equal(nmstatectl(['show']).stdout, NEW_STATE);
-    // nothing left to roll back to
-    const rb = nmstatectl(['rollback']);
-    assert.equal(rb.code, 1);
-    assert.match(rb.stderr, /No checkpoint found to rollback/);
-    assert.notEqual(initial, NEW_STATE);
-    assert.deepEqual(
-      calls().map((c) => [c.argv[0], c.exit]),
-      [
-        ['show', 0],
-        ['apply', 0],
-        ['show', 0],
-        ['commit', 0],
-        ['show', 0],
-        ['rollback', 1],
-      ],
+  test('at boot: configure-ovs builds br-ex on the factory NIC; show reports it in nmstate shape; the dispatcher ran for br-ex', async () => {
+    const s = await show();
+    assert.deepEqual(iface(s, 'br-ex', 'ovs-bridge')?.bridge?.port.map((p) => p.name), ['br-ex', 'eno1']);
+    const brEx = iface(s, 'br-ex', 'ovs-interface');
+    assert.equal(brEx?.controller, 'br-ex');
+    assert.deepEqual(addresses(brEx), [`${FACTORY_LAN.nodeIp}/${FACTORY_LAN.prefix}`]);
+    assert.equal(brEx?.['mac-address'], NIC_MAC, 'br-ex carries the NIC MAC (configure-ovs clones it)');
+    assert.deepEqual(iface(s, 'eno1', 'ethernet'), { name: 'eno1', type: 'ethernet', state: 'up', 'mac-address': NIC_MAC, mtu: 1500, controller: 'br-ex', ipv4: { enabled: false }, ipv6: { enabled: false } });
+    assert.ok(s.routes.running.some((r) => r.destination === '0.0.0.0/0' && r['next-hop-interface'] === 'br-ex' && r['next-hop-address'] === FACTORY_LAN.gateway));
+    assert.deepEqual(await ports(), ['eno1']);
+    assert.deepEqual(await profiles(RUN_PROFILE_DIR), ['br-ex.ovs-bridge.nmstate.yaml', 'br-ex.ovs-interface.nmstate.yaml', 'eno1.ethernet.nmstate.yaml']);
+    assert.equal(await reaches(m, FACTORY_LAN.gateway), true, 'the factory gateway answers through br-ex');
+    assert.equal(await reaches(m, SITE_LAN.gateway), false, 'the store LAN is elsewhere');
+    assert.match(m.readFile('/var/log/dispatcher-calls'), /^br-ex pre-up br-ex\nbr-ex up br-ex$/m);
+    assert.equal((await m.exec(['test', '-e', '/var/log/dispatcher-group-writable'])).code, 1, 'a group-writable dispatcher script is not run');
+    assert.match((await m.journalctl('-u', 'ovs-configuration.service', '-o', 'cat')).stdout, /Running on boot, restoring previous configuration/);
+  });
+
+  test('nmstate says no: IP on a port of br-ex, an unknown NIC, a type the testbed cannot make — nothing changes', async () => {
+    const before = await show();
+    const etc = await profiles(PROFILE_DIR);
+    const ipOnPort = await applyFile(JSON.stringify({ interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, address: [{ ip: SITE_LAN.nodeIp, 'prefix-length': 24 }] } }] }), ['--no-commit', '--timeout', '60']);
+    assert.equal(ipOnPort.code, 1);
+    assert.match(ipOnPort.stderr, /^NmstateError: InvalidArgument: Interface eno1 cannot have IP enabled as it is attached to a controller where IP is not allowed$/m);
+    assert.equal(nmstateConfigError(ipOnPort.stderr), 'InvalidArgument: Interface eno1 cannot have IP enabled as it is attached to a controller where IP is not allowed', 'the agent reads it as a refused state');
+    const unknown = await applyFile(JSON.stringify({ interfaces: [{ name: 'eno2', type: 'ethernet', state: 'up', ipv4: { enabled: true, address: [{ ip: SITE_LAN.nodeIp, 'prefix-length': 24 }] } }] }));
+    assert.equal(unknown.code, 1);
+    assert.equal(nmstateConfigError(unknown.stderr), 'InvalidArgument: Ethernet interface eno2 does not exists');
+    const vlan = await applyFile(JSON.stringify({ interfaces: [{ name: 'eno1.42', type: 'vlan', state: 'up', vlan: { 'base-iface': 'eno1', id: 42 } }] }));
+    assert.equal(vlan.code, 1);
+    assert.match(nmstateConfigError(vlan.stderr) ?? '', /^NotSupportedError: Interface eno1\.42 of type vlan is not supported by the testbed's nmstatectl stand-in: the testbed kernel has no 8021q module/);
+    const noType = await applyFile(JSON.stringify({ interfaces: [{ name: 'br-ex', state: 'up' }] }));
+    assert.match(noType.stderr, /^NmstateError: InvalidArgument: Found 2\+ interface matching desired unknown type interface br-ex/m);
+    assert.deepEqual(await show(), before);
+    assert.deepEqual(await profiles(PROFILE_DIR), etc);
+    assert.equal((await nmstatectl(['rollback'])).code, 1, 'no checkpoint was left behind');
+  });
+
+  test('the checkpoint rolls itself back with its caller killed: br-ex is back with the factory address', async () => {
+    await plugCable(m, 'store');
+    assert.equal(await reaches(m, SITE_LAN.gateway), false, 'the store gateway does not answer the factory address');
+    m.writeFile('/tmp/state.yaml', STATIC_SITE);
+    // the caller: applies with a checkpoint, rebuilds br-ex on top (the agent's approach), and dies before commit
+    // (it notes br-ex's addresses and whether the store gateway answered, the moment before it dies)
+    const caller = await m.exec(['bash', '-c', 'nmstatectl apply --no-commit --timeout 20 /tmp/state.yaml > /dev/null && systemctl restart ovs-configuration.service && { ip -o -4 addr show dev br-ex scope global; ping -c 1 -W 2 192.168.42.1 > /dev/null && echo answered; } > /tmp/caller-saw; kill -9 $$'], { timeoutMs: 120_000 });
+    assert.notEqual(caller.code, 0, 'the caller died before it could commit');
+    const saw = m.readFile('/tmp/caller-saw');
+    assert.match(saw, new RegExp(`inet ${SITE_LAN.nodeIp.replace(/\./g, '\\.')}/${SITE_LAN.prefix} `), 'configure-ovs rebuilt br-ex from the new NIC profile');
+    assert.match(saw, /^answered$/m, 'the store gateway answered the site address');
+    // NetworkManager's timer (a transient timer of the node) rolls it back: deadline sized for a loaded machine
+    await eventually(
+      async () => {
+        const s = await show();
+        assert.deepEqual(addresses(iface(s, 'br-ex', 'ovs-interface')), [`${FACTORY_LAN.nodeIp}/${FACTORY_LAN.prefix}`]);
+      },
+      120_000,
+      500,
     );
-    assert.equal(calls()[1]!.input, NEW_STATE);
-    assert.equal(calls()[1]!.checkpoint, '/org/freedesktop/NetworkManager/Checkpoint/1');
+    assert.deepEqual(await ports(), ['eno1'], 'br-ex keeps its uplink');
+    assert.match(m.readFile('/var/log/nmstate-standin/calls.jsonl'), /"event":"auto-rollback","checkpoint":"\/org\/freedesktop\/NetworkManager\/Checkpoint\/\d+","afterSec":20/);
+    assert.match(m.readFile(`${PROFILE_DIR}/eno1.ethernet.nmstate.yaml`), new RegExp(FACTORY_LAN.nodeIp.replace(/\./g, '\\.')), 'the persistent NIC profile is the factory one again');
+    const commit = await nmstatectl(['commit']);
+    assert.match(commit.stderr, /NmstateError: NotFoundError: No checkpoint found to commit/);
+    await plugCable(m, 'factory');
+    assert.equal(await reaches(m, FACTORY_LAN.gateway), true, 'back on the factory LAN, the factory gateway answers');
   });
 
-  test('rollback restores the state before the apply (state from stdin)', () => {
-    const before = nmstatectl(['show']).stdout;
-    assert.equal(nmstatectl(['apply', '--no-commit'], NEW_STATE).code, 0);
-    assert.equal(nmstatectl(['show']).stdout, NEW_STATE);
-    const rb = nmstatectl(['rollback', '/org/freedesktop/NetworkManager/Checkpoint/1']);
+  test('rollback by hand restores br-ex; a committed apply survives a power cut: configure-ovs rebuilds br-ex from the persistent profile', async () => {
+    await plugCable(m, 'store');
+    assert.equal((await applyFile(STATIC_SITE, ['--no-commit', '--timeout', '300'])).code, 0);
+    assert.deepEqual(await ports(), [], 'br-ex absent: its port is freed');
+    assert.equal(await reaches(m, SITE_LAN.gateway), true, 'the NIC itself holds the site address');
+    await restartOvsConfiguration();
+    assert.deepEqual(await ports(), ['eno1']);
+    const rb = await nmstatectl(['rollback']);
     assert.equal(rb.code, 0, rb.stderr);
-    assert.equal(nmstatectl(['show']).stdout, before);
+    assert.deepEqual(addresses(iface(await show(), 'br-ex', 'ovs-interface')), [`${FACTORY_LAN.nodeIp}/${FACTORY_LAN.prefix}`]);
+    assert.doesNotMatch(await m.execOk(['systemctl', 'list-timers', '--all', '--no-legend']), /nmstate-checkpoint/, 'the checkpoint timer is gone');
+    await restartOvsConfiguration();
+    assert.match((await m.journalctl('-u', 'ovs-configuration.service', '-n', '5', '-o', 'cat')).stdout, /Networking already configured and up for br-ex/);
+
+    assert.equal((await applyFile(STATIC_SITE, ['--no-commit', '--timeout', '300'])).code, 0);
+    await restartOvsConfiguration();
+    assert.equal((await nmstatectl(['commit'])).code, 0);
+    assert.doesNotMatch(await m.execOk(['systemctl', 'list-timers', '--all', '--no-legend']), /nmstate-checkpoint/);
+    await m.reboot();
+    await m.waitForUnit('ovs-configuration.service', ['Result', 'ActiveState'], (u) => u.Result === 'success' && u.ActiveState === 'inactive', 60_000);
+    const s = await show();
+    assert.deepEqual(addresses(iface(s, 'br-ex', 'ovs-interface')), [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`], 'the site address is on br-ex after the power cut');
+    assert.equal(iface(s, 'eno1', 'ethernet')?.controller, 'br-ex');
+    assert.equal(await reaches(m, SITE_LAN.gateway), true);
+    assert.match(m.readFile('/var/log/dispatcher-calls'), /br-ex up br-ex\n$/);
+    assert.deepEqual(s['dns-resolver'].running.server, [SITE_LAN.gateway]);
   });
 
-  test('an uncommitted checkpoint rolls itself back once its timeout has passed', () => {
-    const before = nmstatectl(['show']).stdout;
-    assert.equal(nmstatectl(['apply', '--no-commit', '--timeout', '0'], NEW_STATE).code, 0);
-    // NetworkManager's timer fired: the next look finds the old state, and commit has nothing to commit
-    assert.equal(nmstatectl(['show']).stdout, before);
-    const commit = nmstatectl(['commit']);
-    assert.equal(commit.code, 1);
-    assert.ok(calls().some((c) => c.event === 'auto-rollback' && c.checkpoint === '/org/freedesktop/NetworkManager/Checkpoint/1'));
-  });
-
-  test('a second checkpoint is refused while one is pending; a plain apply commits at once', () => {
-    assert.equal(nmstatectl(['apply', '--no-commit', '--timeout', '300'], NEW_STATE).code, 0);
-    const second = nmstatectl(['apply', '--no-commit'], 'interfaces: []\n');
-    assert.equal(second.code, 1);
-    assert.match(second.stderr, /checkpoint already exists/);
-    assert.equal(nmstatectl(['commit']).code, 0);
-    assert.equal(nmstatectl(['apply'], 'interfaces: []\n').code, 0);
-    assert.equal(existsSync(path.join(dir, 'run', 'checkpoint.json')), false);
-    assert.equal(nmstatectl(['show']).stdout, 'interfaces: []\n');
-  });
-
-  test('failures are injected per verb, once or until removed, and leave the state unchanged', () => {
-    const before = nmstatectl(['show']).stdout;
-    mkdirSync(path.join(dir, 'etc'));
-    writeFileSync(path.join(dir, 'etc', 'fail'), 'apply once 1 NmstateError: VerificationError: eth0 ipv4 address mismatch\ncommit 1 NmstateError: Bug: commit refused\n');
-    const failed = nmstatectl(['apply', '--no-commit'], NEW_STATE);
-    assert.equal(failed.code, 1);
-    assert.match(failed.stderr, /VerificationError: eth0 ipv4 address mismatch/);
-    assert.equal(nmstatectl(['show']).stdout, before);
-    // `once`: the next apply succeeds; the commit failure stays
-    assert.equal(nmstatectl(['apply', '--no-commit'], NEW_STATE).code, 0);
-    const commit = nmstatectl(['commit']);
-    assert.equal(commit.code, 1);
-    assert.match(commit.stderr, /commit refused/);
-    assert.equal(nmstatectl(['rollback']).code, 0);
-    assert.equal(nmstatectl(['show']).stdout, before);
-  });
-
-  test('bad input and unknown commands fail like nmstatectl: 1 for errors, 65 for bad data, 2 for usage', () => {
-    assert.equal(nmstatectl(['apply'], '').code, 1);
-    assert.equal(nmstatectl(['apply', '--timeout', 'soon'], NEW_STATE).code, 65);
-    assert.equal(nmstatectl(['apply', '--timeout'], NEW_STATE).code, 2);
-    assert.equal(nmstatectl(['gc', 'x.yaml']).code, 2);
-    assert.equal(nmstatectl([]).code, 2);
-    assert.equal(nmstatectl(['apply', '/nonexistent.yaml']).code, 1);
-    assert.match(nmstatectl(['version']).stdout, /^nmstatectl 2\.\d+\.\d+/);
-    // JSON in, JSON out for show --json; YAML cannot be converted without a YAML parser: said so
-    assert.equal(nmstatectl(['apply'], '{"interfaces":[]}').code, 0);
-    assert.deepEqual(JSON.parse(nmstatectl(['show', '--json']).stdout), { interfaces: [] });
-    assert.equal(nmstatectl(['apply'], NEW_STATE).code, 0);
-    assert.match(nmstatectl(['show', '--json']).stderr, /needs the state to have been applied as JSON/);
+  test('DHCPv4 from the store dnsmasq and static IPv6 (dual stack): the NIC first, then br-ex with the cloned MAC and the same lease; a power cut loses the pending checkpoint, not the profile', async () => {
+    const state = siteState({ enabled: true, dhcp: true }, { ipv6: { enabled: true, dhcp: false, autoconf: false, address: [{ ip: STORE_LAN6.nodeIp, 'prefix-length': STORE_LAN6.prefix }] }, routes: [{ destination: '::/0', 'next-hop-address': STORE_LAN6.gateway, 'next-hop-interface': 'eno1' }] });
+    await plugCable(m, 'store');
+    const res = await applyFile(state, ['--no-commit', '--timeout', '300']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.deepEqual(addresses(iface(await show(), 'eno1', 'ethernet')), [`${STORE_DHCP.address}/${STORE_DHCP.prefix}`]);
+    await restartOvsConfiguration();
+    const s = await show();
+    const brEx = iface(s, 'br-ex', 'ovs-interface');
+    assert.deepEqual(addresses(brEx), [`${STORE_DHCP.address}/${STORE_DHCP.prefix}`]);
+    assert.equal(brEx?.ipv4?.dhcp, true);
+    assert.deepEqual(addresses(brEx, 6), [`${STORE_LAN6.nodeIp}/${STORE_LAN6.prefix}`]);
+    assert.equal(await reaches(m, SITE_LAN.gateway), true);
+    assert.equal(await reaches(m, STORE_LAN6.gateway), true, 'the IPv6 gateway answers');
+    assert.ok(s.routes.running.some((r) => r.destination === '0.0.0.0/0' && r['next-hop-interface'] === 'br-ex' && r['next-hop-address'] === SITE_LAN.gateway), 'the DHCP router is the default route');
+    const ipv6Dhcp = await applyFile(JSON.stringify({ interfaces: [{ name: 'br-ex', type: 'ovs-interface', ipv6: { enabled: true, dhcp: true, autoconf: true } }] }));
+    assert.match(nmstateConfigError(ipv6Dhcp.stderr) ?? '', /^NotSupportedError: Interface br-ex: DHCPv6 and IPv6 autoconf are not modelled/);
+    // a power cut with the checkpoint pending: NetworkManager's checkpoint is gone, the persistent profile stays,
+    // and configure-ovs rebuilds br-ex from it at boot
+    await m.reboot();
+    await m.waitForUnit('ovs-configuration.service', ['Result', 'ActiveState'], (u) => u.Result === 'success' && u.ActiveState === 'inactive', 60_000);
+    assert.match((await nmstatectl(['rollback'])).stderr, /NmstateError: NotFoundError: No checkpoint found to rollback/);
+    assert.deepEqual(addresses(iface(await show(), 'br-ex', 'ovs-interface')), [`${STORE_DHCP.address}/${STORE_DHCP.prefix}`], 'the uncommitted DHCP profile is what the node booted with');
   });
 });

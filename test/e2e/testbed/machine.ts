@@ -99,6 +99,9 @@ mkdir -m 755 "$R/dev/pts"; mkdir -m 1777 "$R/dev/shm"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620,gid=5,nosuid,noexec devpts "$R/dev/pts"
 ln -s pts/ptmx "$R/dev/ptmx"
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$R/dev/shm"
+# /dev/net/tun: Open vSwitch's userspace datapath makes each bridge's internal port a TAP device (README "The
+# node's network"); the node can create TAP devices only in its own network namespace.
+if [ -e /dev/net/tun ]; then mkdir -p "$R/dev/net"; touch "$R/dev/net/tun"; mount --bind /dev/net/tun "$R/dev/net/tun"; fi
 ln -s /proc/self/fd "$R/dev/fd"
 ln -s /proc/self/fd/0 "$R/dev/stdin"; ln -s /proc/self/fd/1 "$R/dev/stdout"; ln -s /proc/self/fd/2 "$R/dev/stderr"
 touch "$R/dev/console"; mount --bind "$TB_CONSOLE" "$R/dev/console"

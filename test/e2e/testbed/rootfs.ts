@@ -7,7 +7,8 @@
 // 3-4.5 s to extract a copy plus 1-2 s to delete it (page-cache pressure makes copies slower as a run goes
 // on). Where overlayfs cannot be mounted, the disk is a full copy of the tarball.
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, copyFileSync, lstatSync, unlinkSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, copyFileSync, lstatSync, unlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,13 +37,22 @@ export const ROOTFS_RECIPE = {
     'dnsmasq-base', // /usr/sbin/dnsmasq for the MachineConfig's node-local DNS (sno-reconfigure-dns.service), no service of its own
     'chrony', // the node's chronyd (RHCOS has chrony 4.x); the testbed runs it with -x: the host's clock is never touched
     'tzdata', // chrony.conf's `leapsectz right/UTC`
+    // The stand-in DHCP client: busybox's udhcpc runs a script of ours on each lease, so the testbed's
+    // "NetworkManager" (stand-ins/nm-model.cjs) sets the address itself with ip(8), as NM's internal client
+    // does; isc-dhcp-client's dhclient-script would also rewrite resolv.conf and hostname behind the model.
+    'busybox',
+    // testbed-lan turns checksum offload off on the LAN side of the NIC's cable: Open vSwitch's userspace datapath
+    // reads eno1 through a packet socket and hands frames to br-ex's TAP as they are, so a UDP checksum the sender
+    // left to "hardware" (veth's CHECKSUM_PARTIAL) would reach br-ex unfinished and be dropped (DHCP, DNS).
+    'ethtool',
   ],
   /**
    * Installed by a second stage, apt-get in a chroot of the finished rootfs: `debootstrap --include` of these
    * fails ("Failure while configuring base packages ... golang-github-containers-common"). The podman runtime's
-   * end-to-end test (test/e2e/agent-podman.test.ts) runs the real podman (4.3) on the node.
+   * end-to-end test (test/e2e/agent-podman.test.ts) runs the real podman (4.3) on the node. openvswitch-switch (3.1):
+   * the node's br-ex on Open vSwitch's userspace datapath (README "The node's network").
    */
-  secondStage: ['podman', 'crun', 'conmon', 'golang-github-containers-common', 'catatonit'],
+  secondStage: ['podman', 'crun', 'conmon', 'golang-github-containers-common', 'catatonit', 'openvswitch-switch'],
 };
 
 /**
@@ -59,6 +69,12 @@ pids_limit = 0
 
 /** Units the podman packages enable that nothing here uses (the API socket, auto-update, restart at boot). */
 const PODMAN_UNITS_OFF = ['default.target.wants/podman.service', 'default.target.wants/podman-restart.service', 'default.target.wants/podman-auto-update.service', 'timers.target.wants/podman-auto-update.timer', 'sockets.target.wants/podman.socket'];
+
+/**
+ * Debian's Open vSwitch units go through ovs-ctl, which loads the openvswitch kernel module (this kernel has none):
+ * the node runs ovsdb-server and ovs-vswitchd from testbed units instead (sno-node.ts, testbed-ovs*.service).
+ */
+const OVS_UNITS_OFF = ['multi-user.target.wants/openvswitch-switch.service'];
 
 /** Removed after debootstrap: nothing on the node reads them, and a smaller tarball extracts faster. */
 const TRIM = ['var/cache/apt/archives/*.deb', 'var/cache/apt/*.bin', 'var/lib/apt/lists/*_*', 'usr/share/doc/*', 'usr/share/man/*', 'usr/share/locale/*', 'usr/share/info/*'];
@@ -80,7 +96,7 @@ if ! unshare --mount --propagation private bash -c 'set -e; R="$1"; mount -t pro
   echo "the second install stage failed; last lines of its log:" >&2; tail -n 40 "$work/second-stage.log" >&2; exit 1
 fi
 rm -f "$work/rootfs/usr/sbin/policy-rc.d"
-for u in ${PODMAN_UNITS_OFF.join(' ')}; do rm -f "$work/rootfs/etc/systemd/system/$u"; done
+for u in ${PODMAN_UNITS_OFF.join(' ')} ${OVS_UNITS_OFF.join(' ')}; do rm -f "$work/rootfs/etc/systemd/system/$u"; done
 # Debian's chrony.service (alias chronyd.service) would set this machine's clock: the node gets a -x unit instead.
 rm -f "$work/rootfs/etc/systemd/system/chronyd.service" "$work/rootfs/etc/systemd/system/multi-user.target.wants/chrony.service"
 ln -sf /dev/null "$work/rootfs/etc/systemd/system/chrony.service"
@@ -90,8 +106,9 @@ cd "$work/rootfs"
 rm -rf ${TRIM.join(' ')}
 cd /
 tar -C "$work/rootfs" --numeric-owner -cf "$work/rootfs.tar" .
-# drop the tarballs of older recipes: each is ~150 MB
-rm -f "$CACHE"/rootfs-*.tar
+# drop the tarballs of older recipes (each is ~150 MB) unless built in the last 3 hours: branches with another
+# recipe may be testing on this machine at the same time, and would otherwise rebuild each other's away
+find "$CACHE" -maxdepth 1 -name 'rootfs-*.tar' -mmin +180 -delete
 mv "$work/rootfs.tar" "$TARBALL"
 `;
 }
@@ -139,6 +156,8 @@ export async function ensureRootfsImage(): Promise<RootfsImage> {
 }
 
 const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
+/** The testbed's NetworkManager model (stand-ins/nm-model.cjs) and the yaml package it reads profiles with. */
+export const NM_MODEL_DIR = '/usr/local/lib/testbed-nm';
 
 /**
  * Units masked on every testbed node, each for a reason of the namespace (not of the product):
@@ -165,7 +184,7 @@ export interface DiskOptions {
   hostname?: string;
   /** Parent directory for the disk's temp dir (default os.tmpdir()). */
   parentDir?: string;
-  /** Install the stand-in nmstatectl at /usr/bin/nmstatectl (default true). */
+  /** Install the stand-in nmstatectl at /usr/bin/nmstatectl and the NetworkManager model it uses (default true). */
   nmstatectl?: boolean;
 }
 
@@ -220,7 +239,17 @@ export async function newDisk(opts: DiskOptions = {}): Promise<Disk> {
   writeFileSync(path.join(root, 'etc/hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
   for (const unit of MASKED_UNITS) forceSymlink('/dev/null', path.join(root, 'etc/systemd/system', unit));
   installStandIn(root, 'mount.vfat', '/usr/sbin/mount.vfat');
-  if (opts.nmstatectl !== false) installStandIn(root, 'nmstatectl.cjs', '/usr/bin/nmstatectl');
+  // RHCOS's dnsmasq package owns /etc/dnsmasq.d (the Fedora/RHEL spec's %files: %dir %{_sysconfdir}/dnsmasq.d);
+  // Debian's dnsmasq-base does not, and a dnsmasq started with --conf-dir=/etc/dnsmasq.d fails without it.
+  mkdirSync(path.join(root, 'etc/dnsmasq.d'), { recursive: true });
+  if (opts.nmstatectl !== false) {
+    // nmstatectl changes the real interfaces through the testbed's NetworkManager model, which reads YAML profiles
+    installStandIn(root, 'nm-model.cjs', `${NM_MODEL_DIR}/nm-model.cjs`);
+    installStandIn(root, 'udhcpc-event', `${NM_MODEL_DIR}/udhcpc-event`);
+    const yamlPackage = path.dirname(createRequire(import.meta.url).resolve('yaml/package.json'));
+    for (const part of ['package.json', 'dist']) cpSync(path.join(yamlPackage, part), path.join(root, NM_MODEL_DIR, 'node_modules', 'yaml', part), { recursive: true });
+    installStandIn(root, 'nmstatectl.cjs', '/usr/bin/nmstatectl');
+  }
   return { dir, root, hostname, kind };
 }
 

@@ -6,10 +6,11 @@
 // - kubelet.service runs the cluster simulator inside the node (stand-ins/kubelet-standin): the API comes up
 //   after kubelet starts and dies with the node on a power cut, as on a single node; kubelet's certificates
 //   are /var/lib/kubelet/pki; the cluster persists on the node's disk (/var/lib/sim-cluster), like etcd;
-// - nmstatectl records what it was asked (stand-ins/nmstatectl.cjs, installed by the testbed);
-// - the LAN is a veth pair: eno1 holds the node's address, the gateway sits in a namespace of its own
-//   (stand-ins/testbed-lan); the machine has a private network namespace, so its API (on the port the seeded
-//   cluster got, kept across boots) and its router (443) never meet another test's.
+// - the network is real (node-network.ts): eno1 with the installer's profile, Open vSwitch's br-ex built on it
+//   at every boot by ovs-configuration.service (a configure-ovs stand-in), the testbed's NetworkManager model and
+//   nmstatectl stand-in changing the real interfaces, and two LANs (factory, store) in namespaces of their own;
+//   the machine has a private network namespace, so its API (on the port the seeded cluster got, kept across
+//   boots) and its router (443) never meet another test's.
 //
 // The life of a node: factoryNode() installs the MachineConfig and the node's own units, creates the cluster
 // (a running SNO: API up, kubelet certificates issued, Node Ready), boots the node at the factory LAN, runs
@@ -33,6 +34,7 @@ import type { Testbed } from './index';
 import type { Bind, Machine } from './machine';
 import type { NodeImage } from './node-image';
 import { pollUntil } from './proc';
+import { FACTORY_LAN, LAN_ENV, nodeNetworkIgnition, persistentProfiles, plugCable, SITE_LAN, type Lan, type NodeNetworkOptions } from './node-network';
 import { statusExitCode, STATUS_EXIT_PENDING, type StatusView } from '../../../src/engine/status';
 
 const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
@@ -45,7 +47,7 @@ export const SIM_DIR = '/var/lib/sim-cluster';
 export const KUBELET_PKI = '/var/lib/kubelet/pki';
 /** kubelet's bootstrap kubeconfig on RHCOS (checked by `prepare`). */
 export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
-export const LAN_ENV = '/etc/testbed/lan.env';
+export { FACTORY_LAN, LAN_ENV, SITE_LAN, type Lan };
 
 /** The project, and nothing else: everything the simulator reads (its CRD schemas too) is inside it. */
 const PROJECT_BINDS: Bind[] = [{ hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true }, ...linkedNodeModules()];
@@ -59,13 +61,6 @@ function linkedNodeModules(): Bind[] {
 }
 
 export const CLUSTER = { clusterName: 'sno1', nodeName: 'sno1-node', factoryDomain: 'factory.example.com', version: '4.14.12' } as const;
-export interface Lan {
-  nodeIp: string;
-  prefix: number;
-  gateway: string;
-}
-export const FACTORY_LAN: Lan = { nodeIp: '192.168.111.20', prefix: 24, gateway: '192.168.111.1' };
-export const SITE_LAN: Lan = { nodeIp: '192.168.42.10', prefix: 24, gateway: '192.168.42.1' };
 /** The site's registry: resolvable through /etc/hosts (the site-config's verify.resolve checks it). */
 export const SITE_REGISTRY = { name: 'registry.store42.example.com', address: '192.168.42.20' } as const;
 export const SITE_DOMAIN = 'store42.example.com';
@@ -80,7 +75,17 @@ export interface SnoNodeOptions {
    * factory's registry (stands-ins/registry.cjs on the node, FACTORY_REGISTRY) serves. Default: the host runtime.
    */
   podman?: { image: NodeImage };
+  /** ovn (default): br-ex built by ovs-configuration at every boot; sdn: an OpenShiftSDN-style node, no br-ex. */
+  network?: NodeNetworkOptions['kind'];
+  /**
+   * Render with `--internal-ip` (the factory address, kept on br-ex by the product's dispatcher script) and
+   * `--node-ip-pinning dropin` (no nodeip-configuration.service in the testbed).
+   */
+  internalIp?: boolean;
 }
+
+/** The node's stable internal IP when rendered with `internalIp`: its installed address on the factory LAN. */
+export const INTERNAL_IP = `${FACTORY_LAN.nodeIp}/${FACTORY_LAN.prefix}`;
 
 /** The factory's registry mirror, on the node itself (its network is private): plain HTTP, marked insecure. */
 export const FACTORY_REGISTRY = '127.0.0.1:5000';
@@ -97,9 +102,9 @@ export function nodeImageRef(image: NodeImage): string {
 const machineConfigTexts = new Map<string, string>();
 
 /** `sno-reconfigure render machineconfig` of the bundle under test: the host runtime, or podman with an image. */
-export function renderedMachineConfig(podmanImage?: string): string {
+export function renderedMachineConfig(podmanImage?: string, extraArgs: string[] = []): string {
   // The testbed's media are unsigned, as a factory that chose --allow-unsigned-media ships them.
-  const args = [...(podmanImage ? ['--runtime', 'podman', '--node-image', podmanImage] : ['--runtime', 'host']), '--allow-unsigned-media'];
+  const args = [...(podmanImage ? ['--runtime', 'podman', '--node-image', podmanImage] : ['--runtime', 'host']), '--allow-unsigned-media', ...extraArgs];
   const key = args.join(' ');
   let text = machineConfigTexts.get(key);
   if (text === undefined) {
@@ -113,8 +118,10 @@ const KUBELET_SERVICE = `# Testbed stand-in for RHCOS's kubelet.service (test/e2
 # and the control plane it would start. Enabled, as on RHCOS; the agent's MachineConfig adds a hold drop-in.
 [Unit]
 Description=Kubernetes Kubelet (testbed stand-in: cluster simulator)
-Wants=testbed-lan.service
-After=testbed-lan.service
+# RHCOS's kubelet.service: Requires=kubelet-dependencies.target, After=kubelet-dependencies.target (which
+# ovs-configuration.service is RequiredBy)
+Requires=kubelet-dependencies.target
+After=kubelet-dependencies.target testbed-lan.service
 
 [Service]
 Type=notify
@@ -126,22 +133,6 @@ Restart=always
 RestartSec=2
 TimeoutStartSec=120
 TimeoutStopSec=20
-
-[Install]
-WantedBy=multi-user.target
-`;
-
-const LAN_SERVICE = `# Testbed: the node's LAN where it is now (test/e2e/testbed/stand-ins/testbed-lan).
-[Unit]
-Description=Testbed LAN (eno1, and the gateway in a namespace of its own)
-DefaultDependencies=no
-Before=network-pre.target kubelet.service sno-reconfigure.service
-Wants=network-pre.target
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-ExecStart=/usr/local/libexec/testbed-lan
 
 [Install]
 WantedBy=multi-user.target
@@ -179,10 +170,6 @@ ExecStart=/usr/sbin/chronyd -d -x -u root -f /etc/testbed/site-ntp.conf
 WantedBy=multi-user.target
 `;
 const SITE_NTP_CONF = `port 123\nbindaddress ${SITE_NTP}\nlocal stratum 8\nallow ${SITE_NTP}\nbindcmdaddress /\ncmdport 0\npidfile /run/testbed-site-ntp.pid\n`;
-
-function lanEnv(lan: Lan): string {
-  return `NODE_CIDR=${lan.nodeIp}/${lan.prefix}\nGATEWAY_CIDR=${lan.gateway}/${lan.prefix}\n`;
-}
 
 function dataUrl(text: string | Buffer): string {
   return `data:;base64,${Buffer.from(text).toString('base64')}`;
@@ -228,9 +215,7 @@ function baseIgnition(simOptions: SimulatorOptions): IgnConfig {
     storage: {
       files: [
         file('/usr/local/libexec/kubelet-standin', readFileSync(path.join(STAND_INS, 'kubelet-standin')), 0o755),
-        file('/usr/local/libexec/testbed-lan', readFileSync(path.join(STAND_INS, 'testbed-lan')), 0o755),
         file('/etc/kubelet-standin/options.json', `${JSON.stringify(simOptions, null, 2)}\n`),
-        file(LAN_ENV, lanEnv(FACTORY_LAN)),
         file('/etc/hosts', hosts),
         file('/etc/chrony.conf', FACTORY_CHRONY_CONF),
         file('/etc/testbed/site-ntp.conf', SITE_NTP_CONF),
@@ -239,7 +224,6 @@ function baseIgnition(simOptions: SimulatorOptions): IgnConfig {
     systemd: {
       units: [
         { name: KUBELET_UNIT, enabled: true, contents: KUBELET_SERVICE },
-        { name: 'testbed-lan.service', enabled: true, contents: LAN_SERVICE },
         { name: 'chronyd.service', enabled: true, contents: CHRONYD_SERVICE },
         { name: 'testbed-site-ntp.service', enabled: true, contents: SITE_NTP_SERVICE },
       ],
@@ -325,10 +309,15 @@ export class SnoNode {
     await this.machine.boot({ network: 'private', binds: this.binds, timeoutMs: 90_000, ...opts });
   }
 
-  /** The LAN the node is plugged into from its next boot on. */
+  /** The LAN the node's cable is plugged into from its next boot on (the node powered off). */
   moveTo(lan: Lan): void {
-    if (this.machine.running) throw new Error('moveTo: power the node off first');
-    this.machine.writeFile(LAN_ENV, lanEnv(lan));
+    if (this.machine.running) throw new Error('moveTo: power the node off first, or use moveCable');
+    this.machine.writeFile(LAN_ENV, `CABLE=${lan.name}\n`);
+  }
+
+  /** "Moving the cable": the NIC's peer goes to `lan` now if the node runs (and stays there at later boots). */
+  async moveCable(lan: Lan): Promise<void> {
+    await plugCable(this.machine, lan.name);
   }
 
   exists(nodePath: string): boolean {
@@ -444,7 +433,9 @@ export class SnoNode {
     return text
       .split('\n')
       .filter((l) => l.trim() !== '')
-      .map((l) => (JSON.parse(l) as { argv: string[] }).argv.filter((a) => !a.startsWith('/') && a !== '-' && !/^\d+$/.test(a) && a !== '--timeout').join(' '));
+      .map((l) => JSON.parse(l) as { argv?: string[] })
+      .flatMap((e) => (e.argv ? [e.argv] : [])) // the checkpoint's own timer is an event, not a call
+      .map((argv) => argv.filter((a) => !a.startsWith('/') && a !== '-' && !/^\d+$/.test(a) && a !== '--timeout').join(' '));
   }
 
   /** Waits until the agent's run ended in success: done marker, unit disabled and inactive. */
@@ -486,7 +477,7 @@ export class SnoNode {
       banner: this.banner()?.replace(/expires \d{4}-\d\d-\d\dT[\d:.]+Z/, 'expires <NotAfter>'),
       // the device the stick got (loop0, loop3…) is the test host's business, not the node's state
       report: { result: report.result, siteConfig: JSON.parse(JSON.stringify(report.siteConfig).replace(/\/dev\/loop\d+/g, '/dev/loopN')) as unknown, steps: report.steps.map((s) => `${s.name}:${s.state}`) },
-      network: m.readFile('/etc/nmstate-standin/current.yaml'),
+      network: persistentProfiles(m),
       kubeletServingCert: { subject: serving.subject, ips: serving.subjectAltName },
       cluster: clusterFacts(this.clusterStore()),
     };
@@ -590,7 +581,7 @@ async function seedCluster(m: Machine, simOptions: SimulatorOptions): Promise<vo
 export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Promise<SnoNode> {
   const m = await bed.machine({ hostname: CLUSTER.nodeName });
   const podman = opts.podman;
-  const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined));
+  const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined, opts.internalIp ? ['--internal-ip', INTERNAL_IP, '--node-ip-pinning', 'dropin'] : []));
   if (!installed.units.includes(UNIT_NAME)) throw new Error(`the rendered MachineConfig installed no ${UNIT_NAME}: ${JSON.stringify(installed)}`);
   const simOptions: SimulatorOptions = {
     clusterName: CLUSTER.clusterName,
@@ -602,6 +593,7 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
     ...(opts.durations ? { durations: opts.durations } : {}),
   };
   await bed.installIgnition(m, baseIgnition(simOptions));
+  await bed.installIgnition(m, nodeNetworkIgnition({ kind: opts.network ?? 'ovn', cable: 'factory' }));
   addCoreUser(m);
   let binds: Bind[] = PROJECT_BINDS;
   if (podman) {
@@ -628,7 +620,11 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
     500,
   );
   const prepared = await m.exec([node.cli, 'prepare'], { timeoutMs: 300_000 });
-  if (prepared.code !== 0 || !prepared.stdout.includes('Prepared.')) throw new Error(`factory: ${node.cli} prepare failed (exit ${prepared.code}):\n${prepared.stdout}${prepared.stderr}`);
+  if (prepared.code !== 0 || !prepared.stdout.includes('Prepared.')) {
+    const failed = (await m.systemctl('--failed', '--no-legend', '--plain')).stdout;
+    const journal = (await m.journalctl('-b', '-p', 'warning', '-n', '30', '-o', 'short-monotonic')).stdout;
+    throw new Error(`factory: ${node.cli} prepare failed (exit ${prepared.code}):\n${prepared.stdout}${prepared.stderr}\nfailed units:\n${failed}\nlast warnings of the boot:\n${journal}`);
+  }
   node.factoryPrepare = prepared;
   const off = await m.shutdown(60_000);
   if (!off.graceful) throw new Error('factory: the node did not power off gracefully');

@@ -1,0 +1,141 @@
+// The site network on a node whose uplink is a port of br-ex (issue 26), end to end on the testbed's real Open vSwitch
+// (test/e2e/testbed/README.md, "The node's network"): the agent applies the site's NIC state with br-ex released,
+// configure-ovs rebuilds br-ex on top, the agent verifies on the final topology and commits — or rolls back to the
+// factory network with br-ex intact, also across an agent killed mid-way and power cuts right after the commit and
+// right after the rollback. A reboot after success keeps the site address on br-ex, the internal IP beside it, and
+// kubelet's node IP. An OpenShiftSDN-style node (no br-ex) gets the state on its NIC.
+// Two nodes run at once (two cores); the SDN-style one runs after the first.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KUBELET_UNIT, UNIT_NAME } from '../../src/paths';
+import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
+import { FACTORY_LAN, SITE_LAN, STORE_DHCP, STORE_LAN6, reaches } from './testbed/node-network';
+import { INTERNAL_IP, eventually, factoryNode, siteConfigYaml, SITE_REGISTRY, type SnoNode } from './testbed/sno-node';
+
+const bed = new Testbed();
+after(async () => {
+  await bed.cleanup();
+  assert.deepEqual(leftovers(), { processes: [], loopDevices: [], mounts: [], cgroups: [], tempDirs: [] });
+});
+
+/** Short network windows: a verification takes 10 s (verifyWindows), the checkpoint 70 s. */
+const TIMEOUTS = { network: '20s', clock: '1m', kubelet: '2m', apiReady: '3m', csr: '3m', settle: '5m', settleStability: '2s' };
+
+function siteConfig(network: Record<string, unknown>, name: string): string {
+  return siteConfigYaml({ name, spec: { network, timeouts: TIMEOUTS } });
+}
+const staticNetwork = (gateway: string = SITE_LAN.gateway) => ({
+  nmstate: {
+    interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: SITE_LAN.nodeIp, 'prefix-length': SITE_LAN.prefix }] } }],
+    routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': gateway, 'next-hop-interface': 'eno1' }] },
+    'dns-resolver': { config: { server: [SITE_LAN.gateway] } },
+  },
+  verify: { ping: [gateway], resolve: [SITE_REGISTRY.name] },
+});
+/** DHCPv4 from the store's dnsmasq and a static IPv6 address: dual stack. */
+const dhcpDualStackNetwork = {
+  nmstate: {
+    interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: true }, ipv6: { enabled: true, dhcp: false, autoconf: false, address: [{ ip: STORE_LAN6.nodeIp, 'prefix-length': STORE_LAN6.prefix }] } }],
+    routes: { config: [{ destination: '::/0', 'next-hop-address': STORE_LAN6.gateway, 'next-hop-interface': 'eno1' }] },
+  },
+  verify: { ping: [SITE_LAN.gateway, STORE_LAN6.gateway], resolve: [SITE_REGISTRY.name] },
+};
+
+interface Iface {
+  name: string;
+  type: string;
+  controller?: string;
+  ipv4?: { address?: { ip: string; 'prefix-length': number }[] };
+  ipv6?: { address?: { ip: string; 'prefix-length': number }[] };
+}
+async function network(node: SnoNode): Promise<{ brEx: string[]; eno1: string[]; eno1Controller?: string; ports: string[] }> {
+  const shown = JSON.parse(await node.machine.execOk(['nmstatectl', 'show', '--json'])) as { interfaces: Iface[] };
+  const addrs = (i?: Iface) => [...(i?.ipv4?.address ?? []), ...(i?.ipv6?.address ?? [])].map((a) => `${a.ip}/${a['prefix-length']}`).sort();
+  const eno1 = shown.interfaces.find((i) => i.name === 'eno1');
+  const ports = (await node.machine.exec(['ovs-vsctl', 'list-ports', 'br-ex'])).stdout.split('\n').filter(Boolean);
+  return { brEx: addrs(shown.interfaces.find((i) => i.name === 'br-ex' && i.type === 'ovs-interface')), eno1: addrs(eno1), ...(eno1?.controller ? { eno1Controller: eno1.controller } : {}), ports };
+}
+/** The nmstatectl calls so far that are not `show`. */
+const changes = (node: SnoNode) => node.nmstateCalls().filter((c) => !c.startsWith('show'));
+
+describe('the site network under br-ex, on real Open vSwitch', { concurrency: true }, () => {
+  describe('one node after the other', { concurrency: 1 }, () => {
+    test('OVN node: a wrong gateway fails verification and is rolled back; a power cut right after the rollback leaves br-ex rebuilt with the factory address', async (t) => {
+      await ensureRootfsImage();
+      const node = await factoryNode(bed, { internalIp: true });
+      const m = node.machine;
+      await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork('192.168.42.254'), 'store-0042-typo') });
+      await node.boot();
+      // at the site, before any change: br-ex holds the factory address, the store gateway does not answer it
+      assert.deepEqual((await network(node)).ports, ['eno1']);
+      assert.equal(await reaches(m, SITE_LAN.gateway), false, 'the store gateway is unreachable from the factory address');
+      // the verification fails (nobody answers at .254): cut the power as soon as the rollback returned
+      await node.waitForAgent('the rollback', () => changes(node).includes('rollback'), 180_000, 5);
+      await m.powerCut();
+      t.diagnostic(`nmstatectl calls before the cut: ${changes(node).join(', ')}`);
+      assert.equal(changes(node).filter((c) => c === 'commit').length, 0);
+      await node.boot();
+      await m.waitForUnit('ovs-configuration.service', ['Result', 'ActiveState'], (u) => u.Result === 'success' && u.ActiveState === 'inactive', 60_000);
+      const net = await network(node);
+      assert.deepEqual({ brEx: net.brEx, ports: net.ports, eno1Controller: net.eno1Controller }, { brEx: [INTERNAL_IP], ports: ['eno1'], eno1Controller: 'br-ex' }, 'br-ex rebuilt with the factory address, the NIC its port');
+      assert.match(m.readFile('/etc/NetworkManager/system-connections/eno1.ethernet.nmstate.yaml'), new RegExp(FACTORY_LAN.nodeIp.replace(/\./g, '\\.')), 'the persistent NIC profile is the factory one');
+    });
+
+    test('SDN-style node (no br-ex): the site state applies to the NIC', async () => {
+      await ensureRootfsImage();
+      const node = await factoryNode(bed, { network: 'sdn' });
+      const m = node.machine;
+      await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
+      await node.boot();
+      assert.deepEqual(await network(node), { brEx: [], eno1: [`${FACTORY_LAN.nodeIp}/${FACTORY_LAN.prefix}`], ports: [] });
+      await node.waitForSuccess();
+      assert.deepEqual(await network(node), { brEx: [], eno1: [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`], ports: [] });
+      assert.deepEqual(changes(node), ['apply --no-commit', 'commit']);
+      assert.equal(await reaches(m, SITE_LAN.gateway), true);
+    });
+  });
+
+  test("OVN node, DHCP + static IPv6: the agent killed between apply and commit is rolled back and commits on its next start; a power cut right after the commit and a reboot keep the site addresses on br-ex, the internal IP and kubelet's node IP", async () => {
+    await ensureRootfsImage();
+    const node = await factoryNode(bed, { internalIp: true });
+    const m = node.machine;
+    const hold = '/etc/nmstate-standin/hold-commit';
+    m.writeFile(hold, '');
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(dhcpDualStackNetwork, 'store-0042') });
+    await node.boot();
+    const siteBrEx = [`${STORE_DHCP.address}/${STORE_DHCP.prefix}`, INTERNAL_IP, `${STORE_LAN6.nodeIp}/${STORE_LAN6.prefix}`].sort();
+    // held in `nmstatectl commit`: br-ex rebuilt on the site network and verified, not committed
+    await eventually(async () => assert.equal((await m.exec(['pgrep', '-f', 'nmstatectl commit'])).code, 0, 'nmstatectl commit is running'), 180_000, 200);
+    assert.deepEqual((await network(node)).brEx, siteBrEx, 'br-ex holds the site addresses (DHCP lease, IPv6) and the internal IP before the commit');
+    await m.execOk(['systemctl', 'kill', '--signal=SIGKILL', UNIT_NAME]);
+    m.removeFile(hold);
+    // the agent is dead: the checkpoint is pending on NetworkManager's timer, which would roll it back by itself
+    assert.match(await m.execOk(['systemctl', 'list-timers', '--all', '--no-legend']), /nmstate-checkpoint-\d+\.timer/);
+    // systemd would restart the agent after RestartSec=30s; start it now: it finds its phase "applying" and rolls back first
+    await m.execOk(['systemctl', 'start', UNIT_NAME]);
+    await node.waitForAgent('the commit', () => changes(node).includes('commit'), 180_000, 5);
+    await m.powerCut();
+    const calls = changes(node);
+    assert.deepEqual(calls.slice(0, 2), ['apply --no-commit', 'rollback'], `the interrupted attempt was rolled back before the next: ${calls.join(', ')}`);
+    assert.equal(calls.filter((c) => c === 'commit').length, 1, calls.join(', '));
+    await node.boot();
+    await node.waitForSuccess();
+    let net = await network(node);
+    assert.deepEqual(net, { brEx: siteBrEx, eno1: [], eno1Controller: 'br-ex', ports: ['eno1'] }, 'the site addresses and the internal IP on br-ex, the NIC its port');
+    assert.equal(await reaches(m, SITE_LAN.gateway), true);
+    assert.equal(await reaches(m, STORE_LAN6.gateway), true);
+
+    // a reboot after success: configure-ovs rebuilds br-ex from the committed NIC profile, the dispatcher adds the internal IP
+    await m.reboot({ graceful: true });
+    await m.waitForUnit(KUBELET_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 90_000);
+    net = await eventually(async () => {
+      const n = await network(node);
+      assert.deepEqual(n.brEx, siteBrEx);
+      return n;
+    }, 30_000);
+    assert.deepEqual(net.ports, ['eno1']);
+    assert.deepEqual(await node.unit(UNIT_NAME, ['UnitFileState', 'ActiveState']), { UnitFileState: 'disabled', ActiveState: 'inactive' });
+    // kubelet's node IP stays the internal one: pinned by the agent's drop-in, and present on br-ex
+    assert.match(m.readFile('/etc/systemd/system/kubelet.service.d/30-sno-reconfigure-nodeip.conf'), new RegExp(`\\b${FACTORY_LAN.nodeIp.replace(/\./g, '\\.')}\\b`));
+  });
+});

@@ -1,0 +1,253 @@
+// The node's network, as on an OVN-Kubernetes RHCOS node (README "The node's network"): the NIC eno1 with its
+// persistent profile (the installer's), NetworkManager (the testbed's model, stand-ins/nm-model.cjs) activating it at
+// boot, real Open vSwitch (ovsdb-server + ovs-vswitchd, userspace datapath), ovs-configuration.service running the
+// configure-ovs stand-in that builds br-ex on top at every boot, and two LANs (factory, store) the cable can be
+// plugged into (stand-ins/testbed-lan). An OpenShiftSDN-style node has the same minus ovs-configuration: its
+// address stays on the NIC.
+import { readdirSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import type { IgnConfig, IgnUnit } from '../../support/ignition';
+import type { Machine } from './machine';
+
+const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
+
+export type LanName = 'factory' | 'store';
+export interface Lan {
+  name: LanName;
+  nodeIp: string;
+  prefix: number;
+  gateway: string;
+}
+/** The LAN the node was installed on (its factory profile holds nodeIp). */
+export const FACTORY_LAN: Lan = { name: 'factory', nodeIp: '192.168.111.20', prefix: 24, gateway: '192.168.111.1' };
+/** The store's LAN: a static site address, dnsmasq's DHCP (STORE_DHCP) and IPv6 (STORE_LAN6). */
+export const SITE_LAN: Lan = { name: 'store', nodeIp: '192.168.42.10', prefix: 24, gateway: '192.168.42.1' };
+/** IPv6 on the store LAN (documentation prefix, inside the testbed's namespaces only). */
+export const STORE_LAN6 = { nodeIp: '2001:db8:42::10', prefix: 64, gateway: '2001:db8:42::1' } as const;
+/** The NIC's MAC (fixed, as hardware's) and the address the store's dnsmasq reserves for it. */
+export const NIC_MAC = '52:54:00:6E:6F:01';
+export const STORE_DHCP = { address: '192.168.42.50', prefix: 24, rangeStart: '192.168.42.100', rangeEnd: '192.168.42.150', domain: 'store42.example.com' } as const;
+export const LAN_ENV = '/etc/testbed/lan.env';
+export const PROFILE_DIR = '/etc/NetworkManager/system-connections';
+export const RUN_PROFILE_DIR = '/run/NetworkManager/system-connections';
+export const DISPATCHER_LOG = '/run/testbed-nm/dispatcher.log';
+
+/** The NIC's persistent profile as the installer leaves it (networkConfig: static address on eno1). */
+export function factoryProfile(lan: Lan = FACTORY_LAN): Record<string, unknown> {
+  return {
+    name: 'eno1',
+    type: 'ethernet',
+    state: 'up',
+    ipv4: { enabled: true, dhcp: false, address: [{ ip: lan.nodeIp, 'prefix-length': lan.prefix }] },
+    ipv6: { enabled: false },
+    routes: [{ destination: '0.0.0.0/0', 'next-hop-address': lan.gateway, 'next-hop-interface': 'eno1' }],
+    'dns-resolver': { server: [lan.gateway] },
+  };
+}
+
+const LAN_SERVICE = `# Testbed: the node's two LANs and its NIC (test/e2e/testbed/stand-ins/testbed-lan).
+[Unit]
+Description=Testbed LANs (factory and store) and the NIC eno1
+DefaultDependencies=no
+Before=network-pre.target NetworkManager.service kubelet.service sno-reconfigure.service
+Wants=network-pre.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/libexec/testbed-lan
+
+[Install]
+WantedBy=multi-user.target
+`;
+
+const STORE_DNSMASQ_SERVICE = `# Testbed: the store's DHCP and DNS server, dnsmasq in the store LAN's namespace.
+[Unit]
+Description=Testbed store LAN DHCP/DNS server (dnsmasq)
+Requires=testbed-lan.service
+After=testbed-lan.service
+
+[Service]
+ExecStart=/usr/sbin/ip netns exec lan-store /usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --user=root --group=root --interface=lan0 --bind-interfaces --no-resolv --no-hosts --dhcp-range=${STORE_DHCP.rangeStart},${STORE_DHCP.rangeEnd},255.255.255.0,12h --dhcp-host=${NIC_MAC.toLowerCase()},${STORE_DHCP.address} --dhcp-option=option:router,${SITE_LAN.gateway} --dhcp-option=option:dns-server,${SITE_LAN.gateway} --domain=${STORE_DHCP.domain} --host-record=registry.${STORE_DHCP.domain},192.168.42.20 --dhcp-leasefile=/run/testbed-store-dnsmasq.leases --pid-file=
+
+[Install]
+WantedBy=multi-user.target
+`;
+
+// Debian's own units go through ovs-ctl, which loads the openvswitch kernel module (this kernel has none): these run
+// the two daemons directly; bridges use datapath_type=netdev (the userspace datapath). RHCOS's unit names.
+const OVSDB_SERVICE = `# Testbed: Open vSwitch's database server (Debian's unit calls ovs-ctl, which needs the kernel module).
+[Unit]
+Description=Open vSwitch Database Unit (testbed)
+DefaultDependencies=no
+After=local-fs.target
+Before=network-pre.target
+
+[Service]
+Type=forking
+PIDFile=/run/openvswitch/ovsdb-server.pid
+ExecStartPre=/bin/mkdir -p /run/openvswitch /var/log/openvswitch
+ExecStartPre=/bin/sh -c '[ -s /etc/openvswitch/conf.db ] || ovsdb-tool create /etc/openvswitch/conf.db /usr/share/openvswitch/vswitch.ovsschema'
+ExecStart=/usr/sbin/ovsdb-server /etc/openvswitch/conf.db --remote=punix:/run/openvswitch/db.sock --pidfile=/run/openvswitch/ovsdb-server.pid --detach --log-file=/var/log/openvswitch/ovsdb-server.log
+ExecStartPost=/usr/bin/ovs-vsctl --no-wait init
+`;
+const VSWITCHD_SERVICE = `# Testbed: Open vSwitch's switch daemon, userspace datapath only.
+[Unit]
+Description=Open vSwitch Forwarding Unit (testbed)
+DefaultDependencies=no
+Requires=ovsdb-server.service
+After=ovsdb-server.service
+Before=network-pre.target
+
+[Service]
+Type=forking
+PIDFile=/run/openvswitch/ovs-vswitchd.pid
+ExecStart=/usr/sbin/ovs-vswitchd unix:/run/openvswitch/db.sock --pidfile=/run/openvswitch/ovs-vswitchd.pid --detach --log-file=/var/log/openvswitch/ovs-vswitchd.log
+`;
+const OPENVSWITCH_SERVICE = `# Testbed: RHCOS's openvswitch.service, which ovs-configuration.service requires.
+[Unit]
+Description=Open vSwitch (testbed)
+Requires=ovsdb-server.service ovs-vswitchd.service
+After=ovsdb-server.service ovs-vswitchd.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/true
+
+[Install]
+WantedBy=multi-user.target
+`;
+
+const NM_SERVICE = `# Testbed stand-in for NetworkManager.service: the model (stand-ins/nm-model.cjs) activates every persistent profile.
+[Unit]
+Description=Network Manager (testbed model)
+Requires=testbed-lan.service
+After=testbed-lan.service openvswitch.service
+Wants=network.target
+Before=network.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/bin/testbed-nm boot
+
+[Install]
+WantedBy=multi-user.target
+`;
+const NM_WAIT_ONLINE_SERVICE = `# Testbed stand-in for NetworkManager-wait-online.service: the model's boot activation is synchronous.
+[Unit]
+Description=Network Manager Wait Online (testbed)
+Requires=NetworkManager.service
+After=NetworkManager.service
+Before=network-online.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/true
+
+[Install]
+WantedBy=network-online.target
+`;
+
+/**
+ * ovs-configuration.service as machine-config-operator ships it (release-4.14,
+ * templates/common/_base/units/ovs-configuration.service.yaml): the same ordering and type; without the
+ * kdump.service and firstboot-osupdate.target orderings (neither exists here).
+ */
+const OVS_CONFIGURATION_SERVICE = `# Testbed: ovs-configuration.service (machine-config-operator release-4.14) running the configure-ovs stand-in.
+[Unit]
+Description=Configures OVS with proper host networking configuration
+Requires=openvswitch.service
+Wants=NetworkManager-wait-online.service
+After=NetworkManager-wait-online.service openvswitch.service network.service nodeip-configuration.service
+Before=kubelet-dependencies.target node-valid-hostname.service
+
+[Service]
+Type=oneshot
+ExecStart=/usr/local/bin/configure-ovs.sh OVNKubernetes
+StandardOutput=journal+console
+StandardError=journal+console
+
+[Install]
+RequiredBy=kubelet-dependencies.target
+`;
+/** Wanted by multi-user.target here, so a node without the kubelet stand-in builds br-ex at boot all the same. */
+const KUBELET_DEPENDENCIES_TARGET = `# Testbed: RHCOS's kubelet-dependencies.target (what kubelet.service waits for).
+[Unit]
+Description=Dependencies necessary to run kubelet
+Requires=basic.target network-online.target
+After=basic.target network-online.target
+
+[Install]
+WantedBy=multi-user.target
+`;
+
+const TESTBED_NM = '#!/bin/sh\n# The testbed NetworkManager model\'s command line (stand-ins/nm-model.cjs): boot, show, profile work for configure-ovs.\nexec /usr/bin/node /usr/local/lib/testbed-nm/nm-model.cjs "$@"\n';
+
+export interface NodeNetworkOptions {
+  /** ovn (default): br-ex built by ovs-configuration.service at every boot. sdn: no br-ex, the address on the NIC. */
+  kind?: 'ovn' | 'sdn';
+  /** The LAN the cable is plugged into at the first boot (default factory). */
+  cable?: LanName;
+  /** The NIC's persistent profile (default: factoryProfile()). */
+  profile?: Record<string, unknown>;
+}
+
+/** Files and units of the node's network, installed like the rest of the node (Ignition). */
+export function nodeNetworkIgnition(opts: NodeNetworkOptions = {}): IgnConfig {
+  const dataUrl = (text: string | Buffer) => `data:;base64,${Buffer.from(text).toString('base64')}`;
+  const file = (p: string, text: string | Buffer, mode = 0o644) => ({ path: p, mode, overwrite: true, contents: { source: dataUrl(text) } });
+  const profile = opts.profile ?? factoryProfile();
+  const units: IgnUnit[] = [
+    { name: 'testbed-lan.service', enabled: true, contents: LAN_SERVICE },
+    { name: 'testbed-store-dnsmasq.service', enabled: true, contents: STORE_DNSMASQ_SERVICE },
+    { name: 'ovsdb-server.service', contents: OVSDB_SERVICE },
+    { name: 'ovs-vswitchd.service', contents: VSWITCHD_SERVICE },
+    { name: 'openvswitch.service', enabled: true, contents: OPENVSWITCH_SERVICE },
+    { name: 'NetworkManager.service', enabled: true, contents: NM_SERVICE },
+    { name: 'NetworkManager-wait-online.service', enabled: true, contents: NM_WAIT_ONLINE_SERVICE },
+    { name: 'kubelet-dependencies.target', enabled: true, contents: KUBELET_DEPENDENCIES_TARGET },
+  ];
+  if (opts.kind !== 'sdn') units.push({ name: 'ovs-configuration.service', enabled: true, contents: OVS_CONFIGURATION_SERVICE });
+  return {
+    ignition: { version: '3.2.0' },
+    storage: {
+      files: [
+        file('/usr/local/libexec/testbed-lan', readFileSync(path.join(STAND_INS, 'testbed-lan')), 0o755),
+        file('/usr/local/bin/configure-ovs.sh', readFileSync(path.join(STAND_INS, 'configure-ovs.sh')), 0o755),
+        file('/usr/local/bin/testbed-nm', TESTBED_NM, 0o755),
+        file(LAN_ENV, `CABLE=${opts.cable ?? 'factory'}\n`),
+        file(`${PROFILE_DIR}/${String(profile.name)}.${String(profile.type)}.nmstate.yaml`, `# the installer's profile (testbed)\n${stringify(profile)}`, 0o600),
+      ],
+    },
+    systemd: { units },
+  };
+}
+
+/** "Moving the cable": the NIC's peer goes to `lan` now (the node running) or at its next boot. */
+export async function plugCable(m: Machine, lan: LanName): Promise<void> {
+  if (m.running) await m.execOk(['/usr/local/libexec/testbed-lan', 'plug', lan]);
+  else m.writeFile(LAN_ENV, `CABLE=${lan}\n`);
+}
+
+/** Whether the node reaches `address` now (one ping, 2 s). */
+export async function reaches(m: Machine, address: string): Promise<boolean> {
+  return (await m.exec(['ping', '-c', '1', '-W', '2', address], { timeoutMs: 10_000 })).code === 0;
+}
+
+/** The persistent profiles on the node's disk, by file name (what survives a reboot). */
+export function persistentProfiles(m: Machine): Record<string, string> {
+  const out: Record<string, string> = {};
+  let names: string[] = [];
+  try {
+    names = readdirSync(m.path(PROFILE_DIR)).sort();
+  } catch {
+    return out;
+  }
+  for (const f of names) out[f] = readFileSync(path.join(m.path(PROFILE_DIR), f), 'utf8');
+  return out;
+}
