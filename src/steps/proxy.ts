@@ -140,6 +140,22 @@ async function assess(ctx: StepContext, client: ClusterClient): Promise<Assessme
   return { ...(proxy ? { proxy } : {}), spec, ...(bundle !== undefined ? { bundle } : {}), effective, changes };
 }
 
+/**
+ * In a plan without spec.proxy: a proxy the factory set stays as it is, and when its noProxy does not name the
+ * node's own domains the cluster's checks of its routes go through it (see the top of this file).
+ */
+async function factoryProxyLeft(ctx: StepContext, client: ClusterClient): Promise<Change | undefined> {
+  const spec = (await client.get<Proxy>(R.proxies, 'cluster'))?.spec;
+  if (!spec?.httpProxy && !spec?.httpsProxy) return undefined;
+  const listed = (spec.noProxy ?? '').split(',').map((e) => e.trim().toLowerCase());
+  if (listed.includes('*')) return undefined;
+  const infra = (await client.get<KubeObject & { status?: { apiServerInternalURI?: string } }>(R.infrastructures, 'cluster'))?.status?.apiServerInternalURI;
+  if (!infra) return undefined;
+  const missing = nodeDomains(infra, await domainTargets(ctx, client)).filter((d) => !listed.includes(d));
+  if (missing.length === 0) return undefined;
+  return { kind: 'Proxy', target: 'cluster', action: 'leave', detail: `the factory's proxy (${shown(spec.httpsProxy ?? spec.httpProxy)}) stays, and its noProxy does not name ${missing.join(', ')}: from 4.14 ingress, and the authentication and console operators, check the node's routes through it and turn Degraded if it cannot reach them; give spec.proxy (the agent then adds the node's own names) or add them to the factory's noProxy` };
+}
+
 /** Saves Proxy/cluster as it was before the agent's first change (kept across runs: the oldest is the original). */
 async function backUp(ctx: StepContext, proxy: Proxy | undefined): Promise<void> {
   const target = path.posix.join(ctx.stateDir, PROXY_BACKUP);
@@ -172,7 +188,11 @@ export const proxyStep: Step = resilient({
   title: 'Set the cluster-wide proxy',
 
   async plan(ctx) {
-    return (await assess(ctx, await ctx.cluster()))?.changes ?? [];
+    const client = await ctx.cluster();
+    const a = await assess(ctx, client);
+    if (a) return a.changes;
+    const kept = await factoryProxyLeft(ctx, client);
+    return kept ? [kept] : [];
   },
 
   async check(ctx) {
