@@ -153,7 +153,7 @@ async function factoryProxyLeft(ctx: StepContext, client: ClusterClient): Promis
   if (!infra) return undefined;
   const missing = nodeDomains(infra, await domainTargets(ctx, client)).filter((d) => !listed.includes(d));
   if (missing.length === 0) return undefined;
-  return { kind: 'Proxy', target: 'cluster', action: 'leave', detail: `the factory's proxy (${shown(spec.httpsProxy ?? spec.httpProxy)}) stays, and its noProxy does not name ${missing.join(', ')}: from 4.14 ingress, and the authentication and console operators, check the node's routes through it and turn Degraded if it cannot reach them; give spec.proxy (the agent then adds the node's own names) or add them to the factory's noProxy` };
+  return { kind: 'Proxy', target: 'cluster', action: 'leave', detail: `the factory's proxy (${shown(spec.httpsProxy ?? spec.httpProxy)}) stays, and its noProxy does not name ${missing.join(', ')}: ingress (4.14+), authentication and console check the node's routes through it; give spec.proxy, which adds them` };
 }
 
 /** Saves Proxy/cluster as it was before the agent's first change (kept across runs: the oldest is the original). */

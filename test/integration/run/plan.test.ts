@@ -90,7 +90,7 @@ test("plan without spec.proxy: a factory proxy whose noProxy lacks the node's ow
   try {
     const res = await plan();
     assert.equal(res.status, 0, res.stderr);
-    assert.match(res.stdout, /leave Proxy cluster — the factory's proxy \(http:\/\/proxy\.factory\.example\.com:3128\) stays, and its noProxy does not name sno1\.factory\.example\.com, sno1\.store42\.example\.com: from 4\.14 ingress/);
+    assert.match(res.stdout, /leave Proxy cluster — the factory's proxy \(http:\/\/proxy\.factory\.example\.com:3128\) stays, and its noProxy does not name sno1\.factory\.example\.com, sno1\.store42\.example\.com: ingress \(4\.14\+\), authentication and console check the node's routes through it; give spec\.proxy, which adds them/);
   } finally {
     const now = s.sim.store.get(R.proxies, 'cluster')!;
     s.sim.store.update(R.proxies, { ...now, spec: proxy.spec ?? {} });
