@@ -1,5 +1,4 @@
 import { test, before, after } from 'node:test';
-import { R } from '../../../src/cluster/resources';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -72,27 +71,4 @@ test('plan of an invalid site-config lists the problems and exits 1', async () =
   const res = await runPlan(bad);
   assert.equal(res.status, 1);
   assert.match(res.stderr, /spec\.baseDomian: .*did you mean 'baseDomain'/);
-});
-
-// Issue 29 item 2: without spec.proxy, a proxy the factory set stays; plan says when the node's own names are
-// not in its noProxy (the cluster then checks its routes through it).
-test("plan without spec.proxy: a factory proxy whose noProxy lacks the node's own names is named", async () => {
-  if (!s.sim.apiUp()) {
-    s.sim.startKubelet();
-    await s.sim.waitFor(() => s.sim.apiUp(), 60_000, 'API up');
-  }
-  const proxy = s.sim.store.get(R.proxies, 'cluster')!;
-  // The Proxy rolls the pool out with a reboot, as at the factory: plan once the API is back.
-  let rolledOut = false;
-  s.sim.events.on('rollout', (e: { operator: string; phase: string }) => { if (e.operator === 'machine-config' && e.phase === 'done') rolledOut = true; });
-  s.sim.store.update(R.proxies, { ...proxy, spec: { ...(proxy.spec ?? {}), httpsProxy: 'http://proxy.factory.example.com:3128', noProxy: '.factory.example.com' } });
-  await s.sim.waitFor(() => rolledOut && s.sim.apiUp(), 120_000, 'the factory proxy rolled out');
-  try {
-    const res = await plan();
-    assert.equal(res.status, 0, res.stderr);
-    assert.match(res.stdout, /leave Proxy cluster — the factory's proxy \(http:\/\/proxy\.factory\.example\.com:3128\) stays, and its noProxy does not name sno1\.factory\.example\.com, sno1\.store42\.example\.com: ingress \(4\.14\+\), authentication and console check the node's routes through it; give spec\.proxy, which adds them/);
-  } finally {
-    const now = s.sim.store.get(R.proxies, 'cluster')!;
-    s.sim.store.update(R.proxies, { ...now, spec: proxy.spec ?? {} });
-  }
 });

@@ -5,8 +5,8 @@
 // proxy's password is in no output, and a proxy the operator refuses stops the run with its message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { splitCertificates } from '../../../src/certs/pem';
@@ -105,6 +105,35 @@ test('a proxy the network operator refuses (a factory readiness endpoint the sit
     assert.notEqual(res.code, 0);
     assert.match(res.stdout, /the network operator refused the proxy: The configuration is invalid for proxy 'cluster' \(readinessEndpoint probe failed for endpoint 'https:\/\/www\.redhat\.com'/);
     assert.match(res.stdout, /Correct spec\.proxy in the site-config/);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+// Issue 29 item 2: without spec.proxy, a proxy the factory set stays; plan says when the node's own names are
+// not in its noProxy (the cluster then checks its routes through it).
+test("plan without spec.proxy: a factory proxy whose noProxy lacks the node's own names is named", async () => {
+  const s = await startScenario();
+  try {
+    s.sim.startKubelet();
+    await s.sim.waitFor(() => s.sim.apiUp(), 60_000, 'API up');
+    // The Proxy rolls the pool out with a reboot, as at the factory: plan once the API is back.
+    let rolledOut = false;
+    s.sim.events.on('rollout', (e: { operator: string; phase: string }) => { if (e.operator === 'machine-config' && e.phase === 'done') rolledOut = true; });
+    const proxy = s.sim.store.get(R.proxies, 'cluster')!;
+    s.sim.store.update(R.proxies, { ...proxy, spec: { ...(proxy.spec ?? {}), httpsProxy: 'http://proxy.factory.example.com:3128', noProxy: '.factory.example.com' } });
+    await s.sim.waitFor(() => rolledOut && s.sim.apiUp(), 120_000, 'the factory proxy rolled out');
+    const dir = path.join(s.node.dir, 'plan-config');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'site-config.yaml'), siteConfigFor(s.sim));
+    // Asynchronously: the simulator answers from this very process.
+    const out = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [BUNDLE_PATH, 'plan', dir, ...s.agentArgs], { env: s.node.env });
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      child.on('exit', () => resolve(text));
+    });
+    assert.match(out, /leave Proxy cluster — the factory's proxy \(http:\/\/proxy\.factory\.example\.com:3128\) stays, and its noProxy does not name sno1\.factory\.example\.com, sno1\.store42\.example\.com: ingress \(4\.14\+\), authentication and console check the node's routes through it; give spec\.proxy, which adds them/);
   } finally {
     await s.cleanup();
   }
