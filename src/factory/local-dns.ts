@@ -3,7 +3,7 @@
 // site's DNS knows. A node with assisted-service's 50-master-dnsmasq-configuration already answers for them;
 // one rendered with --no-local-dns relies on the site's DNS (the agent's pre-kubelet check then decides).
 import type { Host } from '../host/host';
-import { assistedDnsmasqMarker, clusterRecords, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../host/local-dns';
+import { assistedDnsmasqMarker, clusterRecords, namesTheNodeNeeds, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../host/local-dns';
 import type { Check, ClusterFacts } from './preflight';
 import { systemctl } from '../host/systemctl';
 
@@ -20,7 +20,9 @@ export async function planLocalDns(host: Host, facts: ClusterFacts, internalAddr
     return { check: { id, ok: true, detail: `the node answers for api, api-int and *.apps of ${domain} itself (assisted-service's 50-master-dnsmasq-configuration); the agent adds the new names beside it at the site` } };
   }
   if (!(await host.exists(`/etc/systemd/system/${LOCAL_DNS_UNIT}`))) {
-    return { check: { id, ok: true, detail: `no node-local DNS (rendered with --no-local-dns): at the site, the site's DNS must resolve api-int.${domain} to this node, or the agent rolls the site network back` } };
+    const minor = /^4\.(\d+)\./.exec(facts.openshiftVersion ?? '')?.[1];
+    const names = namesTheNodeNeeds(domain, minor === undefined ? undefined : Number(minor));
+    return { check: { id, ok: true, detail: `no node-local DNS (rendered with --no-local-dns): at the site, the site's DNS must resolve ${names.join(' and ')} to this node${names.length > 1 ? ` (from OpenShift 4.14 the ingress canary probes a name under the installed *.apps: a wildcard record for apps.${domain})` : ''}, or the agent rolls the site network back` } };
   }
   const address = internalAddresses[0] ?? facts.nodeInternalIPs[0];
   if (!address || !facts.clusterName) {

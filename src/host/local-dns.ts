@@ -33,6 +33,19 @@ export function dnsmasqRecords(comment: string, records: { name: string; address
   return [`# ${comment} (sno-reconfigure)`, ...records.map((r) => `address=/${r.name}/${r.address}`), ''].join('\n');
 }
 
+/**
+ * The canary's host from 4.14: a spec.subdomain route, canary-openshift-ingress-canary under the installed apps
+ * domain (cluster-ingress-operator release-4.14 pkg/operator/controller/canary/route.go).
+ */
+export function canaryHost(clusterDomain: string): string {
+  return `canary-openshift-ingress-canary.apps.${clusterDomain}`;
+}
+
+/** The installed names the node itself must resolve, by the OpenShift minor (undefined: not known). */
+export function namesTheNodeNeeds(clusterDomain: string, minor: number | undefined): string[] {
+  return [`api-int.${clusterDomain}`, ...(minor !== undefined && minor >= 14 ? [canaryHost(clusterDomain)] : [])];
+}
+
 /** The names of a cluster domain the node must answer for: api, api-int and (with everything below it) apps. */
 export function clusterRecords(clusterDomain: string, address: string, withApiInt: boolean): { name: string; address: string }[] {
   return [

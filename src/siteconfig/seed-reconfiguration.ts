@@ -128,6 +128,9 @@ export function seedManifestMirrors(name: string, text: string): Found {
 }
 
 /** The json tags of SeedReconfiguration version 1 (lifecycle-agent api/seedreconfig/seedreconfig.go): these and IGNORED_SEED_FIELDS. */
+/** RHEL's default public NTP pool (chrony's rhel chrony.conf: `pool 2.rhel.pool.ntp.org iburst`; 0–3). */
+const RHEL_PUBLIC_POOL = /^[0-3]\.rhel\.pool\.ntp\.org$/i;
+
 const SEED_FIELDS = ['api_version', 'base_domain', 'cluster_name', 'cluster_id', 'node_ip', 'node_ips', 'hostname', 'ssh_key', 'kubeadmin_password_hash', 'raw_nm_state_config', 'pull_secret', 'proxy', 'chrony_config', 'additionalTrustBundle', 'node_labels'];
 const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
 
@@ -238,7 +241,13 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
   if (given(bundle.userCaBundle)) spec.additionalTrustBundle = bundle.userCaBundle;
   if (str(seed.chrony_config)) {
     const sources = chronySources(seed.chrony_config as string);
-    if (sources.servers.length + sources.pools.length > 0) spec.ntp = { ...(sources.servers.length ? { servers: sources.servers } : {}), ...(sources.pools.length ? { pools: sources.pools } : {}) };
+    // openshift-install starts chrony_config with RHEL's public pool whatever the site named (its default
+    // chrony text, then a server line per additionalNTPSources); the agent's chrony.conf never carries the public
+    // pool (src/host/chrony.ts), so that line is the installer's boilerplate, not a source of the site.
+    const publicPools = sources.pools.filter((p) => RHEL_PUBLIC_POOL.test(p));
+    for (const p of publicPools) warnings.push({ path: 'chrony_config', message: `pool ${p} is RHEL's public pool, which openshift-install writes whatever the site named: not applied, as the agent never adds the public pool to chrony.conf (name it in additionalNTPSources if the site wants it)` });
+    const pools = sources.pools.filter((p) => !publicPools.includes(p));
+    if (sources.servers.length + pools.length > 0) spec.ntp = { ...(sources.servers.length ? { servers: sources.servers } : {}), ...(pools.length ? { pools } : {}) };
   }
   if (given(seed.node_labels) && !(isPlainObject(seed.node_labels) && Object.keys(seed.node_labels).length === 0)) spec.nodeLabels = { set: seed.node_labels };
   const mirrors: Mirror[] = [];

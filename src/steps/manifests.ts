@@ -5,7 +5,9 @@
 // RFC 7386: a list in the manifest replaces the stored list). The annotation itself is dropped, as there.
 // Order — image-based install has none by kind (MGMT-19028): CustomResourceDefinitions first, and the run waits
 // until each is Established (apiextensions-apiserver pkg/controller/establish) so its kind is served; then
-// Namespaces; then the rest. Within each, `lca.openshift.io/apply-wave` ascending (none = last), then file order.
+// Namespaces; then the rest. Within each, `lca.openshift.io/apply-wave` ascending (none = last), then by
+// metadata.name, as lifecycle-agent sorts (internal/common/manifest_helpers.go SortAndGroupByApplyWave). A
+// namespaced object that names no namespace goes into `default`, as there (internal/extramanifest/extramanifest.go).
 //
 // Each kind is looked up in the API's discovery, or in a CRD among the manifests, for all objects before the
 // first write: a kind neither knows (an operator not installed at the factory) refuses the site-config before
@@ -26,6 +28,8 @@ interface Planned {
   type: ResourceType;
   object: ManifestObject;
   mode: 'replace' | 'merge';
+  /** Namespaced, named no namespace: placed in `default`. */
+  defaulted?: boolean;
   current?: KubeObject;
   change?: Change;
 }
@@ -59,6 +63,8 @@ function inPlace(want: ManifestObject, current: KubeObject): boolean {
   return sameJson(mergePatch(current, want), current);
 }
 
+/** Where a namespaced object without metadata.namespace goes (lifecycle-agent extramanifest.go). */
+const DEFAULT_NAMESPACE = 'default';
 const wave = (o: ManifestObject) => Number(o.metadata.annotations?.[APPLY_WAVE] ?? 2147483647);
 const isCrd = (o: { apiVersion?: string; kind?: string }) => o.kind === R.customResourceDefinitions.kind && o.apiVersion === `${R.customResourceDefinitions.group}/${R.customResourceDefinitions.version}`;
 const rank = (o: ManifestObject) => (isCrd(o) ? 0 : o.kind === 'Namespace' ? 1 : 2);
@@ -99,16 +105,17 @@ async function assess(ctx: StepContext, client: ClusterClient): Promise<Planned[
       unknown.push(`${object.kind} (${object.apiVersion}) in '${file}'`);
       continue;
     }
-    if (type.namespaced !== (object.metadata.namespace !== undefined)) {
-      throw new ConfigRejectedError(`'${file}': ${objectLabel(object)} ${type.namespaced ? 'is namespaced and names no metadata.namespace' : 'is cluster-wide and must not name a metadata.namespace'}`, `Correct '${file}' on the media and insert it again.`);
+    if (!type.namespaced && object.metadata.namespace !== undefined) {
+      throw new ConfigRejectedError(`'${file}': ${objectLabel(object)} is cluster-wide and must not name a metadata.namespace`, `Correct '${file}' on the media and insert it again.`);
     }
+    const placed = type.namespaced && object.metadata.namespace === undefined ? { ...object, metadata: { ...object.metadata, namespace: DEFAULT_NAMESPACE } } : object;
     const mode = object.metadata.annotations?.[APPLY_TYPE] === 'merge' ? 'merge' : 'replace';
-    planned.push({ file, type, object: written(object), mode });
+    planned.push({ file, type, object: written(placed), mode, ...(placed !== object ? { defaulted: true } : {}) });
   }
   if (unknown.length > 0) {
     throw new ConfigRejectedError(`this cluster has no API for ${unknown.join(', ')}`, 'Install the operator that serves it at the factory, or remove the object from the extra manifests; then insert the media again.');
   }
-  planned.sort((a, b) => rank(a.object) - rank(b.object) || wave(a.object) - wave(b.object));
+  planned.sort((a, b) => rank(a.object) - rank(b.object) || wave(a.object) - wave(b.object) || (a.object.metadata.name < b.object.metadata.name ? -1 : a.object.metadata.name > b.object.metadata.name ? 1 : 0));
   for (const p of planned) {
     // A kind only a manifest CRD serves has nothing stored yet (its resource answers 404 until the CRD exists).
     const current = await client.get<KubeObject>(p.type, p.object.metadata.name, p.object.metadata.namespace).catch((e: unknown) => {
@@ -117,7 +124,7 @@ async function assess(ctx: StepContext, client: ClusterClient): Promise<Planned[
     });
     if (current) p.current = current;
     if (current && inPlace(p.object, current)) continue;
-    p.change = { kind: p.object.kind, target: `${p.object.metadata.namespace ? `${p.object.metadata.namespace}/` : ''}${p.object.metadata.name}`, action: current ? (p.mode === 'merge' ? 'update' : 'replace') : 'create', detail: `from ${p.file}` };
+    p.change = { kind: p.object.kind, target: `${p.object.metadata.namespace ? `${p.object.metadata.namespace}/` : ''}${p.object.metadata.name}`, action: current ? (p.mode === 'merge' ? 'update' : 'replace') : 'create', detail: `from ${p.file}${p.defaulted ? `, in namespace ${DEFAULT_NAMESPACE}: the manifest names none (image-based install places it there too)` : ''}` };
   }
   return planned;
 }

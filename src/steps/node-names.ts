@@ -1,15 +1,21 @@
 // The node's own names at the site (issue 14 item 2; src/render/local-dns.ts has the why and the sources).
 // Before kubelet starts: the new names go into the node-local DNS (to the site address), and
 // api-int.<cluster>.<installed domain> — what kubelet dials — must resolve, on the node, to one of the node's
-// addresses; otherwise the network change is rolled back like any failed verification. After the change:
+// addresses; otherwise the network change is rolled back like any failed verification. From OpenShift 4.14 a
+// name under the installed *.apps must resolve to the node too: the ingress canary route is a spec.subdomain route
+// on the installed apps domain and its probe dials that name, so ingress stays Degraded without it
+// (cluster-ingress-operator release-4.14 pkg/operator/controller/canary/route.go, http.go); 4.12/4.13 generate a
+// canary host that moves with the domain. The version is the one `prepare` recorded in the factory baseline;
+// without one only api-int is required. After the change:
 // whether the site's own DNS knows the new names (a warning; clients outside the node need them).
 import { ipEqual, parseIp } from '../csr/ip';
 import type { Host } from '../host/host';
 import { currentAddresses, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { resolvesThrough } from '../host/site-dns';
-import { assistedDnsmasqMarker, clusterRecords, dnsmasqRecords, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
+import { assistedDnsmasqMarker, canaryHost, clusterRecords, namesTheNodeNeeds, dnsmasqRecords, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
 import type { StepContext } from '../engine/step';
 import { bootstrapApiHost } from '../engine/identity';
+import { BASELINE_FILE } from '../paths';
 import { addressesFromNmstate } from '../siteconfig/nmstate';
 import { CommandError } from '../host/command-error';
 import { systemctl } from '../host/systemctl';
@@ -65,22 +71,47 @@ export async function publishSiteNames(ctx: StepContext, actual?: string): Promi
 
 const NEVER_REGISTERS = '; kubelet reaches the API by this name, so it would never register';
 
-/** The built-in pre-kubelet check: kubelet's api-int name resolves on the node to one of its addresses. */
+/** The OpenShift minor `prepare` recorded, if any. */
+async function recordedMinor(host: Host): Promise<number | undefined> {
+  try {
+    const version = (JSON.parse((await host.readTextIfExists(BASELINE_FILE)) ?? '{}') as { openshiftVersion?: unknown }).openshiftVersion;
+    const m = typeof version === 'string' ? /^4\.(\d+)\./.exec(version) : null;
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `name` resolves on the node to one of its addresses. */
+async function resolvesToNode(host: Host, name: string): Promise<CheckOutcome> {
+  const outcome = await resolveOnce(host, name);
+  if (!outcome.ok) return outcome;
+  const mine = (await currentAddresses(host)).map((a) => parseIp(a)).filter((b): b is Buffer => b !== undefined);
+  const ok = outcome.detail.split(', ').some((a) => {
+    const ip = parseIp(a);
+    return ip !== undefined && mine.some((m) => ipEqual(m, ip));
+  });
+  return ok ? outcome : { ...outcome, ok: false, detail: `resolves to ${outcome.detail}, not to an address of this node` };
+}
+
+/**
+ * The built-in pre-kubelet check: kubelet's api-int name resolves on the node to one of its addresses, and from
+ * 4.14 the ingress canary's name under the installed apps domain too.
+ */
 export async function apiIntCheck(host: Host): Promise<{ key: string; run: () => Promise<CheckOutcome> } | undefined> {
   const installed = await installedNames(host);
   if (!installed) return undefined;
+  const clusterDomain = installed.apiInt.replace(/^api-int\./, '');
+  const canary = namesTheNodeNeeds(clusterDomain, await recordedMinor(host)).includes(canaryHost(clusterDomain));
   return {
     key: `resolve ${installed.apiInt}`,
     run: async () => {
-      const outcome = await resolveOnce(host, installed.apiInt);
+      const outcome = await resolvesToNode(host, installed.apiInt);
       if (!outcome.ok) return { ...outcome, detail: `${outcome.detail}${NEVER_REGISTERS}` };
-      const mine = (await currentAddresses(host)).map((a) => parseIp(a)).filter((b): b is Buffer => b !== undefined);
-      const resolved = outcome.detail.split(', ');
-      const ok = resolved.some((a) => {
-        const ip = parseIp(a);
-        return ip !== undefined && mine.some((m) => ipEqual(m, ip));
-      });
-      return ok ? outcome : { ...outcome, ok: false, detail: `resolves to ${outcome.detail}, not to an address of this node${NEVER_REGISTERS}` };
+      if (!canary) return outcome;
+      const apps = await resolvesToNode(host, canaryHost(clusterDomain));
+      if (apps.ok) return outcome;
+      return { ...outcome, ok: false, detail: `${outcome.detail}, but ${canaryHost(clusterDomain)} ${apps.detail}; from OpenShift 4.14 the ingress operator probes its canary by this name under the installed *.apps, and ingress stays Degraded without it` };
     },
   };
 }

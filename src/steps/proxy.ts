@@ -10,6 +10,17 @@
 // user-ca-bundle, say), each once, in a ConfigMap of our own — pods trust the merged bundle, so CAs the cluster
 // trusted for its proxy stay trusted. Proxy/cluster as it was is saved in the state directory first.
 //
+// The node's own names go direct, old and new: the agent adds <cluster>.<installed domain> and
+// <cluster>.<site domain> to noProxy by itself (a bare domain matches it and every name under it: api, api-int,
+// *.apps — golang.org/x/net http/httpproxy useProxy). Operators reach the node's routes through the proxy
+// otherwise, and a site's proxy resolves with the site's DNS: from 4.14 the ingress canary's host stays under the
+// installed apps domain (cluster-ingress-operator release-4.14 pkg/operator/controller/canary/route.go, http.go
+// http.ProxyFromEnvironment) and five failed probes degrade ingress (canary/controller.go, ingress/status.go);
+// the authentication operator checks its route with and without the proxy (cluster-authentication-operator
+// pkg/controllers/proxyconfig/proxyconfig_controller.go checkProxyConfig) and the console operator checks its
+// route through it (console-operator release-4.14 pkg/console/controllers/healthcheck/controller.go). The node
+// resolves those names itself (its local DNS, or the site DNS `prepare --no-local-dns` requires).
+//
 // Proxy URLs may hold a user and password: the agent writes them into the Proxy (the cluster needs them) and
 // nowhere else; every message shows them as ***.
 import * as path from 'node:path';
@@ -22,6 +33,7 @@ import { ConfigRejectedError, StepError, type Change, type Step, type StepContex
 import { redactProxyUrl } from '../siteconfig/proxy-urls';
 import { STATE_FILES } from '../paths';
 import { clusterVersion, minorOf } from './cluster-version';
+import { domainTargets, type DomainTargets } from './domain/targets';
 import { notInPlace } from './not-in-place';
 import { resilient } from './resilient';
 import { MASTER_POOL, recordRollouts, type ClusterOperator } from './rollouts';
@@ -72,6 +84,19 @@ export function mergeBundles(existing: string | undefined, site: string): string
   return joinPem(blocks);
 }
 
+/** <cluster>.<installed domain> (from api-int's name) and <cluster>.<site domain>: the node's own names. */
+function nodeDomains(apiServerInternalURI: string, targets: DomainTargets): string[] {
+  const installed = new URL(apiServerInternalURI).hostname.replace(/^api-int\./, '').toLowerCase();
+  return [...new Set([installed, `${targets.names.clusterName}.${targets.names.baseDomain}`])];
+}
+
+/** The site's noProxy, then each of the node's domains it does not already name (none after `*`). */
+export function withNodeNames(site: readonly string[], domains: readonly string[]): string[] {
+  if (site.includes('*')) return [...site];
+  const named = new Set(site.map((e) => e.toLowerCase()));
+  return [...site, ...domains.filter((d) => !named.has(d))];
+}
+
 async function assess(ctx: StepContext, client: ClusterClient): Promise<Assessment | undefined> {
   const site = ctx.site.resolved.proxy;
   if (!site) return undefined;
@@ -92,25 +117,43 @@ async function assess(ctx: StepContext, client: ClusterClient): Promise<Assessme
     }
     caName = PROXY_CA_CONFIGMAP;
   }
+  const minor = minorOf(await clusterVersion(ctx, client));
+  const inputs = await readNoProxyInputs(client, minor);
+  const noProxy = withNodeNames(site.noProxy, nodeDomains(inputs.apiServerInternalURI, await domainTargets(ctx, client)));
   const spec: ProxySpec = {
     ...(site.httpProxy ? { httpProxy: site.httpProxy } : {}),
     ...(site.httpsProxy ? { httpsProxy: site.httpsProxy } : {}),
-    ...(site.noProxy.length ? { noProxy: site.noProxy.join(',') } : {}),
+    ...(noProxy.length ? { noProxy: noProxy.join(',') } : {}),
     trustedCA: { name: caName },
     ...(before.readinessEndpoints ? { readinessEndpoints: before.readinessEndpoints } : {}),
   };
-  const minor = minorOf(await clusterVersion(ctx, client));
-  const effective = effectiveNoProxy(site.noProxy, await readNoProxyInputs(client, minor));
+  const effective = effectiveNoProxy(noProxy, inputs);
   const same = (k: keyof ProxySpec) => JSON.stringify(before[k] ?? '') === JSON.stringify(spec[k] ?? '');
   if (!proxy || !(['httpProxy', 'httpsProxy', 'noProxy'] as const).every(same) || (before.trustedCA?.name ?? '') !== caName) {
     changes.push({
       kind: 'Proxy',
       target: 'cluster',
       action: proxy ? 'update' : 'create',
-      detail: `httpProxy ${shown(site.httpProxy)}, httpsProxy ${shown(site.httpsProxy)}; not through the proxy: ${effective}; the node reboots once to apply it`,
+      detail: `httpProxy ${shown(site.httpProxy)}, httpsProxy ${shown(site.httpsProxy)}; not through the proxy: ${effective} (the node's own names are added so that the cluster's checks of its routes go direct); the node reboots once to apply it`,
     });
   }
   return { ...(proxy ? { proxy } : {}), spec, ...(bundle !== undefined ? { bundle } : {}), effective, changes };
+}
+
+/**
+ * In a plan without spec.proxy: a proxy the factory set stays as it is, and when its noProxy does not name the
+ * node's own domains the cluster's checks of its routes go through it (see the top of this file).
+ */
+async function factoryProxyLeft(ctx: StepContext, client: ClusterClient): Promise<Change | undefined> {
+  const spec = (await client.get<Proxy>(R.proxies, 'cluster'))?.spec;
+  if (!spec?.httpProxy && !spec?.httpsProxy) return undefined;
+  const listed = (spec.noProxy ?? '').split(',').map((e) => e.trim().toLowerCase());
+  if (listed.includes('*')) return undefined;
+  const infra = (await client.get<KubeObject & { status?: { apiServerInternalURI?: string } }>(R.infrastructures, 'cluster'))?.status?.apiServerInternalURI;
+  if (!infra) return undefined;
+  const missing = nodeDomains(infra, await domainTargets(ctx, client)).filter((d) => !listed.includes(d));
+  if (missing.length === 0) return undefined;
+  return { kind: 'Proxy', target: 'cluster', action: 'leave', detail: `the factory's proxy (${shown(spec.httpsProxy ?? spec.httpProxy)}) stays, and its noProxy does not name ${missing.join(', ')}: ingress (4.14+), authentication and console check the node's routes through it; give spec.proxy, which adds them` };
 }
 
 /** Saves Proxy/cluster as it was before the agent's first change (kept across runs: the oldest is the original). */
@@ -145,7 +188,11 @@ export const proxyStep: Step = resilient({
   title: 'Set the cluster-wide proxy',
 
   async plan(ctx) {
-    return (await assess(ctx, await ctx.cluster()))?.changes ?? [];
+    const client = await ctx.cluster();
+    const a = await assess(ctx, client);
+    if (a) return a.changes;
+    const kept = await factoryProxyLeft(ctx, client);
+    return kept ? [kept] : [];
   },
 
   async check(ctx) {

@@ -5,6 +5,12 @@
 // sshd reads every file of ~/.ssh/authorized_keys.d through ssh-key-dir (coreos/ssh-key-dir, the
 // AuthorizedKeysCommand RHCOS configures), so a fragment of our own is enough and touches no file of Ignition's.
 //
+// RHCOS 8 (OpenShift 4.12) has no ssh-key-dir: its sshd reads ~/.ssh/authorized_keys alone, where Ignition and
+// the MCD put core's keys (machine-config-operator release-4.12 pkg/daemon/update.go: authorized_keys.d/ignition
+// only on EL9 and FCOS, else authorized_keys). There the keys are appended to that file between two marker
+// comment lines, and finish removes exactly those lines. The release is told by /etc/os-release: RHEL_VERSION
+// when present, else VERSION_ID (release-4.13 pkg/daemon/osrelease/osrelease.go), on ID rhcos or scos.
+//
 // The fragment is temporary. Step ssh-key makes the keys permanent in the cluster; when the MCD writes them
 // on RHCOS 9 (OpenShift 4.13 on) it deletes every other fragment of authorized_keys.d
 // (machine-config-operator release-4.13 pkg/daemon/update.go updateSSHKeys → removeNonIgnitionKeyPathFragments),
@@ -19,6 +25,27 @@ import { notInPlace } from './not-in-place';
 const USER = 'core';
 /** Relative to core's home; the name says whose it is. */
 const FRAGMENT = '.ssh/authorized_keys.d/sno-reconfigure';
+/** RHCOS 8's only keys file, relative to core's home. */
+const KEYS_FILE = '.ssh/authorized_keys';
+const BEGIN = "# sno-reconfigure: the site's early SSH keys, removed once the cluster's keys are on the node";
+const END = '# end of sno-reconfigure early SSH keys';
+
+/** True on RHCOS/SCOS 8, whose sshd reads authorized_keys only. */
+async function keysFileOnly(ctx: StepContext): Promise<boolean> {
+  const text = (await ctx.host.readTextIfExists('/etc/os-release')) ?? '';
+  const field = (key: string) => new RegExp(`^${key}=["']?([^"'\n]*)`, 'm').exec(text)?.[1];
+  const version = field('RHEL_VERSION') ?? field('VERSION_ID') ?? '';
+  return ['rhcos', 'scos'].includes(field('ID') ?? '') && /^8(\.|$)/.test(version);
+}
+
+/** `text` without our marked block (the lines from BEGIN through END). */
+function withoutBlock(text: string): string {
+  const lines = text.split('\n');
+  const start = lines.indexOf(BEGIN);
+  const end = lines.indexOf(END, start);
+  if (start < 0 || end < 0) return text;
+  return [...lines.slice(0, start), ...lines.slice(end + 1)].join('\n');
+}
 
 async function coreUser(ctx: StepContext): Promise<UserIds> {
   const user = await userIds(ctx.host, USER);
@@ -28,15 +55,21 @@ async function coreUser(ctx: StepContext): Promise<UserIds> {
 
 /** Where the early keys go on this node. */
 export async function earlyKeysPath(ctx: StepContext): Promise<string> {
-  return path.posix.join((await coreUser(ctx)).home, FRAGMENT);
+  return path.posix.join((await coreUser(ctx)).home, (await keysFileOnly(ctx)) ? KEYS_FILE : FRAGMENT);
 }
 
 async function pending(ctx: StepContext): Promise<{ file: string; content: string; change?: Change } | undefined> {
   const ssh = ctx.site.resolved.ssh;
   if (!ssh) return undefined;
   const file = await earlyKeysPath(ctx);
-  const content = `${ssh.authorizedKeys.join('\n')}\n`;
-  if ((await ctx.host.readTextIfExists(file)) === content) return { file, content };
+  const keys = `${ssh.authorizedKeys.join('\n')}\n`;
+  const existing = await ctx.host.readTextIfExists(file);
+  let content = keys;
+  if (await keysFileOnly(ctx)) {
+    const kept = withoutBlock(existing ?? '');
+    content = `${kept}${kept === '' || kept.endsWith('\n') ? '' : '\n'}${BEGIN}\n${keys}${END}\n`;
+  }
+  if (existing === content) return { file, content };
   const later = ssh.factoryKeys === 'replace' ? "; the factory's key keeps working until the cluster has rolled out the site's keys (step ssh-key)" : '';
   return { file, content, change: { kind: 'file', target: file, action: 'write', detail: `${ssh.authorizedKeys.length} SSH key(s) of the site can log in as ${USER}, before the network changes${later}` } };
 }
@@ -44,8 +77,18 @@ async function pending(ctx: StepContext): Promise<{ file: string; content: strin
 /** Removes the early keys (the finish step, once the cluster's keys are on the node). True when there was a file. */
 export async function removeEarlyKeys(ctx: StepContext): Promise<boolean> {
   const user = await userIds(ctx.host, USER);
-  const file = user && path.posix.join(user.home, FRAGMENT);
-  if (!file || !(await ctx.host.exists(file))) return false;
+  if (!user) return false;
+  if (await keysFileOnly(ctx)) {
+    // Only our marked lines go; the MCD may have rewritten the file with the cluster's keys already.
+    const file = path.posix.join(user.home, KEYS_FILE);
+    const text = await ctx.host.readTextIfExists(file);
+    if (text === undefined || withoutBlock(text) === text) return false;
+    await ctx.host.writeFileAtomic(file, withoutBlock(text), 0o600);
+    await ctx.host.chown(file, user.uid, user.gid);
+    return true;
+  }
+  const file = path.posix.join(user.home, FRAGMENT);
+  if (!(await ctx.host.exists(file))) return false;
   await ctx.host.remove(file);
   return true;
 }

@@ -37,7 +37,7 @@ import { MachineConfigOperator } from './cluster/operators/machine-config';
 import { OpenshiftApiserverOperator } from './cluster/operators/openshift-apiserver';
 import { asExpected, writeClusterOperatorConditions } from './cluster/operators/status';
 import { bootstrapGroupsFor, clusterNames, nodeAdminClientValidity, nodeAdminSignerValidity, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
-import { NodeNames } from './cluster/names';
+import { NodeNames, type InstalledName } from './cluster/names';
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
 import { NetworkProxyController } from './cluster/operators/network-proxy';
@@ -103,7 +103,8 @@ export interface Simulator {
   /** `systemctl stop kubelet`: the node stops reporting (Unknown after the grace period); the API stays. */
   stopKubelet(): void;
   /** Whether the node resolves its installed names from now on (a node-local DNS appears or goes). */
-  setNodeResolvesInstalledNames(resolve: boolean): void;
+  setNodeResolvesInstalledNames(resolve: boolean | readonly InstalledName[]): void;
+  setProxyReachesNode(reaches: boolean): void;
   apiUp(): boolean;
   injectHostileCsr(kind: HostileCsrKind): Promise<InjectedCsr>;
   /** Makes a ClusterOperator report Degraded=True until recoverOperator(). */
@@ -235,7 +236,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   });
   const rollouts = new Rollouts(clock, file);
   const logLines: string[] = [];
-  const names = new NodeNames(opts, opts.nodeResolvesInstalledNames);
+  const names = new NodeNames(opts, opts.nodeResolvesInstalledNames, opts.proxyReachesNode);
   const ctx: SimContext = {
     store,
     clock,
@@ -408,8 +409,12 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
       bootKubelet(true);
     },
     setNodeResolvesInstalledNames(resolve) {
-      ctx.log(`node: the installed domain's names ${resolve ? 'resolve' : 'no longer resolve'} on the node`);
+      ctx.log(`node: ${Array.isArray(resolve) ? `of the installed domain's names, only ${resolve.join(', ') || 'none'} resolve` : `the installed domain's names ${resolve ? 'resolve' : 'no longer resolve'}`} on the node`);
       names.setInstalledNames(resolve);
+    },
+    setProxyReachesNode(reaches) {
+      ctx.log(`site proxy: ${reaches ? 'reaches' : 'no longer reaches'} the node by its new names`);
+      names.setProxyReachesNode(reaches);
     },
     stopKubelet() {
       if (!kubelet.running) return;

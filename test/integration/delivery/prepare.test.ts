@@ -355,7 +355,7 @@ describe('prepare', () => {
       }
       rmSync(path.join(node.root, 'etc/systemd/system', LOCAL_DNS_UNIT));
       const none = await prepare(node, '--dry-run');
-      assert.match(none.out, /ok {4}local-dns +no node-local DNS \(rendered with --no-local-dns\): at the site, the site's DNS must resolve api-int\.sno1\.factory\.example\.com to this node, or the agent rolls the site network back/);
+      assert.match(none.out, /ok {4}local-dns +no node-local DNS \(rendered with --no-local-dns\): at the site, the site's DNS must resolve api-int\.sno1\.factory\.example\.com and canary-openshift-ingress-canary\.apps\.sno1\.factory\.example\.com to this node \(from OpenShift 4\.14 the ingress canary probes a name under the installed \*\.apps: a wildcard record for apps\.sno1\.factory\.example\.com\), or the agent rolls the site network back/);
     });
 
     test('says at the factory when kubeadmin was removed: no site-config can bring it back (library-go bootstrapauthenticator)', async () => {

@@ -73,11 +73,12 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
       'created CustomResourceDefinition storeapps.retail.example.com from extra-manifests/10-store.yaml',
       'created Namespace store-apps from extra-manifests/10-store.yaml',
       'created ConfigMap openshift-config/first from extra-manifests/10-store.yaml',
+      // The rest share the default wave: by name, as lifecycle-agent sorts them.
+      'created MachineConfig 50-master-store-motd from manifests/mc.yaml',
       'created StoreApp store-apps/pos from extra-manifests/10-store.yaml',
       'created ConfigMap store-apps/pos-settings from extra-manifests/10-store.yaml',
-      'replaced ConfigMap openshift-config/site-replace from extra-manifests/20-cluster.json',
       'merged into ConfigMap openshift-config/site-merge from extra-manifests/20-cluster.json',
-      'created MachineConfig 50-master-store-motd from manifests/mc.yaml',
+      'replaced ConfigMap openshift-config/site-replace from extra-manifests/20-cluster.json',
     ]);
     const copy = path.join(s.node.root, 'var/lib/sno-reconfigure/site-config/extra-manifests');
     assert.deepEqual([existsSync(path.join(copy, '10-store.yaml')), existsSync(path.join(copy, 'README.txt'))], [true, false], 'only manifest files are copied off the media');
@@ -127,6 +128,28 @@ test('a kind this cluster does not serve refuses the site-config before the firs
     assert.match(res.stdout, /Install the operator that serves it at the factory, or remove the object from the extra manifests/);
     assert.equal(s.sim.store.get(R.namespaces, 'store-apps'), undefined, 'not even the Namespace was created');
     assert.equal(existsSync(path.join(s.node.root, 'etc/sno-reconfigure/done')), false);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+// Issue 29: as lifecycle-agent does (internal/extramanifest/extramanifest.go, internal/common/manifest_helpers.go),
+// a namespaced object without a namespace goes into `default`, and objects of the same wave go in name order.
+test('extra manifests as image-based install applies them: no namespace means default, same-wave ties by name', async () => {
+  const s = await startScenario();
+  try {
+    const cm = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...extra }, data: { name } });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['cms.yaml'] } }),
+      'cms.yaml': [cm('zeta', { namespace: 'openshift-config' }), cm('alpha', { namespace: 'openshift-config' }), cm('no-namespace')].map((o) => stringify(o)).join('---\n'),
+    });
+    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    assert.deepEqual(s.sim.store.get(R.configMaps, 'no-namespace', 'default')?.data, { name: 'no-namespace' }, 'in namespace default');
+    // The store's resourceVersion grows with each write: it tells the order they were created in.
+    const version = (name: string, ns: string) => Number(s.sim.store.get(R.configMaps, name, ns)?.metadata?.resourceVersion);
+    const order = [version('alpha', 'openshift-config'), version('no-namespace', 'default'), version('zeta', 'openshift-config')];
+    assert.ok(order[0]! < order[1]! && order[1]! < order[2]!, `created in name order, not file order (${order.join(', ')})`);
   } finally {
     await s.cleanup();
   }

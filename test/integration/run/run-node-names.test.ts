@@ -56,6 +56,27 @@ test('api-int does not resolve to the node (no local DNS, the site DNS does not 
   }
 });
 
+test('4.14 (baseline): a site DNS with api-int but not the installed *.apps is rolled back, naming the canary host', async () => {
+  const s = await startScenario();
+  try {
+    factoryNode(s, false);
+    const installed = `${s.sim.options.clusterName}.${s.sim.options.baseDomain}`;
+    // A site DNS (here the node's records, as the stand-in getent reads them) that publishes only api-int.
+    mkdirSync(path.join(s.node.root, path.dirname(INSTALLED_NAMES_CONF)), { recursive: true });
+    mkdirSync(path.join(s.node.root, 'etc/sno-reconfigure'), { recursive: true });
+    writeFileSync(path.join(s.node.root, INSTALLED_NAMES_CONF), dnsmasqRecords('api-int only', [{ name: `api-int.${installed}`, address: s.sim.options.nodeIPs[0]! }]));
+    writeFileSync(path.join(s.node.root, 'etc/sno-reconfigure/baseline.json'), JSON.stringify({ openshiftVersion: '4.14.12' }));
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { network: '20s', settleStability: '2s' } } }) });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.notEqual(res.code, 0);
+    const errors = res.logs.filter((l) => l.level === 'error').map((l) => l.msg).join('\n');
+    assert.match(errors, /but canary-openshift-ingress-canary\.apps\.sno1\.factory\.example\.com resolves to 192\.0\.2\.10, not to an address of this node; from OpenShift 4\.14 the ingress operator probes its canary/);
+    assert.equal(s.sim.kubeletStarted, false, 'kubelet was not started');
+  } finally {
+    await s.cleanup();
+  }
+});
+
 test("the site's DNS is asked for the new names (through the node's dig): a warning when it lacks them, none when it has them", async () => {
   for (const published of [false, true]) {
     const s = await startScenario();

@@ -5,8 +5,8 @@
 // proxy's password is in no output, and a proxy the operator refuses stops the run with its message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { splitCertificates } from '../../../src/certs/pem';
@@ -39,11 +39,11 @@ test('spec.proxy: Proxy/cluster, a merged CA bundle, the operator noProxy plan a
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
     const proxy = s.sim.store.get(R.proxies, 'cluster') as { spec: Record<string, unknown>; status: { httpProxy: string; httpsProxy: string; noProxy: string } };
-    assert.deepEqual(proxy.spec, { httpProxy: PROXY.httpProxy, httpsProxy: PROXY.httpsProxy, noProxy: '.store42.example.com,10.20.0.0/16', trustedCA: { name: 'sno-reconfigure-proxy-ca' } });
-    const expectedNoProxy = '.cluster.local,.store42.example.com,.svc,10.128.0.0/14,10.20.0.0/16,127.0.0.1,172.30.0.0/16,192.168.111.0/24,api-int.sno1.factory.example.com,localhost';
+    assert.deepEqual(proxy.spec, { httpProxy: PROXY.httpProxy, httpsProxy: PROXY.httpsProxy, noProxy: '.store42.example.com,10.20.0.0/16,sno1.factory.example.com,sno1.store42.example.com', trustedCA: { name: 'sno-reconfigure-proxy-ca' } });
+    const expectedNoProxy = `.cluster.local,.store42.example.com,.svc,10.128.0.0/14,10.20.0.0/16,127.0.0.1,172.30.0.0/16,192.168.111.0/24,api-int.sno1.factory.example.com,localhost,sno1.factory.example.com,sno1.store42.example.com`;
     assert.equal(proxy.status.noProxy, expectedNoProxy, "the network operator's merged noProxy");
     const change = (JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { changes: { kind: string; detail?: string }[] }).changes.find((c) => c.kind === 'Proxy');
-    assert.equal(change?.detail, `httpProxy http://***@proxy.store42.example.com:3128, httpsProxy http://***@proxy.store42.example.com:3128; not through the proxy: ${expectedNoProxy}; the node reboots once to apply it`);
+    assert.equal(change?.detail, `httpProxy http://***@proxy.store42.example.com:3128, httpsProxy http://***@proxy.store42.example.com:3128; not through the proxy: ${expectedNoProxy} (the node's own names are added so that the cluster's checks of its routes go direct); the node reboots once to apply it`);
 
     const bundle = (s.sim.store.get(R.configMaps, 'sno-reconfigure-proxy-ca', 'openshift-config') as { data: Record<string, string> }).data['ca-bundle.crt']!;
     assert.deepEqual(splitCertificates(bundle).map((b) => b.replace(/\s+/g, '')), [factoryCa.certPem, siteCa.certPem].map((p) => p.replace(/\s+/g, '')), 'the CA the cluster trusted before, then the site CA');
@@ -72,6 +72,28 @@ test('spec.proxy: Proxy/cluster, a merged CA bundle, the operator noProxy plan a
   }
 });
 
+// Issue 29 items 1 and 2: a proxy at the head office resolves with the site's DNS, which knows neither the
+// factory domain (the 4.14+ canary's host) nor, here, the node's new names (the oauth and console routes). The
+// node's own names in noProxy keep every check direct, so ingress, authentication and console settle.
+for (const version of ['4.14.12', '4.16.8']) {
+  test(`OpenShift ${version}: a relocation with a site proxy that cannot reach the node settles (the node's own names go direct)`, async () => {
+    const s = await startScenario({ sim: { version, proxyReachesNode: false } });
+    try {
+      s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { proxy: { httpsProxy: 'http://proxy.hq.example.com:3128', noProxy: ['10.20.0.0/16'] } } }) });
+      const res = await s.run(['--once'], { timeoutMs: 300_000 });
+      assert.equal(res.code, 0, res.stdout.slice(-3000));
+      const proxy = s.sim.store.get(R.proxies, 'cluster') as { spec: { noProxy: string } };
+      assert.equal(proxy.spec.noProxy, '10.20.0.0/16,sno1.factory.example.com,sno1.store42.example.com');
+      for (const co of ['ingress', 'authentication', 'console']) {
+        const conditions = ((s.sim.store.get(R.clusterOperators, co)?.status ?? {}) as { conditions?: { type: string; status: string }[] }).conditions ?? [];
+        assert.equal(conditions.find((c) => c.type === 'Degraded')?.status, 'False', `${co} is not Degraded`);
+      }
+    } finally {
+      await s.cleanup();
+    }
+  });
+}
+
 test('a proxy the network operator refuses (a factory readiness endpoint the site cannot reach) stops the run with its message', async () => {
   const s = await startScenario();
   try {
@@ -83,6 +105,35 @@ test('a proxy the network operator refuses (a factory readiness endpoint the sit
     assert.notEqual(res.code, 0);
     assert.match(res.stdout, /the network operator refused the proxy: The configuration is invalid for proxy 'cluster' \(readinessEndpoint probe failed for endpoint 'https:\/\/www\.redhat\.com'/);
     assert.match(res.stdout, /Correct spec\.proxy in the site-config/);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+// Issue 29 item 2: without spec.proxy, a proxy the factory set stays; plan says when the node's own names are
+// not in its noProxy (the cluster then checks its routes through it).
+test("plan without spec.proxy: a factory proxy whose noProxy lacks the node's own names is named", async () => {
+  const s = await startScenario();
+  try {
+    s.sim.startKubelet();
+    await s.sim.waitFor(() => s.sim.apiUp(), 60_000, 'API up');
+    // The Proxy rolls the pool out with a reboot, as at the factory: plan once the API is back.
+    let rolledOut = false;
+    s.sim.events.on('rollout', (e: { operator: string; phase: string }) => { if (e.operator === 'machine-config' && e.phase === 'done') rolledOut = true; });
+    const proxy = s.sim.store.get(R.proxies, 'cluster')!;
+    s.sim.store.update(R.proxies, { ...proxy, spec: { ...(proxy.spec ?? {}), httpsProxy: 'http://proxy.factory.example.com:3128', noProxy: '.factory.example.com' } });
+    await s.sim.waitFor(() => rolledOut && s.sim.apiUp(), 120_000, 'the factory proxy rolled out');
+    const dir = path.join(s.node.dir, 'plan-config');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'site-config.yaml'), siteConfigFor(s.sim));
+    // Asynchronously: the simulator answers from this very process.
+    const out = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [BUNDLE_PATH, 'plan', dir, ...s.agentArgs], { env: s.node.env });
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      child.on('exit', () => resolve(text));
+    });
+    assert.match(out, /leave Proxy cluster — the factory's proxy \(http:\/\/proxy\.factory\.example\.com:3128\) stays, and its noProxy does not name sno1\.factory\.example\.com, sno1\.store42\.example\.com: ingress \(4\.14\+\), authentication and console check the node's routes through it; give spec\.proxy, which adds them/);
   } finally {
     await s.cleanup();
   }

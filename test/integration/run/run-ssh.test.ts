@@ -3,7 +3,7 @@
 // early file goes once settle saw the pool updated; a re-run changes nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
@@ -77,6 +77,33 @@ test('factoryKeys keep: the factory key stays beside the site key in 99-master-s
     const res = await s.run(['--once'], { timeoutMs: 180_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY], 'the factory key first, the site key added, none twice');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+// Issue 29 item 4: RHCOS 8 (OpenShift 4.12) has no ssh-key-dir, so sshd reads ~/.ssh/authorized_keys alone
+// (machine-config-operator release-4.12 pkg/daemon/update.go). The early keys go there between marker lines and
+// finish removes exactly those lines.
+test('RHCOS 8: the early keys go into authorized_keys between markers, and finish removes exactly those lines', async () => {
+  const s = await startScenario({ sim: { version: '4.12.30' } });
+  try {
+    writeFileSync(path.join(s.node.root, 'etc/os-release'), 'NAME="Red Hat Enterprise Linux CoreOS"\nID="rhcos"\nVERSION_ID="4.12"\nOPENSHIFT_VERSION="4.12"\nRHEL_VERSION="8.6"\n');
+    const keysFile = path.join(s.node.root, 'var/home/core/.ssh/authorized_keys');
+    const factory = `# installed by Ignition\n${FACTORY_SSH_KEY}\n`;
+    writeFileSync(keysFile, factory, { mode: 0o600 });
+    s.node.fail('nmstatectl', 'the site network does not come up');
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) });
+    const failed = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.notEqual(failed.code, 0);
+    const early = readFileSync(keysFile, 'utf8');
+    assert.ok(early.startsWith(factory) && early.includes(`\n${SITE_KEY}\n`), `the site's key is in authorized_keys, after the factory's:\n${early}`);
+    assert.equal(existsSync(path.join(s.node.root, EARLY)), false, 'no fragment: RHCOS 8 does not read authorized_keys.d');
+
+    s.node.heal('nmstatectl');
+    const done = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(done.code, 0, done.stdout.slice(-3000));
+    assert.equal(readFileSync(keysFile, 'utf8'), factory, 'only the marked lines are removed');
   } finally {
     await s.cleanup();
   }

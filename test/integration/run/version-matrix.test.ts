@@ -2,6 +2,8 @@
 // each OpenShift version the simulator models (issue 15 item 6). What differs between them and matters to the
 // agent is carried by the simulator's version: the mirror API (ICSP below 4.13, IDMS from 4.13), and whatever
 // else test/sim/cluster models per version (bootstrap CSR groups, the canary route, credential lifetimes).
+// This cheap path runs on every modelled version; the long paths (a site proxy with its reboot, run-proxy.test.ts;
+// the image-based media, run-image-based.test.ts) run on the boundary versions only, to keep the suite's time.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -13,7 +15,10 @@ import { demoSiteConfigFiles, startScenario } from '../../support/scenario';
 
 const VERSIONS = [
   { version: '4.12.30', mirrors: R.imageContentSourcePolicies, not: R.imageDigestMirrorSets },
+  // 4.13: the first RHEL 9 node and the first with IDMS/ITMS (config/v1 types_image_digest_mirror_set.go).
+  { version: '4.13.30', mirrors: R.imageDigestMirrorSets, not: R.imageContentSourcePolicies },
   { version: '4.14.12', mirrors: R.imageDigestMirrorSets, not: R.imageContentSourcePolicies },
+  { version: '4.15.20', mirrors: R.imageDigestMirrorSets, not: R.imageContentSourcePolicies },
   { version: '4.16.8', mirrors: R.imageDigestMirrorSets, not: R.imageContentSourcePolicies },
 ];
 

@@ -42,6 +42,14 @@ describe('machine-config: what the MCD does for a change (pkg/daemon/update.go, 
     { name: 'a modified IDMS: drain and reload CRI-O, no reboot', before: { ...base, 'idms/site': 'x' }, after: { ...base, 'idms/site': 'y' }, action: 'drain-reload-crio' },
     { name: 'a deleted ICSP: drain and reload CRI-O', before: { ...base, 'icsp/site': 'x' }, after: base, action: 'drain-reload-crio' },
     { name: 'an ITMS (tag mirrors are not digest-only): drain and reload CRI-O', before: base, after: { ...base, 'itms/site': 'x' }, action: 'drain-reload-crio' },
+    {
+      // Issue 29: a new set that makes an already-mirrored source NeverContactSource blocks it in registries.conf.
+      name: 'a new IDMS that blocks a source another set already mirrors: drain and reload CRI-O',
+      before: { ...base, 'idms/factory': 'x', 'registry/quay.io/ocp': 'open' },
+      after: { ...base, 'idms/factory': 'x', 'idms/site': 'y', 'registry/quay.io/ocp': 'blocked' },
+      action: 'drain-reload-crio',
+    },
+    { name: 'a new IDMS for a new source, NeverContactSource: no drain', before: base, after: { ...base, 'idms/site': 'y', 'registry/quay.io/ocp': 'blocked' }, action: 'reload-crio' },
     { name: 'a MachineConfig change: reboot', before: base, after: { ...base, 'mc/99-master-ssh': 'z' }, action: 'reboot' },
     { name: 'a new MachineConfig with a new IDMS: reboot wins', before: base, after: { ...base, 'mc/50-new': 'z', 'idms/site': 'x' }, action: 'reboot' },
   ];

@@ -1,5 +1,7 @@
 // What simulated SNO to build and how fast it behaves. Every duration is in SIMULATED milliseconds; the
 // single `timeScale` knob turns them into real time (0.001 in tests: a 6-minute rollout takes 360 ms).
+import type { InstalledName } from './names';
+
 
 /** Rollout and reaction times of the simulated cluster, in simulated milliseconds. */
 export interface SimDurations {
@@ -101,9 +103,15 @@ export interface SimulatorOptions {
   kubelet?: KubeletInitialState;
   /**
    * Whether the node resolves the installed domain's api, api-int and *.apps (default true: a node-local DNS or
-   * a site DNS that publishes them); false models a plain-installer SNO at a site without either (cluster/names.ts).
+   * a site DNS that publishes them); false models a plain-installer SNO at a site without either; a list names
+   * those that do, e.g. ['api-int'] for a site DNS that publishes only that one (cluster/names.ts).
    */
-  nodeResolvesInstalledNames?: boolean;
+  nodeResolvesInstalledNames?: boolean | readonly InstalledName[];
+  /**
+   * Whether the site's proxy reaches the node by its new names (default true: the site's DNS publishes them);
+   * false is a proxy elsewhere. It never reaches the installed (factory) domain's names (cluster/names.ts).
+   */
+  proxyReachesNode?: boolean;
   /** Simulated-cluster faults at start (API faults are on `sim.api.faults`). */
   faults?: { apiNeverUp?: boolean; kubeletFilesNoCsrs?: boolean };
   /** Fixed API port (0 = any). A persisted simulator keeps the port it got first. */
@@ -121,7 +129,8 @@ export interface ResolvedOptions {
   installedVersion: string;
   poweredOffDays: number;
   nodeAdminSignerAgeDays: number;
-  nodeResolvesInstalledNames: boolean;
+  nodeResolvesInstalledNames: boolean | readonly InstalledName[];
+  proxyReachesNode: boolean;
   durations: SimDurations;
   kubelet: KubeletInitialState;
   faults: { apiNeverUp: boolean; kubeletFilesNoCsrs: boolean };
@@ -179,6 +188,7 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
     poweredOffDays,
     nodeAdminSignerAgeDays,
     nodeResolvesInstalledNames: opts.nodeResolvesInstalledNames ?? true,
+    proxyReachesNode: opts.proxyReachesNode ?? true,
     durations,
     kubelet,
     faults: { apiNeverUp: opts.faults?.apiNeverUp ?? false, kubeletFilesNoCsrs: opts.faults?.kubeletFilesNoCsrs ?? false },

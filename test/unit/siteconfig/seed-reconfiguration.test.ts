@@ -75,11 +75,13 @@ test('every key of the Go SeedReconfiguration has a fixture value of its JSON ty
     kubeadminPassword: { hash: VALUES.kubeadmin_password_hash },
     proxy: { httpProxy: 'http://proxy.store42.example.com:3128', httpsProxy: 'http://proxy.store42.example.com:3128', noProxy: ['.store42.example.com', '10.20.0.0/16'], trustedCA: CA },
     additionalTrustBundle: CA,
-    ntp: { servers: ['10.20.0.5'], pools: ['2.rhel.pool.ntp.org'] },
+    // RHEL's public pool is openshift-install's boilerplate: not applied, with a warning (issue 29).
+    ntp: { servers: ['10.20.0.5'] },
     nodeLabels: { set: { 'store.example.com/region': 'emea' } },
   });
   assert.deepEqual(t.identity, { nodeIPs: ['192.168.111.20'], clusterID: '5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0' });
-  assert.deepEqual(t.warnings.map((w) => w.path).sort(), ['KubeconfigCryptoRetention', 'infra_id', 'install_config', 'machine_network', 'machine_networks', 'release_registry', 'status_proxy']);
+  assert.match(t.warnings.find((w) => w.path === 'chrony_config')?.message ?? '', /pool 2\.rhel\.pool\.ntp\.org is RHEL's public pool, which openshift-install writes whatever the site named: not applied/);
+  assert.deepEqual(t.warnings.map((w) => w.path).sort(), ['KubeconfigCryptoRetention', 'chrony_config', 'infra_id', 'install_config', 'machine_network', 'machine_networks', 'release_registry', 'status_proxy']);
 });
 
 test('as image-based install does: no kubeadmin hash deletes kubeadmin; node_ip when node_ips is empty; another api_version is refused', () => {

@@ -179,6 +179,7 @@ test('an image-based install config ISO as openshift-install writes it: an empty
   await fs.writeFile(path.join(dir, 'cluster-configuration/manifests/image-digest-sources.json'), JSON.stringify([{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'], sourcePolicy: '' }]));
   const { code, out } = await run([dir]);
   assert.equal(code, 0, out);
-  assert.match(out, /^cluster-configuration\/manifest\.json: valid, 1 warning/m);
+  assert.match(out, /^cluster-configuration\/manifest\.json: valid, 2 warnings/m);
   assert.match(out, /infra_id: is not applied/);
+  assert.match(out, /chrony_config: pool 0\.rhel\.pool\.ntp\.org is RHEL's public pool/);
 });

@@ -9,6 +9,7 @@ import { R } from '../../../../src/cluster/resources';
 import type { StoreEvent } from '../../store-types';
 import type { OperatorRecord } from '../state';
 import { secretTlsPair, sha256, tlsPairProblem } from '../x509';
+import { clusterProxy, noProxyMatches, reachFailure } from '../proxy-path';
 import { RolloutOperator, type Desired, type Problem } from './base';
 import { componentRouteSpec, writeComponentRouteStatus, type WantedCondition } from './status';
 
@@ -38,6 +39,10 @@ export class AuthenticationOperator extends RolloutOperator<AuthenticationConfig
 
   protected relevant(e: StoreEvent): boolean {
     if (e.resource.plural === R.ingresses.plural && e.resource.group === R.ingresses.group) return true;
+    // ProxyConfigController syncs on its route's changes; a Proxy change restarts the operator's pod with the
+    // new environment (inject-proxy), which syncs at start.
+    if (e.resource.plural === R.routes.plural && e.object.metadata?.namespace === NS) return true;
+    if (e.resource.plural === R.proxies.plural) return true;
     return e.resource.plural === 'secrets' && e.resource.group === '' && e.object.metadata?.namespace === 'openshift-config';
   }
 
@@ -86,6 +91,31 @@ export class AuthenticationOperator extends RolloutOperator<AuthenticationConfig
       progressing: { status: 'False', reason: 'AsExpected', message: 'AuthenticatorCertKeyProgressing: All is well' } as WantedCondition,
       available: { status: 'True', reason: 'AsExpected', message: 'All is well' } as WantedCondition,
     };
+  }
+
+  /**
+   * ProxyConfigController (cluster-authentication-operator release-4.12…4.16
+   * pkg/controllers/proxyconfig/proxyconfig_controller.go sync, checkProxyConfig): with a proxy set, GET
+   * https://<oauth route host>/healthz with and without the proxy; a host NO_PROXY does not cover that the proxy
+   * cannot reach degrades the operator ("missing in NO_PROXY" when it is reachable directly), as does a host
+   * NO_PROXY covers that is not reachable directly. Reported as ProxyConfigControllerDegraded
+   * (WithSyncDegradedOnError).
+   */
+  protected override healthProblem(): Problem | undefined {
+    const proxy = clusterProxy(this.ctx);
+    const host = (this.ctx.store.get(R.routes, NAME, NS)?.spec as { host?: string } | undefined)?.host;
+    if (!proxy || !host) return undefined;
+    const url = `https://${host}/healthz`;
+    const noProxy = proxy.noProxy ?? '';
+    const withProxy = () => reachFailure(this.ctx, host, true);
+    const withoutProxy = () => reachFailure(this.ctx, host, false);
+    let error: string | undefined;
+    if (noProxyMatches(noProxy, host) && withoutProxy()) {
+      error = withProxy() ? `endpoint("${url}") found in NO_PROXY("${noProxy}") is unreachable with proxy(${withProxy()}) and without proxy(${withoutProxy()})` : `failed to reach endpoint("${url}") found in NO_PROXY("${noProxy}") with error: ${withoutProxy()}`;
+    } else if (!noProxyMatches(noProxy, host) && withProxy()) {
+      error = withoutProxy() ? `endpoint("${url}") is unreachable with proxy(${withProxy()}) and without proxy(${withoutProxy()})` : `failed to reach endpoint("${url}") missing in NO_PROXY("${noProxy}") with error: ${withProxy()}`;
+    }
+    return error ? { reason: 'ProxyConfigController_SyncError', message: `ProxyConfigControllerDegraded: ${error}` } : undefined;
   }
 
   protected degradedCondition(problem: Problem): WantedCondition {

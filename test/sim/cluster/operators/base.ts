@@ -55,6 +55,14 @@ export abstract class RolloutOperator<C> implements OperatorView {
   /** Side effects of a broken input appearing or going away (e.g. componentRoute status conditions). */
   protected onProblemChanged(_problem: Problem | undefined): void {}
 
+  /**
+   * A degradation from a controller of the operator that runs beside the config rollout (a route health check):
+   * it makes the ClusterOperator Degraded without holding a rollout back.
+   */
+  protected healthProblem(): Problem | undefined {
+    return undefined;
+  }
+
   get record(): OperatorRecord {
     const ops = this.ctx.file.state.operators;
     ops[this.key] ??= { generation: 1 };
@@ -145,8 +153,9 @@ export abstract class RolloutOperator<C> implements OperatorView {
     const rec = this.record;
     const injected = this.ctx.file.state.injectedDegraded[this.coName];
     const settled = this.settledConditions(this.current(), rec);
+    const health = this.problem ? undefined : this.healthProblem();
     const wanted: Record<string, WantedCondition> = {
-      Degraded: injected ? { status: 'True', reason: injected.reason, message: injected.message } : this.problem ? this.degradedCondition(this.problem) : asExpected('All is well'),
+      Degraded: injected ? { status: 'True', reason: injected.reason, message: injected.message } : this.problem ? this.degradedCondition(this.problem) : health ? this.degradedCondition(health) : asExpected('All is well'),
       Progressing: rec.target ? this.progressingCondition(rec.target.config as C, rec) : settled.progressing,
       Available: settled.available,
     };

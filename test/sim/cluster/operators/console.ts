@@ -9,6 +9,7 @@ import type { StoreEvent } from '../../store-types';
 import type { OperatorRecord } from '../state';
 import { secretTlsPair, sha256, tlsPairProblem } from '../x509';
 import type { CustomRouteConfig } from './authentication';
+import { reachFailure } from '../proxy-path';
 import { RolloutOperator, type Desired, type Problem } from './base';
 import { componentRouteSpec, writeComponentRouteStatus, type WantedCondition } from './status';
 
@@ -31,6 +32,7 @@ export class ConsoleOperator extends RolloutOperator<ConsoleConfig> {
 
   protected relevant(e: StoreEvent): boolean {
     if (e.resource.plural === R.ingresses.plural && e.resource.group === R.ingresses.group) return true;
+    if (e.resource.plural === R.proxies.plural) return true;
     return e.resource.plural === 'secrets' && e.resource.group === '' && e.object.metadata?.namespace === 'openshift-config';
   }
 
@@ -81,6 +83,27 @@ export class ConsoleOperator extends RolloutOperator<ConsoleConfig> {
       progressing: { status: 'False', reason: 'AsExpected', message: 'All is well' } as WantedCondition,
       available: { status: 'True', reason: 'AsExpected', message: 'All is well' } as WantedCondition,
     };
+  }
+
+  override init(): void {
+    super.init();
+    this.resyncHealth();
+  }
+
+  /** The health check controller resyncs every 30 s (console-operator release-4.14 pkg/console/controllers/healthcheck/controller.go). */
+  private resyncHealth(): void {
+    this.safely('route health check', () => this.publish());
+    this.ctx.clock.after(30_000, () => this.resyncHealth());
+  }
+
+  /**
+   * RouteHealth (healthcheck/controller.go CheckRouteHealth): GET https://<active console route host>/health with
+   * http.ProxyFromEnvironment; a failed GET is RouteHealthDegraded with reason FailedGet.
+   */
+  protected override healthProblem(): Problem | undefined {
+    const host = (this.target() ?? this.current())?.console.hostname ?? this.defaultHost('console');
+    const failure = reachFailure(this.ctx, host);
+    return failure ? { reason: 'RouteHealth_FailedGet', message: `RouteHealthDegraded: failed to GET route (https://${host}/health): ${failure}` } : undefined;
   }
 
   protected degradedCondition(problem: Problem): WantedCondition {

@@ -10,6 +10,7 @@ import type { OperatorRecord } from '../state';
 import { secretTlsPair, sha256, tlsSecretProblem } from '../x509';
 import { clusterNames, minorVersion } from '../options';
 import { RolloutOperator, type Desired, type Problem } from './base';
+import { reachFailure } from '../proxy-path';
 import { mergeConditions, type Condition, type WantedCondition } from './status';
 
 export interface IngressConfig {
@@ -23,10 +24,13 @@ export const OPERATOR_NS = 'openshift-ingress-operator';
 export const GENERATED_DEFAULT_CERT = 'router-certs-default';
 /**
  * The canary probe (cluster-ingress-operator release-4.14 pkg/operator/controller/canary/controller.go: a check
- * every minute, `http.Get("https://"+routeHost)` in canary/http.go) and how long failures are tolerated before the
- * default IngressController turns Degraded (ingress/status.go, CanaryChecksSucceeding, gracePeriod 60 s).
+ * every minute (canaryCheckFrequency), `http.Get("https://"+routeHost)` through http.ProxyFromEnvironment in
+ * canary/http.go; after canaryCheckFailureCount = 5 successive failures CanaryChecksSucceeding turns False), and the
+ * grace that condition gets before the default IngressController turns Degraded (ingress/status.go,
+ * gracePeriod 60 s for CanaryChecksSucceeding).
  */
 const CANARY_CHECK_EVERY_MS = 60_000;
+const CANARY_FAILURES = 5;
 const CANARY_GRACE_MS = 60_000;
 const CANARY_DEGRADED: Problem = {
   reason: 'IngressDegraded',
@@ -46,7 +50,9 @@ export class IngressOperator extends RolloutOperator<IngressConfig> {
     return e.resource.plural === 'secrets' && e.resource.group === '' && e.object.metadata?.namespace === OPERAND_NS;
   }
 
-  private canaryFailingSince: number | undefined;
+  private canarySuccessiveFailures = 0;
+  /** When CanaryChecksSucceeding turned False (after the fifth failure in a row). */
+  private canaryFalseSince: number | undefined;
   private canaryDegraded = false;
 
   override init(): void {
@@ -56,22 +62,33 @@ export class IngressOperator extends RolloutOperator<IngressConfig> {
 
   /**
    * From 4.14 the canary route is a spec.subdomain route (canary/route.go), so its host stays under the default
-   * IngressController's domain, the installed one; 4.12/4.13 generate a host the agent moves to the new domain.
+   * IngressController's domain, the installed one; 4.12/4.13 generate a host the agent moves to the new domain
+   * (not probed here). The probe goes through the cluster proxy unless noProxy covers the host (cluster/proxy-path.ts).
    */
   private probeCanary(): void {
     if (minorVersion(this.ctx.opts.version) >= 14) {
       const host = `canary-openshift-ingress-canary.${clusterNames(this.ctx.opts).apps}`;
+      const failure = reachFailure(this.ctx, host);
       const now = this.ctx.clock.now();
-      if (this.ctx.names.resolves(host)) this.canaryFailingSince = undefined;
-      else this.canaryFailingSince ??= now;
-      const degraded = this.canaryFailingSince !== undefined && now - this.canaryFailingSince >= CANARY_GRACE_MS;
-      if (degraded !== this.canaryDegraded) {
-        this.canaryDegraded = degraded;
-        this.ctx.log(degraded ? `ingress: canary checks failing for ${host}: lookup ${host}: no such host` : 'ingress: canary checks succeed again');
-        this.safely('reconcile', () => this.reconcile());
-      }
+      this.canarySuccessiveFailures = failure ? this.canarySuccessiveFailures + 1 : 0;
+      if (this.canarySuccessiveFailures >= CANARY_FAILURES) {
+        if (this.canaryFalseSince === undefined) {
+          this.canaryFalseSince = now;
+          this.ctx.log(`ingress: canary checks failing ${CANARY_FAILURES} times in a row for ${host}: ${failure}`);
+          this.ctx.clock.after(CANARY_GRACE_MS, () => this.judgeCanary());
+        }
+      } else this.canaryFalseSince = undefined;
+      this.judgeCanary();
     }
     this.ctx.clock.after(CANARY_CHECK_EVERY_MS, () => this.probeCanary());
+  }
+
+  private judgeCanary(): void {
+    const degraded = this.canaryFalseSince !== undefined && this.ctx.clock.now() - this.canaryFalseSince >= CANARY_GRACE_MS;
+    if (degraded === this.canaryDegraded) return;
+    this.canaryDegraded = degraded;
+    this.ctx.log(degraded ? 'ingress: the default IngressController is Degraded: CanaryChecksSucceeding=False for longer than 60 s' : 'ingress: canary checks succeed again');
+    this.safely('reconcile', () => this.reconcile());
   }
 
   protected desired(): Desired<IngressConfig> {

@@ -87,6 +87,7 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     for (const o of this.listSafe(R.imageDigestMirrorSets)) sources[`idms/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
     for (const o of this.listSafe(R.imageTagMirrorSets)) sources[`itms/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
     for (const o of this.listSafe(R.imageContentSourcePolicies)) sources[`icsp/${o.metadata?.name}`] = sha256(JSON.stringify(o.spec ?? {}));
+    Object.assign(sources, registryEntries([...this.listSafe(R.imageDigestMirrorSets), ...this.listSafe(R.imageContentSourcePolicies)]));
     // The cluster proxy reaches the node through ControllerConfig.spec.proxy, which is Proxy/cluster *status* (the
     // network operator's, not the spec), rendered into /etc/mco/proxy.env and the CRI-O/kubelet proxy drop-ins;
     // the CAs go to /etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt: openshift-config/
@@ -267,6 +268,22 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
   }
 }
 
+/**
+ * registries.conf's entry per mirrored source, as far as a drain depends on it: `registry/<source>` → whether the
+ * source is blocked. A source is blocked when any IDMS for it says mirrorSourcePolicy NeverContactSource (the sets
+ * are merged per source: machine-config-operator release-4.14 vendor/github.com/openshift/runtime-utils
+ * pkg/registries/registries.go mergedMirrorSets, EditRegistriesConfig `reg.Blocked = true`); ICSPs never block.
+ */
+function registryEntries(objects: readonly KubeObject[]): Record<string, string> {
+  const blocked = new Map<string, boolean>();
+  for (const o of objects) {
+    const spec = (o.spec ?? {}) as { imageDigestMirrors?: { source?: string; mirrorSourcePolicy?: string }[]; repositoryDigestMirrors?: { source?: string }[] };
+    for (const m of spec.imageDigestMirrors ?? []) if (m.source) blocked.set(m.source, (blocked.get(m.source) ?? false) || m.mirrorSourcePolicy === 'NeverContactSource');
+    for (const m of spec.repositoryDigestMirrors ?? []) if (m.source) blocked.set(m.source, blocked.get(m.source) ?? false);
+  }
+  return Object.fromEntries([...blocked].map(([source, b]) => [`registry/${source}`, b ? 'blocked' : 'open']));
+}
+
 /** The MCD's action for a change of the pool's inputs (see PostConfigAction). */
 export function postConfigAction(before: Record<string, string>, after: Record<string, string>, minor = 16): PostConfigAction {
   let registries: 'none' | 'safe' | 'unsafe' = 'none';
@@ -282,6 +299,12 @@ export function postConfigAction(before: Record<string, string>, after: Record<s
     if (kind === 'pull-secret' || kind === 'passwd') continue;
     if (kind === 'idms' || kind === 'icsp') {
       // A new IDMS/ICSP adds digest-only mirrors (safe); editing or deleting one may remove mirrors (not safe).
+      if (was !== undefined) registries = 'unsafe';
+      else if (registries === 'none') registries = 'safe';
+    } else if (kind === 'registry') {
+      // A new source is safe (its mirrors are digest-only); a source whose entry changes (blocked now, because a
+      // new set says NeverContactSource for a source already mirrored) or goes away is not (pkg/daemon/drain.go
+      // isSafeContainerRegistryConfChanges: "blocked value for registry … has changed", "has been removed").
       if (was !== undefined) registries = 'unsafe';
       else if (registries === 'none') registries = 'safe';
     } else if (kind === 'itms') registries = 'unsafe'; // tag mirrors are not digest-only
