@@ -60,7 +60,8 @@ export interface Host {
   /** The target of a symbolic link, as written in the link. */
   readLink(nodePath: string): Promise<string>;
   /** Atomic replace: temp file in the same directory, fsync, rename, fsync the directory. */
-  writeFileAtomic(nodePath: string, data: string | Buffer, mode?: number): Promise<void>;
+  /** `owner`: the file appears under its name already owned by them (never a moment as root's). */
+  writeFileAtomic(nodePath: string, data: string | Buffer, mode?: number, owner?: { uid: number; gid: number }): Promise<void>;
   mkdirp(nodePath: string, mode?: number): Promise<void>;
   chmod(nodePath: string, mode: number): Promise<void>;
   /** Changes the owner of a node path (not following a symbolic link). */
@@ -199,8 +200,8 @@ export class LocalHost implements Host {
     return fs.readlink(this.resolve(nodePath));
   }
 
-  async writeFileAtomic(nodePath: string, data: string | Buffer, mode = 0o644): Promise<void> {
-    await writeFileAtomicAt(this.resolve(nodePath), data, mode);
+  async writeFileAtomic(nodePath: string, data: string | Buffer, mode = 0o644, owner?: { uid: number; gid: number }): Promise<void> {
+    await writeFileAtomicAt(this.resolve(nodePath), data, mode, owner);
   }
 
   async mkdirp(nodePath: string, mode = 0o755): Promise<void> {
@@ -246,7 +247,7 @@ export class LocalHost implements Host {
 }
 
 /** Atomic write to an absolute path: a power cut leaves either the old or the new content, never a mix. */
-export async function writeFileAtomicAt(target: string, data: string | Buffer, mode = 0o644): Promise<void> {
+export async function writeFileAtomicAt(target: string, data: string | Buffer, mode = 0o644, owner?: { uid: number; gid: number }): Promise<void> {
   const dir = path.dirname(target);
   await fs.mkdir(dir, { recursive: true });
   // Unique per call: two saves of the same file may be in flight at once.
@@ -255,6 +256,7 @@ export async function writeFileAtomicAt(target: string, data: string | Buffer, m
   try {
     await fh.writeFile(data);
     await fh.chmod(mode);
+    if (owner) await fh.chown(owner.uid, owner.gid);
     await fh.sync();
   } finally {
     await fh.close();

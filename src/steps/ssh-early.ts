@@ -83,8 +83,7 @@ export async function removeEarlyKeys(ctx: StepContext): Promise<boolean> {
     const file = path.posix.join(user.home, KEYS_FILE);
     const text = await ctx.host.readTextIfExists(file);
     if (text === undefined || withoutBlock(text) === text) return false;
-    await ctx.host.writeFileAtomic(file, withoutBlock(text), 0o600);
-    await ctx.host.chown(file, user.uid, user.gid);
+    await ctx.host.writeFileAtomic(file, withoutBlock(text), 0o600, { uid: user.uid, gid: user.gid });
     return true;
   }
   const file = path.posix.join(user.home, FRAGMENT);
@@ -119,8 +118,8 @@ export const sshEarlyStep: Step = {
       await ctx.host.mkdirp(dir, 0o700);
       await ctx.host.chown(dir, uid, gid);
     }
-    await ctx.host.writeFileAtomic(p.file, p.content, 0o600);
-    await ctx.host.chown(p.file, uid, gid);
+    // Owned by core before it takes the name: sshd (StrictModes) and a watcher never see a root-owned key file.
+    await ctx.host.writeFileAtomic(p.file, p.content, 0o600, { uid, gid });
     ctx.changed(p.change);
     ctx.log.info(`${p.change.detail} (${p.file})`);
   },

@@ -60,3 +60,24 @@ test('watchDir reports a change in the directory, and undefined for a directory 
     watcher.close();
   }
 }));
+
+// Issue 31: the early SSH key file was seen owned by root during a run — written as root, renamed into place,
+// then chowned. With an owner, the file takes its name already theirs: every moment it exists under that name
+// (watched here by fs.watch on the folder), it is core's.
+test('writeFileAtomic with an owner: the file is theirs from the moment it has its name', withRoot(async (host, root) => {
+  const { statSync, watch } = await import('node:fs');
+  mkdirSync(path.join(root, 'home/core/.ssh'), { recursive: true });
+  const target = path.join(root, 'home/core/.ssh/authorized_keys');
+  const seen: number[] = [];
+  const watcher = watch(path.dirname(target), (_e, name) => {
+    if (name === 'authorized_keys' && existsSync(target)) seen.push(statSync(target).uid);
+  });
+  try {
+    for (let i = 0; i < 20; i++) await host.writeFileAtomic('/home/core/.ssh/authorized_keys', `key ${i}\n`, 0o600, { uid: 1000, gid: 1000 });
+  } finally {
+    watcher.close();
+  }
+  const st = statSync(target);
+  assert.deepEqual([st.uid, st.gid, st.mode & 0o777], [1000, 1000, 0o600]);
+  assert.ok(seen.every((uid) => uid === 1000), `seen owned by ${JSON.stringify(seen)}`);
+}));
