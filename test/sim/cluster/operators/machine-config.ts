@@ -98,6 +98,10 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     const r = e.resource;
     if (r.plural === R.machineConfigPools.plural && r.group === R.machineConfigPools.group) {
       if (e.object.metadata?.name !== POOL) return false;
+      // Every sync of the node controller records the pool's generation (status.go calculateStatus, also for a
+      // paused pool: syncStatusOnly), so a spec change (paused) is observed even when nothing rolls out.
+      const status = (e.object.status ?? {}) as { observedGeneration?: number };
+      if ((status.observedGeneration ?? 0) < (e.object.metadata?.generation ?? 0)) setImmediate(() => this.safely('observe the pool', () => this.observePool()));
       const paused = (e.object.spec as { paused?: boolean } | undefined)?.paused === true;
       const changed = paused !== this.lastPaused;
       this.lastPaused = paused;
@@ -221,6 +225,14 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
       return;
     }
     this.writePool(current, 'updated');
+  }
+
+  private observePool(): void {
+    const pool = this.ctx.store.get(R.machineConfigPools, POOL);
+    const status = (pool?.status ?? {}) as { observedGeneration?: number };
+    if (!pool || (status.observedGeneration ?? 0) >= (pool.metadata?.generation ?? 0)) return;
+    pool.status = { ...status, observedGeneration: pool.metadata?.generation ?? 1 };
+    this.ctx.store.updateStatus(R.machineConfigPools, pool);
   }
 
   /** The render controller's part alone: the pool targets `cfg` (spec.configuration); the node is not told yet. */
