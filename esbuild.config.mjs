@@ -1,9 +1,39 @@
 // Bundles the agent into the single file the node needs: dist/sno-reconfigure.cjs (DESIGN.md section 3).
 // CJS because ESM bundles need a createRequire banner and SEA wants CJS (runtime-libs.md section 1).
-// Budget: base64(gzip(bundle)) <= 200 KiB, because the MachineConfig carries it (DESIGN.md section 6);
-// test/integration/delivery/bundle-size.test.ts enforces it, `npm run bench` reports it.
+// Budget: what the MachineConfig carries for it <= 200 KiB (DESIGN.md section 6; base64 of the brotli payload and
+// its loader, src/render/payload.ts); test/integration/delivery/bundle-size.test.ts enforces it, `npm run bench`
+// (or `npm run bench:bundle` alone) reports it beside base64(gzip(bundle)).
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
+
+/**
+ * yaml's YAML 1.1 types (binary, omap, pairs, set, timestamp and the 1.1 schema) replaced by tags that refuse, in
+ * the node bundle only: yaml reaches them through schema 'yaml-1.1' (an option, or a %YAML 1.1 directive when
+ * no schema is given) or resolveKnownTags, and the agent parses only through src/util/yaml.ts, which pins
+ * both (eslint.config.mjs enforces that). -8 KB raw, -2.6 KiB in the MachineConfig (npm run bench:bundle,
+ * 2026-11-26). yaml-1.1/merge.js stays: the core code imports it for `<<` keys. If a refusing tag were ever
+ * reached, the document gets an error naming the tag rather than a silently different value.
+ */
+const YAML11_DROPPED = /^\.\/yaml-1\.1\/(binary|omap|pairs|schema|set|timestamp)\.js$/;
+const YAML11_STAND_IN = `
+const refuse = (tag) => ({ tag, default: true, test: /[\\s\\S]*/, identify: () => false,
+  resolve: (_value, onError) => onError(tag + ': a YAML 1.1 type, which sno-reconfigure does not read') });
+export const binary = refuse('tag:yaml.org,2002:binary');
+export const omap = refuse('tag:yaml.org,2002:omap');
+export const pairs = refuse('tag:yaml.org,2002:pairs');
+export const set = refuse('tag:yaml.org,2002:set');
+export const timestamp = refuse('tag:yaml.org,2002:timestamp');
+export const intTime = refuse('tag:yaml.org,2002:int');
+export const floatTime = refuse('tag:yaml.org,2002:float');
+export const schema = [timestamp];
+`;
+export const yaml11StandIn = {
+  name: 'yaml-1.1-stand-in',
+  setup(b) {
+    b.onResolve({ filter: YAML11_DROPPED }, (args) => (/[\\/]yaml[\\/]browser[\\/]dist[\\/]schema[\\/]tags\.js$/.test(args.importer) ? { path: 'types.js', namespace: 'yaml-1.1-stand-in' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'yaml-1.1-stand-in' }, () => ({ contents: YAML11_STAND_IN, loader: 'js' }));
+  },
+};
 
 export const bundleOptions = {
   entryPoints: ['src/cli/main.ts'],
@@ -19,13 +49,14 @@ export const bundleOptions = {
   alias: { yaml: fileURLToPath(new URL('./node_modules/yaml/browser/index.js', import.meta.url)) },
   logLevel: 'warning',
   metafile: true,
+  plugins: [yaml11StandIn],
 };
 
 /**
  * dist/sno-reconfigure-workstation.cjs: every command of the node bundle plus `media build` (src/workstation/),
  * which a workstation needs and a node does not; the node bundle hands `media build` to it when it is beside it.
  */
-export const workstationOptions = { ...bundleOptions, entryPoints: ['src/cli/workstation-main.ts'], outfile: 'dist/sno-reconfigure-workstation.cjs' };
+export const workstationOptions = { ...bundleOptions, entryPoints: ['src/cli/workstation-main.ts'], outfile: 'dist/sno-reconfigure-workstation.cjs', plugins: [] };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   await build(workstationOptions);

@@ -24,8 +24,8 @@ export interface Example {
 }
 
 export const EXAMPLES: Example[] = [
-  { file: 'machineconfigs/50-master-sno-reconfigure.host.yaml', args: ['--runtime', 'host'] },
-  { file: 'machineconfigs/50-master-sno-reconfigure.podman.yaml', args: ['--runtime', 'podman', '--node-image', EXAMPLE_NODE_IMAGE] },
+  { file: 'machineconfigs/50-master-sno-reconfigure.host.yaml', args: ['--runtime', 'host', '--allow-unsigned-media'] },
+  { file: 'machineconfigs/50-master-sno-reconfigure.podman.yaml', args: ['--runtime', 'podman', '--node-image', EXAMPLE_NODE_IMAGE, '--trusted-key', 'machineconfigs/keys/site-signing.pub.pem'] },
   {
     file: 'machineconfigs/50-master-sno-reconfigure.internal-ip.yaml',
     args: ['--runtime', 'host', '--internal-ip', '192.168.127.10/24', '--trusted-key', 'machineconfigs/keys/site-signing.pub.pem'],

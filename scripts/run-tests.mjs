@@ -1,8 +1,10 @@
 // Runs the test files with Node's built-in runner and the tsx loader. Node 20's `--test` takes no globs,
 // so the files are collected here. Optional arguments narrow to suites: unit, integration, e2e.
-// The runner's closing lines (# pass / # fail) are the counts CI reads.
+// The runner's closing lines (# pass / # fail) are the counts CI reads; the reporter (./test-reporter.mjs, the
+// spec reporter's) prints the ten slowest test files just before them.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 
 const suites = process.argv.slice(2).length ? process.argv.slice(2) : ['unit', 'integration', 'e2e'];
@@ -22,5 +24,5 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '2';
-const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], { stdio: 'inherit' });
+const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-reporter=${fileURLToPath(new URL('./test-reporter.mjs', import.meta.url))}`, ...files], { stdio: 'inherit' });
 process.exit(res.status ?? 1);

@@ -14,6 +14,8 @@
 // in a single-file bundle, and the bundle wrote synchronously already), and pino with its serializers,
 // redaction and stringify cost 12 KiB of the 200 KiB MachineConfig budget (measured: README, Dependencies).
 import { fstatSync, writeSync } from 'node:fs';
+import { JOURNAL_LINE_MAX, screenJson, screenLine } from './util/screen-text';
+import { officeLine } from './util/remedy';
 
 const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity } as const;
 type LevelName = Exclude<keyof typeof LEVELS, 'silent'>;
@@ -72,7 +74,9 @@ export function humanDuration(ms: number): string {
 /**
  * One sentence from a record: "<step>: <msg>", then what the fields add that a person acts on — the error
  * (when the message does not already say it), what to do, when the next try is. The other fields are for the
- * JSON format. One line always: journald would make every line of a multi-line text an entry of its own.
+ * JSON format. One line always: journald would make every line of a multi-line text an entry of its own, and
+ * the text may quote media (a file name with a newline or ESC in it), so every control character is shown
+ * escaped and the line is bounded (src/util/screen-text.ts); a tool's output arrives joined with " | ".
  */
 function sentence(bound: Record<string, unknown>, fields: Record<string, unknown>, msg: string | undefined): string {
   const source = bound.step ?? bound.component;
@@ -84,8 +88,9 @@ function sentence(bound: Record<string, unknown>, fields: Record<string, unknown
     errText && !(msg ?? '').includes(errText) ? ` (${errText})` : '',
     typeof retry === 'number' ? `; next try in ${humanDuration(retry)}` : '',
     typeof fields.remedy === 'string' ? `. What to do: ${fields.remedy}` : '',
+    typeof fields.office === 'string' ? ` ${officeLine(fields.office)}` : '',
   ].join('');
-  return text.replace(/\s*\n\s*/g, ' ');
+  return screenLine(text, JOURNAL_LINE_MAX);
 }
 
 /** Fields as they are written: secrets replaced, errors as {type, message, stack}. */
@@ -119,7 +124,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       const time = journal ? undefined : new Date().toISOString();
       const line =
         format === 'json'
-          ? JSON.stringify({ level, ...(time ? { time } : {}), ...bound, ...safeFields, ...(text !== undefined ? { msg: text } : {}) })
+          ? screenJson(JSON.stringify({ level, ...(time ? { time } : {}), ...bound, ...safeFields, ...(text !== undefined ? { msg: text } : {}) }))
           : `${time ? `${time.slice(0, 19).replace('T', ' ')} ` : ''}${journal || level === 'info' ? '' : `${level.toUpperCase()} `}${sentence(bound, safeFields, text)}`;
       write(`${journal ? `<${PRIORITY_BY_LEVEL[level]}>` : ''}${line}\n`);
     };

@@ -2,6 +2,8 @@
 /** The daily certificate renewal (src/render/unit.ts renders it; the finish step enables it on request). */
 export const RENEW_TIMER = 'sno-reconfigure-renew.timer';
 export const UNIT_NAME = 'sno-reconfigure.service';
+/** The unit's RestartSec=: how long after a failed run systemd starts the next (the banner says when). */
+export const SERVICE_RESTART_SEC = 30;
 export const KUBELET_UNIT = 'kubelet.service';
 /**
  * While this file exists kubelet does not start (ConditionPathExists=! in the drop-in below). `prepare`
@@ -16,6 +18,11 @@ export const KUBELET_HOLD_FILE = '/etc/sno-reconfigure/kubelet-hold';
 export const DEFAULT_STATE_DIR = '/var/lib/sno-reconfigure';
 export const DEFAULT_DROP_DIR = '/etc/sno-reconfigure/site-config.d';
 export const TRUSTED_KEYS_DIR = '/etc/sno-reconfigure/trusted-keys';
+/**
+ * Written by the MachineConfig when the factory rendered it with `--allow-unsigned-media` (DESIGN.md section 3):
+ * the record that unsigned site-config media were chosen, not merely left so. Trusted keys, when present, win.
+ */
+export const UNSIGNED_MEDIA_FILE = '/etc/sno-reconfigure/allow-unsigned-media';
 /**
  * This node's own X25519 key for sealed site-config files (src/siteconfig/sealed.ts), made by `prepare`: in /etc,
  * which the node keeps for its life and the MCO leaves alone (no MachineConfig names it), 0600 root.
@@ -46,6 +53,8 @@ export const STATIC_POD_RESOURCES_DIR = '/etc/kubernetes/static-pod-resources';
  * for the site's hand-off kubeconfig over the node-local one, whose client certificate rotates.
  */
 export const FACTORY_ADMIN_KUBECONFIG = '/etc/sno-reconfigure/admin-kubeconfig';
+/** This node's row of the fleet inventory (src/factory/inventory-row.ts), written by `prepare` for `media build --nodes`. */
+export const INVENTORY_ROW_FILE = '/etc/sno-reconfigure/inventory-row.yaml';
 /** Factory baseline written by `prepare`. */
 export const BASELINE_FILE = '/etc/sno-reconfigure/baseline.json';
 /** Where `run` keeps its files, relative to the state directory. */

@@ -50,6 +50,28 @@ export function joinPem(blocks: string[]): string {
   return blocks.map((b) => `${b.trim()}\n`).join('');
 }
 
+/**
+ * Until when a client certificate is accepted: its NotAfter, or its issuer's when that comes first. The issuer is
+ * looked up in `trustedCas` (the kube-apiserver's client CA bundle) by name and signature; Go's x509 Verify
+ * rejects a chain with an expired CA, and the operators do not clamp a client to its signer (library-go
+ * pkg/crypto/crypto.go NewClientCertificateTemplateForDuration).
+ */
+export function clientCredentialExpiry(clientCert: Buffer, trustedCas: string | undefined): { notAfter: string; signer?: string } | undefined {
+  const first = splitCertificates(clientCert.toString('utf8'))[0];
+  if (!first) return undefined;
+  try {
+    const leaf = new X509Certificate(first);
+    const own = new Date(leaf.validTo).toISOString();
+    const issuer = splitCertificates(trustedCas ?? '')
+      .map((pem) => new X509Certificate(pem))
+      .find((ca) => leaf.checkIssued(ca) && leaf.verify(ca.publicKey));
+    if (!issuer || Date.parse(issuer.validTo) >= Date.parse(own)) return { notAfter: own };
+    return { notAfter: new Date(issuer.validTo).toISOString(), signer: /CN=([^\n,]+)/.exec(issuer.subject)?.[1] ?? issuer.subject };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The NotAfter (ISO) of the first certificate in a kubeconfig's client-certificate data; undefined if none parses. */
 export function clientCertificateNotAfter(clientCert: Buffer | undefined): string | undefined {
   const first = clientCert ? splitCertificates(clientCert.toString('utf8'))[0] : undefined;

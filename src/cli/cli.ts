@@ -3,6 +3,7 @@
 import { VERSION } from '../version';
 import { EXIT_OK, EXIT_USAGE, UsageError, parseCommandArgs, type CliIo, type Command } from './command';
 import { COMMANDS } from './commands/index';
+import { terminalText } from '../util/screen-text';
 
 export function mainHelp(commands: readonly Command[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -21,7 +22,17 @@ export function mainHelp(commands: readonly Command[] = COMMANDS): string {
   ].join('\n');
 }
 
-export async function runCli(argv: string[], io: CliIo, commands: readonly Command[] = COMMANDS): Promise<number> {
+/**
+ * Everything a command prints goes through here: output quotes media and the cluster (names, values), so any
+ * control character other than the lines' own breaks is shown escaped (src/util/screen-text.ts); the texts
+ * meant for one line (banner, `status`, the journal) were made single lines where they were composed.
+ */
+function forPeople(io: CliIo): CliIo {
+  return { ...io, out: (s) => io.out(terminalText(s)), err: (s) => io.err(terminalText(s)) };
+}
+
+export async function runCli(argv: string[], rawIo: CliIo, commands: readonly Command[] = COMMANDS): Promise<number> {
+  const io = forPeople(rawIo);
   const [first, ...rest] = argv;
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
     io.out(mainHelp(commands));

@@ -5,10 +5,11 @@ import { COMMANDS } from './commands/index';
 import { mediaCommand } from './commands/media';
 import { renderCommand } from './commands/render';
 import { sealCommand } from './commands/seal';
-import { mediaBuild } from '../workstation/media-command';
+import { mediaBuild, mediaCheckManifest } from '../workstation/media-command';
+import { MEDIA_HELP } from '../workstation/media-help';
 
 const workstationOnly = new Map<string, Command>([
-  ['media', mediaCommand(mediaBuild)],
+  ['media', mediaCommand(mediaBuild, mediaCheckManifest, MEDIA_HELP)],
   ['render', renderCommand],
   ['seal', sealCommand],
 ]);

@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import { parse as parseYaml } from 'yaml';
+import { parseYamlCore } from '../util/yaml';
 
 export interface Kubeconfig {
   /** Where it came from, for messages. */
@@ -107,7 +107,7 @@ export async function parseKubeconfig(text: string, opts: ParseOptions): Promise
 function parseDocument(text: string, fail: Fail): Dict {
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = parseYamlCore(text);
   } catch (e) {
     return fail(`not valid YAML: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`, e);
   }

@@ -2,7 +2,7 @@
 // site's list (cluster-network-operator release-4.12…4.16 pkg/util/proxyconfig/no_proxy.go
 // mergeUserSystemNoProxy; image-based install copies the same rule, lifecycle-agent lca-cli/postpivot). The
 // agent computes it to show it in `plan` and the report, and to know when the operator has caught up.
-import { parse } from 'yaml';
+import { parseYamlCore } from '../util/yaml';
 import { R } from './resources';
 import type { ClusterClient, KubeObject } from './types';
 
@@ -40,7 +40,7 @@ export async function readNoProxyInputs(client: ClusterClient, minor: number): P
   if (!infra?.apiServerInternalURI) throw new Error('Infrastructure cluster has no status.apiServerInternalURI');
   if (!net?.serviceNetwork?.length || !net.clusterNetwork?.length) throw new Error('Network cluster has no service or cluster network in its status');
   if (!ic) throw new Error('kube-system/cluster-config-v1 has no install-config');
-  const networking = (parse(ic) as { networking?: { machineCIDR?: string; machineNetwork?: { cidr?: string }[] } } | null)?.networking;
+  const networking = (parseYamlCore(ic) as { networking?: { machineCIDR?: string; machineNetwork?: { cidr?: string }[] } } | null)?.networking;
   const machineNetworks = [...(networking?.machineCIDR ? [networking.machineCIDR] : []), ...(networking?.machineNetwork ?? []).map((m) => m.cidr ?? '').filter(Boolean)];
   return { apiServerInternalURI: infra.apiServerInternalURI, serviceNetwork: net.serviceNetwork, clusterNetwork: net.clusterNetwork.map((n) => n.cidr), machineNetworks, platform: infra.platformStatus?.type ?? 'None', minor };
 }

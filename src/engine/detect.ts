@@ -1,12 +1,12 @@
 // Waiting for a site-config: labelled volumes (rescanned on a short interval and whenever /dev changes —
 // mounting makes no inotify event, but the kernel creates device nodes in devtmpfs) and the drop
-// directory (watched with inotify, taken only once nothing in it changed for dropStableMs: a file may still
-// be copying). Media that could not be read, or held a config that was refused, are not read again until they
+// directory (watched with inotify, taken only once no process holds a file in it open for writing and nothing
+// in it changed for dropStableMs: a file may still be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
 import type { Closable, Host } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
-import { copyFromVolume, dropDirIsStable, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
+import { copyFromVolume, dropDirIsStable, dropDirNewestChange, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
 import type { Clock } from './step';
 
 export interface Candidate {
@@ -25,7 +25,10 @@ export interface Candidate {
 /** A media problem a technician has to act on: for the banner and `status` as well as the journal. */
 export interface MediaProblem {
   message: string;
+  /** What the person at the node can do. */
   remedy: string;
+  /** What the office must do when that does not help; default: send new media. */
+  office?: string;
 }
 
 export interface DetectOptions {
@@ -98,7 +101,7 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
       medium: mediumName(v.nodeDevice, v.label, v.fstype),
       identity: `volume:${v.uuid ?? v.nodeDevice}`,
       fingerprint: await deviceFingerprint(opts.host, v.nodeDevice),
-      fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype),
+      fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype, v.nodeDevice),
     });
   }
   if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {
@@ -107,9 +110,35 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
   return out;
 }
 
+/** What one labelled volume held when the volumes were compared: its copy, or why it could not be read. */
+type Reading = { volume: Candidate; copy: CopyResult } | { volume: Candidate; error: MediaError };
+
+function describeReading(r: Reading): string {
+  if ('error' in r) return `${r.volume.medium}, which cannot be used: it ${r.error.message}`;
+  const sites = r.copy.sites.map((s) => `"${s}"`).join(', ');
+  return `${r.volume.medium}, which holds ${sites ? `site ${sites}` : 'a site-config without metadata.name'}`;
+}
+
 /**
- * Labelled volumes whose site-configs differ cannot be told apart (last month's virtual media and today's
- * stick): none is taken. Identical copies are one candidate. Returns the candidates left to consider.
+ * Two labelled volumes (last month's virtual media and today's stick) are used only when both are readable and
+ * identical: a volume that cannot be read may be today's, so the other one is not taken in its place. The
+ * problem names every device and the site each holds, so the technician can tell which one to pull.
+ */
+export function conflictProblem(readings: readonly Reading[]): MediaProblem | undefined {
+  const digests = new Set(readings.flatMap((r) => ('copy' in r ? [r.copy.treeDigest] : [])));
+  const unreadable = readings.filter((r): r is Extract<Reading, { error: MediaError }> => 'error' in r);
+  if (unreadable.length === 0 && digests.size < 2) return undefined;
+  const what = unreadable.length > 0 ? `${readings.length} site-config media are attached and ${unreadable.length === readings.length ? 'none of them can be read' : `${unreadable.length === 1 ? 'one' : unreadable.length} of them cannot be read`}` : `${readings.length} different site-config media are attached`;
+  const fix = unreadable.map((r) => `If ${r.volume.medium} is today's: ${r.error.remedy}`);
+  return {
+    message: `${what}, so none of them is used: ${readings.map(describeReading).join('; and ')}`,
+    remedy: ['Pull the media not meant for today (an old image in the BMC: detach it there) and leave only today\'s.', ...fix].join(' '),
+  };
+}
+
+/**
+ * Labelled volumes are compared before any is taken (conflictProblem). Identical copies are one candidate.
+ * Returns the candidates left to consider.
  */
 async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candidates: Candidate[]): Promise<Candidate[]> {
   const volumes = candidates.filter((c) => c.kind === 'volume');
@@ -117,20 +146,20 @@ async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candi
   const key = volumes.map((v) => v.identity + v.fingerprint).join(' ');
   if (volumes.length < 2) delete memory.volumes;
   else if (memory.volumes?.key !== key) {
-    // One of each content, and every unreadable one (reported when it is considered on its own).
-    const digests = new Set<string>();
-    const keep: Candidate[] = [];
-    for (const v of volumes) {
-      const digest = await v.fetch(opts.candidateDir).then((r) => r.treeDigest, (e: unknown) => (e instanceof MediaError ? undefined : Promise.reject(e)));
-      if (digest === undefined || !digests.has(digest)) keep.push(v);
-      if (digest) digests.add(digest);
+    const readings: Reading[] = [];
+    for (const volume of volumes) {
+      readings.push(
+        await volume.fetch(opts.candidateDir).then(
+          (copy) => ({ volume, copy }),
+          (e: unknown) => (e instanceof MediaError ? { volume, error: e } : Promise.reject(e)),
+        ),
+      );
     }
-    memory.volumes = { key, keep: digests.size < 2 ? keep : [] };
-    if (digests.size > 1) {
-      const message = `${volumes.length} different site-config media are attached (${volumes.map((v) => v.medium).join(', ')}); none of them is used`;
-      const remedy = 'Detach the media not meant for today (an old image in the BMC), or make them identical.';
-      opts.log.error({ remedy }, message);
-      await opts.onMediaProblem?.({ message, remedy });
+    const problem = conflictProblem(readings);
+    memory.volumes = { key, keep: problem ? [] : volumes.slice(0, 1) };
+    if (problem) {
+      opts.log.error({ media: volumes.map((v) => v.location).join(', '), remedy: problem.remedy }, problem.message);
+      await opts.onMediaProblem?.(problem);
     }
   }
   return [...(memory.volumes?.keep ?? volumes), ...others];
@@ -167,10 +196,13 @@ export async function waitForSiteConfig(
         try {
           copy = await c.fetch(opts.candidateDir);
           if (c.kind === 'drop-dir') {
-            // Never a prefix: the same bytes must be read twice, dropStableMs apart (a stalled copy changes in between).
+            // Never a prefix: the same bytes read twice, dropStableMs apart, no file's mtime moved in between, and
+            // still no process holding a file open for writing (a stalled copy changes or stays open meanwhile).
+            const changed = await dropDirNewestChange(opts.host, opts.dropDir);
             await opts.clock.sleep(opts.dropStableMs, opts.signal).catch(() => undefined);
             const again = await c.fetch(opts.candidateDir);
-            if (again.treeDigest !== copy.treeDigest) continue;
+            if (again.treeDigest !== copy.treeDigest || (await dropDirNewestChange(opts.host, opts.dropDir)) !== changed) continue;
+            if ((await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
           }
         } catch (e) {
           if (!(e instanceof MediaError)) throw e;

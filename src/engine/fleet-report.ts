@@ -1,4 +1,4 @@
-// The run's outcome where fleet tools already look: a ConfigMap in the cluster (openshift-sno-reconfigure/report)
+// The run's outcome where fleet tools already look: a ConfigMap in the cluster (sno-reconfigure/report)
 // beside the node's report.json, which stays the source of truth. ACM configuration policies and GitOps health
 // checks read ConfigMaps; nobody at a fleet's centre reads a node's /var/lib. The ConfigMap is derived from the
 // same Report the node writes (buildReport), never built a second way, and holds nothing secret: the Report
@@ -15,7 +15,11 @@ import { retryOn, type Backoff, type Timer } from '../util/backoff';
 import { VERSION } from '../version';
 import type { Report } from './report';
 
-export const FLEET_REPORT = { namespace: 'openshift-sno-reconfigure', name: 'report' } as const;
+// Not under openshift-: that prefix is OpenShift's own (its projects refuse it, and its components own those
+// namespaces). Earlier agents (issue 19) wrote openshift-sno-reconfigure/report; where such a ConfigMap of ours is
+// still there it is kept up to date too, so a fleet policy that reads it keeps reading the truth.
+export const FLEET_REPORT = { namespace: 'sno-reconfigure', name: 'report' } as const;
+export const LEGACY_FLEET_REPORT_NAMESPACE = 'openshift-sno-reconfigure';
 
 /** The label fleet tools can select on without reading the data (`oc get cm -A -l sno-reconfigure.io/result=failed`). */
 export const RESULT_LABEL = 'sno-reconfigure.io/result';
@@ -94,7 +98,12 @@ export async function publishFleetReport(cluster: () => Promise<ClusterClient>, 
         const client = await cluster();
         // An existing namespace is left as it is: only its existence matters here.
         await createOrUpdate(client, R.namespaces, objects.namespace, () => undefined);
-        await createOrUpdate(client, R.configMaps, objects.configMap, (current) => ({ ...current, metadata: { ...current.metadata, labels: { ...current.metadata?.labels, ...objects.configMap.metadata?.labels } }, data: objects.configMap.data }));
+        const refresh = (current: KubeObject): KubeObject => ({ ...current, metadata: { ...current.metadata, labels: { ...current.metadata?.labels, ...objects.configMap.metadata?.labels } }, data: objects.configMap.data });
+        await createOrUpdate(client, R.configMaps, objects.configMap, refresh);
+        const legacy = await client.get<KubeObject>(R.configMaps, FLEET_REPORT.name, LEGACY_FLEET_REPORT_NAMESPACE);
+        if (legacy?.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY) {
+          await createOrUpdate(client, R.configMaps, { ...objects.configMap, metadata: { ...objects.configMap.metadata, namespace: LEGACY_FLEET_REPORT_NAMESPACE } }, refresh);
+        }
       },
       { timer: run.timer, signal: run.signal, deadline: { remainingMs: () => giveUpAt - run.timer.now() } },
     );

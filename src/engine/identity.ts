@@ -15,6 +15,8 @@ export interface Baseline {
   internalAddresses?: string[];
   openshiftVersion?: string;
   clusterID?: string;
+  /** When kube-system and kube-system/kubeadmin were created, at `prepare` (a kubeadmin hash is judged by them). */
+  kubeadmin?: { kubeSystemCreated: string; secretCreated?: string };
 }
 
 export async function readBaseline(host: Host, log: Logger): Promise<Baseline> {

@@ -24,6 +24,8 @@ export interface StepRecord {
   durationMs?: number;
   /** true when check() found the change already in place. */
   alreadyDone?: boolean;
+  /** true when the site-config does not ask for what the step does (no spec.network, no mirrors …). */
+  notRequested?: boolean;
   lastError?: ErrorRecord;
   /** The step's own progress data (ctx.data). */
   data: Record<string, unknown>;
@@ -35,7 +37,10 @@ export interface ErrorRecord {
   at: string;
   step?: StepName | 'detect' | 'validate';
   message: string;
+  /** What the person at the node can do. */
   remedy?: string;
+  /** What the office must do when that does not help (src/util/remedy.ts). */
+  office?: string;
   /** Every problem of an invalid config, with its field path. */
   problems?: { path: string; message: string }[];
 }

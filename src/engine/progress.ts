@@ -50,7 +50,7 @@ export class ProgressReporter {
   }
 
   /** An outcome that needs a person: shown on the banner at once. */
-  async problem(headline: string, lines: string[], tone: 'error' | 'waiting' = 'error'): Promise<void> {
+  async problem(headline: string, lines: string[], tone: 'error' | 'waiting' | 'retrying' = 'error'): Promise<void> {
     this.headline = headline;
     await this.show(headline, { tone, headline, lines }, true);
   }

@@ -10,6 +10,8 @@ export interface ReportStep {
   state: string;
   attempts: number;
   alreadyDone: boolean;
+  /** The site-config does not ask for this step's change (shown as "not requested", not "already in place"). */
+  notRequested?: boolean;
   startedAt?: string;
   endedAt?: string;
   durationMs?: number;
@@ -66,6 +68,7 @@ export function stepSummary(j: JournalData, name: StepName, title: string): Repo
     state: r?.state ?? 'pending',
     attempts: r?.attempts ?? 0,
     alreadyDone: r?.alreadyDone ?? false,
+    ...(r?.notRequested ? { notRequested: true } : {}),
     ...(r?.startedAt ? { startedAt: r.startedAt } : {}),
     ...(r?.endedAt ? { endedAt: r.endedAt } : {}),
     ...(r?.durationMs !== undefined ? { durationMs: r.durationMs } : {}),

@@ -3,7 +3,8 @@
 import type { Host } from '../host/host';
 import { humanDuration, type Logger } from '../log';
 import { createNotifier, type Notifier } from '../host/notify';
-import { DONE_MARKER, STATE_FILES } from '../paths';
+import { DONE_MARKER, SERVICE_RESTART_SEC, STATE_FILES } from '../paths';
+import { NEW_MEDIA, remedyLines } from '../util/remedy';
 import { clusterNameOf, nodeNameOf, readBaseline, type Baseline } from './identity';
 import { loadSiteConfig } from '../siteconfig/load';
 import { checkAgainstCluster } from '../siteconfig/cluster-check';
@@ -49,6 +50,19 @@ export interface AgentOptions {
 export const EXIT = { ok: 0, failed: 1 } as const;
 
 /**
+ * A failed attempt the agent makes again by itself: the run exits 1 and systemd starts it again after the unit's
+ * RestartSec= (src/render/unit.ts), so the console says RETRYING with when, not ACTION NEEDED.
+ */
+function retryHeadline(title: string, attempt: { n: number; of: number }, now: number): { headline: string; when: string } {
+  const at = new Date(now + SERVICE_RESTART_SEC * 1000).toISOString().slice(11, 19);
+  const [next, of] = [attempt.n + 1, attempt.of];
+  return {
+    headline: `${title}: attempt ${attempt.n} of ${of} did not succeed; the agent starts attempt ${next} of ${of} by itself at ${at} UTC (in ${SERVICE_RESTART_SEC} s)`,
+    when: `the agent starts attempt ${next} of ${of} by itself at ${at} UTC (in ${SERVICE_RESTART_SEC} s)`,
+  };
+}
+
+/**
  * BENCHMARK-ONLY KNOB: with SNO_RECONFIGURE_SEQUENTIAL_WAITS=1 the agent waits for the cluster to settle after
  * each step that writes to it, one change at a time — the way tools that apply and wait step by step work —
  * so `npm run bench` can measure what waiting for all rollouts at once saves (issue #8). Never set it on a node.
@@ -58,9 +72,14 @@ const WRITING_STEPS: readonly StepName[] = ['domain', 'pull-secret', 'mirrors', 
 const FAILED_RUN_REPORT_BUDGET_MS = 30_000;
 const sequentialWaits = (env: NodeJS.ProcessEnv): boolean => env.SNO_RECONFIGURE_SEQUENTIAL_WAITS === '1';
 
-function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean; retryOnRequest?: boolean } {
-  if (e instanceof ConfigRejectedError) return { message: e.message, remedy: e.remedy, rejected: true, retryOnRequest: e.retryOnRequest };
-  if (e instanceof StepError) return { message: e.message, remedy: e.remedy, rejected: false };
+export function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { rejected: boolean; retryOnRequest?: boolean; attempt?: StepError['attempt'] } {
+  const office = e instanceof StepError && e.office ? { office: e.office } : {};
+  if (e instanceof ConfigRejectedError) {
+    // A step's refusal of the file speaks to its author: that is the office's part; at the node, the second stick.
+    const parts = e.office ? { remedy: e.remedy, office: e.office } : { remedy: INVALID_REMEDY, office: `${NEW_MEDIA} (for them: ${e.remedy})` };
+    return { message: e.message, ...parts, rejected: true, retryOnRequest: e.retryOnRequest };
+  }
+  if (e instanceof StepError) return { message: e.message, remedy: e.remedy, ...office, rejected: false, ...(e.attempt ? { attempt: e.attempt } : {}) };
   if (e instanceof ApiError) return { message: `the API answered ${e.statusCode} ${e.reason}: ${e.message}`, remedy: 'The agent retries after a restart; if it repeats, check the cluster operators (`oc get co`).', rejected: false };
   if (e instanceof ConnectionError) return { message: `the API could not be reached: ${e.message}`, remedy: 'The agent retries after a restart; check that kube-apiserver runs (`crictl ps | grep kube-apiserver`).', rejected: false };
   return { message: `internal error: ${e instanceof Error ? e.message : String(e)}`, remedy: 'The agent retries after a restart; if it repeats, collect `journalctl -u sno-reconfigure -b` and report it.', rejected: false };
@@ -101,7 +120,7 @@ async function retryNetworkIfAsked(env: Intake, site: LoadedSiteConfig, from: st
     const failure = j.lastError;
     const headline = `the site network of "${site.resolved.name}" did not verify; it is not tried again until the media is re-inserted`;
     env.log.warn({ media: from }, headline);
-    await env.reporter.problem(headline, failure ? [failure.message, `What to do: ${failure.remedy}`] : []);
+    await env.reporter.problem(headline, failure ? [failure.message, ...remedyLines(failure.remedy, failure.office)] : []);
     return false;
   }
   const other = (d: string) => d !== site.digest;
@@ -110,7 +129,7 @@ async function retryNetworkIfAsked(env: Intake, site: LoadedSiteConfig, from: st
   delete j.steps.network;
   await env.journal!.save();
   // reporter.phase() logs it too.
-  await env.reporter.phase(`retrying the site network of "${site.resolved.name}": ${offer.reinserted ? `the media ${from} was inserted again` : '`run --retry-network` asked for it'}`);
+  await env.reporter.phase(`retrying the site network of "${site.resolved.name}": ${offer.reinserted ? `${from} was inserted again` : '`run --retry-network` asked for it'}`);
   return true;
 }
 
@@ -118,7 +137,7 @@ async function retryNetworkIfAsked(env: Intake, site: LoadedSiteConfig, from: st
  * Why a loaded config cannot be used on this node: its own problems, a mismatch with the cluster baseline,
  * or this exact config having been refused here before. Empty when it can be used.
  */
-export function problemsOf(result: Awaited<ReturnType<typeof loadSiteConfig>>, id: { baseline: Baseline; nodeName: string; rejectedDigests?: string[] }): Problem[] {
+export function problemsOf(result: Awaited<ReturnType<typeof loadSiteConfig>>, id: { baseline: Baseline; nodeName: string; rejectedDigests?: string[]; now?: number }): Problem[] {
   if (result.status === 'invalid') return result.errors;
   if (result.status !== 'valid') return [];
   if (id.rejectedDigests?.includes(result.site.digest)) {
@@ -130,16 +149,27 @@ export function problemsOf(result: Awaited<ReturnType<typeof loadSiteConfig>>, i
     nodeName: id.nodeName,
     nodeAddresses: [...(baseline.nodeAddresses ?? []), ...(baseline.internalAddresses ?? [])],
     ...(baseline.clusterID ? { clusterID: baseline.clusterID } : {}),
+    ...(baseline.kubeadmin && id.now !== undefined ? { kubeadmin: { ...baseline.kubeadmin, now: id.now } } : {}),
   });
 }
 
+/** A refused site-config: nothing at the node corrects a file (it may be signed); another stick may be the right one. */
+const INVALID_REMEDY = 'If a second stick or image came for this node, try that one.';
+const INVALID_OFFICE = `${NEW_MEDIA} (they check the file with \`sno-reconfigure validate\`)`;
+
 async function refuseInvalid(env: Intake, from: string, problems: Problem[]): Promise<void> {
+  const headline = `the site-config on ${from} is invalid — nothing was changed`;
+  env.log.error({ media: from, remedy: INVALID_REMEDY, office: INVALID_OFFICE }, headline);
   for (const p of problems) env.log.error({ media: from, path: p.path }, `invalid site-config: ${p.path}: ${p.message}`);
   if (env.journal) {
     env.journal.data.phase = 'invalid-config';
-    env.journal.data.lastError = { at: new Date(env.clock.now()).toISOString(), step: 'validate', message: `the site-config on ${from} is invalid (${problems.length} problem(s))`, remedy: 'Correct the site-config (check it with `sno-reconfigure validate`) and insert the media again.', problems };
+    env.journal.data.lastError = { at: new Date(env.clock.now()).toISOString(), step: 'validate', message: `the site-config on ${from} is invalid (${problems.length} problem(s))`, remedy: INVALID_REMEDY, office: INVALID_OFFICE, problems };
   }
-  await env.reporter.problem(`the site-config on ${from} is invalid — nothing was changed`, [...problems.slice(0, 6).map((p) => `${p.path}: ${p.message}`), ...(problems.length > 6 ? [`… and ${problems.length - 6} more (sno-reconfigure status)`] : [])]);
+  await env.reporter.problem(headline, [
+    ...problems.slice(0, 6).map((p) => `${p.path}: ${p.message}`),
+    ...(problems.length > 6 ? [`… and ${problems.length - 6} more (sno-reconfigure status)`] : []),
+    ...remedyLines(INVALID_REMEDY, INVALID_OFFICE),
+  ]);
 }
 
 /**
@@ -157,26 +187,39 @@ async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate 
   const reloaded = await loadSiteConfig(host.resolve(env.copyDir), { host });
   if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
   if (journal.data.digest !== site.digest || journal.data.steps.finish?.state === 'done') {
-    journal.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.location, copiedTo: env.copyDir } : undefined, new Date(env.clock.now()));
-    env.log.info({ config: site.resolved.name, digest: site.digest, media: c?.location ?? where }, `accepted site-config "${site.resolved.name}" from ${c?.location ?? where}`);
+    // The device as the technician reads it everywhere: "the stick /dev/sdb1 (SITE-CONFIG)".
+    journal.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.medium, copiedTo: env.copyDir } : undefined, new Date(env.clock.now()));
+    env.log.info({ config: site.resolved.name, digest: site.digest, media: c?.location ?? where }, `accepted site-config "${site.resolved.name}" from ${c?.medium ?? where}`);
   }
   journal.data.phase = 'running';
   await journal.save();
   return reloaded.site;
 }
 
+const NOT_HERE_REMEDY = 'Check that this is the stick or image for this node (the label on the box names the store); if another one came, try it.';
+const NOT_HERE_OFFICE = 'they must send the site-config for this machine';
+
 /** Looks at the site-config at `where` (a candidate's copy, or our own copy when resuming `resumeDigest`). */
 async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: string, resumeDigest?: string, offer: Offer = { reinserted: false }): Promise<Consideration> {
   const { host, log, journal } = env;
   const result = await loadSiteConfig(host.resolve(where), { host });
-  const from = c?.location ?? where;
+  const from = c?.medium ?? where;
   if (result.status === 'valid' && c && !(await retryNetworkIfAsked(env, result.site, from, offer))) return { verdict: 'refused', invalid: true };
   if (result.status === 'not-for-this-machine') {
-    log.warn({ media: from, reasons: result.reasons }, `the site-config on ${from} is not for this machine`);
-    await env.reporter.problem(`the site-config on ${from} is not for this machine`, result.reasons.slice(0, 5), 'waiting');
+    const message = `the site-config on ${from} is not for this machine`;
+    log.warn({ media: from, reasons: result.reasons, remedy: NOT_HERE_REMEDY, office: NOT_HERE_OFFICE }, message);
+    if (journal) {
+      // `status` lists why, as the banner does.
+      journal.data.lastError = { at: new Date(env.clock.now()).toISOString(), step: 'validate', message, remedy: NOT_HERE_REMEDY, office: NOT_HERE_OFFICE, problems: result.reasons.map((r) => ({ path: 'spec.match', message: r })) };
+      await journal.save();
+    }
+    await env.reporter.problem(message, [...result.reasons.slice(0, 5), ...remedyLines(NOT_HERE_REMEDY, NOT_HERE_OFFICE)], 'waiting');
     return { verdict: 'refused', invalid: false };
   }
-  const problems = problemsOf(result, { baseline: env.baseline, nodeName: env.nodeName, ...(journal?.data.rejectedDigests ? { rejectedDigests: journal.data.rejectedDigests } : {}) });
+  // A problem about the copy as a whole names the directory it was read from: the agent's own copy
+  // (candidate/, /run/sno-reconfigure/dry-run-<pid>), which means nothing at the node; name the media instead.
+  const copy = host.resolve(where);
+  const problems = problemsOf(result, { baseline: env.baseline, nodeName: env.nodeName, now: env.clock.now(), ...(journal?.data.rejectedDigests ? { rejectedDigests: journal.data.rejectedDigests } : {}) }).map((p) => ({ ...p, path: p.path.split(copy).join(from), message: p.message.split(copy).join(from) }));
   if (problems.length > 0) {
     await refuseInvalid(env, from, problems);
     return { verdict: 'refused', invalid: true };
@@ -228,11 +271,12 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   let mediaProblem = false;
   const onMediaProblem = async (problem: MediaProblem): Promise<void> => {
     mediaProblem = true;
+    const office = problem.office ?? NEW_MEDIA;
     if (journal) {
-      journal.data.lastError = { at: new Date(clock.now()).toISOString(), step: 'detect', message: problem.message, remedy: problem.remedy };
+      journal.data.lastError = { at: new Date(clock.now()).toISOString(), step: 'detect', message: problem.message, remedy: problem.remedy, office };
       await journal.save();
     }
-    await reporter.problem(problem.message, [`What to do: ${problem.remedy}`], 'waiting');
+    await reporter.problem(problem.message, remedyLines(problem.remedy, office), 'waiting');
   };
 
   const detectOptions = {
@@ -277,7 +321,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
         const refusal = journal?.data.phase === 'invalid-config' ? journal.data.lastError : undefined;
         if (refusal && refusal.step !== 'validate') {
           // A step refused the config while it ran: its failure stays on screen, with what to do.
-          await reporter.problem(refusal.message, [`What to do: ${refusal.remedy}`]);
+          await reporter.problem(refusal.message, remedyLines(refusal.remedy, refusal.office));
         } else {
           await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: [`Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`] });
         }
@@ -394,6 +438,7 @@ async function executeSteps(
       const started = clock.now();
       try {
         rec.alreadyDone = await step.check(ctx);
+        if (step.requested && !step.requested(site.resolved)) rec.notRequested = true;
         if (!rec.alreadyDone) await step.apply(ctx);
         await step.verify(ctx);
       } catch (e) {
@@ -401,7 +446,7 @@ async function executeSteps(
         const err = describeError(e);
         const at = new Date(clock.now()).toISOString();
         rec.state = 'failed';
-        rec.lastError = { at, step: step.name, message: err.message, remedy: err.remedy };
+        rec.lastError = { at, step: step.name, message: err.message, remedy: err.remedy, ...(err.office ? { office: err.office } : {}) };
         j.lastError = rec.lastError;
         if (err.rejected) {
           (j.rejectedDigests ??= []).push(site.digest);
@@ -411,8 +456,10 @@ async function executeSteps(
           j.phase = 'failed';
         }
         await journal.save();
-        log.child({ step: step.name }).error({ remedy: err.remedy }, `${step.title} failed: ${err.message}`);
-        await reporter.problem(`${step.title} failed`, [err.message, `What to do: ${err.remedy}`]);
+        const retry = !err.rejected && err.attempt && err.attempt.n < err.attempt.of ? retryHeadline(step.title, err.attempt, clock.now()) : undefined;
+        log.child({ step: step.name }).error({ remedy: err.remedy, office: err.office }, `${step.title} failed: ${err.message}${retry ? `; ${retry.when}` : ''}`);
+        if (retry) await reporter.problem(retry.headline, [err.message, ...remedyLines(err.remedy, err.office)], 'retrying');
+        else await reporter.problem(`${step.title} failed`, [err.message, ...remedyLines(err.remedy, err.office)]);
         for (const done of steps.filter((x) => x.onRunFailed && journal.step(x.name).state === 'done')) await done.onRunFailed!(makeContext(done, base, journal, reporter, notifier));
         // Only once the API has answered in this run: before that, trying would only delay the failure's banner.
         if (journal.step('api').state === 'done') {
@@ -428,11 +475,13 @@ async function executeSteps(
       rec.endedAt = new Date(clock.now()).toISOString();
       rec.durationMs = clock.now() - started;
       await journal.save();
-      log.child({ step: step.name }).info({ durationMs: rec.durationMs, alreadyDone: rec.alreadyDone }, `${step.title} — ${rec.alreadyDone ? 'already in place, nothing to change' : `done in ${humanDuration(rec.durationMs)}`}`);
+      log.child({ step: step.name }).info({ durationMs: rec.durationMs, alreadyDone: rec.alreadyDone }, `${step.title} — ${rec.notRequested ? 'not requested by the site-config' : rec.alreadyDone ? 'already in place, nothing to change' : `done in ${humanDuration(rec.durationMs)}`}`);
     }
     j.phase = 'succeeded';
     j.finishedAt = new Date(clock.now()).toISOString();
     delete j.lastError;
+    // `status` says what is so now, not the title of the last step.
+    j.status = `site-config "${site.resolved.name}" applied: reconfiguration complete`;
     await journal.save();
     log.info({ config: site.resolved.name }, `site-config "${site.resolved.name}" applied: reconfiguration complete`);
     reporter.finalStatus(`site-config "${site.resolved.name}" applied`);

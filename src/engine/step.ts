@@ -5,7 +5,7 @@ import type { Logger } from '../log';
 import type { Host } from '../host/host';
 import type { BannerContent } from '../host/banner';
 import type { ClusterClient } from '../cluster/types';
-import type { LoadedSiteConfig } from '../siteconfig/types';
+import type { LoadedSiteConfig, ResolvedSiteConfig } from '../siteconfig/types';
 import type { Report } from './report';
 
 export type StepName =
@@ -152,16 +152,29 @@ export interface RunFacts {
  * A failure a technician can act on: what went wrong and what to do. A StepError that wraps another error
  * keeps it as `cause` (ES2022 ErrorOptions), so the log still sees the ApiError or errno beneath the sentence.
  */
+export interface StepErrorOptions extends ErrorOptions {
+  /** What the office must do when what `remedy` says at the node does not help (src/util/remedy.ts). */
+  office?: string;
+  /** The agent tries again by itself (the service restarts): which attempt this was, of how many. */
+  attempt?: { n: number; of: number };
+}
+
 export class StepError extends Error {
+  readonly office?: string;
+  readonly attempt?: { n: number; of: number };
+
   constructor(
     message: string,
+    /** What the person at the node can do. */
     readonly remedy: string,
     /** retryable: the service may retry it after a restart (systemd Restart=on-failure). */
     readonly retryable = true,
-    options?: ErrorOptions,
+    options?: StepErrorOptions,
   ) {
     super(message, options);
     this.name = 'StepError';
+    if (options?.office) this.office = options.office;
+    if (options?.attempt) this.attempt = options.attempt;
   }
 }
 
@@ -173,7 +186,7 @@ export class ConfigRejectedError extends StepError {
   constructor(
     message: string,
     remedy: string,
-    options?: ErrorOptions & {
+    options?: StepErrorOptions & {
       /** Refused for a cause outside the file (a cable): the same config may be tried again on request. */
       retryOnRequest?: boolean;
     },
@@ -192,6 +205,8 @@ export interface Step {
   readonly title: string;
   /** true for steps that only touch the node: `plan` details them even when the API is not up yet. */
   readonly nodeOnly?: true;
+  /** false when the site-config does not ask for this step's change (no spec.network, no mirrors …): "not requested". */
+  requested?(site: ResolvedSiteConfig): boolean;
   /** What apply would change, without changing anything (`plan`, `run --dry-run`). */
   plan(ctx: StepContext): Promise<Change[]>;
   /** true when the desired state is already in place (then apply is skipped). */

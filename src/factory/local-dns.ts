@@ -3,7 +3,7 @@
 // site's DNS knows. A node with assisted-service's 50-master-dnsmasq-configuration already answers for them;
 // one rendered with --no-local-dns relies on the site's DNS (the agent's pre-kubelet check then decides).
 import type { Host } from '../host/host';
-import { ASSISTED_DNSMASQ_MARKERS, clusterRecords, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../host/local-dns';
+import { assistedDnsmasqMarker, clusterRecords, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../host/local-dns';
 import type { Check, ClusterFacts } from './preflight';
 import { systemctl } from '../host/systemctl';
 
@@ -16,7 +16,7 @@ export interface LocalDnsPlan {
 export async function planLocalDns(host: Host, facts: ClusterFacts, internalAddresses: string[]): Promise<LocalDnsPlan> {
   const id = 'local-dns';
   const domain = `${facts.clusterName}.${facts.baseDomain}`;
-  if (await host.exists(ASSISTED_DNSMASQ_MARKERS.configScript)) {
+  if (await assistedDnsmasqMarker(host)) {
     return { check: { id, ok: true, detail: `the node answers for api, api-int and *.apps of ${domain} itself (assisted-service's 50-master-dnsmasq-configuration); the agent adds the new names beside it at the site` } };
   }
   if (!(await host.exists(`/etc/systemd/system/${LOCAL_DNS_UNIT}`))) {

@@ -2,6 +2,7 @@
 // says what it found and, when it fails, what the technician can do. Reads the cluster through the cluster
 // client and the node through the Host; changes nothing.
 import { X509Certificate } from 'node:crypto';
+import { kubeadminProblem } from '../siteconfig/cluster-check';
 import type { ClusterClient, KubeObject } from '../cluster/types';
 import { R } from '../cluster/resources';
 import type { Host } from '../host/host';
@@ -35,6 +36,8 @@ export interface ClusterFacts {
   nodeAddresses: string[];
   /** The Node's InternalIP addresses: what the internal IP must be one of. */
   nodeInternalIPs: string[];
+  /** When kube-system and kube-system/kubeadmin were created (the site refuses a kubeadmin hash it would ignore). */
+  kubeadmin?: { kubeSystemCreated: string; secretCreated?: string };
 }
 
 export interface InstallFacts {
@@ -146,6 +149,23 @@ export async function checkCluster(client: ClusterClient, role: string): Promise
     remedy: nodes.items.length === 1 ? 'Wait until the node is Ready (`oc get nodes`).' : 'Only single-node clusters can be relocated; remove the extra nodes or use another tool.',
   });
 
+  const kubeSystem = await client.get<KubeObject>(R.namespaces, 'kube-system');
+  if (kubeSystem?.metadata?.creationTimestamp) {
+    const secret = await client.get<KubeObject>(R.secrets, 'kubeadmin', 'kube-system');
+    const secretCreated = secret?.metadata?.creationTimestamp;
+    facts.kubeadmin = { kubeSystemCreated: String(kubeSystem.metadata.creationTimestamp), ...(secretCreated ? { secretCreated: String(secretCreated) } : {}) };
+    // Said here, where it can still be kept: OpenShift ignores a kubeadmin Secret created after the cluster's
+    // first hour (library-go bootstrapauthenticator), so once removed, no site-config can bring kubeadmin back.
+    const honoured = secretCreated !== undefined && !kubeadminProblem({ ...facts.kubeadmin, now: Date.parse(String(kubeSystem.metadata.creationTimestamp)) });
+    checks.push({
+      id: 'kubeadmin',
+      ok: true,
+      detail: honoured
+        ? 'the installer\'s kubeadmin Secret is there: a site-config may set a new kubeadmin password (23 characters or more)'
+        : 'kubeadmin cannot log in on this cluster (its Secret was removed or created again later) and no site-config can bring it back: keep the hand-off kubeconfig (prepare --admin-kubeconfig) or an identity provider for the site',
+    });
+  }
+
   const pool = await client.get<KubeObject>(R.machineConfigPools, role);
   const updated = cond(pool, 'Updated');
   const degraded = cond(pool, 'Degraded');
@@ -255,6 +275,13 @@ function describeBootstrapGroups(groups: string[]): string {
   return `kubelet will re-bootstrap at the site as the node-bootstrapper with groups ${groups.join(', ')} (${era})`;
 }
 
+// No MachineConfig holds the bootstrap kubeconfig (01-master-kubelet's kubelet unit only names the path): the
+// Machine Config Server adds it to every config it serves, made from its node-bootstrapper token
+// (openshift/machine-config-operator 7ff337a pkg/server/server.go appendKubeConfig, cluster_server.go
+// kubeconfigFromSecret; port 22623, pkg/server/api.go SecurePort).
+const RESTORE_BOOTSTRAP_KUBECONFIG =
+  "Restore /etc/kubernetes/kubeconfig from the Machine Config Server, which adds it to every config it serves: on the node, `curl -sk -H 'Accept: application/vnd.coreos.ignition+json;version=3.2.0' https://api-int.<cluster>.<domain>:22623/config/master` and decode the data: URL of /etc/kubernetes/kubeconfig among its storage.files (mode 0600)";
+
 async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<{ check: Check; groups?: string[] }> {
   const result = await inspectBootstrapKubeconfig(host, nowMs, minValidityMs);
   if (!result.groups || !result.check.ok) return result;
@@ -267,14 +294,14 @@ async function checkBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs
       ...result.check,
       ok: false,
       detail: `${result.check.detail}; its node-bootstrapper ${problem.replace(/^has groups/, 'would have groups')}, so the agent would never approve kubelet's bootstrap request at the site`,
-      remedy: 'Restore the installer\'s bootstrap kubeconfig (/etc/kubernetes/kubeconfig from the MachineConfig `oc get mc 01-master-kubelet`), or ship within the lifetime of kubelet\'s current certificates.',
+      remedy: `${RESTORE_BOOTSTRAP_KUBECONFIG}, or ship within the lifetime of kubelet's current certificates.`,
     },
   };
 }
 
 async function inspectBootstrapKubeconfig(host: Host, nowMs: number, minValidityMs: number): Promise<{ check: Check; groups?: string[] }> {
   const id = 'kubelet-bootstrap';
-  const remedy = 'kubelet needs its bootstrap kubeconfig to get new certificates if the current ones expire in transit; restore it from the MachineConfig (`oc get mc 01-master-kubelet`) or ship within the certificates\' lifetime.';
+  const remedy = `kubelet needs its bootstrap kubeconfig to get new certificates if the current ones expire in transit. ${RESTORE_BOOTSTRAP_KUBECONFIG}, or ship within the certificates' lifetime.`;
   const text = await host.readTextIfExists(KUBELET_BOOTSTRAP_KUBECONFIG);
   if (text === undefined) return { check: { id, ok: false, detail: `${KUBELET_BOOTSTRAP_KUBECONFIG} is missing`, remedy } };
   const token = /^\s*token:\s*\S+/m.test(text);

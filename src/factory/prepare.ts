@@ -5,9 +5,12 @@
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
-import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
+import { stringify } from 'yaml';
+import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
 import { generateNodeKeyPair, publicKeyOf } from '../siteconfig/sealed';
+import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
 import { createHash } from 'node:crypto';
+import { nodeInventoryRow, type NodeInventoryRow } from './inventory-row';
 import { checkAdminKubeconfig, type AdminKubeconfigInput } from './admin-kubeconfig';
 import { planLocalDns, writeLocalDnsRecords } from './local-dns';
 import { NODE_IMAGE_ID_SUFFIX, NODE_IMAGE_SHA256_SUFFIX, PULL_AUTHFILE } from '../render/layout';
@@ -49,6 +52,8 @@ export interface Baseline {
   infrastructureName?: string;
   platform?: string;
   apiServerURL?: string;
+  /** kube-system's and kube-system/kubeadmin's creation (ISO 8601): whether a kubeadmin hash could still work. */
+  kubeadmin?: { kubeSystemCreated: string; secretCreated?: string };
   runtime: 'host' | 'podman';
   nodeImage?: string;
   kubeletCertificates: CertFacts;
@@ -66,6 +71,8 @@ export interface PrepareResult {
   baseline?: Baseline;
   /** Earliest expiry of kubelet's and the agent's certificates: the node should be powered on at its site before then. */
   shipBy?: string;
+  /** This node's row of the fleet inventory (also written to INVENTORY_ROW_FILE): `media build --nodes` takes it as it is. */
+  inventoryRow?: NodeInventoryRow;
 }
 
 /**
@@ -158,6 +165,14 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (localDns) checks.push(localDns.check);
   const admin = await checkAdminKubeconfig(host, opts.adminKubeconfig, opts.now(), opts.minCertValidityMs);
   checks.push(admin.check);
+  const media = await readMediaTrust(host);
+  // Signed media are the default (DESIGN.md section 3): a node that records neither keys nor the factory's choice is not shipped.
+  checks.push({
+    id: 'site-config-media',
+    ok: media.signed || media.chosen,
+    detail: mediaTrustLine(media),
+    ...(media.signed || media.chosen ? {} : { remedy: 'Render the MachineConfig again with --trusted-key PEMFILE (or --allow-unsigned-media), apply it and let the MCO roll it out.' }),
+  });
 
   const actions: PrepareAction[] = [];
   if (await host.exists(DONE_MARKER)) {
@@ -193,6 +208,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
         ...(facts.infrastructureName ? { infrastructureName: facts.infrastructureName } : {}),
         ...(facts.platform ? { platform: facts.platform } : {}),
         ...(facts.apiServerURL ? { apiServerURL: facts.apiServerURL } : {}),
+        ...(facts.kubeadmin ? { kubeadmin: facts.kubeadmin } : {}),
         runtime: install.install.runtime,
         ...(install.install.podman ? { nodeImage: install.install.podman.image } : {}),
         kubeletCertificates: certs.certs,
@@ -217,7 +233,12 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
 
   const ok = checks.every((c) => c.ok);
   const shipBy = earliest(certs.certs, credential?.facts.notAfter);
-  const result: PrepareResult = { ok, dryRun: opts.dryRun, checks, actions: actions.map((a) => ({ id: a.id, description: a.description, done: false })), ...(baseline ? { baseline } : {}), ...(shipBy ? { shipBy } : {}), ...(nodeKey.key && !(opts.dryRun && nodeKey.action?.id === 'node-key') ? { nodeKey: nodeKey.key } : {}) };
+  const key = nodeKey.key && !(opts.dryRun && nodeKey.action?.id === 'node-key') ? nodeKey.key : undefined;
+  const inventoryRow = facts
+    ? await nodeInventoryRow(host, { clusterName: facts.clusterName, hostname: facts.nodeName, installedDomain: facts.baseDomain, openshiftVersion: facts.openshiftVersion, nodePublicKey: key?.publicKeyPem, nodeKeyFingerprint: key?.fingerprint, shipBy })
+    : undefined;
+  if (inventoryRow) actions.push({ id: 'inventory-row', description: `write this node's inventory row to ${INVENTORY_ROW_FILE} (for media build --nodes)`, apply: () => host.writeFileAtomic(INVENTORY_ROW_FILE, stringify([inventoryRow]), 0o644) });
+  const result: PrepareResult = { ok, dryRun: opts.dryRun, checks, actions: actions.map((a) => ({ id: a.id, description: a.description, done: false })), ...(baseline ? { baseline } : {}), ...(shipBy ? { shipBy } : {}), ...(key ? { nodeKey: key } : {}), ...(inventoryRow ? { inventoryRow } : {}) };
   if (!ok || opts.dryRun) return result;
   for (const [i, action] of actions.entries()) {
     await action.apply();

@@ -2,8 +2,9 @@
 // (agetty(8), "ISSUE FILES"); `agetty --reload` makes running gettys redraw it (util-linux >= 2.35).
 import type { Host } from './host';
 import { BANNER_PATH } from '../paths';
+import { screenLine } from '../util/screen-text';
 
-export type BannerTone = 'progress' | 'waiting' | 'error' | 'success';
+export type BannerTone = 'progress' | 'waiting' | 'retrying' | 'error' | 'success';
 
 export interface BannerContent {
   tone: BannerTone;
@@ -14,6 +15,7 @@ export interface BannerContent {
 const TONE_PREFIX: Record<BannerTone, string> = {
   progress: 'IN PROGRESS',
   waiting: 'WAITING',
+  retrying: 'RETRYING',
   error: 'ACTION NEEDED',
   success: 'DONE',
 };
@@ -26,10 +28,22 @@ export function statusCommand(env: NodeJS.ProcessEnv = process.env): string {
   return env.SNO_RECONFIGURE_HOST_TOOLS === 'chroot' ? 'sno-reconfigure-podman status' : 'sno-reconfigure status';
 }
 
+/**
+ * How a technician asks for a refused site network to be tried again without re-inserting the media: the
+ * running service must stop first (only one agent may run), then `run --retry-network` with the command this
+ * runtime has.
+ */
+export function retryNetworkCommand(env: NodeJS.ProcessEnv = process.env): string {
+  const cli = env.SNO_RECONFIGURE_HOST_TOOLS === 'chroot' ? 'sno-reconfigure-podman' : 'sno-reconfigure';
+  return `type \`systemctl stop sno-reconfigure\` and then \`${cli} run --retry-network\``;
+}
+
 export function renderBanner(content: BannerContent, at: Date, env: NodeJS.ProcessEnv = process.env): string {
   const rule = '='.repeat(72);
-  // agetty expands backslash escapes in issue files (\n = nodename, \4 = IPv4 …); keep our text literal.
-  const escape = (s: string) => s.replace(/\\/g, '\\\\');
+  // Each headline and line is one line of the banner whatever it quotes (a file name with a newline or ESC
+  // in it: src/util/screen-text.ts); agetty expands backslash escapes in issue files (\n = nodename,
+  // \4 = IPv4 …), so our text, those escapes included, is kept literal.
+  const escape = (s: string) => screenLine(s).replace(/\\/g, '\\\\');
   return [
     rule,
     ` sno-reconfigure: ${TONE_PREFIX[content.tone]} — ${escape(content.headline)}`,

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs, constants as fsc, watch } from 'node:fs';
 import * as path from 'node:path';
 import { CommandError, type CommandErrorOptions } from './command-error';
+import { filesOpenForWriting } from './open-files';
 
 export interface CommandResult {
   code: number;
@@ -75,6 +76,11 @@ export interface Host {
    * or no inotify), so callers fall back to polling.
    */
   watchDir(nodePath: string, onChange: () => void, opts?: { recursive?: boolean }): Closable | undefined;
+  /**
+   * The files under a node directory (names relative to it) that a process on the machine holds open for
+   * writing: a copy still running. The process table is the machine's (the podman runtime runs --pid=host).
+   */
+  openForWriting(nodeDir: string): Promise<string[]>;
 }
 
 export interface LocalHostOptions {
@@ -85,6 +91,8 @@ export interface LocalHostOptions {
    */
   tools?: 'path' | 'chroot';
   env?: NodeJS.ProcessEnv;
+  /** The machine's process table (default /proc: never under the host root, which may be a test directory). */
+  procDir?: string;
 }
 
 export function resolveUnderRoot(root: string, nodePath: string): string {
@@ -96,9 +104,11 @@ export class LocalHost implements Host {
   readonly root: string;
   private readonly tools: 'path' | 'chroot';
   private readonly env: NodeJS.ProcessEnv;
+  private readonly procDir: string;
 
   constructor(opts: LocalHostOptions = {}) {
     this.root = path.resolve(opts.root ?? '/');
+    this.procDir = opts.procDir ?? '/proc';
     this.tools = opts.tools ?? 'path';
     this.env = opts.env ?? process.env;
   }
@@ -215,6 +225,13 @@ export class LocalHost implements Host {
 
   async removeEmptyDir(nodePath: string): Promise<void> {
     await fs.rmdir(this.resolve(nodePath));
+  }
+
+  async openForWriting(nodeDir: string): Promise<string[]> {
+    // A writer on the host names the file by its node path; one beside us (tests, --root) by the resolved one.
+    const dirs = [...new Set([this.resolve(nodeDir), path.posix.normalize(`/${nodeDir}`)])].map((d) => `${d}/`);
+    const open = await filesOpenForWriting(this.procDir, dirs);
+    return [...new Set(open.map((t) => t.slice(dirs.find((d) => t.startsWith(d))!.length)))];
   }
 
   watchDir(nodePath: string, onChange: () => void, opts: { recursive?: boolean } = {}): Closable | undefined {

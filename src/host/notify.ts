@@ -2,6 +2,7 @@
 // datagram sockets, and the npm wrappers cannot send WATCHDOG=/EXTEND_TIMEOUT_USEC= and force --pid.
 // The blocking form (no --no-block) waits on the barrier (systemd >= 246), so PID 1 never drops a message
 // because the sender exited first. Never pass --pid: it would send MAINPID=<systemd-notify's pid>.
+import { screenLine } from '../util/screen-text';
 import type { Host } from './host';
 import type { Logger } from '../log';
 
@@ -91,6 +92,7 @@ export function createNotifier(opts: NotifierOptions): Notifier {
   };
 }
 
+/** `systemctl status` shows STATUS= to people: one line, control characters escaped (src/util/screen-text.ts). */
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().slice(0, 500);
+  return screenLine(text.replace(/[ \t]+/g, ' ').trim(), 500);
 }

@@ -3,11 +3,16 @@
 import { DEFAULT_STATE_DIR } from '../paths';
 
 /**
- * The bundle as installed by the MachineConfig. RHCOS mounts /usr read-only; /usr/local is a symlink to
- * /var/usrlocal, which the MCO writes like /etc and /var (openshift-docs PR #33523: "/usr/local is a link to
- * a directory that is supported by the MCO for adding files"; MCO itself ships /usr/local/bin/configure-ovs.sh).
+ * What units and launchers run when the MachineConfig installed the agent: the loader of MC_PAYLOAD_PATH.
+ * RHCOS mounts /usr read-only; /usr/local is a symlink to /var/usrlocal, which the MCO writes like /etc and
+ * /var (openshift-docs PR #33523: "/usr/local is a link to a directory that is supported by the MCO for adding
+ * files"; MCO itself ships /usr/local/bin/configure-ovs.sh).
  */
 export const MC_BUNDLE_PATH = '/usr/local/libexec/sno-reconfigure/sno-reconfigure.cjs';
+/**
+ * The bundle itself, brotli-compressed, beside MC_BUNDLE_PATH (src/render/payload.ts says why).
+ */
+export const MC_PAYLOAD_PATH = `${MC_BUNDLE_PATH}.br`;
 /** The bundle as installed by the RPM (%{_libexecdir}/sno-reconfigure/). */
 export const RPM_BUNDLE_PATH = '/usr/libexec/sno-reconfigure/sno-reconfigure.cjs';
 /** `sno-reconfigure status` on a node with the host runtime: a wrapper, because the MCO refuses links. */

@@ -14,24 +14,35 @@
 // (openshift-kni/lifecycle-agent internal/common/consts.go DnsmasqOverrides, DnsmasqMachineConfigName;
 // lca-cli/postpivot/postpivot.go setDnsMasqConfiguration).
 //
-// Where the node has that MachineConfig its dnsmasq already runs (and reads /etc/dnsmasq.d): ours stays off
-// (ConditionPathExists) and our dispatcher does nothing, so the two never compete for port 53 or resolv.conf;
+// Where the node has that MachineConfig (any generation: ASSISTED_DNSMASQ_PATHS) its dnsmasq already runs (and
+// reads /etc/dnsmasq.d): ours stays off (one ConditionPathExists=! per marker; systemd starts a unit only when all
+// its conditions hold) and our dispatcher does nothing, so the two never compete for port 53 or resolv.conf;
 // our records go into /etc/dnsmasq.d, which either dnsmasq reads. The records: `prepare` writes the installed
 // names (to the stable internal IP), the agent writes the new names (to the site address) at the site.
+//
+// Ours answers only what the node and its pods ask: loopback and LOCAL_DNS_IP (the stable internal IP on br-ex,
+// which the dispatcher puts first in resolv.conf, so kubelet, CRI-O and CoreDNS's upstream use it), never the
+// store LAN (an open resolver that would also tell anyone the cluster's internal names). dnsmasq(8), 2.90:
+// with --listen-address and no --interface it listens on exactly those addresses, loopback only when 127.0.0.1
+// is given; --bind-dynamic binds each of them (a query to the node's LAN address finds no socket) and picks an
+// address up when it appears later (the internal IP arrives with br-ex); --local-service would not help, it is
+// ignored once --listen-address is given. Before `prepare` writes LOCAL_DNS_IP, loopback only.
 
-import { ASSISTED_DNSMASQ_MARKERS, clusterRecords, DNSMASQ_DIR, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_DISPATCHER, LOCAL_DNS_ENV, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
+import { ASSISTED_DNSMASQ_MARKERS, ASSISTED_DNSMASQ_PATHS, clusterRecords, DNSMASQ_DIR, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_DISPATCHER, LOCAL_DNS_ENV, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
 
-export { ASSISTED_DNSMASQ_MARKERS, clusterRecords, DNSMASQ_DIR, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_DISPATCHER, LOCAL_DNS_ENV, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF };
+export { ASSISTED_DNSMASQ_MARKERS, ASSISTED_DNSMASQ_PATHS, clusterRecords, DNSMASQ_DIR, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_DISPATCHER, LOCAL_DNS_ENV, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF };
 
 export function renderLocalDnsUnit(): string {
   return `[Unit]
 Description=sno-reconfigure: local DNS for the cluster's own names
-ConditionPathExists=!${ASSISTED_DNSMASQ_MARKERS.configScript}
+${ASSISTED_DNSMASQ_PATHS.map((p) => `ConditionPathExists=!${p}`).join('\n')}
 Before=kubelet.service crio.service
 After=network.target
 
 [Service]
-ExecStart=/usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --conf-dir=${DNSMASQ_DIR},.rpmnew,.rpmsave,.rpmorig
+Environment=LOCAL_DNS_IP=127.0.0.1
+EnvironmentFile=-${LOCAL_DNS_ENV}
+ExecStart=/usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --conf-dir=${DNSMASQ_DIR},.rpmnew,.rpmsave,.rpmorig --bind-dynamic --listen-address=127.0.0.1,\${LOCAL_DNS_IP}
 Restart=always
 RestartSec=2
 

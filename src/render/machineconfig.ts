@@ -1,14 +1,16 @@
-// The factory MachineConfig (DESIGN.md section 3, `render machineconfig`): the bundle, its unit, the kubelet
-// hold, the podman launcher, the stable internal IP and the site-config signing keys, as one
-// machineconfiguration.openshift.io/v1 object with an Ignition 3.2.0 config. Deterministic: no timestamps,
-// files sorted, so machineconfigs/ examples can be regenerated and compared byte for byte.
+// The factory MachineConfig (DESIGN.md section 3, `render machineconfig`): the bundle (brotli, with its loader:
+// ./payload.ts), its unit, the kubelet hold, the podman launcher, the stable internal IP and the site-config
+// signing keys, as one machineconfiguration.openshift.io/v1 object with an Ignition 3.2.0 config.
+// Deterministic: no timestamps, files sorted, so machineconfigs/ examples can be regenerated and compared byte
+// for byte.
 import { createHash } from 'node:crypto';
 import { Document } from 'yaml';
-import { UNIT_NAME, KUBELET_UNIT } from '../paths';
+import { UNIT_NAME, KUBELET_UNIT, UNSIGNED_MEDIA_FILE } from '../paths';
 import { IGNITION_VERSION, ignitionFile, type IgnitionConfig, type IgnitionFile, type IgnitionUnit } from '../cluster/ignition';
 import { renderDispatcherScript, renderNodeIpDropins, renderNodeIpHint, type InternalAddress } from './internal-ip';
-import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from './layout';
+import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_PAYLOAD_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from './layout';
 import { defaultPodmanSettings, parseNodeImageRef, renderPodmanLauncher, renderRuntimeEnv } from './podman';
+import { compressBundle, renderLoader } from './payload';
 import type { TrustedKey } from './trusted-keys';
 import { RENEW_SERVICE, RENEW_TIMER, renderAgentUnit, renderKubeletHoldDropin, renderRenewService, renderRenewTimer } from './unit';
 import { LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, renderLocalDnsDispatcher, renderLocalDnsNmConf, renderLocalDnsUnit } from './local-dns';
@@ -28,6 +30,8 @@ export interface MachineConfigOptions {
   internalAddresses: readonly InternalAddress[];
   nodeIpPinning: NodeIpPinning;
   trustedKeys: readonly TrustedKey[];
+  /** The factory accepts unsigned site-config media (`--allow-unsigned-media`); without it trusted keys are required. */
+  allowUnsignedMedia?: boolean;
   /** Enable the unit right away instead of leaving that to `prepare` (which arms it just before shipping). */
   enable: boolean;
   /** Ship the node-local DNS for the cluster's own names (src/render/local-dns.ts); default true. */
@@ -55,7 +59,11 @@ export const ANNOTATIONS = {
   version: 'sno-reconfigure.io/version',
   runtime: 'sno-reconfigure.io/runtime',
   bundleSha256: 'sno-reconfigure.io/bundle-sha256',
+  /** `signed` (trusted keys installed) or `unsigned` (--allow-unsigned-media): the factory's choice, readable with `oc get mc`. */
+  siteConfigMedia: 'sno-reconfigure.io/site-config-media',
 } as const;
+
+const UNSIGNED_MEDIA_RECORD = '# Rendered with --allow-unsigned-media: the factory accepts site-config media without a signature.\n# Objects that grant privileges are still refused from unsigned media. Installing a trusted key overrides this.\n';
 
 export function defaultMachineConfigName(role: string): string {
   return `50-${role}-sno-reconfigure`;
@@ -83,8 +91,10 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
     throw new RenderError('--node-ip-pinning dropin needs --internal-ip');
   }
   if (opts.bundle.length === 0) throw new RenderError('the bundle is empty');
+  if (opts.trustedKeys.length === 0 && !opts.allowUnsignedMedia) throw new RenderError('signed site-config media are the default: give --trusted-key PEMFILE, or --allow-unsigned-media');
+  if (opts.trustedKeys.length > 0 && opts.allowUnsignedMedia) throw new RenderError('--trusted-key and --allow-unsigned-media contradict each other');
 
-  const files: IgnitionFile[] = [ignitionFile(MC_BUNDLE_PATH, opts.bundle, { mode: 0o755, gzip: true })];
+  const files: IgnitionFile[] = [ignitionFile(MC_PAYLOAD_PATH, compressBundle(opts.bundle)), ignitionFile(MC_BUNDLE_PATH, renderLoader(), { mode: 0o755 })];
   let unitVariant: 'machineconfig' | 'podman' = 'machineconfig';
   if (opts.runtime === 'podman') {
     const image = parseNodeImageRef(opts.nodeImage ?? '');
@@ -112,6 +122,7 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
     }
   }
   for (const key of opts.trustedKeys) files.push(ignitionFile(key.nodePath, key.pem));
+  if (opts.allowUnsignedMedia) files.push(ignitionFile(UNSIGNED_MEDIA_FILE, UNSIGNED_MEDIA_RECORD));
   if (opts.localDns !== false) {
     files.push(ignitionFile(LOCAL_DNS_DISPATCHER, renderLocalDnsDispatcher(), { mode: 0o755 }));
     files.push(ignitionFile(LOCAL_DNS_NM_CONF, renderLocalDnsNmConf()));
@@ -141,6 +152,7 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
         [ANNOTATIONS.version]: opts.version,
         [ANNOTATIONS.runtime]: opts.runtime,
         [ANNOTATIONS.bundleSha256]: createHash('sha256').update(opts.bundle).digest('hex'),
+        [ANNOTATIONS.siteConfigMedia]: opts.allowUnsignedMedia ? 'unsigned' : 'signed',
       },
     },
     spec: { config: { ignition: { version: IGNITION_VERSION }, storage: { files }, systemd: { units } } },

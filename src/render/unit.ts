@@ -3,7 +3,7 @@
 // reason in the unit itself, so whoever reads `systemctl cat sno-reconfigure` on a node sees why.
 import { DONE_MARKER } from '../paths';
 import { MC_BUNDLE_PATH, PODMAN_LAUNCHER_PATH, RPM_BUNDLE_PATH, RUNTIME_ENV_PATH } from './layout';
-import { KUBELET_HOLD_FILE, RENEW_TIMER } from '../paths';
+import { KUBELET_HOLD_FILE, RENEW_TIMER, SERVICE_RESTART_SEC } from '../paths';
 
 export type UnitVariant = 'machineconfig' | 'podman' | 'rpm';
 
@@ -81,7 +81,7 @@ export function renderAgentUnit(variant: UnitVariant): string {
     '# EXTEND_TIMEOUT_USEC=. The start-up itself (including `podman load` of the image archive) must fit in here.',
     'TimeoutStartSec=1h',
     'Restart=on-failure',
-    'RestartSec=30s',
+    `RestartSec=${SERVICE_RESTART_SEC}s`,
     '# SIGTERM to the agent only, so it can finish or roll back the step in progress (nmstatectl may be mid-apply);',
     '# whatever is left gets SIGKILL after TimeoutStopSec.',
     'KillMode=mixed',

@@ -17,6 +17,36 @@ export interface ClusterIdentity {
   nodeAddresses?: string[];
   /** ClusterVersion spec.clusterID (baseline), for image-based install's cluster_id. */
   clusterID?: string;
+  /** What the cluster has for the kubeadmin user (read when the site-config sets a kubeadmin hash). */
+  kubeadmin?: KubeadminState;
+}
+
+export interface KubeadminState {
+  /** creationTimestamp of the kube-system Namespace: when the cluster was installed. */
+  kubeSystemCreated: string;
+  /** creationTimestamp of the Secret kube-system/kubeadmin; undefined when there is none. */
+  secretCreated?: string;
+  /** The agent's clock (ms since 1970), for a Secret that would be created now. */
+  now: number;
+}
+
+// The OAuth server honours kube-system/kubeadmin only while it is at most an hour younger than kube-system
+// ("kubeadmin secret cannot be recreated"; openshift/library-go pkg/authentication/bootstrapauthenticator/
+// bootstrap.go getBootstrapUserSecret). A Secret deleted at the factory, or re-created there, can never carry a
+// working password again: setting a hash would be reported as done and change nothing a person can use.
+const KUBEADMIN_WINDOW_MS = 3600_000;
+const KUBEADMIN_INSTEAD = 'leave the kubeadmin hash out and log in with the hand-off kubeconfig or an identity provider';
+
+export function kubeadminProblem(state: KubeadminState): string | undefined {
+  const installed = Date.parse(state.kubeSystemCreated);
+  if (Number.isNaN(installed)) return undefined;
+  const day = state.kubeSystemCreated.slice(0, 10);
+  if (state.secretCreated !== undefined) {
+    if (Date.parse(state.secretCreated) <= installed + KUBEADMIN_WINDOW_MS) return undefined;
+    return `cannot take effect: the Secret kube-system/kubeadmin was re-created on ${state.secretCreated.slice(0, 10)}, more than an hour after this cluster was installed (${day}), and OpenShift ignores such a Secret, so kubeadmin cannot log in with any password: ${KUBEADMIN_INSTEAD}`;
+  }
+  if (state.now <= installed + KUBEADMIN_WINDOW_MS) return undefined;
+  return `cannot take effect: this cluster has no Secret kube-system/kubeadmin (kubeadmin was removed, at the factory or by an earlier site-config), and OpenShift ignores one created more than an hour after the cluster was installed (${day}), so kubeadmin cannot come back: ${KUBEADMIN_INSTEAD}`;
 }
 
 /** Appended to every refusal of an image-based install config: what it asks needs recert. */
@@ -45,6 +75,8 @@ export function checkAgainstCluster(resolved: ResolvedSiteConfig, cluster: Clust
   if (ibi?.clusterID && cluster.clusterID && ibi.clusterID !== cluster.clusterID) {
     f.error('cluster_id', `is ${ibi.clusterID}, but this cluster's ID is ${cluster.clusterID}: ${KEEPS}. openshift-install draws a new cluster ID for each config ISO unless image-based-config.yaml sets clusterID: set it to ${cluster.clusterID} and make the ISO again`);
   }
+  const kubeadmin = resolved.kubeadminPassword && 'hash' in resolved.kubeadminPassword && cluster.kubeadmin ? kubeadminProblem(cluster.kubeadmin) : undefined;
+  if (kubeadmin) f.error(ibi ? 'kubeadmin_password_hash' : 'spec.kubeadminPassword.hash', kubeadmin);
   const nmHost = resolved.network ? nmstateHostname(resolved.network.nmstate) : undefined;
   if (node !== undefined && nmHost !== undefined && nmHost !== node) {
     f.error('spec.network.nmstate.hostname.config', `would change the host name to '${nmHost}', but this node is named '${node}': changing the node's host name is not supported by OpenShift`);

@@ -6,12 +6,13 @@ import * as path from 'node:path';
 import { validateCertificatePair, validateTrustBundle, type CertificateRole } from './certificates';
 import { parseDuration, formatDuration } from './duration';
 import { isInside, listDirectory, readConfinedFile, readRegularFile, realPathIfExists, statKind } from './files';
-import { describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from './sealed';
+import { describeSealed, keyFingerprint, openSealedFile, SealedFileError, SEALED_SUFFIX } from './sealed';
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
 import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
+import { privilegeOf } from './privileged';
 import { Findings, describeType, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
@@ -56,12 +57,13 @@ export interface FileValidationContext {
    * How sealed files (X.sealed, src/siteconfig/sealed.ts) are opened. Absent: judged on a workstation — who
    * each is for is reported and its content is checked on that node. Present: on the node, which must open them.
    */
-  nodeKey?: { privateKeyPem?: string };
+  nodeKey?: { privateKeyPem?: string; plaintextOf?: (ref: string) => Buffer | undefined };
 }
 
 export interface FileValidation {
   errors: ValidationProblem[];
   warnings: ValidationProblem[];
+  notes?: ValidationProblem[];
   /** spec.match when it could be read and is well-formed (also when other parts are invalid). */
   match?: MachineMatch;
   /** True when the file was read and parsed far enough to know whether it is meant for this machine. */
@@ -93,7 +95,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   const f = new Findings();
   // manifest.json's problems name the fields the person wrote there, not the site-config fields they became.
   let named = (ps: ValidationProblem[]): ValidationProblem[] => ps;
-  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: named(f.errors), warnings: named(f.warnings), matchKnown: false, ...extra });
+  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: named(f.errors), warnings: named(f.warnings), notes: f.notes, matchKnown: false, ...extra });
   const read = await readRegularFile(ctx.filePath, '');
   if (!read.ok) {
     f.error(ctx.display, read.message);
@@ -155,7 +157,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     trustBundle: checkTrustBundleContent(f, spec, bytesOf, ctx.now),
     certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now: ctx.now }),
     sshKeys: checkSshKeys(f, spec, bytesOf),
-    manifests: checkManifests(f, refs),
+    manifests: checkManifests(f, refs, ctx.trusted.required),
     proxyCa: checkBundle(f, get(spec, 'proxy'), 'spec.proxy', 'trustedCA', bytesOf, ctx.now),
   };
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
@@ -199,7 +201,7 @@ async function checkSignature(f: Findings, ctx: FileValidationContext, baseDir: 
   for (const p of ctx.trusted.problems) f.warn(p.path, `trusted key ${p.message}`);
   const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
   if (!ctx.trusted.required) {
-    if (sig.ok) f.warn(sigDisplay, 'not verified: this node holds no trusted keys (/etc/sno-reconfigure/trusted-keys/*.pem), so signatures are optional');
+    if (sig.ok) f.warn(sigDisplay, 'not verified: no trusted key given (--trusted-key on a workstation, /etc/sno-reconfigure/trusted-keys/*.pem on a node), so the signature is optional');
     return true;
   }
   if (!sig.ok) {
@@ -217,10 +219,12 @@ async function checkSignature(f: Findings, ctx: FileValidationContext, baseDir: 
     f.error(sigDisplay, 'cannot be verified: none of the node\'s trusted keys is usable (see the warnings)');
     return false;
   }
-  if (!verifyWithTrustedKeys(bytes, signature, ctx.trusted.keys)) {
+  const by = verifyWithTrustedKeys(bytes, signature, ctx.trusted.keys);
+  if (!by) {
     f.error(sigDisplay, `does not verify ${ctx.display} with any of the node's ${ctx.trusted.keys.length} trusted key(s): the file was changed after signing, or signed with another key`);
     return false;
   }
+  f.note(sigDisplay, `signature verified with key ${keyFingerprint(by.key)} (${by.file})`);
   return true;
 }
 
@@ -331,7 +335,8 @@ function openSealed(f: Findings, ctx: FileValidationContext, r: Reference, seale
   try {
     const { recipient, label } = describeSealed(bytes);
     const forWhom = `node ${recipient}${label ? ` (${label})` : ''}`;
-    if (!ctx.nodeKey) f.warn(r.field, `'${sealedRef}' is encrypted for ${forWhom}; its content is checked on that node`);
+    if (ctx.nodeKey?.plaintextOf) r.bytes = ctx.nodeKey.plaintextOf(r.ref);
+    else if (!ctx.nodeKey) f.note(r.field, `'${sealedRef}' is encrypted for ${forWhom}; its content is checked on that node`);
     else if (!ctx.nodeKey.privateKeyPem) f.error(r.field, `'${sealedRef}' is encrypted for ${forWhom}, and this node has no key of its own: run sno-reconfigure prepare at the factory, and seal the file to the key it prints`);
     else r.bytes = openSealedFile(bytes, r.ref, ctx.nodeKey.privateKeyPem);
   } catch (e) {
@@ -419,9 +424,14 @@ function checkPemBundleFile(f: Findings, ref: unknown, field: string, bytesOf: B
   return validateInto(f, validateTrustBundle(text, field, now, noteFor(bundleFile)).findings) ? text : undefined;
 }
 
-/** spec.extraManifestFiles (folders expanded): every object of every file, each object once across them. */
-function checkManifests(f: Findings, refs: Reference[]): { file: string; object: ManifestObject }[] {
+/**
+ * spec.extraManifestFiles (folders expanded): every object of every file, each object once across them. Objects
+ * that grant privileges (privileged.ts) are named: a warning on signed media (`signed`: the node required and
+ * verified the signature), refused from unsigned media.
+ */
+function checkManifests(f: Findings, refs: Reference[], signed: boolean): { file: string; object: ManifestObject }[] {
   const out: { file: string; object: ManifestObject }[] = [];
+  const fields: string[] = [];
   const seen = new Map<string, string>();
   refs.forEach(({ field, ref, bytes }) => {
     if (!field.startsWith('spec.extraManifestFiles') || !bytes) return;
@@ -434,7 +444,16 @@ function checkManifests(f: Findings, refs: Reference[]): { file: string; object:
       if (first) f.error(field, `'${ref}' holds ${label}, which '${first}' holds too: give each object once`);
       else seen.set(label, ref);
       out.push({ file: ref, object });
+      fields.push(field);
     }
+  });
+  const objects = out.map((o) => o.object);
+  out.forEach(({ file, object }, i) => {
+    const why = privilegeOf(object, objects);
+    if (why === undefined) return;
+    const said = `'${file}' holds ${objectLabel(object)}, which grants privileges: ${why}`;
+    if (signed) f.warn(fields[i]!, said);
+    else f.error(fields[i]!, `${said}. Objects that grant privileges need signed media: sign the site-config with a key this node trusts`);
   });
   if (out.length > MAX_MANIFEST_OBJECTS) f.error('spec.extraManifestFiles', `hold ${out.length} objects; at most ${MAX_MANIFEST_OBJECTS} are applied at a site`);
   return out;

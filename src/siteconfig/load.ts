@@ -97,7 +97,7 @@ async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date, 
   return validateSiteConfigFile({ filePath: real, display: c.display, rootDir: c.rootDir, trusted, now, ...(nodeKey ? { nodeKey } : {}) });
 }
 
-type NodeKey = NonNullable<Parameters<typeof validateSiteConfigFile>[0]['nodeKey']>;
+export type NodeKey = NonNullable<Parameters<typeof validateSiteConfigFile>[0]['nodeKey']>;
 
 /** This node's own key for sealed files (`prepare` made it); none is not an error until a sealed file needs it. */
 async function readNodeKey(host: Host): Promise<NodeKey> {
@@ -176,6 +176,8 @@ export interface CandidateReport {
   sourcePath: string;
   errors: ValidationProblem[];
   warnings: ValidationProblem[];
+  /** Neither wrong nor risky: which key verified the signature, which node a sealed file is for. */
+  notes: ValidationProblem[];
   valid: boolean;
   /** spec.match when readable: the machine(s) it is for (empty: any machine). */
   match?: MachineMatch;
@@ -187,16 +189,16 @@ export interface CandidateReport {
  * Validates every site-config at a location without machine matching: what a platform engineer preparing media
  * for many machines wants (`validate --any-machine`). A location error is a single invalid report.
  */
-export async function validateEveryCandidate(location: string, opts: { host: Host; now?: Date; trusted?: TrustedKeys }): Promise<CandidateReport[]> {
+export async function validateEveryCandidate(location: string, opts: { host: Host; now?: Date; trusted?: TrustedKeys; nodeKey?: NodeKey }): Promise<CandidateReport[]> {
   const now = opts.now ?? new Date();
   const located = await locateSiteConfigs(location);
-  if (located.kind === 'error') return [{ display: location, sourcePath: path.resolve(location), errors: [located.problem], warnings: [], valid: false }];
+  if (located.kind === 'error') return [{ display: location, sourcePath: path.resolve(location), errors: [located.problem], warnings: [], notes: [], valid: false }];
   const trusted = opts.trusted ?? (await loadTrustedKeys(opts.host));
   const candidates = located.kind === 'single' ? [located.candidate] : located.candidates;
   return Promise.all(
     candidates.map(async (c) => {
-      const v = await validateCandidate(c, trusted, now);
-      return { display: c.display, sourcePath: c.filePath, errors: v.errors, warnings: v.warnings, valid: v.errors.length === 0 && v.site !== undefined, ...(v.matchKnown ? { match: v.match ?? {} } : {}), ...(v.site && v.errors.length === 0 ? { site: v.site } : {}) };
+      const v = await validateCandidate(c, trusted, now, opts.nodeKey);
+      return { display: c.display, sourcePath: c.filePath, errors: v.errors, warnings: v.warnings, notes: v.notes ?? [], valid: v.errors.length === 0 && v.site !== undefined, ...(v.matchKnown ? { match: v.match ?? {} } : {}), ...(v.site && v.errors.length === 0 ? { site: v.site } : {}) };
     }),
   );
 }

@@ -27,6 +27,15 @@ export interface CopyResult {
   bytes: number;
   /** sha256 over every copied relative path and its bytes: tells a changed config from the same one. */
   treeDigest: string;
+  /** The sites the copied configs name (metadata.name, or an image-based config's cluster domain): how a technician tells two media apart. */
+  sites: string[];
+}
+
+/** A site's name as the config gives it (bounded): it is shown beside the device it was read from. */
+function siteName(value: unknown): string | undefined {
+  const v = (value ?? {}) as { metadata?: { name?: unknown }; cluster_name?: unknown; base_domain?: unknown };
+  const name = typeof v.metadata?.name === 'string' ? v.metadata.name : typeof v.cluster_name === 'string' ? `${v.cluster_name}.${String(v.base_domain)}` : undefined;
+  return name?.slice(0, 80);
 }
 
 const MOUNT_BASE = '/run/sno-reconfigure';
@@ -105,7 +114,10 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   let files = 0;
   let bytes = 0;
   const copied = new Set<string>();
+  const sites: string[] = [];
   const copyFile = async (fromRel: string, toRel: string): Promise<Buffer | undefined> => {
+    // On FAT a name has no case: `PS.JSON` on the stick is the config's `ps.json` (copied under the config's name).
+    if (opts.caseInsensitive) fromRel = (await caselessPath(host, fromNode, fromRel)) ?? fromRel;
     const info = await host.stat(under(fromNode, fromRel));
     // A missing referenced file is the validation's to report (with the field that names it).
     if (copied.has(toRel) || info === undefined || info.kind === 'directory') return undefined;
@@ -128,6 +140,8 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     if (!data) return;
     const parsed = parseConfigBytes(data);
     if (!parsed.ok) return;
+    const site = siteName(parsed.value);
+    if (site !== undefined) sites.push(site);
     // A referenced file may be on the media sealed to this node (X.sealed): it is copied as it is, still sealed.
     for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel))) {
       // A folder of manifests (`extra-manifests/`): its manifest files, as validation reads them.
@@ -143,12 +157,15 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   const entries = configEntries(names, opts.caseInsensitive ?? false);
   // Image-based install's configuration ISO: manifest.json, the mirror sets beside it and extra-manifests/.
   if (!entries.some(([, c]) => !c.endsWith('.sig')) && (await host.stat(under(fromNode, SEED_RECONFIGURATION_FILE)))?.kind === 'file') {
-    await copyFile(SEED_RECONFIGURATION_FILE, SEED_RECONFIGURATION_FILE);
+    const seed = await copyFile(SEED_RECONFIGURATION_FILE, SEED_RECONFIGURATION_FILE);
+    const parsed = seed && parseConfigBytes(seed);
+    const site = parsed && parsed.ok ? siteName(parsed.value) : undefined;
+    if (site !== undefined) sites.push(site);
     for (const dir of ['cluster-configuration/manifests', 'extra-manifests']) {
       if ((await host.stat(under(fromNode, dir)))?.kind !== 'directory') continue;
       for (const n of (await host.listDir(under(fromNode, dir))).filter((x) => MANIFEST_FILE.test(x)).sort()) await copyFile(`${dir}/${n}`, `${dir}/${n}`);
     }
-    return { files, bytes, treeDigest: hash.digest('hex') };
+    return { files, bytes, treeDigest: hash.digest('hex'), sites };
   }
   if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
     const shown = names.filter((n) => !isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
@@ -156,7 +173,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     // Windows hides a .txt ending; ext4, ISO 9660 and UDF names have a case.
     const near = shown.find((n) => TOP_LEVEL_NAMES.includes(n.toLowerCase().replace(/\.txt$/, '')));
     const remedy = near ? `Rename ${near} to ${near.toLowerCase().replace(/\.txt$/, '')}.` : 'Copy site-config.yaml (or a site-configs/ folder) to the top of the media.';
-    throw new MediaError(shown.length === 0 ? 'has no site-config.yaml; it is empty' : `has no site-config.yaml; it holds: ${list}`, remedy);
+    throw new MediaError(shown.length === 0 ? 'has no site-config.yaml; no files can be seen on it' : `has no site-config.yaml; it holds: ${list}`, shown.length === 0 ? `${remedy} If the file is there on another computer, pull the stick and insert it again.` : remedy);
   }
   for (const [name, canonical] of entries.sort((a, b) => a[1].localeCompare(b[1]))) {
     if (canonical.endsWith('.sig')) continue;
@@ -169,7 +186,19 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     const inner = (await host.listDir(under(fromNode, name))).filter((n) => !isPartialCopyName(n) && /\.(ya?ml|json)$/i.test(n)).sort((a, b) => a.localeCompare(b));
     for (const n of inner) await copyConfig(`${name}/${n}`, `${MULTI_DIR}/${n}`);
   }
-  return { files, bytes, treeDigest: hash.digest('hex') };
+  return { files, bytes, treeDigest: hash.digest('hex'), sites };
+}
+
+/** `rel` as it is spelled under `dirNode` when names match whatever their case (FAT); undefined when absent. */
+async function caselessPath(host: Host, dirNode: string, rel: string): Promise<string | undefined> {
+  let found = '';
+  for (const part of rel.split('/')) {
+    const names = await host.listDir(under(dirNode, found)).catch((): string[] => []);
+    const name = names.includes(part) ? part : names.find((n) => n.toLowerCase() === part.toLowerCase());
+    if (name === undefined) return undefined;
+    found = found ? `${found}/${name}` : name;
+  }
+  return found;
 }
 
 /** Replaces `toNode` with a fresh copy of `fromNode` (both node paths), atomically (staging dir + rename). */
@@ -185,12 +214,28 @@ export async function snapshotInto(host: Host, fromNode: string, toNode: string,
     await host.remove(staging);
     if (e instanceof MediaError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    throw new MediaError(`was removed while it was being read (${code ?? (e as Error).message})`, REMOVED_REMEDY, { cause: e });
+    throw new MediaError(`was removed while it was being read (${code ?? 'read error'})`, REMOVED_REMEDY, { cause: e });
   }
 }
 
-/** Mounts `device` (holding `fstype`) read-only on a private directory, snapshots it into `toNode`, unmounts at once. */
-export async function copyFromVolume(host: Host, device: string, toNode: string, fstype: string | undefined): Promise<CopyResult> {
+/**
+ * Why mount(8) failed, in words a technician can act on — never mount's own text (it names our private mount
+ * point). util-linux says "unknown filesystem type '<type>'" when the kernel has no driver for it
+ * (libmount/src/context_mount.c, mnt_context_get_mount_excode, case ENODEV).
+ */
+async function mountFailure(host: Host, nodeDevice: string, fstype: string, e: CommandError): Promise<MediaError> {
+  if (!(await host.exists(nodeDevice))) return vanished('the device');
+  if (/unknown filesystem type/.test(e.outputTail)) {
+    return new MediaError(`uses ${fstype}, but this node has no driver for ${fstype} (its kernel module is missing)`, 'If another stick came with the node, formatted FAT or ext4, use that one.', { cause: e });
+  }
+  return new MediaError(`could not be mounted: its ${fstype} filesystem is damaged (mount exit ${e.exitCode})`, 'Pull the stick and insert it again; if that does not help and a second stick came, use that one.', { cause: e });
+}
+
+/**
+ * Mounts `device` (holding `fstype`) read-only on a private directory, snapshots it into `toNode`, unmounts at once.
+ * `nodeDevice`: the same device as a node path, to tell a pulled stick from a damaged one.
+ */
+export async function copyFromVolume(host: Host, device: string, toNode: string, fstype: string | undefined, nodeDevice = device): Promise<CopyResult> {
   // Only what the README documents, and always with -t: mount never guesses a filesystem from hostile bytes.
   if (!fstype || !READABLE_FILESYSTEMS.includes(fstype)) {
     throw new MediaError(`uses ${fstype ?? 'an unknown filesystem'}, which is not a filesystem the node reads; use FAT, ext4, ISO 9660 or UDF`, 'Use a stick formatted FAT (vfat) or ext4, or an ISO 9660 or UDF image.');
@@ -205,10 +250,14 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
   } catch (e) {
     await host.removeEmptyDir(mountNode).catch(() => undefined);
     if (!(e instanceof CommandError)) throw e;
-    throw new MediaError(`could not be mounted (${e.detail})`, 'The media may be damaged: write it again, or use another stick.', { cause: e });
+    throw await mountFailure(host, nodeDevice, fstype, e);
   }
   try {
     return await snapshotInto(host, mountNode, toNode, { caseInsensitive: fstype === 'vfat' });
+  } catch (e) {
+    // A stick pulled while it was read can look empty or unreadable: say what happened.
+    if (e instanceof MediaError && !(await host.exists(nodeDevice))) throw vanished('the device');
+    throw e;
   } finally {
     const un = await host.run('umount', [host.toolPath(mountNode)], { timeoutMs: 60_000 });
     // A yanked stick can leave the mount busy or dead: detach it lazily rather than leave it behind.
@@ -218,11 +267,18 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
 }
 
 /**
- * The drop directory holds files a technician copies over the network, maybe slowly: take it only when
- * nothing in it changed for `stableMs` (an inotify watch wakes the scan; this is the same rule for the
- * periodic rescan). Dotfiles and *.tmp / *.part (a copy still being written, to be renamed) are not looked at.
+ * The drop directory holds files a technician copies over the network, maybe slowly: it is taken only when no
+ * process holds a file in it open for writing (a `cp` or `scp` still running, however long it stalls) and nothing
+ * in it changed for `stableMs` (an inotify watch wakes the scan; this is the same rule for the periodic rescan).
+ * Dotfiles and *.tmp / *.part (a copy still being written, to be renamed) are not looked at.
  */
 export async function dropDirIsStable(host: Host, dirNode: string, stableMs: number, now = Date.now()): Promise<boolean> {
+  const newest = await dropDirNewestChange(host, dirNode);
+  return newest > 0 && now - newest >= stableMs && (await host.openForWriting(dirNode)).length === 0;
+}
+
+/** The latest mtime of the files the drop directory offers (0 when none): a change after it was read means a writer is still at work. */
+export async function dropDirNewestChange(host: Host, dirNode: string): Promise<number> {
   let newest = 0;
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > COPY_LIMITS.maxDepth) return;
@@ -234,5 +290,5 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
     }
   };
   await walk(dirNode, 0);
-  return newest > 0 && now - newest >= stableMs;
+  return newest;
 }

@@ -2,7 +2,8 @@
 // hostile or ambiguous before it reaches validation: oversized files, binary data, non-UTF-8 text, several
 // YAML documents, duplicate keys (yaml `uniqueKeys`), alias bombs (yaml `maxAliasCount`), non-JSON YAML types
 // and absurd nesting. Messages name positions, never content: the file may hold a pull secret.
-import { LineCounter, isAlias, isScalar, parseAllDocuments, visit, type Document } from 'yaml';
+import { LineCounter, isAlias, isScalar, visit, type Document } from 'yaml';
+import { parseAllYamlCore } from '../util/yaml';
 import { controlCharIndex, formatPath, type PathSegment } from './problems';
 
 /** Every file the site-config consists of is read only up to this size. */
@@ -91,17 +92,8 @@ export function parseYamlDocuments(text: string, many = true): { ok: true; value
   const lines = new LineCounter();
   let docs: Document.Parsed[];
   try {
-    const parsed = parseAllDocuments(text, {
-      version: '1.2',
-      schema: 'core',
-      uniqueKeys: true,
-      strict: true,
-      prettyErrors: false,
-      // !!binary, !!timestamp, !!set ... would produce non-JSON values; unresolved tags become errors below.
-      resolveKnownTags: false,
-      merge: false,
-      lineCounter: lines,
-    });
+    // YAML 1.2 core, and !!binary, !!timestamp, !!set ... (non-JSON values) left unresolved: errors below.
+    const parsed = parseAllYamlCore(text, { uniqueKeys: true, strict: true, prettyErrors: false, lineCounter: lines });
     docs = Array.isArray(parsed) ? parsed : [];
   } catch (e) {
     return { ok: false, messages: [e instanceof RangeError ? `is nested too deeply (limit ${MAX_DEPTH} levels)` : 'could not be parsed as YAML'] };
@@ -133,7 +125,8 @@ function documentValue(doc: Document.Parsed, text: string, at: (offset: number |
       const key = /^("[^"]*"|'[^']*'|[^:#]+?)\s*:/.exec(line)?.[1] ?? '';
       messages.push(`${at(err.pos[0])}duplicate key${key && key.length <= 80 ? ` '${key}'` : ''}: every key may appear only once in a mapping`);
     } else {
-      messages.push(`${at(err.pos[0])}syntax error: ${err.message}`);
+      // The yaml library appends a multi-line excerpt with a caret; every screen shows one line per problem.
+      messages.push(`${at(err.pos[0])}syntax error: ${err.message.split('\n')[0]!.trim()}`);
     }
   }
   for (const w of doc.warnings) {

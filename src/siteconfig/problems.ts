@@ -30,6 +30,8 @@ export function subPath(base: string, ...segments: PathSegment[]): string {
 export class Findings {
   readonly errors: ValidationProblem[] = [];
   readonly warnings: ValidationProblem[] = [];
+  /** What a person checking media wants to know that is neither wrong nor risky (who a sealed file is for, which key signed). */
+  readonly notes: ValidationProblem[] = [];
 
   error(path: string, message: string): void {
     this.errors.push({ path, message });
@@ -37,6 +39,10 @@ export class Findings {
 
   warn(path: string, message: string): void {
     this.warnings.push({ path, message });
+  }
+
+  note(path: string, message: string): void {
+    this.notes.push({ path, message });
   }
 
   addAll(other: { errors: readonly ValidationProblem[]; warnings: readonly ValidationProblem[] }): void {

@@ -8,7 +8,7 @@
 // usable: a damaged key file must never switch verification off.
 import { X509Certificate, createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type { Host } from '../host/host';
-import { TRUSTED_KEYS_DIR } from '../paths';
+import { TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../paths';
 import { pemBlocks } from './certificates';
 import type { ValidationProblem } from './types';
 
@@ -25,6 +25,26 @@ export interface TrustedKeys {
   keys: TrustedKey[];
   /** Key files that cannot be used (reported as warnings; they never relax the requirement). */
   problems: ValidationProblem[];
+}
+
+/**
+ * What this node accepts from site-config media, as the factory's MachineConfig set it up: signed media (its
+ * trusted keys), or unsigned media — chosen with `--allow-unsigned-media`, or, on a node whose MachineConfig
+ * recorded neither (rendered before the choice was required), merely left so.
+ */
+export type MediaTrust = { signed: true; keyFiles: string[] } | { signed: false; chosen: boolean };
+
+export async function readMediaTrust(host: Host): Promise<MediaTrust> {
+  // An unreadable directory counts as holding keys, as loadTrustedKeys does: fail closed.
+  const keyFiles = await host.listDir(TRUSTED_KEYS_DIR).then((names) => names.filter((n) => n.endsWith('.pem')), () => ['(unreadable)']);
+  if (keyFiles.length > 0) return { signed: true, keyFiles };
+  return { signed: false, chosen: await host.exists(UNSIGNED_MEDIA_FILE) };
+}
+
+/** The media policy in one sentence, for `prepare` and `status`. */
+export function mediaTrustLine(t: MediaTrust): string {
+  if (t.signed) return `media must be signed by one of this node's trusted keys (${t.keyFiles.join(', ')} in ${TRUSTED_KEYS_DIR})`;
+  return `unsigned media are accepted ${t.chosen ? '(the factory chose --allow-unsigned-media)' : 'though the factory never chose --allow-unsigned-media (no trusted keys on this node)'}; objects that grant privileges are refused from them`;
 }
 
 export function sha256Hex(data: Uint8Array): string {

@@ -7,6 +7,7 @@ import { R } from '../cluster/resources';
 import { DEFAULT_KUBECONFIG, STATIC_POD_RESOURCES_DIR } from '../paths';
 import type { KubeObject } from '../cluster/types';
 import { checkAgainstCluster } from '../siteconfig/cluster-check';
+import { readKubeadminState } from './kubeadmin';
 import { retryOn, type Backoff } from '../util/backoff';
 
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -101,11 +102,15 @@ export const apiStep: Step = {
     ctx.facts.clusterName = identity.clusterName;
     ctx.facts.oldBaseDomain = identity.baseDomain;
     if (identity.version) ctx.facts.clusterVersion = identity.version;
-    const problems = checkAgainstCluster(ctx.site.resolved, { clusterName: identity.clusterName, nodeName: ctx.facts.nodeName ?? '' });
+    const kubeadmin = await readKubeadminState(ctx);
+    const problems = checkAgainstCluster(ctx.site.resolved, { clusterName: identity.clusterName, nodeName: ctx.facts.nodeName ?? '', ...(kubeadmin ? { kubeadmin } : {}) });
     if (problems.length > 0) {
+      const onlyKubeadmin = problems.every((p) => /kubeadmin/i.test(p.path));
       throw new ConfigRejectedError(
         `the site-config does not fit this cluster: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
-        'Provide a site-config written for this cluster (its clusterName and hostname must match; renaming is not supported by OpenShift).',
+        onlyKubeadmin
+          ? 'Provide a site-config without a kubeadmin password hash (removing kubeadmin still works); nothing in the cluster was changed.'
+          : 'Provide a site-config written for this cluster (its clusterName and hostname must match; renaming is not supported by OpenShift).',
       );
     }
     const node = await (await ctx.cluster()).get<V1Node & KubeObject>(R.nodes, ctx.facts.nodeName ?? '');

@@ -49,7 +49,9 @@ export const finishStep: Step = {
         ...(r.cluster.apiUrl ? [`API:     ${r.cluster.apiUrl}`] : []),
         ...(r.cluster.consoleUrl ? [`Console: ${r.cluster.consoleUrl}`] : []),
         ...(r.kubeconfig ? [`Kubeconfig for the new API name: ${r.kubeconfig}`] : []),
-        ...(r.kubeconfig && r.kubeconfigExpires ? [`  its certificate expires ${r.kubeconfigExpires}; log in with oc login before then`] : []),
+        ...(r.kubeconfig && r.kubeconfigExpires
+          ? [Date.parse(r.kubeconfigExpires) > ctx.clock.now() ? `  its certificate expires ${r.kubeconfigExpires}; log in with oc login before then` : `  its certificate expired ${r.kubeconfigExpires}: log in with oc login (kubeadmin or a cluster user) instead`]
+          : []),
         ...soonestExpiry(r.certificates),
         `Report: ${reportPath}`,
         ...(r.warnings.length ? [`${r.warnings.length} warning(s): see the report`] : []),

@@ -4,11 +4,16 @@
 // openshift/99_kubeadmin-password-secret.yaml from pkg/asset/password/password.go); the OAuth server's bootstrap
 // authenticator reads it at every login and refuses kubeadmin once the Secret is gone (openshift/library-go
 // master, pkg/authentication/bootstrapauthenticator), which is OpenShift's documented way to remove kubeadmin.
-// Nothing rolls out. The hash never reaches a log line, the plan, the report or status: changes say only what
+// A Secret deleted or re-created after the cluster's first hour is ignored by that authenticator
+// (bootstrap.go getBootstrapUserSecret, "kubeadmin secret cannot be recreated"): the api step refuses such a
+// site-config before anything in the cluster changes (src/siteconfig/cluster-check.ts kubeadminProblem), and the
+// plan says so here. Nothing rolls out. The hash never reaches a log line, the plan, the report or status: changes say only what
 // was done.
 import { R } from '../cluster/resources';
 import { b64, unb64, type Secret } from '../cluster/objects';
-import type { Change, Step, StepContext } from '../engine/step';
+import type { KubeObject } from '../cluster/types';
+import { ConfigRejectedError, type Change, type Step, type StepContext } from '../engine/step';
+import { kubeadminProblem, type KubeadminState } from '../siteconfig/cluster-check';
 import { notInPlace } from './not-in-place';
 import { resilient } from './resilient';
 
@@ -25,11 +30,27 @@ async function pending(ctx: StepContext): Promise<Change | undefined> {
   return { kind: 'Secret', target: TARGET, action: secret ? 'update' : 'create', detail: 'a new kubeadmin password (its bcrypt hash from the site-config)' };
 }
 
+/** When kube-system and kube-system/kubeadmin were created, read only when the site-config sets a kubeadmin hash. */
+export async function readKubeadminState(ctx: StepContext): Promise<KubeadminState | undefined> {
+  const wanted = ctx.site.resolved.kubeadminPassword;
+  if (!wanted || !('hash' in wanted)) return undefined;
+  const client = await ctx.cluster();
+  const kubeSystem = await client.get<KubeObject>(R.namespaces, 'kube-system');
+  const created = kubeSystem?.metadata?.creationTimestamp;
+  if (!created) return undefined;
+  const secret = await client.get<KubeObject>(R.secrets, 'kubeadmin', 'kube-system');
+  const secretCreated = secret && !secret.metadata?.deletionTimestamp ? secret.metadata?.creationTimestamp : undefined;
+  return { kubeSystemCreated: String(created), ...(secretCreated ? { secretCreated: String(secretCreated) } : {}), now: ctx.clock.now() };
+}
+
 export const kubeadminStep: Step = resilient({
   name: 'kubeadmin',
   title: 'Set the kubeadmin password',
 
   async plan(ctx) {
+    const state = await readKubeadminState(ctx);
+    const problem = state && kubeadminProblem(state);
+    if (problem) throw new ConfigRejectedError(`spec.kubeadminPassword.hash ${problem}`, 'Provide a site-config without a kubeadmin password hash.');
     const change = await pending(ctx);
     return change ? [change] : [];
   },

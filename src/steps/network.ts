@@ -12,10 +12,14 @@ import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nms
 import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { apiIntCheck, publishSiteNames, siteDnsWarnings } from './node-names';
+import { retryNetworkCommand } from '../host/banner';
+import { NEW_MEDIA } from '../util/remedy';
 
 /** After this many failed verifications of the same config it is rejected: a technician must correct it. */
 export const MAX_NETWORK_ATTEMPTS = 3;
 const RETRY_EVERY_MS = 2_000;
+/** While verification waits, the journal hears from it this often (the banner and STATUS= every check). */
+const LOG_WAIT_EVERY_MS = 30_000;
 
 type NetworkPhase = 'backed-up' | 'applying' | 'committed' | 'rolled-back';
 
@@ -66,6 +70,8 @@ async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{
   const builtIn = await apiIntCheck(ctx.host);
   if (builtIn) pending.set(builtIn.key, builtIn.run);
   const results = new Map<string, CheckOutcome>();
+  // The first wait is logged at once, then every LOG_WAIT_EVERY_MS: the journal is never silent for the whole window.
+  let loggedAt = -Infinity;
   for (;;) {
     for (const [key, check] of pending) {
       const outcome = await check();
@@ -74,7 +80,12 @@ async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{
     }
     if (pending.size === 0) return { ok: true, outcomes: [...results.values()] };
     if (deadline.expired()) return { ok: false, outcomes: [...results.values()] };
-    ctx.progress.status(`verifying the site network: waiting for ${[...pending.keys()].join(', ')} (${deadline.progress()})`);
+    const waiting = `verifying the site network: waiting for ${[...pending.keys()].join(', ')} (${deadline.progress()})`;
+    ctx.progress.status(waiting);
+    if (ctx.clock.now() - loggedAt >= LOG_WAIT_EVERY_MS) {
+      loggedAt = ctx.clock.now();
+      ctx.log.info(waiting);
+    }
     await ctx.clock.sleep(Math.min(RETRY_EVERY_MS, deadline.remainingMs()), ctx.signal);
   }
 }
@@ -147,8 +158,8 @@ export const networkStep: Step = {
         await ctx.save();
         throw new ConfigRejectedError(
           `nmstate refused the site network in spec.network (${configError}); nothing was changed and the node keeps its previous network`,
-          'Correct spec.network.nmstate in the site-config (interface names must be the ones this node has: `ip -br link` on the node lists them), check it with `sno-reconfigure validate`, and insert the corrected media.',
-          { cause: e },
+          'Nothing at the node changes this: the site-config names the network for another server. If a second stick or image came for this node, try that one.',
+          { cause: e, office: `${NEW_MEDIA}: spec.network.nmstate must use this node's interface names (\`ip -br link\` on the node lists them)` },
         );
       }
       outcome = { ok: false, outcomes: [], applyError: e.message };
@@ -174,12 +185,13 @@ export const networkStep: Step = {
     await ctx.save();
     const failed = outcome.applyError ? [outcome.applyError] : outcome.outcomes.filter((o) => !o.ok).map((o) => `${o.kind} ${o.target}: ${o.detail}`);
     const message = `the site network did not verify and was rolled back (attempt ${data.failures} of ${MAX_NETWORK_ATTEMPTS}): ${failed.join('; ')}`;
-    const remedy = 'Check the cabling and the addresses, gateway, VLAN and DNS servers in spec.network of the site-config; the node is back on its previous network.';
+    const remedy = 'Check that the network cable is in and the switch port is on (its link light); the node is back on its previous network.';
+    const office = `${NEW_MEDIA} if the address, gateway, VLAN or DNS servers in spec.network are wrong for this site`;
     if (data.failures >= MAX_NETWORK_ATTEMPTS) {
       // A cable, a switch port or a gateway that was down is no fault of the file: the same config may be tried again.
-      throw new ConfigRejectedError(message, `${remedy} Then re-insert the media (or run \`sno-reconfigure run --retry-network\`) to try it again.`, { retryOnRequest: true });
+      throw new ConfigRejectedError(message, `${remedy} Then re-insert the media, or ${retryNetworkCommand()}, to try it again.`, { retryOnRequest: true, office });
     }
-    throw new StepError(message, remedy);
+    throw new StepError(message, remedy, true, { office, attempt: { n: data.failures, of: MAX_NETWORK_ATTEMPTS } });
   },
 
   async verify(ctx) {

@@ -7,7 +7,7 @@ import { ipEqual, parseIp } from '../csr/ip';
 import type { Host } from '../host/host';
 import { currentAddresses, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { resolvesThrough } from '../host/site-dns';
-import { ASSISTED_DNSMASQ_MARKERS, clusterRecords, dnsmasqRecords, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
+import { assistedDnsmasqMarker, clusterRecords, dnsmasqRecords, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
 import type { StepContext } from '../engine/step';
 import { bootstrapApiHost } from '../engine/identity';
 import { addressesFromNmstate } from '../siteconfig/nmstate';
@@ -28,8 +28,7 @@ export async function installedNames(host: Host): Promise<InstalledNames | undef
 }
 
 async function hasLocalDns(host: Host): Promise<boolean> {
-  for (const p of [`/etc/systemd/system/${LOCAL_DNS_UNIT}`, ASSISTED_DNSMASQ_MARKERS.configScript]) if (await host.exists(p)) return true;
-  return false;
+  return (await host.exists(`/etc/systemd/system/${LOCAL_DNS_UNIT}`)) || (await assistedDnsmasqMarker(host)) !== undefined;
 }
 
 function siteAddress(ctx: StepContext): string | undefined {

@@ -13,6 +13,7 @@
 import { R } from '../cluster/resources';
 import type { ClusterClient } from '../cluster/types';
 import type { Step, StepContext } from '../engine/step';
+import type { ResolvedSiteConfig } from '../siteconfig/types';
 import { notInPlace } from './not-in-place';
 import { resilient } from './resilient';
 import { MASTER_POOL, type MachineConfigPool } from './rollouts';
@@ -26,6 +27,10 @@ interface Pool extends MachineConfigPool {
 async function pool(client: ClusterClient): Promise<Pool | undefined> {
   return client.get<Pool>(R.machineConfigPools, MASTER_POOL);
 }
+
+/** Whether the site-config writes an input of the master pool (a config without one has nothing to hold for). */
+export const writesPoolInputs = (s: ResolvedSiteConfig): boolean =>
+  s.pullSecret !== undefined || s.imageDigestMirrors.length + (s.imageTagMirrors?.length ?? 0) > 0 || s.proxy !== undefined || s.ssh !== undefined || s.ntp !== undefined || (s.extraManifests ?? []).some((m) => m.object.kind === 'MachineConfig');
 
 const heldByUs = (p: Pool | undefined) => p?.spec?.paused === true && p.metadata?.annotations?.[HELD_BY] === 'true';
 
@@ -53,12 +58,12 @@ export const poolHoldStep: Step = resilient({
   name: 'pool-hold',
   title: 'Hold node updates while the machine configuration is written',
   plan: async () => [],
-  check: async () => false,
+  check: async (ctx) => !writesPoolInputs(ctx.site.resolved),
   apply: hold,
   verify: async () => {},
   // A restarted run that still has inputs to write holds the pool again (a failed run released it).
   resume: async (ctx) => {
-    if (!ctx.facts.poolReleased) await hold(ctx);
+    if (!ctx.facts.poolReleased && writesPoolInputs(ctx.site.resolved)) await hold(ctx);
   },
   onRunFailed: async (ctx) => {
     await release(ctx).catch((e: unknown) => ctx.log.warn({ err: (e as Error).message }, `the machine-config pool ${MASTER_POOL} could not be unpaused after the failure; it is unpaused when the run is tried again`));

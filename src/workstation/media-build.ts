@@ -6,106 +6,50 @@
 // Workstation code: it lives in dist/sno-reconfigure-workstation.cjs, never in the node bundle (whose every
 // KiB rides in a MachineConfig). Every site-config is judged by the node's own validation before anything is
 // written; the build happens in a folder beside --out and is renamed into place at the end, so a failed build
-// leaves nothing half-written. The images are reproducible: every timestamp is SOURCE_DATE_EPOCH (mtools and
-// xorriso honour it; file times are set with touch), entries are copied in sorted order, and the FAT serial is
-// derived from the content — the same inventory, template and key give byte-identical images.
+// leaves nothing half-written. Every row is judged before any image is made, and every invalid row is reported
+// in one pass (issue 30). The images are reproducible: every timestamp is SOURCE_DATE_EPOCH (mtools and xorriso
+// honour it; file times are set with touch), entries are copied in sorted order, and the FAT volume serial and
+// the ISO's UUID are derived from the content — the same inputs give byte-identical images, and two different
+// site-configs give two different serials, which is how the agent tells a replaced image from the same one.
 import { createHash, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import * as path from 'node:path';
-import { parse, parseDocument } from 'yaml';
-import { CommandError } from '../host/command-error';
+import { parseDocument } from 'yaml';
 import type { Host } from '../host/host';
 import { MULTI_DIR, validateEveryCandidate } from '../siteconfig/load';
+import { MANIFEST_FILE } from '../siteconfig/manifests';
 import { SEALED_SUFFIX, keyFingerprint, sealFile } from '../siteconfig/sealed';
 import { trustedKeysFrom } from '../siteconfig/signature';
 import type { MachineMatch } from '../siteconfig/types';
+import { LABEL, checkTools, fatImage, isoImage } from './images';
+import { BuildError, joinNodes, nodeKeyOf, parseInventory, rowName, type InventoryRow } from './inventory';
 
-export class BuildError extends Error {
-  override name = 'BuildError';
-}
+export { BuildError } from './inventory';
+export type { InventoryRow } from './inventory';
 
-/** One site of the inventory: its values by column, and where it is in the file (for messages). */
-export interface InventoryRow {
-  /** 1-based: the data row in a CSV (after the header), the list item in YAML. */
-  row: number;
-  values: Record<string, string>;
-}
-
-/** A FAT/ISO volume label the node looks for (DESIGN.md section 4), upper-case as FAT stores it. */
-const LABEL = 'SITE-CONFIG';
 /** Fields whose files carry secrets: sealed when the row names the node's public key. */
 const SECRET_FIELDS = new Set(['pullSecretFile', 'keyFile']);
+/**
+ * Fields whose files are YAML the template's placeholders are expanded in, as in site-config.yaml itself: the
+ * nmstate state and extra manifests hold per-site values (addresses, names). Any other file is copied as it is,
+ * and a placeholder in it is refused (a pull secret or a key with `${…}` is a template mistake, not a value).
+ */
+const EXPANDED_FIELDS = new Set(['nmstateFile', 'extraManifestFiles']);
+const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g;
 const SITE_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-
-/** The inventory: YAML (`sites:` list of maps, or a bare list) or CSV (a header row, then one row per site). */
-export function parseInventory(text: string, fileName: string): InventoryRow[] {
-  if (/\.csv$/i.test(fileName)) return parseCsv(text);
-  const doc = parse(text) as unknown;
-  const list = Array.isArray(doc) ? doc : (doc as { sites?: unknown } | null)?.sites;
-  if (!Array.isArray(list)) throw new BuildError(`${fileName}: expected a list of sites (or "sites:" with a list), one map of values per site`);
-  return list.map((item, i) => {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new BuildError(`${fileName}: site ${i + 1} is not a map of values`);
-    const values: Record<string, string> = {};
-    for (const [k, v] of Object.entries(item as Record<string, unknown>)) {
-      if (v !== null && typeof v === 'object') throw new BuildError(`${fileName}: site ${i + 1}, ${k}: a value must be a string or a number, not a ${Array.isArray(v) ? 'list' : 'map'}`);
-      values[k] = String(v ?? '');
-    }
-    return { row: i + 1, values };
-  });
-}
-
-/** RFC 4180 CSV: commas, double-quoted fields with "" for a quote, CRLF or LF. */
-function parseCsv(text: string): InventoryRow[] {
-  const records: string[][] = [];
-  let field = '';
-  let record: string[] = [];
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      record.push(field);
-      field = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      record.push(field);
-      if (record.some((f) => f !== '')) records.push(record);
-      record = [];
-      field = '';
-    } else field += c;
-  }
-  record.push(field);
-  if (record.some((f) => f !== '')) records.push(record);
-  const [header, ...rows] = records;
-  if (!header) throw new BuildError('the CSV inventory is empty: it needs a header row (name,…) and one row per site');
-  return rows.map((r, i) => {
-    if (r.length !== header.length) throw new BuildError(`row ${i + 1}: ${r.length} columns, but the header has ${header.length}`);
-    return { row: i + 1, values: Object.fromEntries(header.map((h, j) => [h.trim(), r[j]!.trim()])) };
-  });
-}
 
 /** The template with every ${column} replaced by the row's value; a placeholder the row lacks is an error. */
 export function fillTemplate(template: string, row: InventoryRow): string {
   const missing = new Set<string>();
-  const text = template.replace(/\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g, (_, key: string) => {
+  const text = template.replace(PLACEHOLDER, (_, key: string) => {
     const v = row.values[key];
     if (v === undefined || v === '') missing.add(key);
     return v ?? '';
   });
-  if (missing.size > 0) throw new BuildError(`${siteOf(row)}: the template needs ${[...missing].map((k) => `\${${k}}`).join(', ')}, which this row does not give`);
+  if (missing.size > 0) throw new BuildError(`the template needs ${[...missing].map((k) => `\${${k}}`).join(', ')}, which this row does not give`);
   return text;
 }
 
-function siteOf(row: InventoryRow): string {
-  return `row ${row.row}${row.values.name ? ` (${row.values.name})` : ''}`;
-}
-
-/** Every `…File` field of a parsed site-config: its key, where it is, and the path it names. */
+/** Every file a parsed site-config names: its key, where it is, and the path (a folder ends in '/'). */
 function fileFields(value: unknown): { key: string; at: (string | number)[]; ref: string }[] {
   const out: { key: string; at: (string | number)[]; ref: string }[] = [];
   const walk = (v: unknown, at: (string | number)[]) => {
@@ -113,6 +57,7 @@ function fileFields(value: unknown): { key: string; at: (string | number)[]; ref
     for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
       const here = [...at, Array.isArray(v) ? Number(k) : k];
       if (k.endsWith('File') && typeof child === 'string') out.push({ key: k, at: here, ref: child });
+      else if (k === 'extraManifestFiles' && Array.isArray(child)) child.forEach((c, i) => typeof c === 'string' && out.push({ key: k, at: [...here, i], ref: c }));
       else walk(child, here);
     }
   };
@@ -127,6 +72,8 @@ function sha256(data: Buffer | string): string {
 export interface BuildOptions {
   host: Host;
   inventoryPath: string;
+  /** The nodes' rows from `prepare` (CSV or YAML), joined to the inventory's rows by serial number. */
+  nodesPath?: string;
   templatePath: string;
   outDir: string;
   signingKeyPem?: string;
@@ -135,47 +82,61 @@ export interface BuildOptions {
   multiNode?: boolean;
   /** Every timestamp in the images (seconds since 1970). */
   epoch: number;
-  progress?: (line: string) => void;
+}
+
+export interface ManifestImage {
+  file: string;
+  format: 'fat' | 'iso';
+  bytes: number;
+  sha256: string;
 }
 
 export interface ManifestEntry {
   site: string;
   row: number;
+  line: number;
   match: MachineMatch;
+  /** The digest the node computes over what it applies: the report ConfigMap's `digest` (docs: fleet outcome). */
+  siteConfigDigest: string;
+  /** The signing key's fingerprint (SHA256:…), or "unsigned". */
+  signedBy: string;
   sealedFor?: string;
-  images: { file: string; format: 'fat' | 'iso'; bytes: number; sha256: string }[];
+  images: ManifestImage[];
 }
 
-/** The tools the images need, each named with the Debian/RHEL package that has it. */
-const TOOLS = { fat: [['mkfs.fat', 'dosfstools'], ['mcopy', 'mtools']], iso: [['xorriso', 'xorriso']] } as const;
+export interface Manifest {
+  label: string;
+  sourceDateEpoch: number;
+  sites: ManifestEntry[];
+}
 
-async function checkTools(host: Host, formats: readonly ('fat' | 'iso')[]): Promise<void> {
-  for (const f of formats) {
-    for (const [tool, pkg] of TOOLS[f]) {
-      const res = await host.run('sh', ['-c', `command -v ${tool}`], { timeoutMs: 10_000 });
-      if (res.code !== 0) throw new BuildError(`${tool} is not installed; install the ${pkg} package (it makes the ${f === 'fat' ? 'FAT' : 'ISO 9660'} images)`);
-    }
+export const MANIFEST_FILE_NAME = 'manifest.json';
+
+async function readRows(host: Host, file: string): Promise<{ rows: InventoryRow[]; problems: string[] }> {
+  let text: string;
+  try {
+    text = (await host.readFile(file)).toString('utf8');
+  } catch (e) {
+    throw new BuildError(`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
   }
+  return parseInventory(text, path.basename(file));
 }
 
-/** Files under `dir` (relative, sorted), for the images and the times. */
-async function treeOf(host: Host, dir: string, rel = ''): Promise<string[]> {
-  const out: string[] = [];
-  for (const name of (await host.listDir(path.posix.join(dir, rel))).sort()) {
-    const p = rel ? `${rel}/${name}` : name;
-    if ((await host.stat(path.posix.join(dir, p)))?.kind === 'directory') out.push(p, ...(await treeOf(host, dir, p)));
-    else out.push(p);
-  }
-  return out;
-}
-
-export async function buildMedia(opts: BuildOptions): Promise<ManifestEntry[]> {
+export async function buildMedia(opts: BuildOptions): Promise<Manifest> {
   const { host } = opts;
   const out = path.resolve(opts.outDir);
   if (await host.exists(out)) throw new BuildError(`${opts.outDir} exists already: give a new folder (the build never writes into an old one)`);
   await checkTools(host, opts.formats);
-  const rows = parseInventory((await host.readFile(opts.inventoryPath)).toString('utf8'), opts.inventoryPath);
-  if (rows.length === 0) throw new BuildError(`${opts.inventoryPath} lists no site`);
+  const sites = await readRows(host, opts.inventoryPath);
+  const problems = [...sites.problems];
+  let rows = sites.rows;
+  if (opts.nodesPath) {
+    const nodes = await readRows(host, opts.nodesPath);
+    const joined = joinNodes(rows, nodes.rows, path.basename(opts.nodesPath));
+    problems.push(...nodes.problems, ...joined.problems);
+    rows = joined.rows;
+  }
+  if (rows.length === 0 && problems.length === 0) throw new BuildError(`${opts.inventoryPath} lists no site`);
   const template = (await host.readFile(opts.templatePath)).toString('utf8');
   const templateDir = path.dirname(path.resolve(opts.templatePath));
   const signer = opts.signingKeyPem ? signerOf(opts.signingKeyPem) : undefined;
@@ -184,30 +145,46 @@ export async function buildMedia(opts: BuildOptions): Promise<ManifestEntry[]> {
   await host.remove(staging);
   await host.mkdirp(staging, 0o755);
   try {
-    const seen = new Set<string>();
-    const manifest: ManifestEntry[] = [];
+    const seen = new Map<string, InventoryRow>();
+    const entries: ManifestEntry[] = [];
+    // Every row is judged before any image is made, and every problem of every row is collected.
     for (const row of rows) {
       const name = row.values.name ?? '';
-      if (!SITE_NAME.test(name)) throw new BuildError(`${siteOf(row)}: name must be a lower-case DNS label (letters, digits, '-'), it names the image files`);
-      if (seen.has(name)) throw new BuildError(`${siteOf(row)}: the name ${name} is given twice`);
-      seen.add(name);
+      if (!SITE_NAME.test(name)) {
+        problems.push(`${rowName(row)}: name must be a lower-case DNS label (letters, digits, '-'), it names the image files`);
+        continue;
+      }
+      const twin = seen.get(name);
+      if (twin) {
+        problems.push(`${rowName(row)}: the name ${name} is also in row ${twin.row} (line ${twin.line})`);
+        continue;
+      }
+      seen.set(name, row);
       const volume = path.posix.join(staging, 'work', opts.multiNode ? 'all' : name);
       const layout: Layout = opts.multiNode ? { volume, config: `${MULTI_DIR}/${name}.yaml`, refPrefix: `${name}/` } : { volume, config: 'site-config.yaml', refPrefix: '' };
-      const entry = await buildSite(opts, row, name, template, templateDir, layout, signer);
-      if (opts.multiNode && Object.keys(entry.match).length === 0) throw new BuildError(`${siteOf(row)}: on a volume for several nodes every site-config needs spec.match, or it would fit every machine`);
-      if (!opts.multiNode) await writeImages(opts, volume, name, staging, entry);
-      manifest.push(entry);
-      if (!opts.multiNode) opts.progress?.(`${name}: ${entry.images.map((i) => i.file).join(', ')}`);
+      try {
+        const entry = await buildSite(opts, row, name, template, templateDir, layout, signer);
+        if (opts.multiNode && Object.keys(entry.match).length === 0) throw new BuildError('on a volume for several nodes every site-config needs spec.match, or it would fit every machine');
+        entries.push(entry);
+      } catch (e) {
+        if (!(e instanceof BuildError)) throw e;
+        problems.push(`${rowName(row)}: ${e.message}`);
+      }
     }
+    // In the order of the rows (the nodes file's own problems, which name no site row, first).
+    const rowOf = (p: string) => Number(/^row (\d+) /.exec(p)?.[1] ?? 0);
+    problems.sort((a, b) => rowOf(a) - rowOf(b));
+    if (problems.length > 0) throw new BuildError(`${problems.length} problem${problems.length === 1 ? '' : 's'}:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
     if (opts.multiNode) {
-      const shared: ManifestEntry = { site: 'sites', row: 0, match: {}, images: [] };
-      await writeImages(opts, path.posix.join(staging, 'work', 'all'), 'sites', staging, shared);
-      for (const e of manifest) e.images = shared.images;
-      opts.progress?.(`${manifest.length} site-configs on one volume: ${shared.images.map((i) => i.file).join(', ')}`);
+      const shared = await writeImages(opts, path.posix.join(staging, 'work', 'all'), 'sites', staging);
+      for (const e of entries) e.images = shared;
+    } else {
+      for (const e of entries) e.images = await writeImages(opts, path.posix.join(staging, 'work', e.site), e.site, staging);
     }
     await host.remove(path.posix.join(staging, 'work'));
-    await host.writeFileAtomic(path.posix.join(staging, 'manifest.json'), `${JSON.stringify({ label: LABEL, sourceDateEpoch: opts.epoch, sites: manifest }, null, 2)}\n`);
-    await host.writeFileAtomic(path.posix.join(staging, 'manifest.txt'), manifestTable(manifest));
+    const manifest: Manifest = { label: LABEL, sourceDateEpoch: opts.epoch, sites: entries };
+    await host.writeFileAtomic(path.posix.join(staging, MANIFEST_FILE_NAME), `${JSON.stringify(manifest, null, 2)}\n`);
+    await host.writeFileAtomic(path.posix.join(staging, 'manifest.txt'), manifestTable(entries));
     await host.rename(staging, out);
     return manifest;
   } catch (e) {
@@ -225,20 +202,23 @@ interface Layout {
   refPrefix: string;
 }
 
-async function writeImages(opts: BuildOptions, volume: string, name: string, staging: string, entry: ManifestEntry): Promise<void> {
+async function writeImages(opts: BuildOptions, volume: string, name: string, staging: string): Promise<ManifestImage[]> {
+  const images: ManifestImage[] = [];
   for (const format of opts.formats) {
     const file = `${name}.${format === 'fat' ? 'fat.img' : 'iso'}`;
     const image = path.posix.join(staging, file);
     if (format === 'fat') await fatImage(opts.host, volume, image, opts.epoch);
     else await isoImage(opts.host, volume, image, opts.epoch);
     const bytes = await opts.host.readFile(image);
-    entry.images.push({ file, format, bytes: bytes.length, sha256: sha256(bytes) });
+    images.push({ file, format, bytes: bytes.length, sha256: sha256(bytes) });
   }
+  return images;
 }
 
 interface Signer {
   sign(data: Buffer): string;
   publicKeyPem: string;
+  fingerprint: string;
 }
 
 function signerOf(pem: string): Signer {
@@ -250,47 +230,66 @@ function signerOf(pem: string): Signer {
   }
   const ed = key.asymmetricKeyType === 'ed25519';
   if (!ed && !(key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1')) throw new BuildError(`the signing key is ${key.asymmetricKeyType ?? 'unknown'}: only Ed25519 and ECDSA P-256 keys sign site-configs`);
+  const publicKey = createPublicKey(key);
   return {
     // Ed25519 signatures are deterministic; ECDSA ones are not (a fresh nonce each time): with a P-256 key the
     // images differ from build to build in their .sig file only.
     sign: (data) => sign(ed ? null : 'sha256', data, key).toString('base64'),
-    publicKeyPem: createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString(),
+    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    fingerprint: keyFingerprint(publicKey),
   };
 }
 
-/** One site's folder: the filled template, its files (sealed when asked), pins and signature; then validated. */
+/** The files a field names: one file, or a folder's manifests (extraManifestFiles may name a folder, ending in '/'). */
+async function sourcesOf(host: Host, templateDir: string, ref: string): Promise<string[]> {
+  if (!ref.endsWith('/')) return [ref];
+  let names: string[];
+  try {
+    names = await host.listDir(path.resolve(templateDir, ref));
+  } catch {
+    throw new BuildError(`'${ref}' is not a folder beside the template`);
+  }
+  return names.filter((n) => MANIFEST_FILE.test(n)).sort().map((n) => `${ref}${n}`);
+}
+
+/** One site's folder: the filled template, its files (filled or sealed), pins and signature; then validated. */
 async function buildSite(opts: BuildOptions, row: InventoryRow, name: string, template: string, templateDir: string, layout: Layout, signer: Signer | undefined): Promise<ManifestEntry> {
   const { host } = opts;
   const text = fillTemplate(template, row);
-  let doc;
-  try {
-    doc = parseDocument(text);
-  } catch (e) {
-    throw new BuildError(`${siteOf(row)}: the filled template is not YAML (${(e as Error).message})`, { cause: e });
-  }
-  if (doc.errors.length > 0) throw new BuildError(`${siteOf(row)}: the filled template is not YAML (${doc.errors[0]!.message.split('\n')[0]})`);
-  const nodeKeyFile = row.values.nodePublicKey;
-  const nodeKey = nodeKeyFile ? (await host.readFile(path.resolve(path.dirname(path.resolve(opts.inventoryPath)), nodeKeyFile))).toString('utf8') : undefined;
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) throw new BuildError(`the filled template is not YAML (${doc.errors[0]!.message.split('\n')[0]})`);
+  const nodeKey = row.values.nodePublicKey ? await nodeKeyOf(row.values.nodePublicKey, (f) => host.readFile(path.resolve(path.dirname(path.resolve(opts.inventoryPath)), f)).then((b) => b.toString('utf8'), () => undefined)) : undefined;
+  if (nodeKey && 'problem' in nodeKey) throw new BuildError(nodeKey.problem);
   const configDir = path.posix.dirname(path.posix.join(layout.volume, layout.config));
   await host.mkdirp(configDir, 0o755);
   const pins: Record<string, string> = {};
+  const plaintext = new Map<string, Buffer>();
   for (const { key, at, ref } of fileFields(doc.toJS())) {
-    const source = path.resolve(templateDir, ref);
-    if (!source.startsWith(`${templateDir}${path.sep}`)) throw new BuildError(`${siteOf(row)}: ${key} '${ref}' is outside the template's folder`);
-    let data: Buffer;
-    try {
-      data = await host.readFile(source);
-    } catch {
-      throw new BuildError(`${siteOf(row)}: ${key} names '${ref}', which is not beside the template`);
-    }
     const named = `${layout.refPrefix}${path.posix.normalize(ref)}`;
     if (layout.refPrefix) doc.setIn(at, named);
-    const sealed = nodeKey !== undefined && SECRET_FIELDS.has(key);
-    const onMedia = sealed ? sealFile(data, named, nodeKey, name) : data;
-    const target = path.posix.join(configDir, `${named}${sealed ? SEALED_SUFFIX : ''}`);
-    await host.mkdirp(path.posix.dirname(target), 0o755);
-    await host.writeFileAtomic(target, onMedia, 0o644);
-    pins[named] = sha256(onMedia);
+    for (const file of await sourcesOf(host, templateDir, ref)) {
+      const source = path.resolve(templateDir, file);
+      if (!source.startsWith(`${templateDir}${path.sep}`)) throw new BuildError(`${key} '${file}' is outside the template's folder`);
+      let data: Buffer;
+      try {
+        data = await host.readFile(source);
+      } catch {
+        throw new BuildError(`${key} names '${file}', which is not beside the template`);
+      }
+      if (EXPANDED_FIELDS.has(key)) data = Buffer.from(fillTemplate(data.toString('utf8'), row));
+      else {
+        const found = data.toString('latin1').match(PLACEHOLDER);
+        if (found) throw new BuildError(`${key} '${file}' holds ${found[0]}: placeholders are expanded only in the template, its nmstateFile and its extraManifestFiles; write the value, or name a file per site with \${name} in its path (e.g. secrets/\${name}/pull-secret.json)`);
+      }
+      const onVolume = `${layout.refPrefix}${path.posix.normalize(file)}`;
+      const sealed = nodeKey !== undefined && SECRET_FIELDS.has(key);
+      const onMedia = sealed ? sealFile(data, onVolume, nodeKey.pem, name) : data;
+      if (sealed) plaintext.set(onVolume, data);
+      const target = path.posix.join(configDir, `${onVolume}${sealed ? SEALED_SUFFIX : ''}`);
+      await host.mkdirp(path.posix.dirname(target), 0o755);
+      await host.writeFileAtomic(target, onMedia, 0o644);
+      pins[onVolume] = sha256(onMedia);
+    }
   }
   if (signer && Object.keys(pins).length > 0) doc.setIn(['spec', 'sha256'], pins);
   const final = Buffer.from(signer || layout.refPrefix ? doc.toString() : text);
@@ -298,52 +297,43 @@ async function buildSite(opts: BuildOptions, row: InventoryRow, name: string, te
   await host.writeFileAtomic(configPath, final, 0o644);
   if (signer) await host.writeFileAtomic(`${configPath}.sig`, `${signer.sign(final)}\n`, 0o644);
 
-  // The node's own judgement, with the signature required as on a node that trusts this key.
-  const reports = await validateEveryCandidate(host.resolve(layout.volume), { host, ...(signer ? { trusted: trustedKeysFrom([{ file: 'the signing key', pem: signer.publicKeyPem }]) } : {}) });
+  // The node's own judgement, with the signature required as on a node that trusts this key; sealed files are
+  // judged on their content (the build has it), and the digest is the one the node will compute.
+  const reports = await validateEveryCandidate(host.resolve(layout.volume), {
+    host,
+    ...(signer ? { trusted: trustedKeysFrom([{ file: 'the signing key', pem: signer.publicKeyPem }]) } : {}),
+    nodeKey: { plaintextOf: (ref) => plaintext.get(path.posix.normalize(ref)) },
+  });
   const report = reports.find((r) => r.display === layout.config || reports.length === 1);
-  if (!report || !report.valid) {
-    const problems = (report?.errors ?? []).map((p) => `${p.path}: ${p.message}`);
-    throw new BuildError(`${siteOf(row)}: the site-config is invalid — ${problems.join('; ') || 'it could not be read'}`);
+  if (!report || !report.valid || !report.site) {
+    const found = (report?.errors ?? []).map((p) => `${p.path}: ${p.message}`);
+    throw new BuildError(`the site-config is invalid — ${found.join('; ') || 'it could not be read'}`);
   }
-  return { site: name, row: row.row, match: report.match ?? {}, ...(nodeKey ? { sealedFor: keyFingerprint(nodeKey) } : {}), images: [] };
+  const resolved = report.site.resolved;
+  const renamed = (['clusterName', 'hostname'] as const).filter((k) => row.values[k] && resolved[k] !== undefined && resolved[k] !== row.values[k]);
+  if (renamed.length > 0) throw new BuildError(renamed.map((k) => `spec.${k} is ${resolved[k]}, but the node was installed with ${k} ${row.values[k]}, which cannot change (use \${${k}} in the template)`).join('; '));
+  return {
+    site: name,
+    row: row.row,
+    line: row.line,
+    match: report.match ?? {},
+    siteConfigDigest: report.site.digest,
+    signedBy: signer?.fingerprint ?? 'unsigned',
+    ...(nodeKey ? { sealedFor: keyFingerprint(nodeKey.pem) } : {}),
+    images: [],
+  };
 }
 
-/** A FAT image just big enough (at least a 1.44 MB floppy's size), labelled SITE-CONFIG, `dd`-able to a stick. */
-async function fatImage(host: Host, siteDir: string, image: string, epoch: number): Promise<void> {
-  const files = await treeOf(host, siteDir);
-  let bytes = 0;
-  for (const f of files) bytes += (await host.stat(path.posix.join(siteDir, f)))?.size ?? 0;
-  const kib = Math.max(1440, Math.ceil((bytes * 2) / 1024) + 512);
-  // The volume serial from the content, not the clock: --invariant fixes the rest of mkfs.fat's output.
-  const serial = sha256(files.join('\0') + bytes).slice(0, 8);
-  const env = { SOURCE_DATE_EPOCH: String(epoch) };
-  await runTool(host, 'mkfs.fat', ['-C', '-n', LABEL, '-i', serial, '--invariant', host.toolPath(image), String(kib)], env);
-  const top = files.filter((f) => !f.includes('/'));
-  await runTool(host, 'mcopy', ['-s', '-i', host.toolPath(image), ...top.map((f) => host.toolPath(path.posix.join(siteDir, f))), '::/'], env);
-}
-
-/** An ISO 9660 image with Joliet and Rock Ridge names, volume ID SITE-CONFIG, for BMC virtual media. */
-async function isoImage(host: Host, siteDir: string, image: string, epoch: number): Promise<void> {
-  const files = await treeOf(host, siteDir);
-  // File times come from the files themselves: set them all to the build's epoch.
-  await runTool(host, 'touch', ['-h', '-d', `@${epoch}`, host.toolPath(siteDir), ...files.map((f) => host.toolPath(path.posix.join(siteDir, f)))], {});
-  await runTool(host, 'xorriso', ['-as', 'mkisofs', '-quiet', '-V', LABEL, '-J', '-r', '-o', host.toolPath(image), host.toolPath(siteDir)], { SOURCE_DATE_EPOCH: String(epoch) });
-}
-
-async function runTool(host: Host, cmd: string, args: string[], env: Record<string, string>): Promise<void> {
-  try {
-    await host.runChecked(cmd, args, { timeoutMs: 120_000, env });
-  } catch (e) {
-    if (e instanceof CommandError) throw new BuildError(`${cmd} failed: ${e.detail}`, { cause: e });
-    throw e;
-  }
+/** The images of a build, each once (on a volume for several nodes, every site has the same ones). */
+export function imagesOf(manifest: Manifest): ManifestImage[] {
+  return [...new Map(manifest.sites.flatMap((s) => s.images.map((i) => [i.file, i] as const))).values()];
 }
 
 function manifestTable(entries: readonly ManifestEntry[]): string {
-  const lines = ['site\timage\tbytes\tsha256\tfor'];
+  const lines = ['site\timage\tbytes\tsha256\tfor\tsigned by\tsite-config digest'];
   for (const e of entries) {
     const forWhom = Object.entries(e.match).map(([k, v]) => `${k}=${String(v)}`).join(' ') || 'any machine';
-    for (const i of e.images) lines.push(`${e.site}\t${i.file}\t${i.bytes}\t${i.sha256}\t${forWhom}${e.sealedFor ? ` (secrets sealed for ${e.sealedFor})` : ''}`);
+    for (const i of e.images) lines.push(`${e.site}\t${i.file}\t${i.bytes}\t${i.sha256}\t${forWhom}${e.sealedFor ? ` (secrets sealed for ${e.sealedFor})` : ''}\t${e.signedBy}\t${e.siteConfigDigest}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,6 +1,8 @@
 // The readable side of `npm run bench`: one table per measurement, each figure beside its budget or goal.
 import type { BenchResults } from './bench';
 import { QUICK_DISPLAY_TOOLS, type LatencyResults } from './latency';
+import type { SizeResults } from './size';
+import { STARTUP_RATIO_BUDGET, type StartupResults } from './startup';
 
 const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -11,6 +13,7 @@ function table(title: string, header: string[], rows: string[][]): string {
   return [`\n${title}`, line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n') + '\n';
 }
 
+const signedMs = (ms: number) => `${ms < 0 ? '−' : '+'}${Math.abs(ms).toFixed(1)} ms`;
 const verdict = (value: number, limit: number) => (value <= limit ? 'ok' : 'OVER');
 
 function latencyTable(title: string, l: LatencyResults, goalMs: number, poll: { apiMs: number; csrMs: number; clusterVersionMs: number }): string {
@@ -48,29 +51,44 @@ function latencyTable(title: string, l: LatencyResults, goalMs: number, poll: { 
   return table(`${title} — time scale ${l.timeScale} (1 real s = ${(1 / l.timeScale / 60).toFixed(2)} simulated min); API start ${sec(l.apiStartupRealMs)} real`, ['', 'agent', 'baseline (BIP polls)', 'note'], rows);
 }
 
-export function renderReport(r: BenchResults, poll: { apiMs: number; csrMs: number; clusterVersionMs: number }): string {
-  const s = r.size;
-  let out = `sno-reconfigure bench — ${r.date}, Node ${r.node}, ${r.platform}, ${r.cpus} CPUs, load average ${r.loadAverage.before} before / ${r.loadAverage.after} after\n`;
-  out += table('Size', ['figure', 'measured', 'budget', ''], [
+/** The Size, Bundle by part and Startup tables (also alone: `npm run bench:bundle`). */
+export function bundleReport(s: SizeResults, st?: StartupResults): string {
+  const a = s.agentInMachineConfig;
+  const budget = s.budgets.agentInMachineConfigBytes;
+  let out = table('Size', ['figure', 'measured', 'budget', ''], [
     ['bundle (dist/sno-reconfigure.cjs)', kib(s.bundleRawBytes), '', ''],
     ['gzip -9 of the bundle', kib(s.bundleGzipBytes), '', ''],
-    ['base64(gzip(bundle))', kib(s.bundleBase64GzipBytes), kib(s.budgets.bundleBase64GzipBytes), verdict(s.bundleBase64GzipBytes, s.budgets.bundleBase64GzipBytes)],
+    ['base64(gzip(bundle)): what the MachineConfig carried until 2026-11-26', kib(s.bundleBase64GzipBytes), '', 'for comparison'],
+    ['brotli -11 of the bundle', kib(s.bundleBrotliBytes), '', ''],
+    ['base64(brotli(bundle))', kib(s.bundleBase64BrotliBytes), '', ''],
+    ['the MachineConfig carries: base64 of the brotli payload + loader', `${kib(a.totalBytes)} (${kib(a.payloadBytes)} + ${kib(a.loaderBytes)})`, kib(budget), verdict(a.totalBytes, budget)],
     ['MachineConfig, runtime host', kib(s.machineConfigHostBytes), kib(s.budgets.machineConfigBytes), verdict(s.machineConfigHostBytes, s.budgets.machineConfigBytes)],
     ['MachineConfig, runtime podman', kib(s.machineConfigPodmanBytes), kib(s.budgets.machineConfigBytes), verdict(s.machineConfigPodmanBytes, s.budgets.machineConfigBytes)],
   ]);
   const rawTotal = s.bundleParts.reduce((sum, p) => sum + p.bytes, 0);
   const shown = s.bundleParts.filter((p) => p.bytes >= 1024);
   const rest = s.bundleParts.filter((p) => p.bytes < 1024);
-  out += table('Bundle by part — minified bytes each npm package or src/ folder adds (esbuild metafile); the base64(gzip) column shares the total in proportion, an estimate', ['part', 'raw', 'share', '≈ base64(gzip)'], [
-    ...shown.map((p) => [p.part, kib(p.bytes), `${((p.bytes / rawTotal) * 100).toFixed(1)} %`, kib((p.bytes / rawTotal) * s.bundleBase64GzipBytes)]),
-    [`${rest.length} parts under 1 KiB`, kib(rest.reduce((sum, p) => sum + p.bytes, 0)), '', ''],
+  const share = (bytes: number, of: number) => kib((bytes / rawTotal) * of);
+  out += table(
+    'Bundle by part — minified bytes each npm package or src/ folder adds (esbuild metafile); the last two columns share the\n  compressed total in proportion, an estimate',
+    ['part', 'raw', 'share', '≈ base64(brotli)', '≈ base64(gzip)'],
+    [
+      ...shown.map((p) => [p.part, kib(p.bytes), `${((p.bytes / rawTotal) * 100).toFixed(1)} %`, share(p.bytes, s.bundleBase64BrotliBytes), share(p.bytes, s.bundleBase64GzipBytes)]),
+      [`${rest.length} parts under 1 KiB`, kib(rest.reduce((sum, p) => sum + p.bytes, 0)), '', '', ''],
+    ],
+  );
+  if (!st) return out;
+  out += table(`Startup — median of ${st.runs} after warm-up, the three alternating`, ['figure', 'measured', 'budget', ''], [
+    ['node empty.js', `${st.emptyNodeMedianMs.toFixed(1)} ms`, '', ''],
+    ['node dist/sno-reconfigure.cjs --version (RPM, workstation)', `${st.bundleVersionMedianMs.toFixed(1)} ms, ${st.ratio.toFixed(2)}×`, `${STARTUP_RATIO_BUDGET}×`, `${verdict(st.ratio, STARTUP_RATIO_BUDGET)}: ${signedMs(st.bundleVersionMedianMs - st.emptyNodeMedianMs)} to load the bundle`],
+    ['the MachineConfig\'s loader + brotli payload, --version', `${st.loaderVersionMedianMs.toFixed(1)} ms, ${st.loaderRatio.toFixed(2)}×`, `${STARTUP_RATIO_BUDGET}×`, `${verdict(st.loaderRatio, STARTUP_RATIO_BUDGET)}: ${signedMs(st.loaderVersionMedianMs - st.bundleVersionMedianMs)} for the loader`],
   ]);
-  const st = r.startup;
-  out += table(`Startup — median of ${st.runs} after warm-up`, ['figure', 'measured', ''], [
-    ['node dist/sno-reconfigure.cjs --version', `${st.bundleVersionMedianMs.toFixed(1)} ms`, ''],
-    ['node empty.js', `${st.emptyNodeMedianMs.toFixed(1)} ms`, ''],
-    ['ratio to bare Node', `${st.ratio.toFixed(2)}×`, `+${(st.bundleVersionMedianMs - st.emptyNodeMedianMs).toFixed(1)} ms to load the bundle`],
-  ]);
+  return out;
+}
+
+export function renderReport(r: BenchResults, poll: { apiMs: number; csrMs: number; clusterVersionMs: number }): string {
+  let out = `sno-reconfigure bench — ${r.date}, Node ${r.node}, ${r.platform}, ${r.cpus} CPUs, load average ${r.loadAverage.before} before / ${r.loadAverage.after} after\n`;
+  out += bundleReport(r.size, r.startup);
   if (r.idle) {
     const i = r.idle;
     out += table(`Idle footprint — run waiting ${sec(i.waitedMs)} for media (stand-in node, no media)`, ['figure', 'measured', 'goal', ''], [

@@ -6,7 +6,8 @@
 //   SNO_DEMO_TIME_SCALE=1 npm run demo   # real rollout durations (kube-apiserver revision ~6 min)
 //   default 0.02: every simulated minute takes 1.2 s
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { UNSIGNED_MEDIA_FILE } from '../../src/paths';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { demoSiteConfigFiles, startScenario } from '../support/scenario';
@@ -24,6 +25,10 @@ async function main(): Promise<number> {
   try {
     const sim = s.sim;
     say(`simulated SNO "${sim.options.clusterName}" on ${sim.options.baseDomain}, OpenShift ${sim.options.version}, node ${sim.options.nodeName}; kubelet is held down, as the factory left it`);
+    // The demo's stick is not signed: this factory rendered its MachineConfig with --allow-unsigned-media, which records the choice.
+    mkdirSync(path.join(s.node.root, path.dirname(UNSIGNED_MEDIA_FILE)), { recursive: true });
+    writeFileSync(path.join(s.node.root, UNSIGNED_MEDIA_FILE), '# rendered with --allow-unsigned-media\n');
+    say('the factory chose --allow-unsigned-media: the stick needs no signature (objects that grant privileges are still refused from it)');
 
     // The site-config volume a technician brings: every change the agent can make.
     const files = demoSiteConfigFiles(sim);

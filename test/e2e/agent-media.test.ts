@@ -19,13 +19,13 @@ test('two different site-config volumes (a FAT stick and an old ext4 image): bot
   const node = await factoryNode(bed);
   const m = node.machine;
   const today = await bed.insertMedia(m, { 'site-config.yaml': siteConfigYaml(), 'holiday.jpg': 'a reused stick' });
-  const old = await bed.insertMedia(m, { 'site-config.yaml': siteConfigYaml().replace(/store42/g, 'store41') }, 'cluster-config', { fs: 'ext4' });
+  const old = await bed.insertMedia(m, { 'site-config.yaml': siteConfigYaml({ name: 'store-0041' }).replace(/store42/g, 'store41') }, 'cluster-config', { fs: 'ext4' });
   await node.boot();
-  const message = `2 different site-config media are attached (the stick ${today.device} (SITE-CONFIG), the stick ${old.device} (cluster-config)); none of them is used`;
-  const alternative = `2 different site-config media are attached (the stick ${old.device} (cluster-config), the stick ${today.device} (SITE-CONFIG)); none of them is used`;
+  const parts = [`the stick ${today.device} (SITE-CONFIG), which holds site "store-0042"`, `the stick ${old.device} (cluster-config), which holds site "store-0041"`];
+  const head = '2 different site-config media are attached, so none of them is used: ';
   const shown = await eventually(async () => {
     const errors = (await node.agentLog('-p', 'err')).map((e) => e.log?.msg);
-    const said = errors.find((e) => e === message || e === alternative);
+    const said = errors.find((e) => e === `${head}${parts.join('; and ')}` || e === `${head}${[...parts].reverse().join('; and ')}`);
     assert.ok(said, JSON.stringify(errors));
     return said!;
   }, 90_000);
@@ -40,4 +40,24 @@ test('two different site-config volumes (a FAT stick and an old ext4 image): bot
   await bed.detach(old);
   await node.waitForSuccess();
   assert.equal((await node.status()).phase, 'succeeded');
+});
+
+// Issue 27: today's stick cannot be used (its file is site-config.yaml.txt), last month's ext4 image is valid.
+test('last month\'s valid ext4 image and today\'s unusable FAT stick: nothing is applied, both are named with the old site', async () => {
+  await ensureRootfsImage();
+  const node = await factoryNode(bed);
+  const m = node.machine;
+  const today = await bed.insertMedia(m, { 'site-config.yaml.txt': siteConfigYaml() });
+  const old = await bed.insertMedia(m, { 'site-config.yaml': siteConfigYaml({ name: 'store-0041' }).replace(/store42/g, 'store41') }, 'cluster-config', { fs: 'ext4' });
+  await node.boot();
+  const shown = await eventually(async () => {
+    const said = (await node.agentLog('-p', 'err')).map((e) => e.log?.msg ?? '').find((e) => e.startsWith('2 site-config media are attached and one of them cannot be read, so none of them is used: '));
+    assert.ok(said);
+    return said;
+  }, 90_000);
+  assert.ok(shown.includes(`the stick ${today.device} (SITE-CONFIG), which cannot be used: it has no site-config.yaml; it holds: site-config.yaml.txt`), shown);
+  assert.ok(shown.includes(`the stick ${old.device} (cluster-config), which holds site "store-0041"`), shown);
+  await eventually(() => assert.ok(m.readFile(BANNER_PATH).includes(` sno-reconfigure: WAITING — ${shown}\n`), m.readFile(BANNER_PATH)));
+  assert.equal((await node.status()).lastError?.message, shown);
+  assert.deepEqual(node.nmstateCalls(), [], 'last month\'s site network is not applied');
 });

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { R } from '../../src/cluster/resources';
 import { startApiServer, createStore, type ApiServer, type SimObjectStore } from './apiserver';
-import { issueClientCert, sharedCa, signCsr, type CertificateAuthority } from './pki';
+import { createCa, issueClientCert, sharedCa, signCsr, type CertificateAuthority } from './pki';
 import type { ApiFaults, StoreEvent } from './store-types';
 import { ApiAvailability } from './cluster/availability';
 import { SimClock } from './cluster/clock';
@@ -36,13 +36,13 @@ import { KubeApiserverOperator } from './cluster/operators/kube-apiserver';
 import { MachineConfigOperator } from './cluster/operators/machine-config';
 import { OpenshiftApiserverOperator } from './cluster/operators/openshift-apiserver';
 import { asExpected, writeClusterOperatorConditions } from './cluster/operators/status';
-import { bootstrapGroupsFor, clusterNames, nodeAdminClientValidity, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
+import { bootstrapGroupsFor, clusterNames, nodeAdminClientValidity, nodeAdminSignerValidity, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './cluster/options';
 import { NodeNames } from './cluster/names';
 import { Rollouts } from './cluster/rollouts';
 import { Router } from './cluster/router';
 import { NetworkProxyController } from './cluster/operators/network-proxy';
 import { CrdEstablisher } from './cluster/crds';
-import { CLUSTER_OPERATORS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
+import { CLUSTER_OPERATORS, INSTALLED_AGO_MS, seedCluster, signersFromStore, type ClusterSigners } from './cluster/seed';
 import { newState, StateFile, type ClusterIdentity } from './cluster/state';
 
 export type { SimulatorOptions, ResolvedOptions, SimDurations, KubeletInitialState } from './cluster/options';
@@ -177,18 +177,45 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   mkdirSync(dir, { recursive: true });
   const clock = new SimClock(opts.timeScale, file.state.clock);
   if (!restored) file.state.faults = { ...opts.faults };
-  const store = createStore({ clusterVersion: opts.version, persistPath: stateDir && join(stateDir, 'store.json'), now: () => clock.now() });
+  let backdateMs = 0;
+  const store = createStore({ clusterVersion: opts.version, persistPath: stateDir && join(stateDir, 'store.json'), now: () => clock.now() - backdateMs });
   const apiCa = loadOrCreateCa(stateDir && join(stateDir, 'ca'), API_CA_NAME);
   const seeded = store.list(R.namespaces).length > 0;
   const signers = (seeded && signersFromStore(store)) || newSigners();
   if (!seeded) {
     if (opts.kubelet === 'running') file.state.kubeletEnabled = true;
-    seedCluster(store, { opts, signers, clock, apiCa });
+    const atInstall = <T>(fn: () => T): T => {
+      backdateMs = INSTALLED_AGO_MS;
+      try {
+        return fn();
+      } finally {
+        backdateMs = 0;
+      }
+    };
+    seedCluster(store, { opts, signers, clock, apiCa, atInstall });
   }
+
+  // node-system-admin-signer (a key shared across simulators: only its dates matter), trusted beside the API CA as kube-apiserver's
+  // client-ca bundle holds node-system-admin-ca (cluster-kube-apiserver-operator targetconfigcontroller.go
+  // ManageClientCABundle); the bundle is in openshift-kube-apiserver/client-ca for whoever reads it.
+  // Kept where the operator keeps it, so a restarted simulator trusts the kubeconfigs it wrote before.
+  const signerRef = { namespace: 'openshift-kube-apiserver-operator', name: 'node-system-admin-signer' };
+  const storedSigner = store.get(R.secrets, signerRef.name, signerRef.namespace) as { data?: Record<string, string> } | undefined;
+  const nodeAdminSigner = storedSigner?.data
+    ? { name: signerRef.name, certPem: Buffer.from(storedSigner.data['tls.crt'] ?? '', 'base64').toString(), keyPem: Buffer.from(storedSigner.data['tls.key'] ?? '', 'base64').toString() }
+    : createCa(`openshift-kube-apiserver-operator_node-system-admin-signer@${Math.floor(clock.now() / 1000)}`, { ...nodeAdminSignerValidity(opts, clock.now()), sharedKey: true });
+  if (!storedSigner) {
+    store.create(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: signerRef, type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from(nodeAdminSigner.certPem).toString('base64'), 'tls.key': Buffer.from(nodeAdminSigner.keyPem).toString('base64') } });
+  }
+  const clientCa = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'client-ca', namespace: 'openshift-kube-apiserver' }, data: { 'ca-bundle.crt': `${apiCa.certPem.trim()}\n${nodeAdminSigner.certPem.trim()}\n` } };
+  const existingClientCa = store.get(R.configMaps, 'client-ca', 'openshift-kube-apiserver');
+  if (existingClientCa) store.update(R.configMaps, { ...existingClientCa, data: clientCa.data });
+  else store.create(R.configMaps, clientCa);
 
   const api = await startApiServer({
     store,
     ca: apiCa,
+    clientCas: [nodeAdminSigner.certPem],
     port: file.state.ports.api ?? input.apiPort ?? 0,
     up: false,
     now: () => clock.now(),
@@ -276,7 +303,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
   // --- kubeconfigs and the CA file -----------------------------------------------------------------------
   const clusterNamesOf = clusterNames(opts);
   // node-system-admin-client (CN system:admin, O system:masters), issued with its lifetime on the simulated clock.
-  const nodeAdmin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], ...nodeAdminClientValidity(opts, clock.now()) });
+  const nodeAdmin = issueClientCert(nodeAdminSigner, { user: 'system:admin', groups: ['system:masters'], ...nodeAdminClientValidity(opts, clock.now()), outliveIssuer: true });
   const admin = issueClientCert(apiCa, { user: 'system:admin', groups: ['system:masters'], validityDays: 3650 });
   const kubeconfigs = {
     localhost: writeKubeconfigFile(join(dir, 'kubeconfigs', 'localhost.kubeconfig'), {

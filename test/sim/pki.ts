@@ -46,6 +46,12 @@ export interface ClientCertOptions {
   validityDays?: number;
   keyType?: KeyType;
   notBefore?: Date;
+  /**
+   * Keep the full validity even past the issuer's NotAfter, as library-go's operators issue their client
+   * certificates (openshift/library-go pkg/crypto/crypto.go NewClientCertificateTemplateForDuration: NotAfter =
+   * now + lifetime, no clamp). Default: clamped, as kube-controller-manager's CSR signer does.
+   */
+  outliveIssuer?: boolean;
 }
 
 export interface SignCsrOptions {
@@ -405,14 +411,20 @@ function validity(notBefore: Date | undefined, days: number, ca?: CertificateAut
 }
 
 /** A self-signed RSA 2048 CA (about 0.1–1 s: RSA keygen). Tests should share one through sharedCa(). */
-export function createCa(name: string, opts: { validityDays?: number } = {}): CertificateAuthority {
-  const { keyPem, spkiDer } = generateKey('rsa');
+let processRsaKey: { keyPem: string; spkiDer: Buffer } | undefined;
+
+/**
+ * `sharedKey`: one RSA key per process for CAs whose dates are what a test is about (no RSA keygen per
+ * simulator start); their certificates still differ by name and dates.
+ */
+export function createCa(name: string, opts: { validityDays?: number; notBefore?: Date; sharedKey?: boolean } = {}): CertificateAuthority {
+  const { keyPem, spkiDer } = opts.sharedKey ? (processRsaKey ??= generateKey('rsa')) : generateKey('rsa');
   const subject = [{ shortName: 'OU', value: 'openshift' }, { shortName: 'CN', value: name }];
   const certPem = buildCertificate({
     subject,
     spkiDer,
     signingKeyPem: keyPem,
-    ...validity(new Date(Date.now() - 3600_000), opts.validityDays ?? 3650),
+    ...validity(opts.notBefore ?? new Date(Date.now() - 3600_000), opts.validityDays ?? 3650),
     extensions: [
       { name: 'basicConstraints', cA: true, critical: true },
       { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
@@ -434,14 +446,14 @@ export function sharedCa(name = 'sim-kube-apiserver-ca'): CertificateAuthority {
 }
 
 /** A leaf certificate signed by `ca`: a new key of `keyType`, the usual key usages, and `usage`. */
-function issueLeaf(ca: CertificateAuthority, subject: ReturnType<typeof nameAttrs>, opts: { keyType?: KeyType; notBefore?: Date; validityDays?: number }, usage: Record<string, unknown>[]): KeyAndCert {
+function issueLeaf(ca: CertificateAuthority, subject: ReturnType<typeof nameAttrs>, opts: { keyType?: KeyType; notBefore?: Date; validityDays?: number; outliveIssuer?: boolean }, usage: Record<string, unknown>[]): KeyAndCert {
   const { keyPem, spkiDer } = generateKey(opts.keyType ?? 'ec');
   const certPem = buildCertificate({
     subject,
     spkiDer,
     issuer: ca,
     signingKeyPem: ca.keyPem,
-    ...validity(opts.notBefore, opts.validityDays ?? 365, ca),
+    ...validity(opts.notBefore, opts.validityDays ?? 365, opts.outliveIssuer ? undefined : ca),
     extensions: [{ name: 'basicConstraints', cA: false, critical: true }, { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true }, ...usage],
   });
   return { certPem, keyPem };

@@ -5,6 +5,8 @@ import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
+import { MC_BUNDLE_PATH, MC_PAYLOAD_PATH } from '../../src/render/layout';
+import { ignitionFromMachineConfig } from './ignition';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'sno-reconfigure.cjs');
@@ -22,4 +24,21 @@ export async function buildBundleInMemory(): Promise<{ outfile: string; result: 
   const { build } = await import('esbuild');
   const result = await build({ ...bundleOptions, absWorkingDir: PROJECT_ROOT, write: false, metafile: true, logLevel: 'silent' });
   return { outfile: bundleOptions.outfile, result };
+}
+
+/**
+ * What a rendered MachineConfig carries for the agent, in base64 characters of its data: URLs: the brotli
+ * payload (MC_PAYLOAD_PATH) and the loader that runs it (MC_BUNDLE_PATH). The bundle budget applies to the total.
+ */
+export function agentInMachineConfig(machineConfigYaml: string): { payloadBytes: number; loaderBytes: number; totalBytes: number } {
+  const files = ignitionFromMachineConfig(machineConfigYaml).storage?.files ?? [];
+  const base64Of = (nodePath: string): number => {
+    const source = files.find((f) => f.path === nodePath)?.contents?.source;
+    const m = source === undefined ? null : /^data:[^,]*;base64,(.*)$/s.exec(source);
+    if (!m) throw new Error(`the MachineConfig has no base64 data: URL for ${nodePath}`);
+    return m[1]!.length;
+  };
+  const payloadBytes = base64Of(MC_PAYLOAD_PATH);
+  const loaderBytes = base64Of(MC_BUNDLE_PATH);
+  return { payloadBytes, loaderBytes, totalBytes: payloadBytes + loaderBytes };
 }

@@ -107,10 +107,14 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
         writeFileSync(path.join(d, rel), content);
       }
       writeFileSync(path.join(standinDir, 'devices', `${name}.label`), label);
+      // The kernel's device node (devtmpfs), there while the stick is: a pulled stick has none.
+      mkdirSync(path.join(root, 'dev'), { recursive: true });
+      if (!existsSync(path.join(root, 'dev', name))) writeFileSync(path.join(root, 'dev', name), '');
     },
     detachVolume: (name) => {
       rmSync(path.join(standinDir, 'devices', name), { recursive: true, force: true });
       rmSync(path.join(standinDir, 'devices', `${name}.label`), { force: true });
+      rmSync(path.join(root, 'dev', name), { force: true });
     },
     units: () => {
       const f = path.join(standinDir, 'units.json');

@@ -71,9 +71,17 @@ test('prose in a terminal: the same sentences with the time in front, the level 
   const lines: string[] = [];
   const log = createLogger({ format: 'prose', journal: false, write: (s) => lines.push(s) });
   log.child({ step: 'settle' }).info('cluster settled after 6.2 min');
-  log.warn('two lines\n  become one');
+  log.warn('a name from the media: a\n========\x1b[2J');
   assert.match(lines[0]!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d settle: cluster settled after 6\.2 min\n$/);
-  assert.match(lines[1]!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d WARN two lines become one\n$/);
+  // One record, one line: the newline and ESC of a quoted name are shown, not acted on (issue 27).
+  assert.equal(lines[1]!.slice(20), 'WARN a name from the media: a\\n========\\x1b[2J\n');
+});
+
+test('JSON lines escape what JSON.stringify leaves raw (C1, U+2028, bidi overrides): journald keeps them as text', () => {
+  const lines: string[] = [];
+  createLogger({ format: 'json', journal: true, write: (s) => lines.push(s) }).error({ media: 'x\u202ey' }, 'holds \u009b2J\u2028');
+  assert.equal(lines[0], '<3>{"level":"error","media":"x\\u202ey","msg":"holds \\u009b2J\\u2028"}\n');
+  assert.equal((JSON.parse(lines[0]!.slice(3)) as { msg: string }).msg, 'holds \u009b2J\u2028');
 });
 
 test('prose is the default; SNO_RECONFIGURE_LOG_FORMAT=json gives JSON lines; an unknown format is refused', () => {

@@ -5,7 +5,7 @@ import { loadKubeconfig } from '../../cluster/kubeconfig';
 import { prepare, type PrepareResult } from '../../factory/prepare';
 import type { AdminKubeconfigInput } from '../../factory/admin-kubeconfig';
 import { LocalHost } from '../../host/host';
-import { BASELINE_FILE, FACTORY_ADMIN_KUBECONFIG } from '../../paths';
+import { BASELINE_FILE, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE } from '../../paths';
 import { KUBELET_HOLD_FILE } from '../../paths';
 import { VERSION } from '../../version';
 import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, stringOpt, type Command } from '../command';
@@ -56,8 +56,12 @@ export function renderPrepare(r: PrepareResult): string {
     lines.push(`Prepared. Shut the node down now (\`systemctl poweroff\`): at the next boot kubelet stays down (${KUBELET_HOLD_FILE})`);
     lines.push('and sno-reconfigure.service waits for the site-config.');
     if (r.shipBy) lines.push(`Power it on at its site before ${r.shipBy}, when the first of kubelet's and the agent's certificates expires (later works too, more slowly).`);
+    if (r.inventoryRow) {
+      lines.push(`This node's inventory row, in ${INVENTORY_ROW_FILE} (copy it to the workstation: media build --nodes takes these rows as they are):`);
+      for (const [k, v] of Object.entries(r.inventoryRow)) if (k !== 'nodePublicKey') lines.push(`  ${k}: ${v}`);
+    }
     if (r.nodeKey) {
-      lines.push(`Node key for sealed site-config files (record it in the inventory; seal files to it with sno-reconfigure seal): ${r.nodeKey.fingerprint}`);
+      lines.push(`Node key for sealed site-config files (in the row as nodePublicKey; seal files to it with sno-reconfigure seal): ${r.nodeKey.fingerprint}`);
       lines.push(r.nodeKey.publicKeyPem.trimEnd());
     }
     lines.push(`To undo at the factory: rm ${KUBELET_HOLD_FILE} ${BASELINE_FILE} && systemctl disable sno-reconfigure.service`);
@@ -79,6 +83,11 @@ is there, and that the agent is installed. Then keeps kubelet down at the next b
 (${KUBELET_HOLD_FILE}: systemctl cannot mask the MCO's kubelet.service, a file in /etc), enables
 sno-reconfigure.service, saves the Node image archive (podman runtime) and records the factory baseline
 in ${BASELINE_FILE}. Refuses, changing nothing, when a check fails.
+
+Its last action writes this node's row of the fleet inventory to ${INVENTORY_ROW_FILE} (a YAML list of one
+row; --json: "inventoryRow"), which \`media build --nodes\` joins to the site rows by serial number: serialNumber,
+systemUUID, macAddress (the uplink: the default route's interface), clusterName and hostname (a site-config must
+keep them), installedDomain, openshiftVersion, nodePublicKey (PEM) and nodeKeyFingerprint, shipBy.
 
 Options:
 ${NODE_OPTIONS_HELP}

@@ -47,7 +47,10 @@ Options:
                          hint: KUBELET_NODEIP_HINT for nodeip-configuration (default; SNO on platform none);
                          dropin: kubelet and CRI-O drop-ins, where nodeip-configuration does not run
   --trusted-key PEMFILE  an Ed25519 or ECDSA P-256 public key trusted to sign site-configs (repeatable;
-                         installed in ${TRUSTED_KEYS_DIR}/)
+                         installed in ${TRUSTED_KEYS_DIR}/). Signed media are the default: one of
+                         --trusted-key and --allow-unsigned-media is required
+  --allow-unsigned-media accept site-configs without a signature (anyone with a stick at the node can then
+                         reconfigure it; objects that grant privileges are still refused from unsigned media)
   --bundle PATH          the bundle to embed (default: this program's own file)
   --no-local-dns         no node-local DNS for the cluster's own names (the site DNS must serve them)
   --enable               enable the unit right away (default: \`prepare\` enables it just before shipping)
@@ -62,6 +65,7 @@ Options:
     kubeconfig: { type: 'string' },
     'node-ip-pinning': { type: 'string' },
     'trusted-key': { type: 'string', multiple: true },
+    'allow-unsigned-media': { type: 'boolean' },
     bundle: { type: 'string' },
     enable: { type: 'boolean' },
     'no-local-dns': { type: 'boolean' },
@@ -73,6 +77,12 @@ Options:
     }
     const runtime = stringOpt(args, 'runtime') ?? 'podman';
     if (runtime !== 'host' && runtime !== 'podman') throw new UsageError(`--runtime must be host or podman, not "${runtime}"`);
+    const keySources = listOpt(args, 'trusted-key');
+    const allowUnsignedMedia = boolOpt(args, 'allow-unsigned-media');
+    if (keySources.length === 0 && !allowUnsignedMedia) {
+      throw new UsageError('site-config media must be signed unless the factory says otherwise: pass --trusted-key PEMFILE (the public key that signs your site-configs; repeatable), or --allow-unsigned-media to accept unsigned media');
+    }
+    if (keySources.length > 0 && allowUnsignedMedia) throw new UsageError('--trusted-key and --allow-unsigned-media contradict each other: with a trusted key, media must be signed');
     const pinning = stringOpt(args, 'node-ip-pinning') ?? 'hint';
     if (pinning !== 'hint' && pinning !== 'dropin') throw new UsageError(`--node-ip-pinning must be hint or dropin, not "${pinning}"`);
 
@@ -82,7 +92,6 @@ Options:
       const bundlePath = stringOpt(args, 'bundle') ?? defaultBundlePath();
       if (!bundlePath) throw new RenderError('cannot tell where this program\'s bundle is; pass --bundle PATH');
       const bundle = await readBundle(files, abs(bundlePath));
-      const keySources = listOpt(args, 'trusted-key');
       const trustedKeys = await Promise.all(keySources.map(async (src) => parseTrustedKey(src, await readText(files, abs(src), `--trusted-key ${src}`))));
       checkDistinctKeyPaths(trustedKeys, keySources);
       const archive = stringOpt(args, 'node-image-archive');
@@ -105,6 +114,7 @@ Options:
         internalAddresses,
         nodeIpPinning: pinning as NodeIpPinning,
         trustedKeys,
+        allowUnsignedMedia,
         enable: boolOpt(args, 'enable'),
         localDns: !boolOpt(args, 'no-local-dns'),
         version: VERSION,

@@ -1,4 +1,4 @@
-import { readStatus, renderStatus, statusExitCode, STATUS_EXIT_PENDING } from '../../engine/status';
+import { readStatus, renderStatus, statusExitCode, statusJson, STATUS_EXIT_PENDING } from '../../engine/status';
 import { DONE_MARKER } from '../../paths';
 import { STEPS } from '../../steps/index';
 import { EXIT_FAILURE, boolOpt, type Command } from '../command';
@@ -19,20 +19,21 @@ Options:
 
 Read-only: it changes nothing on the node.
 
-Exit status: 0 done (this node was reconfigured), 1 the last run failed, its site-config was refused, or the
-state cannot be read, ${STATUS_EXIT_PENDING} not finished yet (waiting for a site-config, or a run in progress).
+Exit status: 0 done (this node was reconfigured), 1 the last run failed, its site-config was refused, the
+media found cannot be used, or the state cannot be read, ${STATUS_EXIT_PENDING} not finished yet (waiting for a
+site-config with none found so far, or a run in progress).
 `,
   options: { json: { type: 'boolean' }, root: { type: 'string' }, 'state-dir': { type: 'string' } },
   async run(args, io) {
     const host = hostFrom(args, io);
     let view;
     try {
-      view = await readStatus(host, stateDirFrom(args), DONE_MARKER, STEPS);
+      view = await readStatus(host, stateDirFrom(args), DONE_MARKER, STEPS, io.env);
     } catch (e) {
       io.err(`sno-reconfigure status: ${(e as Error).message}\n`);
       return EXIT_FAILURE;
     }
-    io.out(boolOpt(args, 'json') ? `${JSON.stringify(view, null, 2)}\n` : renderStatus(view));
-    return statusExitCode(view.phase);
+    io.out(boolOpt(args, 'json') ? statusJson(view) : renderStatus(view));
+    return statusExitCode(view.phase, view.lastError);
   },
 };

@@ -1,6 +1,7 @@
 // `sno-reconfigure validate PATH [--json] [--root DIR] [--any-machine]` (DESIGN.md section 3): validates a
 // site-config file, directory or mounted volume offline. Exit 0 valid, 1 invalid or not for this machine,
 // 2 usage. `--json` prints {"valid", "errors", "warnings"} (the contract) plus "status" and "source".
+import { screenLine } from '../../util/screen-text';
 import * as path from 'node:path';
 import { LocalHost } from '../../host/host';
 import { readRegularFile, statKind } from '../../siteconfig/files';
@@ -54,7 +55,9 @@ interface JsonReport {
   source: string;
   errors: JsonProblem[];
   warnings: JsonProblem[];
-  files?: Array<{ path: string; valid: boolean; for?: string; errors: JsonProblem[]; warnings: JsonProblem[] }>;
+  /** Neither wrong nor risky: the key that verified the signature, the node a sealed file is for. */
+  notes?: JsonProblem[];
+  files?: Array<{ path: string; valid: boolean; for?: string; errors: JsonProblem[]; warnings: JsonProblem[]; notes: JsonProblem[] }>;
 }
 
 const MATCH_WORDS: Record<keyof MachineMatch, string> = { systemUUID: 'system UUID', serialNumber: 'serial number', macAddress: 'MAC address' };
@@ -100,7 +103,8 @@ function everyCandidateReport(reports: CandidateReport[], shown: string): JsonRe
     source: shown,
     errors: reports.flatMap((r) => qualify(r.display, r.errors)),
     warnings: reports.flatMap((r) => qualify(r.display, r.warnings)),
-    files: reports.map((r) => ({ path: r.display, valid: r.valid, ...(machinesOf(r.match) ? { for: machinesOf(r.match) } : {}), errors: plain(r.errors), warnings: plain(r.warnings) })),
+    notes: reports.flatMap((r) => qualify(r.display, r.notes)),
+    files: reports.map((r) => ({ path: r.display, valid: r.valid, ...(machinesOf(r.match) ? { for: machinesOf(r.match) } : {}), errors: plain(r.errors), warnings: plain(r.warnings), notes: plain(r.notes) })),
   };
 }
 
@@ -110,7 +114,8 @@ function plural(n: number, word: string): string {
 
 function problemLines(kind: string, problems: readonly JsonProblem[]): string[] {
   if (problems.length === 0) return [];
-  return [`${kind}:`, ...problems.map((p) => `  ${p.path}: ${p.message}`)];
+  // A path or message may quote a key from the file: one line each, whatever it holds (src/util/screen-text.ts).
+  return [`${kind}:`, ...problems.map((p) => `  ${screenLine(`${p.path}: ${p.message}`)}`)];
 }
 
 function humanReport(r: JsonReport, result: LoadResult | undefined): string {
@@ -120,6 +125,7 @@ function humanReport(r: JsonReport, result: LoadResult | undefined): string {
       lines.push(`${f.path}: ${f.valid ? 'valid' : `INVALID (${plural(f.errors.length, 'error')})`}${f.warnings.length ? `, ${plural(f.warnings.length, 'warning')}` : ''}${f.for ? ` — for ${f.for}` : ''}`);
       lines.push(...problemLines('  errors', f.errors).map((l) => `  ${l}`));
       lines.push(...problemLines('  warnings', f.warnings).map((l) => `  ${l}`));
+      lines.push(...problemLines('  notes', f.notes).map((l) => `  ${l}`));
     }
     lines.push(r.valid ? `all ${plural(r.files.length, 'site-config')} valid` : `${r.files.filter((f) => !f.valid).length} of ${plural(r.files.length, 'site-config')} invalid`);
     return `${lines.join('\n')}\n`;
@@ -148,14 +154,14 @@ async function rootFrom(args: ParsedArgs, io: CliIo): Promise<string> {
 /** A single site-config judged on its content: the one-line verdict with the machine(s) it is for. */
 function singleReport(report: CandidateReport, shown: string): { json: JsonReport; text: string } {
   const forWhom = machinesOf(report.match);
-  const json: JsonReport = { valid: report.valid, ...(forWhom ? { for: forWhom } : {}), status: report.valid ? 'valid' : 'invalid', source: report.sourcePath, errors: plain(report.errors), warnings: plain(report.warnings) };
+  const json: JsonReport = { valid: report.valid, ...(forWhom ? { for: forWhom } : {}), status: report.valid ? 'valid' : 'invalid', source: report.sourcePath, errors: plain(report.errors), warnings: plain(report.warnings), notes: plain(report.notes) };
   if (!report.valid || !report.site) return { json, text: humanReport({ ...json, source: report.sourcePath || shown }, undefined) };
   const s = report.site.resolved;
   const head = `${report.sourcePath}: valid — site "${s.name}", cluster domain ${s.clusterName ?? '<cluster name>'}.${s.baseDomain}${forWhom ? `, for ${forWhom}` : ''}${json.warnings.length ? `, ${plural(json.warnings.length, 'warning')}` : ''}`;
-  return { json, text: `${[head, ...problemLines('warnings', json.warnings)].join('\n')}\n` };
+  return { json, text: `${[head, ...problemLines('warnings', json.warnings), ...problemLines('notes', report.notes)].join('\n')}\n` };
 }
 
-async function trustedKeysFromArgs(args: ParsedArgs, io: CliIo): Promise<TrustedKeys | undefined> {
+export async function trustedKeysFromArgs(args: ParsedArgs, io: CliIo): Promise<TrustedKeys | undefined> {
   const files = listOpt(args, 'trusted-key');
   if (files.length === 0) return undefined;
   const read = await Promise.all(
@@ -204,7 +210,7 @@ export const validateCommand: Command = {
 };
 
 /** A FAT or ISO image at `file`, copied out; undefined for anything else (a folder, a site-config file). */
-async function imageAt(host: LocalHost, file: string): Promise<{ dir: string; remove: () => Promise<void> } | Error | undefined> {
+export async function imageAt(host: LocalHost, file: string): Promise<{ dir: string; remove: () => Promise<void> } | Error | undefined> {
   const kind = await statKind(file);
   if (kind !== 'file' && kind !== 'other') return undefined;
   const found = await readImageKind(file).catch(() => undefined);

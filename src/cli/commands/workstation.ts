@@ -1,5 +1,5 @@
-// Workstation commands in the node bundle. The node bundle rides in a MachineConfig (base64(gzip) <= 200 KiB,
-// DESIGN.md section 6), so commands only a workstation runs — `render machineconfig` (before the node exists),
+// Workstation commands in the node bundle. The node bundle rides in a MachineConfig (<= 200 KiB, DESIGN.md
+// section 6), so commands only a workstation runs — `render machineconfig` (before the node exists),
 // `seal` and `media build` — live in dist/sno-reconfigure-workstation.cjs (src/cli/workstation-main.ts). The
 // node bundle hands them to that file when it is beside it (dist/ holds both), with the same arguments, or says
 // where to find one. Moving render and seal out freed 16 KiB of the budget (npm run bench, 2026-11-25).

@@ -8,13 +8,22 @@
 // pkg/operator/certrotationcontroller/certrotationcontroller.go). Either way its NotAfter is stated in the
 // file, the report and the banner, so nobody learns it from a 401.
 //
+// A client certificate stops working when its signer expires, even before its own NotAfter: node-system-admin-
+// signer lives 365 days and is rotated at 292 while its clients live 120 days (2 years on 4.16), unclamped
+// (cluster-kube-apiserver-operator release-4.12..4.16 certrotationcontroller.go). So the stated expiry is the
+// earlier of the two, the signer found in kube-apiserver's client CA bundle (openshift-kube-apiserver/client-ca,
+// targetconfigcontroller.go ManageClientCABundle). A hand-off that no longer works (a node stored longer than
+// its debug certificate lives, without `prepare --admin-kubeconfig`) is a warning saying how to log in instead.
+//
 // The CA data is the CA that signs what the new name serves (the load-balancer signer, or the provided
 // certificate's chain) plus the node-local kubeconfig's own CA.
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { joinPem, splitCertificates } from '../../certs/pem';
 import { loadKubeconfig } from '../../cluster/kubeconfig';
-import { clientCertificateNotAfter } from '../../certs/pem';
+import { clientCredentialExpiry } from '../../certs/pem';
+import { R } from '../../cluster/resources';
+import type { KubeObject } from '../../cluster/types';
 import { FACTORY_ADMIN_KUBECONFIG, STATE_FILES } from '../../paths';
 import { StepError, type StepContext } from '../../engine/step';
 
@@ -37,10 +46,23 @@ async function handoffSource(ctx: StepContext): Promise<{ path: string; factory:
 }
 
 /** What the hand-off kubeconfig's opening comment says about its credential's lifetime. */
-function credentialComment(factory: boolean, notAfter: string | undefined): string[] {
+function credentialComment(factory: boolean, expiry: { notAfter: string; signer?: string } | undefined): string[] {
   const from = factory ? 'the admin kubeconfig stored at the factory (sno-reconfigure prepare --admin-kubeconfig)' : 'the node-local kubeconfig: the node\'s rotating debug certificate';
-  if (!notAfter) return [`# Credentials: a token from ${from}.`];
-  return [`# Credentials: from ${from}.`, `# Its client certificate expires ${notAfter}.`, '# After that, log in through the OAuth route (oc login) with kubeadmin or a cluster user.'];
+  if (!expiry) return [`# Credentials: a token from ${from}.`];
+  const when = expiry.signer ? `# Its client certificate works until ${expiry.notAfter}, when its signer ${expiry.signer} expires.` : `# Its client certificate expires ${expiry.notAfter}.`;
+  return [`# Credentials: from ${from}.`, when, '# After that, log in through the OAuth route (oc login) with kubeadmin or a cluster user.'];
+}
+
+const CLIENT_CA = { namespace: 'openshift-kube-apiserver', name: 'client-ca' } as const;
+
+/** kube-apiserver's client CA bundle, or undefined when it cannot be read (the leaf's own NotAfter then counts). */
+async function clientCaBundle(ctx: StepContext): Promise<string | undefined> {
+  try {
+    const cm = await (await ctx.cluster()).get<KubeObject & { data?: Record<string, string> }>(R.configMaps, CLIENT_CA.name, CLIENT_CA.namespace);
+    return cm?.data?.['ca-bundle.crt'];
+  } catch {
+    return undefined;
+  }
 }
 
 /** The kubeconfig text (deterministic for the same input, so an unchanged one is not rewritten). */
@@ -67,7 +89,8 @@ export async function renderHandoffKubeconfig(ctx: StepContext, input: HandoffIn
     ? { 'client-certificate-data': kc.clientCert.toString('base64'), 'client-key-data': kc.clientKey.toString('base64') }
     : { token: token as string };
   const name = input.clusterName;
-  const comment = [`# Admin kubeconfig for https://${input.apiHost}:6443, written by sno-reconfigure.`, ...credentialComment(factory, user.token ? undefined : clientCertificateNotAfter(kc.clientCert))];
+  const expiry = user.token || !kc.clientCert ? undefined : clientCredentialExpiry(kc.clientCert, await clientCaBundle(ctx));
+  const comment = [`# Admin kubeconfig for https://${input.apiHost}:6443, written by sno-reconfigure.`, ...credentialComment(factory, expiry)];
   return `${comment.join('\n')}\n${stringify({
     apiVersion: 'v1',
     kind: 'Config',
@@ -88,9 +111,20 @@ export async function recordHandoff(ctx: StepContext): Promise<void> {
   ctx.data.kubeconfig = target;
   const text = await ctx.host.readTextIfExists(target);
   const data = text && /client-certificate-data:\s*([A-Za-z0-9+/=]+)/.exec(text)?.[1];
-  const notAfter = data ? clientCertificateNotAfter(Buffer.from(data, 'base64')) : undefined;
-  if (notAfter) ctx.facts.newApiKubeconfigExpires = notAfter;
-  else delete ctx.facts.newApiKubeconfigExpires;
+  const expiry = data ? clientCredentialExpiry(Buffer.from(data, 'base64'), await clientCaBundle(ctx)) : undefined;
+  if (!expiry) {
+    delete ctx.facts.newApiKubeconfigExpires;
+    return;
+  }
+  ctx.facts.newApiKubeconfigExpires = expiry.notAfter;
+  if (Date.parse(expiry.notAfter) > ctx.clock.now()) return;
+  const server = /server:\s*(\S+)/.exec(text ?? '')?.[1] ?? 'the new API';
+  const day = expiry.notAfter.slice(0, 10);
+  const why = expiry.signer ? `its client certificate stopped working on ${day}, when its signer ${expiry.signer} expired` : `its client certificate expired on ${day}`;
+  ctx.warn(
+    `the hand-off kubeconfig ${target} does not work: ${why} (the node was stored longer than the node's debug certificate lives, and prepare was not given --admin-kubeconfig). ` +
+      `Log in through the OAuth route instead: oc login ${server} as kubeadmin or a cluster user, or use the installer's auth/kubeconfig with its server set to ${server}.`,
+  );
 }
 
 /** Writes it when different; returns whether it wrote. */

@@ -16,7 +16,7 @@
 // `sno-reconfigure prepare`, and powers it off gracefully for shipping. The node is then "at the site": its
 // LAN is the site's, and the next boot() is the technician powering it on.
 import { execFileSync } from 'node:child_process';
-import { chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, chmodSync } from 'node:fs';
+import { chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, chmodSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +33,7 @@ import type { Testbed } from './index';
 import type { Bind, Machine } from './machine';
 import type { NodeImage } from './node-image';
 import { pollUntil } from './proc';
-import { statusExitCode, STATUS_EXIT_PENDING } from '../../../src/engine/status';
+import { statusExitCode, STATUS_EXIT_PENDING, type StatusView } from '../../../src/engine/status';
 
 const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
 
@@ -48,7 +48,15 @@ export const KUBELET_BOOTSTRAP_KUBECONFIG = '/etc/kubernetes/kubeconfig';
 export const LAN_ENV = '/etc/testbed/lan.env';
 
 /** The project, and nothing else: everything the simulator reads (its CRD schemas too) is inside it. */
-const PROJECT_BINDS: Bind[] = [{ hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true }];
+const PROJECT_BINDS: Bind[] = [{ hostPath: PROJECT_ROOT, nodePath: PROJECT_MOUNT, readOnly: true }, ...linkedNodeModules()];
+
+/** A git worktree whose node_modules is a link to another clone's: that target too, at its own path, so the link resolves in the node. */
+function linkedNodeModules(): Bind[] {
+  const link = path.join(PROJECT_ROOT, 'node_modules');
+  if (!lstatSync(link, { throwIfNoEntry: false })?.isSymbolicLink()) return [];
+  const target = realpathSync(link);
+  return [{ hostPath: target, nodePath: target, readOnly: true }];
+}
 
 export const CLUSTER = { clusterName: 'sno1', nodeName: 'sno1-node', factoryDomain: 'factory.example.com', version: '4.14.12' } as const;
 export interface Lan {
@@ -90,7 +98,8 @@ const machineConfigTexts = new Map<string, string>();
 
 /** `sno-reconfigure render machineconfig` of the bundle under test: the host runtime, or podman with an image. */
 export function renderedMachineConfig(podmanImage?: string): string {
-  const args = podmanImage ? ['--runtime', 'podman', '--node-image', podmanImage] : ['--runtime', 'host'];
+  // The testbed's media are unsigned, as a factory that chose --allow-unsigned-media ships them.
+  const args = [...(podmanImage ? ['--runtime', 'podman', '--node-image', podmanImage] : ['--runtime', 'host']), '--allow-unsigned-media'];
   const key = args.join(' ');
   let text = machineConfigTexts.get(key);
   if (text === undefined) {
@@ -384,7 +393,7 @@ export class SnoNode {
   async status(): Promise<StatusJson> {
     const res = await this.statusCommand(['--json']);
     const view = JSON.parse(res.stdout) as StatusJson;
-    const expected = statusExitCode(view.phase as Parameters<typeof statusExitCode>[0]);
+    const expected = statusExitCode(view.phase as Parameters<typeof statusExitCode>[0], view.lastError as StatusView['lastError']);
     if (res.code !== expected) throw new Error(`sno-reconfigure status exited ${res.code} for phase ${view.phase}, expected ${expected}`);
     return view;
   }

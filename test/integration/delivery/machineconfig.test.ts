@@ -7,13 +7,15 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { brotliDecompressSync } from 'node:zlib';
 import { parse } from 'yaml';
 import { ensureDebianPackages } from '../../support/apt';
 import { ensureBundle, PROJECT_ROOT } from '../../support/bundle';
 import { applyIgnition, decodeFileContents, ignitionFromMachineConfig, type IgnConfig } from '../../support/ignition';
 import { loadCrdValidator } from '../../sim/crd-schema';
 import { EXAMPLES, renderExample } from '../../../machineconfigs/render-examples';
-import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from '../../../src/render/layout';
+import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_PAYLOAD_PATH, MC_WRAPPER_PATH, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from '../../../src/render/layout';
+import { compressBundle, renderLoader } from '../../../src/render/payload';
 import { renderPodmanLauncher } from '../../../src/render/podman';
 import { renderAgentUnit, renderKubeletHoldDropin } from '../../../src/render/unit';
 import { parseInternalAddresses, renderDispatcherScript, renderNodeIpHint } from '../../../src/render/internal-ip';
@@ -71,7 +73,8 @@ describe('example MachineConfigs', () => {
     const internal = parseInternalAddresses(['192.168.127.10/24']);
     const key = readFileSync(path.join(PROJECT_ROOT, 'machineconfigs/keys/site-signing.pub.pem'), 'utf8');
     const expected: Record<string, Buffer | string> = {
-      [MC_BUNDLE_PATH]: bundleBytes,
+      [MC_BUNDLE_PATH]: renderLoader(),
+      [MC_PAYLOAD_PATH]: compressBundle(bundleBytes),
       [PODMAN_LAUNCHER_PATH]: renderPodmanLauncher(),
       [NODEIP_HINT_PATH]: renderNodeIpHint(internal),
       [DISPATCHER_PATHS[0]]: renderDispatcherScript(internal),
@@ -112,7 +115,9 @@ describe('example MachineConfigs', () => {
       {
         const bundleOnNode = path.join(root, MC_BUNDLE_PATH);
         assert.equal(statSync(bundleOnNode).mode & 0o777, 0o755);
-        assert.deepEqual(readFileSync(bundleOnNode), readFileSync(bundle));
+        assert.deepEqual(brotliDecompressSync(readFileSync(path.join(root, MC_PAYLOAD_PATH))), readFileSync(bundle));
+        const version = spawnSync(process.execPath, [bundleOnNode, '--version'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+        assert.equal(`${version.status} ${version.stdout}${version.stderr}`, `0 ${execFileSync(process.execPath, [bundle, '--version'], { encoding: 'utf8' })}`, 'the installed loader runs the bundle');
         if (ex.file.includes('podman')) assert.equal(statSync(path.join(root, PODMAN_LAUNCHER_PATH)).mode & 0o777, 0o755);
         else assert.equal(statSync(path.join(root, MC_WRAPPER_PATH)).mode & 0o777, 0o755);
         assert.equal(statSync(path.join(root, RUNTIME_ENV_PATH), { throwIfNoEntry: false }) !== undefined, ex.file.includes('podman'));

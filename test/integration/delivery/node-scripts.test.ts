@@ -60,7 +60,7 @@ echo '--- after flush'; ip -o addr show dev br-ex
   });
 
   test('shellcheck finds nothing in the dispatcher scripts, the podman launcher and the wrapper', () => {
-    const mc = buildMachineConfig({ role: 'master', runtime: 'host', bundle: Buffer.from('#!/usr/bin/env node\n'), internalAddresses: [], nodeIpPinning: 'hint', trustedKeys: [], enable: false, version: '0.0.0' });
+    const mc = buildMachineConfig({ role: 'master', runtime: 'host', bundle: Buffer.from('#!/usr/bin/env node\n'), internalAddresses: [], nodeIpPinning: 'hint', trustedKeys: [], allowUnsignedMedia: true, enable: false, version: '0.0.0' });
     const wrapper = mc.spec.config.storage?.files.find((f) => f.path === MC_WRAPPER_PATH);
     assert.ok(wrapper);
     const scripts: Record<string, string> = {

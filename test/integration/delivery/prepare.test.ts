@@ -4,9 +4,10 @@
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { R } from '../../../src/cluster/resources';
 import { startSimulator, type Simulator } from '../../sim/index';
 import { issueClientCert } from '../../sim/pki';
 import { writeKubeconfigFile } from '../../sim/cluster/kubeconfigs';
@@ -17,10 +18,10 @@ import { WORKSTATION_COMMANDS } from '../../../src/cli/workstation-commands';
 import { buildMachineConfig } from '../../../src/render/machineconfig';
 import { parseInternalAddresses } from '../../../src/render/internal-ip';
 import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
-import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR } from '../../../src/paths';
+import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR, TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
 import { ASSISTED_DNSMASQ_MARKERS, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 import { parse as parseYaml } from 'yaml';
-import { BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES } from '../../../src/paths';
+import { INVENTORY_ROW_FILE, BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES } from '../../../src/paths';
 import { publicKeyOf } from '../../../src/siteconfig/sealed';
 import type { PrepareResult } from '../../../src/factory/prepare';
 import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/factory/preflight';
@@ -60,6 +61,7 @@ describe('prepare', () => {
       internalAddresses: parseInternalAddresses([internalIp]),
       nodeIpPinning: 'hint',
       trustedKeys: [],
+      allowUnsignedMedia: true,
       enable: false,
       version: '0.0.0-test',
     });
@@ -106,8 +108,24 @@ describe('prepare', () => {
       assert.equal(res.code, 0, res.out + res.err);
       assert.doesNotMatch(res.out, /FAIL/);
       assert.match(res.out, /Dry run, nothing changed\. prepare would:/);
+      assert.match(res.out, /ok {4}kubeadmin +the installer's kubeadmin Secret is there: a site-config may set a new kubeadmin password \(23 characters or more\)/);
       assert.match(res.out, /systemctl enable sno-reconfigure\.service/);
       assert.match(res.out, new RegExp(`create ${KUBELET_HOLD_FILE}`));
+      untouched(node);
+    });
+
+    test('shows which site-config media the node accepts; refuses a node that records neither trusted keys nor --allow-unsigned-media', async () => {
+      const res = await prepare(node, '--dry-run');
+      assert.match(res.out, /ok {4}site-config-media +unsigned media are accepted \(the factory chose --allow-unsigned-media\)/);
+      mkdirSync(path.join(node.root, TRUSTED_KEYS_DIR), { recursive: true });
+      writeFileSync(path.join(node.root, TRUSTED_KEYS_DIR, 'site-signing.pem'), generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }));
+      assert.match((await prepare(node, '--dry-run')).out, /ok {4}site-config-media +media must be signed by one of this node's trusted keys \(site-signing\.pem/);
+      rmSync(path.join(node.root, TRUSTED_KEYS_DIR), { recursive: true });
+      rmSync(path.join(node.root, UNSIGNED_MEDIA_FILE));
+      const neither = await prepare(node, '--dry-run');
+      assert.equal(neither.code, 1);
+      assert.match(neither.out, /FAIL {2}site-config-media +unsigned media are accepted though the factory never chose --allow-unsigned-media \(no trusted keys on this node\)/);
+      assert.match(neither.out, /→ Render the MachineConfig again with --trusted-key PEMFILE \(or --allow-unsigned-media\)/);
       untouched(node);
     });
 
@@ -140,6 +158,10 @@ describe('prepare', () => {
       assert.match(res.out, /"detail": "internal IP 192\.168\.111\.20 is the node's installed IP"/);
       assert.equal(baseline.openshiftVersion, sim.options.version);
       assert.equal(baseline.runtime, 'host');
+      // kube-system's and the installer's kubeadmin Secret's creation: the site judges a kubeadmin hash by them.
+      const kubeadmin = baseline.kubeadmin as { kubeSystemCreated: string; secretCreated?: string };
+      assert.equal(kubeadmin.kubeSystemCreated, sim.store.get(R.namespaces, 'kube-system')?.metadata?.creationTimestamp);
+      assert.equal(kubeadmin.secretCreated, sim.store.get(R.secrets, 'kubeadmin', 'kube-system')?.metadata?.creationTimestamp);
       assert.match(String((baseline.kubeletCertificates as { client?: { notAfter?: string } }).client?.notAfter), /^\d{4}-\d\d-\d\dT/);
       assert.equal(res.result.shipBy, [(baseline.kubeletCertificates as { client: { notAfter: string } }).client.notAfter, (baseline.kubeletCertificates as { server: { notAfter: string } }).server.notAfter].sort()[0]);
       // Idempotent: a second run (after a power cut, say) passes and changes nothing new.
@@ -156,12 +178,41 @@ describe('prepare', () => {
       const privateKeyPem = readFileSync(keyFile, 'utf8');
       const { fingerprint, publicKeyPem } = publicKeyOf(privateKeyPem);
       assert.equal(readFileSync(path.join(node.root, NODE_PUBLIC_KEY_FILE), 'utf8'), publicKeyPem);
-      assert.ok(res.out.includes(`Node key for sealed site-config files (record it in the inventory; seal files to it with sno-reconfigure seal): ${fingerprint}\n${publicKeyPem}`), res.out);
+      assert.ok(res.out.includes(`Node key for sealed site-config files (in the row as nodePublicKey; seal files to it with sno-reconfigure seal): ${fingerprint}\n${publicKeyPem}`), res.out);
       assert.ok(!res.out.includes('PRIVATE KEY') && !res.out.includes(privateKeyPem.split('\n')[1]!), 'the private key is never printed');
       const again = await prepare(node, '--json');
       assert.equal(again.code, 0, again.out);
       assert.equal(readFileSync(keyFile, 'utf8'), privateKeyPem, 'a second prepare keeps the key: files sealed to it stay readable');
       assert.equal(again.result?.nodeKey?.fingerprint, fingerprint);
+    });
+
+    test('writes and prints the node\'s inventory row: identity, uplink MAC, installed names, node key, ship-by (issue 30)', async () => {
+      // This machine's identity and its default route's interface, as the kernel shows them.
+      const at = (p: string, text: string) => {
+        mkdirSync(path.dirname(path.join(node.root, p)), { recursive: true });
+        writeFileSync(path.join(node.root, p), text);
+      };
+      at('sys/class/dmi/id/product_serial', 'CZ2042XYZ\n');
+      at('sys/class/dmi/id/product_uuid', '4c4c4544-0042-3510-8052-b2c04f4d3232\n');
+      at('proc/net/route', 'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\nbr-ex\t006FA8C0\t00000000\t0001\t0\t0\t48\t00FFFFFF\t0\t0\t0\nbr-ex\t00000000\t016FA8C0\t0003\t0\t0\t48\t00000000\t0\t0\t0\n');
+      at('sys/class/net/br-ex/address', '52:54:00:AA:BB:CC\n');
+      const res = await prepare(node, '--json');
+      assert.equal(res.code, 0, res.out + res.err);
+      const row = (res.result as { inventoryRow?: Record<string, string> } | undefined)?.inventoryRow;
+      const { fingerprint, publicKeyPem } = publicKeyOf(readFileSync(path.join(node.root, NODE_KEY_FILE), 'utf8'));
+      assert.deepEqual(row, {
+        serialNumber: 'CZ2042XYZ',
+        systemUUID: '4c4c4544-0042-3510-8052-b2c04f4d3232',
+        macAddress: '52:54:00:aa:bb:cc',
+        clusterName: 'sno1',
+        hostname: 'sno1-node',
+        installedDomain: 'factory.example.com',
+        openshiftVersion: '4.14.12',
+        nodePublicKey: publicKeyPem,
+        nodeKeyFingerprint: fingerprint,
+        shipBy: res.result?.shipBy,
+      });
+      assert.deepEqual(parseYaml(readFileSync(path.join(node.root, INVENTORY_ROW_FILE), 'utf8')), [row], 'the file is a list of one row: rows of many nodes concatenate');
     });
 
     test('refuses when kubelet\'s client certificate would expire during the shipment', async () => {
@@ -182,6 +233,9 @@ describe('prepare', () => {
       const res = await prepare(node, '--dry-run');
       assert.equal(res.code, 1);
       assert.match(res.out, /FAIL {2}kubelet-bootstrap +\/etc\/kubernetes\/kubeconfig is missing/);
+      // The Machine Config Server serves it (MCO pkg/server/server.go appendKubeConfig); no MachineConfig holds it.
+      assert.match(res.out, /Restore \/etc\/kubernetes\/kubeconfig from the Machine Config Server, .*:22623\/config\/master/);
+      assert.doesNotMatch(res.out, /01-master-kubelet/);
     });
 
     test('reports the group set kubelet will bootstrap with at the site: a cluster installed with 4.14 or later', async () => {
@@ -283,15 +337,37 @@ describe('prepare', () => {
     });
 
     test('local DNS: a node with assisted-service\'s dnsmasq keeps it, a node rendered with --no-local-dns is told what the site needs', async () => {
-      mkdirSync(path.join(node.root, 'usr/local/bin'), { recursive: true });
-      writeFileSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript), '#!/bin/bash\n');
-      const assisted = await prepare(node, '--dry-run');
-      assert.match(assisted.out, /ok {4}local-dns +the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself \(assisted-service's 50-master-dnsmasq-configuration\)/);
-      assert.doesNotMatch(assisted.out, /write \/etc\/dnsmasq\.d/);
-      rmSync(path.join(node.root, ASSISTED_DNSMASQ_MARKERS.configScript));
+      // Both generations of 50-master-dnsmasq-configuration (assisted-service internal/network/manifests_generator.go):
+      // since 71f3cc229 with dnsmasq_config.sh; before it /etc/dnsmasq.d/single-node.conf and the forcedns dispatcher only.
+      const generations = [
+        { name: 'dnsmasq_config.sh', files: [ASSISTED_DNSMASQ_MARKERS.configScript, ASSISTED_DNSMASQ_MARKERS.dispatcher, '/etc/dnsmasq.d/single-node.conf'] },
+        { name: 'older, without dnsmasq_config.sh', files: [ASSISTED_DNSMASQ_MARKERS.dispatcher, '/etc/dnsmasq.d/single-node.conf'] },
+      ];
+      for (const generation of generations) {
+        for (const f of generation.files) {
+          mkdirSync(path.dirname(path.join(node.root, f)), { recursive: true });
+          writeFileSync(path.join(node.root, f), '# assisted-service\n');
+        }
+        const assisted = await prepare(node, '--dry-run');
+        assert.match(assisted.out, /ok {4}local-dns +the node answers for api, api-int and \*\.apps of sno1\.factory\.example\.com itself \(assisted-service's 50-master-dnsmasq-configuration\)/, generation.name);
+        assert.doesNotMatch(assisted.out, /write \/etc\/dnsmasq\.d/, generation.name);
+        for (const f of generation.files) rmSync(path.join(node.root, f));
+      }
       rmSync(path.join(node.root, 'etc/systemd/system', LOCAL_DNS_UNIT));
       const none = await prepare(node, '--dry-run');
       assert.match(none.out, /ok {4}local-dns +no node-local DNS \(rendered with --no-local-dns\): at the site, the site's DNS must resolve api-int\.sno1\.factory\.example\.com to this node, or the agent rolls the site network back/);
+    });
+
+    test('says at the factory when kubeadmin was removed: no site-config can bring it back (library-go bootstrapauthenticator)', async () => {
+      const secret = sim.store.get(R.secrets, 'kubeadmin', 'kube-system')!;
+      sim.store.delete(R.secrets, 'kubeadmin', 'kube-system');
+      try {
+        const res = await prepare(node, '--dry-run');
+        assert.match(res.out, /ok {4}kubeadmin +kubeadmin cannot log in on this cluster \(its Secret was removed or created again later\) and no site-config can bring it back/);
+      } finally {
+        // Created again now: as OpenShift sees it, still removed (the following tests do not log in as kubeadmin).
+        sim.store.create(R.secrets, { ...secret, metadata: { name: 'kubeadmin', namespace: 'kube-system' } });
+      }
     });
 
     test('refuses a certificate that is not this node\'s', async () => {
@@ -358,7 +434,7 @@ describe('prepare', () => {
       const bundle = path.join(sim.dir, 'bundle.cjs');
       writeFileSync(bundle, BUNDLE);
       // The host runtime: what is rendered is not the point here, the --internal-ip check is.
-      const code = await runCli(['render', 'machineconfig', '--runtime', 'host', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir }, WORKSTATION_COMMANDS);
+      const code = await runCli(['render', 'machineconfig', '--runtime', 'host', '--allow-unsigned-media', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env, cwd: sim.dir }, WORKSTATION_COMMANDS);
       return { code, out, err };
     }
 

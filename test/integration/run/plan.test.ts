@@ -1,10 +1,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { startScenario, siteConfigFor, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
+import { signedMedia } from '../../support/signed-media';
+import { TRUSTED_KEYS_DIR } from '../../../src/paths';
 
 let s: Scenario;
 let configDir: string;
@@ -71,4 +73,27 @@ test('plan of an invalid site-config lists the problems and exits 1', async () =
   const res = await runPlan(bad);
   assert.equal(res.status, 1);
   assert.match(res.stderr, /spec\.baseDomian: .*did you mean 'baseDomain'/);
+});
+
+// Issue 27: an object that grants privileges is named in the plan; unsigned media may not carry it.
+test('plan names an object that grants privileges; from unsigned media it refuses it, saying it needs signed media', async () => {
+  const mc = 'apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata: {name: 50-master-store-motd, labels: {machineconfiguration.openshift.io/role: master}}\nspec: {config: {ignition: {version: 3.2.0}}}\n';
+  const files = { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['mc.yaml'] } }), 'mc.yaml': mc };
+  const unsigned = path.join(s.node.dir, 'privileged-unsigned');
+  mkdirSync(unsigned);
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(unsigned, name), text);
+  const refused = await runPlan(unsigned);
+  assert.equal(refused.status, 1, refused.stdout);
+  assert.match(refused.stderr, /spec\.extraManifestFiles\[0\]: 'mc\.yaml' holds MachineConfig 50-master-store-motd, which grants privileges: the machine-config-operator writes it to the node as root\. Objects that grant privileges need signed media/);
+
+  const signed = path.join(s.node.dir, 'privileged-signed');
+  mkdirSync(signed);
+  for (const [name, text] of Object.entries(signedMedia(s.node.root, files, ['mc.yaml']))) writeFileSync(path.join(signed, name), text);
+  try {
+    const res = await runPlan(signed);
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /\nWarning: spec\.extraManifestFiles\[0\]: 'mc\.yaml' holds MachineConfig 50-master-store-motd, which grants privileges: the machine-config-operator writes it to the node as root\n/);
+  } finally {
+    rmSync(path.join(s.node.root, TRUSTED_KEYS_DIR), { recursive: true });
+  }
 });

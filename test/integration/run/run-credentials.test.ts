@@ -26,8 +26,16 @@ test('100 days in storage: the expired node-kubeconfig certificate is refused, t
     const switched = res.logs.filter((l) => /the API refused the client certificate of .*localhost-recovery\.kubeconfig \(HTTP 401: it has expired\); continuing with the localhost-recovery-client token \(\/etc\/kubernetes\/static-pod-resources\/kube-apiserver-pod-10\/secrets\/localhost-recovery-client-token\/token\)/.test(l.msg));
     assert.equal(switched.length, 1, res.logs.map((l) => l.msg).filter((m) => /refused|credential/.test(m)).join('\n'));
     assert.ok(s.sim.api.requests.some((r) => r.user === RECOVERY_CLIENT_USER && r.method !== 'GET'), 'the cluster changes were made with the recovery token');
-    const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { result: string };
+    const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { result: string; warnings: string[]; kubeconfigExpires?: string };
     assert.equal(report.result, 'succeeded');
+    // The hand-off carries the same expired certificate (no prepare --admin-kubeconfig): said as a warning,
+    // with how to log in instead, not handed out as if it worked.
+    const handoff = report.warnings.filter((w) => /^the hand-off kubeconfig \S+kubeconfig-new-api does not work: its client certificate expired on \d{4}-\d\d-\d\d/.test(w));
+    assert.equal(handoff.length, 1, report.warnings.join('\n'));
+    assert.match(handoff[0]!, /Log in through the OAuth route instead: oc login https:\/\/api\.\S+:6443 as kubeadmin or a cluster user/);
+    assert.ok(Date.parse(report.kubeconfigExpires!) < s.sim.clock.now());
+    const banner = readFileSync(path.join(s.node.root, 'etc/issue.d/50-sno-reconfigure.issue'), 'utf8');
+    assert.ok(banner.includes(`its certificate expired ${report.kubeconfigExpires}: log in with oc login (kubeadmin or a cluster user) instead`), banner);
   } finally {
     await s.cleanup();
   }

@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { startScenario, siteConfigFor, parseLogs, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
 import { statusExitCode } from '../../../src/engine/status';
+import { R } from '../../../src/cluster/resources';
 
 async function withScenario(fn: (s: Scenario) => Promise<void>, sim: Parameters<typeof startScenario>[0] = {}): Promise<void> {
   const s = await startScenario(sim);
@@ -20,7 +21,7 @@ function status(s: Scenario): { phase: string; lastError?: { message: string; re
   // `status` exits 1 when the last run failed; its JSON is on stdout either way.
   const res = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--json', '--root', s.node.root], { encoding: 'utf8' });
   const view = JSON.parse(res.stdout);
-  assert.equal(res.status, statusExitCode(view.phase), 'status exit code follows the phase');
+  assert.equal(res.status, statusExitCode(view.phase, view.lastError), 'status exit code follows the phase');
   return view;
 }
 
@@ -156,4 +157,23 @@ test('a cluster rename on a node without a factory baseline is refused before an
     assert.ok(run.logs.some((l) => l.level === 'error' && /spec\.clusterName: is 'other-name', but this cluster is named/.test(l.msg)), run.stdout.slice(-2000));
     assert.equal(s.node.calls('nmstatectl').length, 0, 'the network was not touched');
     assert.equal(s.node.calls('systemctl').filter((c) => !c.args[0]!.startsWith('is-')).length, 0, 'kubelet was not started');
+  }));
+
+test('a kubeadmin hash for a node whose kubeadmin was removed at the factory is refused before any change (prepare recorded it)', async () =>
+  withScenario(async (s) => {
+    // What prepare records (src/factory/preflight.ts): kube-system's creation, and no kube-system/kubeadmin.
+    const kubeSystemCreated = String(s.sim.store.get(R.namespaces, 'kube-system')?.metadata?.creationTimestamp);
+    s.sim.store.delete(R.secrets, 'kubeadmin', 'kube-system');
+    mkdirSync(path.join(s.node.root, 'etc/sno-reconfigure'), { recursive: true });
+    writeFileSync(path.join(s.node.root, 'etc/sno-reconfigure/baseline.json'), JSON.stringify({ clusterName: s.sim.options.clusterName, nodeName: s.sim.options.nodeName, kubeadmin: { kubeSystemCreated } }));
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash: `$2y$10$${'Q'.repeat(53)}` } } }) });
+    const plan = await s.run(['--dry-run']);
+    assert.notEqual(plan.code, 0, plan.stdout.slice(-2000));
+    assert.match(plan.stdout + plan.stderr, /spec\.kubeadminPassword\.hash: cannot take effect: this cluster has no Secret kube-system\/kubeadmin/, 'the plan says so too');
+    const run = await s.run(['--once']);
+    assert.notEqual(run.code, 0, run.stdout.slice(-2000));
+    assert.ok(run.logs.some((l) => l.level === 'error' && /spec\.kubeadminPassword\.hash: cannot take effect: this cluster has no Secret kube-system\/kubeadmin/.test(l.msg)), run.stdout.slice(-2000));
+    assert.equal(s.node.calls('nmstatectl').length, 0, 'the network was not touched');
+    assert.equal(s.node.calls('systemctl').filter((c) => !c.args[0]!.startsWith('is-')).length, 0, 'kubelet was not started');
+    assert.equal(s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system'), undefined);
   }));

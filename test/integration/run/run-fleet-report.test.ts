@@ -12,7 +12,7 @@ import { createClusterClient } from '../../../src/cluster/client';
 import { loadKubeconfig } from '../../../src/cluster/kubeconfig';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
-import { FLEET_REPORT, fleetReportObjects, publishFleetReport, RESULT_LABEL } from '../../../src/engine/fleet-report';
+import { FLEET_REPORT, fleetReportObjects, LEGACY_FLEET_REPORT_NAMESPACE, publishFleetReport, RESULT_LABEL } from '../../../src/engine/fleet-report';
 import type { Report } from '../../../src/engine/report';
 import { createLogger } from '../../../src/log';
 import { realTimer } from '../../../src/util/backoff';
@@ -127,6 +127,35 @@ test('the write rides out an API that answers 503 for a while, and gives up with
     assert.equal((sim.store.get(R.configMaps, FLEET_REPORT.name, FLEET_REPORT.namespace) as { data: Record<string, string> }).data.result, 'succeeded', 'nothing half-written');
   } finally {
     sim.api.faults = {};
+    await client.close();
+    await sim.stop();
+  }
+});
+
+test('the report lives outside the reserved openshift- prefix; a ConfigMap an earlier agent wrote under openshift-sno-reconfigure is kept up to date, a foreign one left alone', async () => {
+  assert.equal(FLEET_REPORT.namespace.startsWith('openshift-'), false);
+  const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });
+  const log = createLogger({ format: 'json', journal: false, write: () => {} });
+  const client = createClusterClient(await loadKubeconfig((p) => readFile(p), sim.kubeconfigs.localhostRecovery), { log });
+  try {
+    const report = { result: 'succeeded', siteConfig: { name: 'store-0042', digest: 'a'.repeat(64) }, starts: 1, node: { name: sim.options.nodeName }, cluster: {}, steps: [], changes: [], warnings: [] } satisfies Report;
+    const old = fleetReportObjects(report, 'failed', new Date());
+    // What the earlier agent left: its namespace and ConfigMap, labelled as ours.
+    sim.store.create(R.namespaces, { ...old.namespace, metadata: { ...old.namespace.metadata, name: LEGACY_FLEET_REPORT_NAMESPACE } });
+    sim.store.create(R.configMaps, { ...old.configMap, metadata: { ...old.configMap.metadata, namespace: LEGACY_FLEET_REPORT_NAMESPACE } });
+    const run = { timer: realTimer, signal: new AbortController().signal, log, budgetMs: 60_000 };
+    assert.equal(await publishFleetReport(async () => client, fleetReportObjects(report, 'succeeded', new Date()), run), true);
+    const result = (ns: string) => (sim.store.get(R.configMaps, FLEET_REPORT.name, ns) as { data: Record<string, string> } | undefined)?.data.result;
+    assert.equal(result(FLEET_REPORT.namespace), 'succeeded');
+    assert.equal(result(LEGACY_FLEET_REPORT_NAMESPACE), 'succeeded', 'a policy reading the old place reads the new outcome');
+
+    // Somebody else's ConfigMap of that name is not ours to write.
+    const foreign = sim.store.get(R.configMaps, FLEET_REPORT.name, LEGACY_FLEET_REPORT_NAMESPACE)!;
+    sim.store.update(R.configMaps, { ...foreign, metadata: { ...foreign.metadata, labels: {} }, data: { result: 'theirs' } });
+    assert.equal(await publishFleetReport(async () => client, fleetReportObjects(report, 'failed', new Date()), run), true);
+    assert.equal(result(FLEET_REPORT.namespace), 'failed');
+    assert.equal(result(LEGACY_FLEET_REPORT_NAMESPACE), 'theirs');
+  } finally {
     await client.close();
     await sim.stop();
   }

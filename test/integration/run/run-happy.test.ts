@@ -63,5 +63,5 @@ test('removing the done marker runs the same config again: every step finds its 
   assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'commit'], 'the network was not applied again');
   const writes = s.sim.api.requests.slice(before).filter((r: { method: string; user?: string; path: string }) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method) && r.user === 'system:admin' && !r.path.includes('/approval'));
   // Only the outcome is written again: the report ConfigMap fleet tools read (issue 19), updated in place.
-  assert.deepEqual(writes.map((r: { method: string; path: string }) => `${r.method} ${r.path}`), ['PUT /api/v1/namespaces/openshift-sno-reconfigure/configmaps/report'], 'a second run against a reconfigured cluster changes nothing else');
+  assert.deepEqual(writes.map((r: { method: string; path: string }) => `${r.method} ${r.path}`), ['PUT /api/v1/namespaces/sno-reconfigure/configmaps/report'], 'a second run against a reconfigured cluster changes nothing else');
 });

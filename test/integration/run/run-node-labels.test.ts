@@ -6,6 +6,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { siteConfigFor, startScenario } from '../../support/scenario';
+import { bootstrapUserEnabled } from '../../sim/cluster/bootstrap-user';
 
 test('the node carries the site labels after the run, and a re-run leaves them as they are', async () => {
   const s = await startScenario();
@@ -39,7 +40,7 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
   const s = await startScenario();
   const hash = `$2y$10$${'Q'.repeat(53)}`;
   try {
-    s.sim.store.create(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kubeadmin', namespace: 'kube-system' }, type: 'Opaque', data: { kubeadmin: Buffer.from(`$2a$10$${'F'.repeat(53)}`).toString('base64') } });
+    // The simulator seeds the installer's kube-system/kubeadmin, dated with the cluster's install (test/sim/cluster/seed.ts).
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) });
     const res = await s.run(['--once'], { timeoutMs: 180_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
@@ -48,12 +49,30 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
     const report = readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8');
     for (const text of [res.stdout, res.stderr, report]) assert.ok(!text.includes(hash) && !text.includes(Buffer.from(hash).toString('base64')), 'the hash is in no output');
     assert.match(report, /a new kubeadmin password \(its bcrypt hash from the site-config\)/);
+    assert.deepEqual(bootstrapUserEnabled(s.sim.store), { ok: true }, 'the installer\'s Secret, updated in place, is still honoured');
 
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { remove: true }, timeouts: { settleStability: '2s' } } }) });
     const removed = await s.run(['--once'], { timeoutMs: 180_000 });
     assert.equal(removed.code, 0, removed.stdout.slice(-3000));
     assert.equal(s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system'), undefined);
+
+    // The cluster is days old: a kubeadmin Secret created now would be ignored by the OAuth server (library-go
+    // bootstrapauthenticator, "kubeadmin secret cannot be recreated"), so a hash is refused before anything changes.
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    rmSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), { force: true });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) });
+    const before = s.sim.api.requests.length;
+    const again = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(again.code, 1, again.stdout.slice(-3000));
+    const refusal = again.logs.find((l) => l.level === 'error' && /spec\.kubeadminPassword\.hash: cannot take effect: this cluster has no Secret kube-system\/kubeadmin/.test(l.msg));
+    assert.ok(refusal, again.stdout.slice(-3000));
+    assert.match(refusal.msg, /kubeadmin cannot come back: leave the kubeadmin hash out and log in with the hand-off kubeconfig or an identity provider/);
+    assert.equal(s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system'), undefined, 'no Secret that would be ignored');
+    // (the simulated kubelet keeps writing its Node's status; the agent writes no status)
+    const writes = s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => !['GET', 'HEAD'].includes(r.method) && !r.path.endsWith('/status'));
+    assert.deepEqual(writes.map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'nothing in the cluster changed');
+    assert.equal(bootstrapUserEnabled(s.sim.store).ok, false);
   } finally {
     await s.cleanup();
   }

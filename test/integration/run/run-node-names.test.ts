@@ -77,3 +77,26 @@ test("the site's DNS is asked for the new names (through the node's dig): a warn
     }
   }
 });
+
+test("assisted-service's older node-local DNS (single-node.conf and forcedns, no dnsmasq_config.sh) is recognised: the new names go beside it", async () => {
+  const s = await startScenario();
+  try {
+    const file = (p: string, text: string) => {
+      mkdirSync(path.dirname(path.join(s.node.root, p)), { recursive: true });
+      writeFileSync(path.join(s.node.root, p), text);
+    };
+    const installed = `${s.sim.options.clusterName}.${s.sim.options.baseDomain}`;
+    const ip = s.sim.options.nodeIPs[0]!;
+    // 50-master-dnsmasq-configuration before assisted-service 71f3cc229 (internal/network/manifests_generator.go).
+    file(KUBELET_BOOTSTRAP_KUBECONFIG, `apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: https://api-int.${installed}:6443\n`);
+    file('/etc/dnsmasq.d/single-node.conf', `address=/apps.${installed}/${ip}\naddress=/api-int.${installed}/${ip}\naddress=/api.${installed}/${ip}\n`);
+    file('/etc/NetworkManager/dispatcher.d/forcedns', '#!/bin/bash\n');
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
+    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    assert.equal(res.code, 0, `exit 0\n${res.stdout.slice(-3000)}\n${res.stderr}`);
+    assert.equal(readFileSync(path.join(s.node.root, SITE_NAMES_CONF), 'utf8').split('\n').filter((l) => l.startsWith('address=')).join('\n'), `address=/api.sno1.store42.example.com/${ip}\naddress=/apps.sno1.store42.example.com/${ip}`);
+    assert.ok(s.node.calls('systemctl').some((c) => c.args.join(' ') === `try-restart ${LOCAL_DNS_UNIT} dnsmasq.service`), 'its dnsmasq.service is restarted to read them');
+  } finally {
+    await s.cleanup();
+  }
+});

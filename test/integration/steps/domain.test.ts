@@ -132,6 +132,30 @@ describe('domain step against the simulator', () => {
   });
 });
 
+describe('domain step: a hand-off whose signer expires first', () => {
+  test('states the signer\'s NotAfter, the earlier one, in the file and in the facts (node-system-admin-signer outlived by its client)', async () => {
+    // The client was issued when node-system-admin-signer was 300 of its 365 days old: it outlives the signer.
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', nodeAdminSignerAgeDays: 300 });
+    const h = await createHarness(sim);
+    try {
+      assert.equal(await h.run(domainStep), 'applied');
+      const text = readFileSync(h.file('/var/lib/sno-reconfigure/kubeconfig-new-api'), 'utf8');
+      const user = (parseYaml(text) as { users: { user: Record<string, string> }[] }).users[0]?.user ?? {};
+      const leaf = new X509Certificate(Buffer.from(user['client-certificate-data'] ?? '', 'base64'));
+      const bundle = String((sim.store.get(R.configMaps, 'client-ca', 'openshift-kube-apiserver')?.data as Record<string, string>)['ca-bundle.crt']);
+      const signer = bundle.split(/(?=-----BEGIN CERTIFICATE-----)/).map((p) => new X509Certificate(p)).find((ca) => leaf.checkIssued(ca))!;
+      const signerNotAfter = new Date(signer.validTo).toISOString();
+      assert.ok(Date.parse(signerNotAfter) < Date.parse(leaf.validTo), 'the signer expires first');
+      assert.equal(h.facts.newApiKubeconfigExpires, signerNotAfter);
+      assert.match(text, new RegExp(`# Its client certificate works until ${signerNotAfter.replace(/\./g, '\\.')}, when its signer openshift-kube-apiserver-operator_node-system-admin-signer@\\d+ expires\\.`));
+      assert.deepEqual(h.warnings, [], 'still valid: no warning');
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
+  });
+});
+
 describe('domain step: the factory\'s admin kubeconfig', () => {
   test('is preferred for the hand-off when prepare stored one, and its expiry is the one stated', async () => {
     const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running' });

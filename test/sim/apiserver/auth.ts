@@ -4,7 +4,7 @@
 // system:authenticated. Authorization is a small stand-in for RBAC + the Node authorizer covering the
 // identities the agent and the simulated cluster use.
 import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import type { DetailedPeerCertificate, PeerCertificate, TLSSocket } from 'node:tls';
 import type { Identity } from '../store-types';
 
 export const ADMIN: Identity = { user: 'system:admin', groups: ['system:masters', 'system:authenticated'] };
@@ -64,9 +64,11 @@ export const ANONYMOUS: Identity = { user: 'system:anonymous', groups: ['system:
  */
 export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, Identity>, nowMs: number = Date.now()): Identity | typeof REFUSED {
   const socket = req.socket as TLSSocket;
-  const cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
+  const cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate(true) : undefined;
   if (cert && cert.raw) {
-    const inValidity = Date.parse(cert.valid_from) <= nowMs && nowMs <= Date.parse(cert.valid_to);
+    // Every certificate of the chain, the trusted signer included, must be valid now: Go's x509 Verify (the
+    // x509 authenticator) rejects a client certificate whose issuer has expired, however long the leaf has left.
+    const inValidity = chainOf(cert).every((c) => Date.parse(c.valid_from) <= nowMs && nowMs <= Date.parse(c.valid_to));
     const chains = socket.authorized || socket.authorizationError?.toString() === 'CERT_HAS_EXPIRED';
     if (!chains || !inValidity) return REFUSED;
     const subject = cert.subject as unknown as Record<string, string | string[]> | undefined;
@@ -85,6 +87,17 @@ export function authenticate(req: IncomingMessage, tokens: ReadonlyMap<string, I
   }
   const presentedCertificate = Object.keys(socket.getPeerCertificate?.() ?? {}).length > 0;
   return header === undefined && !presentedCertificate ? ANONYMOUS : REFUSED;
+}
+
+/** The peer certificate and its issuers, as far as the TLS layer resolved them (a self-signed root ends it). */
+function chainOf(cert: DetailedPeerCertificate): PeerCertificate[] {
+  const chain: PeerCertificate[] = [cert];
+  let current = cert;
+  while (current.issuerCertificate && current.issuerCertificate !== current && current.issuerCertificate.raw && chain.length < 8) {
+    current = current.issuerCertificate;
+    chain.push(current);
+  }
+  return chain;
 }
 
 const READ = ['get', 'list', 'watch'];

@@ -39,6 +39,8 @@ import { createStore, type SimObjectStore, type UpdatePath } from './store';
 import { serveWatch, type ActiveWatch } from './watch';
 
 export interface ApiServerOptions {
+  /** More CAs (PEM) whose client certificates are accepted, beside `ca` (kube-apiserver's client-ca bundle). */
+  clientCas?: string[];
   /** The object store; by default a new one (clusterVersion, persistPath). */
   store?: SimObjectStore;
   /** OpenShift version of a new store (default "4.16.0"); with `store`, the store's version is used. */
@@ -171,6 +173,7 @@ export class ApiServer {
   readonly store: SimObjectStore;
   readonly ca: CertificateAuthority;
   readonly caPem: string;
+  private readonly clientCas: string[];
   readonly host: string;
   private portNumber = 0;
   private readonly server: Server;
@@ -196,6 +199,7 @@ export class ApiServer {
     this.store = opts.store ?? createStore({ clusterVersion: opts.clusterVersion, persistPath: opts.persistPath, now: opts.now });
     this.ca = opts.ca ?? sharedCa();
     this.caPem = this.ca.certPem;
+    this.clientCas = [this.caPem, ...(opts.clientCas ?? [])];
     this.host = opts.host ?? '127.0.0.1';
     this.portNumber = opts.port ?? 0;
     this.now = opts.now ?? Date.now;
@@ -219,7 +223,7 @@ export class ApiServer {
       {
         key: serving.keyPem,
         cert: serving.certPem,
-        ca: [this.caPem],
+        ca: this.clientCas,
         // Ask for a client certificate but let the request through without one: the API server, not the TLS
         // layer, decides (401 Unauthorized, or a bearer token).
         requestCert: true,
@@ -312,7 +316,7 @@ export class ApiServer {
   /** Certificates served by SNI name (what APIServer spec.servingCerts.namedCertificates does). */
   setServingCertificates(named: NamedServingCertificate[]): void {
     this.namedContexts.length = 0;
-    for (const n of named) this.namedContexts.push({ names: n.names, context: createSecureContext({ key: n.keyPem, cert: n.certPem, ca: [this.caPem] }) });
+    for (const n of named) this.namedContexts.push({ names: n.names, context: createSecureContext({ key: n.keyPem, cert: n.certPem, ca: this.clientCas }) });
   }
 
   /** Picks the port now (while down) so the URL and kubeconfigs stay valid when the API comes up later. */

@@ -93,6 +93,11 @@ export interface SimulatorOptions {
    * kubeconfigs' client certificate was issued that much earlier (see nodeAdminClientValidity).
    */
   poweredOffDays?: number;
+  /**
+   * How old node-system-admin-signer was when it issued the node-kubeconfigs' client certificate, in days
+   * (default 60; the operator rotates it at 292 of its 365 days, so up to ~320): see nodeAdminSignerValidity.
+   */
+  nodeAdminSignerAgeDays?: number;
   kubelet?: KubeletInitialState;
   /**
    * Whether the node resolves the installed domain's api, api-int and *.apps (default true: a node-local DNS or
@@ -115,6 +120,7 @@ export interface ResolvedOptions {
   version: string;
   installedVersion: string;
   poweredOffDays: number;
+  nodeAdminSignerAgeDays: number;
   nodeResolvesInstalledNames: boolean;
   durations: SimDurations;
   kubelet: KubeletInitialState;
@@ -157,6 +163,8 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
   if (durations.rebootOutage > durations.machineConfigRollout) throw new Error('durations.rebootOutage: must not exceed durations.machineConfigRollout');
   const poweredOffDays = opts.poweredOffDays ?? 0;
   if (!(poweredOffDays >= 0) || !Number.isFinite(poweredOffDays)) throw new Error(`poweredOffDays: expected a number of days >= 0, got ${String(opts.poweredOffDays)}`);
+  const nodeAdminSignerAgeDays = opts.nodeAdminSignerAgeDays ?? 60;
+  if (!(nodeAdminSignerAgeDays >= 0) || !Number.isFinite(nodeAdminSignerAgeDays)) throw new Error(`nodeAdminSignerAgeDays: expected a number of days >= 0, got ${String(opts.nodeAdminSignerAgeDays)}`);
   const kubelet = opts.kubelet ?? 'masked';
   if (!['masked', 'started', 'running'].includes(kubelet)) throw new Error(`kubelet: expected masked, started or running, got ${JSON.stringify(kubelet)}`);
   return {
@@ -169,6 +177,7 @@ export function resolveOptions(opts: SimulatorOptions = {}): ResolvedOptions {
     version,
     installedVersion,
     poweredOffDays,
+    nodeAdminSignerAgeDays,
     nodeResolvesInstalledNames: opts.nodeResolvesInstalledNames ?? true,
     durations,
     kubelet,
@@ -202,6 +211,18 @@ const NODE_ADMIN_CLIENT_AGE_AT_SHUTDOWN_DAYS = 25;
 export function nodeAdminClientValidity(o: Pick<ResolvedOptions, 'version' | 'poweredOffDays'>, nowMs: number): { notBefore: Date; validityDays: number } {
   const validityDays = minorVersion(o.version) >= 16 ? 730 : 120;
   return { notBefore: new Date(nowMs - (o.poweredOffDays + NODE_ADMIN_CLIENT_AGE_AT_SHUTDOWN_DAYS) * DAY_MS), validityDays };
+}
+
+/**
+ * node-system-admin-signer, which issues node-system-admin-client: valid 365 days, rotated at 292, on 4.12 to 4.16
+ * alike (openshift/cluster-kube-apiserver-operator release-4.12..4.16
+ * pkg/operator/certrotationcontroller/certrotationcontroller.go). Its clients are not clamped to it (library-go
+ * NewClientCertificateTemplateForDuration), so a client issued late in its life, and every 2-year client of 4.16,
+ * stops verifying when the signer expires, before its own NotAfter.
+ */
+export function nodeAdminSignerValidity(o: Pick<ResolvedOptions, 'version' | 'poweredOffDays' | 'nodeAdminSignerAgeDays'>, nowMs: number): { notBefore: Date; validityDays: number } {
+  const clientIssued = nodeAdminClientValidity(o, nowMs).notBefore.getTime();
+  return { notBefore: new Date(clientIssued - o.nodeAdminSignerAgeDays * DAY_MS), validityDays: 365 };
 }
 
 /** Minor version number, e.g. 14 for 4.14.12. */

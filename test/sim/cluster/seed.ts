@@ -95,6 +95,17 @@ export interface SeedInput {
   clock: SimClock;
   /** The CA the kube-apiserver serves with and trusts for client certificates. */
   apiCa: CertificateAuthority;
+  /** Runs `fn` with the store's clock at install time (INSTALLED_AGO_MS ago), so what it creates is dated then. */
+  atInstall?: <T>(fn: () => T) => T;
+}
+
+/** How long before the simulator starts the cluster was installed. */
+export const INSTALLED_AGO_MS = 3 * 24 * 3600_000;
+
+/** A bcrypt hash in the form the installer writes (cost 10); the password behind it is nobody's. */
+function installerKubeadminHash(): string {
+  const alphabet = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  return `$2a$10$${Array.from(randomBytes(53), (b) => alphabet[b % 64]).join('')}`;
 }
 
 /** Everything the simulator needs to know about what it seeded (also recomputable from the store). */
@@ -145,14 +156,21 @@ function releaseDigest(version: string): string {
 export function seedCluster(store: SimStore, input: SeedInput): SeedResult {
   const { opts, signers, clock, apiCa } = input;
   const names = clusterNames(opts);
-  const installedAt = clock.iso(clock.now() - 3 * 24 * 3600_000);
+  const installedAt = clock.iso(clock.now() - INSTALLED_AGO_MS);
   const version = opts.version;
   const image = `quay.io/openshift-release-dev/ocp-release@sha256:${releaseDigest(version)}`;
   const infrastructureName = `${opts.clusterName}-${randomBytes(3).toString('hex').slice(0, 5)}`;
 
-  for (const ns of [...new Set([...EXTRA_NAMESPACES, ...Object.values(CLUSTER_OPERATORS)])]) {
-    store.create(R.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } } });
-  }
+  const atInstall = input.atInstall ?? (<T>(fn: () => T) => fn());
+  atInstall(() => {
+    for (const ns of [...new Set([...EXTRA_NAMESPACES, ...Object.values(CLUSTER_OPERATORS)])]) {
+      store.create(R.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } } });
+    }
+    // The installer's kubeadmin password, as its bcrypt hash (openshift/installer pkg/asset/password/password.go,
+    // openshift/99_kubeadmin-password-secret.yaml), created with the cluster: the bootstrap authenticator honours it
+    // only because it is no more than an hour younger than kube-system (bootstrap-user.ts).
+    store.create(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kubeadmin', namespace: 'kube-system' }, type: 'Opaque', data: { kubeadmin: b64(installerKubeadminHash()) } });
+  });
 
   // --- signers and serving certificates, under the names the operators use -----------------------------
   const signerAnnotations = (description: string) => ({ 'openshift.io/owning-component': 'kube-apiserver', 'openshift.io/description': description });

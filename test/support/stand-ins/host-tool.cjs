@@ -197,6 +197,12 @@ function mount() {
     process.stderr.write(`mount: ${device}: special device does not exist.\n`);
     process.exit(32);
   }
+  if (fs.existsSync(p('devices', `${name}.nodriver`))) {
+    // util-linux 2.38 libmount/src/context_mount.c (mnt_context_get_mount_excode, ENODEV): the kernel has no such filesystem.
+    const type = args[args.indexOf('-t') + 1];
+    process.stderr.write(`mount: ${target}: unknown filesystem type '${type}'.\n`);
+    process.exit(32);
+  }
   if (fs.existsSync(p('devices', `${name}.unreadable`))) {
     process.stderr.write(`mount: ${target}: wrong fs type, bad option, bad superblock on ${device}, missing codepage or helper program, or other error.\n`);
     process.exit(32);

@@ -39,6 +39,8 @@ test('waits, refuses a bad stick without re-reading it, takes the replacement me
     await new Promise((r) => setTimeout(r, 400));
     assert.deepEqual(seen, [], 'nothing attached yet');
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'bad' });
+    const deadline = Date.now() + 30_000;
+    while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 1_000));
     assert.deepEqual(seen, ['volume:/dev/loop0 (label SITE-CONFIG):1'], 'the refused stick is read once while it stays attached');
     node.detachVolume('loop0');
@@ -65,6 +67,8 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
       offered.push(copy.treeDigest.slice(0, 8));
       return offered.length >= 2 ? 'accepted' : 'refused';
     });
+    const deadline = Date.now() + 30_000;
+    while (offered.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 1_200));
     assert.equal(offered.length, 1, 'refused once, not again while unchanged');
     writeFileSync(path.join(drop, 'site-config.yaml'), 'v2');

@@ -9,7 +9,7 @@ import { readStatus, renderStatus, statusExitCode, STATUS_EXIT_PENDING } from '.
 import { STEPS } from '../../../src/steps/index';
 import { createDeadline } from '../../../src/engine/clock';
 import { formatDuration } from '../../../src/siteconfig/duration';
-import { DONE_MARKER } from '../../../src/paths';
+import { DONE_MARKER, TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
 import { fastClock } from '../../support/step-context';
 
 test('the journal survives a reopen, is written atomically and privately, and a new config starts over', async () => {
@@ -58,6 +58,28 @@ test('status renders phase, steps, the last error with its remedy, and the repor
     assert.match(text, /failed +Wait for the Kubernetes API .*2 attempts/);
     assert.match(text, /pending +Move the cluster to the new domain/);
     assert.match(text, /What to do: Check kubelet\./);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('status says which site-config media the node accepts: signed by its keys, or unsigned as the factory chose', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'status-media-'));
+  try {
+    const host = new LocalHost({ root });
+    const media = async () => {
+      const view = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
+      return { json: view.media, text: /^Media: +(.*)$/m.exec(renderStatus(view))?.[1] };
+    };
+    assert.match((await media()).text ?? '', /^unsigned media are accepted though the factory never chose --allow-unsigned-media \(no trusted keys on this node\)/);
+    mkdirSync(path.join(root, 'etc/sno-reconfigure'), { recursive: true });
+    writeFileSync(path.join(root, UNSIGNED_MEDIA_FILE), '');
+    assert.match((await media()).text ?? '', /^unsigned media are accepted \(the factory chose --allow-unsigned-media\)/);
+    mkdirSync(path.join(root, TRUSTED_KEYS_DIR));
+    writeFileSync(path.join(root, TRUSTED_KEYS_DIR, 'org.pem'), 'x');
+    const signed = await media();
+    assert.equal(signed.text, `media must be signed by one of this node's trusted keys (org.pem in ${TRUSTED_KEYS_DIR})`);
+    assert.equal(signed.json, signed.text, '--json has the same sentence');
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -75,9 +75,31 @@ describe('reading the media', () => {
   test('an unreadable filesystem is a MediaError that says what to do, and nothing is left behind', async () => {
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
     writeFileSync(path.join(node.standinDir, 'devices', 'loop0.unreadable'), '');
-    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate', 'vfat'), (e: unknown) => e instanceof MediaError && /^could not be mounted \(exit \d+: .+\)$/.test(e.message) && /may be damaged/.test(e.remedy) && e.cause instanceof CommandError);
+    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/var/lib/sno-reconfigure/candidate', 'vfat'), (e: unknown) => e instanceof MediaError && e.message === 'could not be mounted: its vfat filesystem is damaged (mount exit 32)' && /insert it again/.test(e.remedy) && e.cause instanceof CommandError);
     assert.ok(!existsSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate')));
     assert.deepEqual(readdirSync(path.join(node.root, 'run/sno-reconfigure')), [], 'mount point removed');
+  });
+
+  // Issue 27: mount(8)'s own text (it names the private mount point) is never shown; each cause is said as such.
+  test('a missing filesystem driver is not damage, and a pulled stick is not damaged or empty', async () => {
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(node.standinDir, 'devices', 'loop0.nodriver'), '');
+    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/c', 'udf'), (e: unknown) => e instanceof MediaError && e.message === 'uses udf, but this node has no driver for udf (its kernel module is missing)' && !/damaged/.test(e.remedy));
+    node.detachVolume('loop0');
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(node.standinDir, 'devices', 'loop0.unreadable'), '');
+    rmSync(path.join(node.root, 'dev', 'loop0'));
+    await assert.rejects(copyFromVolume(host, '/dev/loop0', '/c', 'vfat'), (e: unknown) => e instanceof MediaError && e.message === 'was removed while it was being read (the device disappeared)');
+  });
+
+  test('on FAT, the files a site-config names match whatever their case', async () => {
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'Site-Config.YAML': 'spec:\n  pullSecretFile: secrets/ps.json\n', 'SECRETS/PS.JSON': '{}' });
+    await copyFromVolume(host, '/dev/loop0', '/c', 'vfat');
+    assert.equal(readFileSync(path.join(node.root, 'c/secrets/ps.json'), 'utf8'), '{}');
+    node.detachVolume('loop0');
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'spec:\n  pullSecretFile: secrets/ps.json\n', 'SECRETS/PS.JSON': '{}' });
+    await copyFromVolume(host, '/dev/loop0', '/c', 'ext4');
+    assert.ok(!existsSync(path.join(node.root, 'c/secrets/ps.json')), 'ext4 names have a case');
   });
 
   test('media pulled out mid-copy is reported as such and the previous copy stays intact', async () => {

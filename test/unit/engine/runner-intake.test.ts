@@ -15,6 +15,9 @@ const rows: { name: string; result: Parameters<typeof problemsOf>[0]; id: Parame
   { name: 'a host rename', result: valid({ hostname: 'other-node' }), id, paths: ['spec.hostname'] },
   { name: 'a rename with no baseline to compare with is not judged here', result: valid({ clusterName: 'other' }), id: { baseline: {}, nodeName: '' }, paths: [] },
   { name: 'the exact config refused on this node before', result: valid(), id: { ...id, rejectedDigests: ['f'.repeat(64)] }, paths: ['site-config'] },
+  // prepare recorded that kubeadmin was removed at the factory: a new hash would be ignored by the OAuth server.
+  { name: 'a kubeadmin hash on a node whose kubeadmin Secret was removed at the factory', result: valid({ kubeadminPassword: { hash: `$2y$10$${'Q'.repeat(53)}` } }), id: { ...id, baseline: { clusterName: 'sno1', kubeadmin: { kubeSystemCreated: '2026-08-01T10:00:00Z' } }, now: Date.parse('2026-11-01T00:00:00Z') }, paths: ['spec.kubeadminPassword.hash'] },
+  { name: 'a kubeadmin hash where the installer\'s Secret was there at prepare', result: valid({ kubeadminPassword: { hash: `$2y$10$${'Q'.repeat(53)}` } }), id: { ...id, baseline: { clusterName: 'sno1', kubeadmin: { kubeSystemCreated: '2026-08-01T10:00:00Z', secretCreated: '2026-08-01T10:05:00Z' } }, now: Date.parse('2026-11-01T00:00:00Z') }, paths: [] },
   { name: 'a config for another machine is not a problem of its content', result: { status: 'not-for-this-machine', reasons: ['serial'] }, id, paths: [] },
 ];
 

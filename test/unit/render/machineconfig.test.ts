@@ -10,8 +10,10 @@ import { runCli } from '../../../src/cli/cli';
 import { WORKSTATION_COMMANDS } from '../../../src/cli/workstation-commands';
 import { decodeFileContents, ignitionFromMachineConfig, type IgnConfig } from '../../support/ignition';
 import { parse } from 'yaml';
-import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from '../../../src/render/layout';
-import { TRUSTED_KEYS_DIR } from '../../../src/paths';
+import { brotliDecompressSync } from 'node:zlib';
+import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_PAYLOAD_PATH, MC_WRAPPER_PATH, NODEIP_DROPIN, NODEIP_HINT_PATH, PODMAN_LAUNCHER_PATH, RUNTIME_ENV_PATH } from '../../../src/render/layout';
+import { renderLoader } from '../../../src/render/payload';
+import { TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
 import { LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 
 const IMAGE = 'registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:' + '1'.repeat(64);
@@ -30,10 +32,13 @@ describe('render machineconfig', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
+  /** Unsigned media unless the test gives a key or says otherwise (`--media-as-given`): most tests are about other options. */
   async function render(...args: string[]): Promise<{ code: number; out: string; err: string }> {
     let out = '';
     let err = '';
-    const code = await runCli(['render', 'machineconfig', '--bundle', bundle, ...args], { out: (s) => (out += s), err: (s) => (err += s), env: {}, cwd: dir }, WORKSTATION_COMMANDS);
+    const media = args.includes('--trusted-key') || args.includes('--allow-unsigned-media') ? [] : ['--allow-unsigned-media'];
+    const given = args.filter((a) => a !== '--media-as-given');
+    const code = await runCli(['render', 'machineconfig', '--bundle', bundle, ...(args.includes('--media-as-given') ? [] : media), ...given], { out: (s) => (out += s), err: (s) => (err += s), env: {}, cwd: dir }, WORKSTATION_COMMANDS);
     return { code, out, err };
   }
 
@@ -41,7 +46,7 @@ describe('render machineconfig', () => {
     return new Map((cfg.storage?.files ?? []).map((f) => [f.path, { mode: f.mode, text: decodeFileContents(f) }]));
   }
 
-  test('host runtime: the bundle (gzip, 0755), a wrapper, the unit (not enabled) and the kubelet hold', async () => {
+  test('host runtime: the bundle (brotli, 0644) and its loader (0755), a wrapper, the unit (not enabled) and the kubelet hold', async () => {
     const res = await render('--runtime', 'host');
     assert.equal(res.code, 0, res.err);
     const mc = parse(res.out) as { metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> } };
@@ -51,10 +56,12 @@ describe('render machineconfig', () => {
     const cfg = ignitionFromMachineConfig(res.out);
     assert.equal(cfg.ignition.version, '3.2.0');
     const f = files(cfg);
-    assert.deepEqual([...f.keys()], [MC_WRAPPER_PATH, MC_BUNDLE_PATH, LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF].sort());
-    assert.deepEqual(f.get(MC_BUNDLE_PATH)?.text, bundleBytes);
+    assert.deepEqual([...f.keys()], [MC_WRAPPER_PATH, MC_BUNDLE_PATH, MC_PAYLOAD_PATH, LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF, UNSIGNED_MEDIA_FILE].sort());
+    assert.deepEqual(brotliDecompressSync(f.get(MC_PAYLOAD_PATH)!.text), bundleBytes);
+    assert.equal(f.get(MC_PAYLOAD_PATH)?.mode, 0o644);
+    assert.equal(String(f.get(MC_BUNDLE_PATH)?.text), renderLoader());
     assert.equal(f.get(MC_BUNDLE_PATH)?.mode, 0o755);
-    assert.equal(cfg.storage?.files?.find((x) => x.path === MC_BUNDLE_PATH)?.contents?.compression, 'gzip');
+    for (const p of [MC_PAYLOAD_PATH, MC_BUNDLE_PATH]) assert.equal(cfg.storage?.files?.find((x) => x.path === p)?.contents?.compression, undefined, `${p}: Ignition writes it as it is`);
     assert.match(String(f.get(MC_WRAPPER_PATH)?.text), new RegExp(`exec /usr/bin/node ${MC_BUNDLE_PATH} "\\$@"`));
     const units = new Map((cfg.systemd?.units ?? []).map((u) => [u.name, u]));
     assert.deepEqual([...units.keys()], ['kubelet.service', LOCAL_DNS_UNIT, 'sno-reconfigure-renew.service', 'sno-reconfigure-renew.timer', 'sno-reconfigure.service'].sort());
@@ -106,6 +113,8 @@ describe('render machineconfig', () => {
     const unit = (cfg.systemd?.units ?? []).find((u) => u.name === LOCAL_DNS_UNIT);
     assert.equal(unit?.enabled, true);
     assert.match(unit?.contents ?? '', /^ConditionPathExists=!\/usr\/local\/bin\/dnsmasq_config\.sh$/m);
+    // assisted-service before 71f3cc229 (2023-11) had no dnsmasq_config.sh; its forcedns dispatcher is in every generation.
+    assert.match(unit?.contents ?? '', /^ConditionPathExists=!\/etc\/NetworkManager\/dispatcher\.d\/forcedns$/m);
     assert.match(unit?.contents ?? '', /^Before=kubelet\.service crio\.service$/m);
     assert.match(unit?.contents ?? '', /^ExecStart=\/usr\/sbin\/dnsmasq --keep-in-foreground --conf-file=\/dev\/null --conf-dir=\/etc\/dnsmasq\.d,/m);
     const f = files(cfg);
@@ -168,9 +177,27 @@ describe('render machineconfig', () => {
 
   test('refuses to embed a file that is not the bundle', async () => {
     let err = '';
-    const code = await runCli(['render', 'machineconfig', '--bundle', path.join(dir, 'site.pub.pem')], { out: () => undefined, err: (s) => (err += s), env: {}, cwd: dir }, WORKSTATION_COMMANDS);
+    const code = await runCli(['render', 'machineconfig', '--allow-unsigned-media', '--bundle', path.join(dir, 'site.pub.pem')], { out: () => undefined, err: (s) => (err += s), env: {}, cwd: dir }, WORKSTATION_COMMANDS);
     assert.equal(code, 1);
     assert.match(err, /is not the agent's bundle/);
+  });
+
+  test('signed media are the default: without --trusted-key or --allow-unsigned-media render refuses (exit 2, both flags named); the MachineConfig records the choice', async () => {
+    const none = await render('--runtime', 'host', '--media-as-given');
+    assert.equal(none.code, 2);
+    assert.equal(none.out, '');
+    assert.match(none.err, /--trusted-key PEMFILE.*--allow-unsigned-media/);
+    const both = await render('--runtime', 'host', '--trusted-key', 'site.pub.pem', '--allow-unsigned-media');
+    assert.equal(both.code, 2);
+    assert.match(both.err, /contradict/);
+
+    const signed = await render('--runtime', 'host', '--trusted-key', 'site.pub.pem');
+    assert.equal(signed.code, 0, signed.err);
+    assert.equal((parse(signed.out) as { metadata: { annotations: Record<string, string> } }).metadata.annotations['sno-reconfigure.io/site-config-media'], 'signed');
+    assert.ok(!files(ignitionFromMachineConfig(signed.out)).has(UNSIGNED_MEDIA_FILE));
+    const unsigned = await render('--runtime', 'host', '--allow-unsigned-media');
+    assert.equal((parse(unsigned.out) as { metadata: { annotations: Record<string, string> } }).metadata.annotations['sno-reconfigure.io/site-config-media'], 'unsigned');
+    assert.match(String(files(ignitionFromMachineConfig(unsigned.out)).get(UNSIGNED_MEDIA_FILE)?.text), /--allow-unsigned-media/);
   });
 
   test('render needs a subject', async () => {

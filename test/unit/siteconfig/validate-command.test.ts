@@ -67,12 +67,12 @@ test('an invalid site-config: exit 1 and every problem with its location', async
   assert.equal(out.split('\n').filter((l) => l.startsWith('  spec.')).length, 12);
 });
 
-test('--json prints exactly the contract shape (plus status and source)', async () => {
+test('--json prints exactly the contract shape (plus status, source and notes: the key that verified the signature, who sealed files are for)', async () => {
   const c = await caseDir('invalid', 'i005-typo-basedomain');
   const { code, out } = await run([c.location, '--json', '--root', c.root]);
   assert.equal(code, 1);
   const report = JSON.parse(out) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(report).sort(), ['errors', 'for', 'source', 'status', 'valid', 'warnings']);
+  assert.deepEqual(Object.keys(report).sort(), ['errors', 'for', 'notes', 'source', 'status', 'valid', 'warnings']);
   assert.equal(report.for, 'any machine (no spec.match)');
   assert.equal(report.valid, false);
   assert.equal(report.status, 'invalid');

@@ -1,28 +1,66 @@
-// The inventory of `media build`: CSV (RFC 4180 quoting) or YAML rows, and the template's ${column} filling,
-// with the row named in every refusal.
+// The inventory of `media build`: CSV (RFC 4180 quoting) or YAML rows, each with the line it starts on; the
+// nodes' rows from `prepare` joined by serial number; nodePublicKey as PEM text or a file; and the template's
+// ${column} filling. Every problem names its row and line, and all of them are collected in one pass.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BuildError, fillTemplate, parseInventory } from '../../../src/workstation/media-build';
+import { generateKeyPairSync } from 'node:crypto';
+import { BuildError, fillTemplate } from '../../../src/workstation/media-build';
+import { joinNodes, nodeKeyOf, parseInventory, rowName } from '../../../src/workstation/inventory';
 
-test('CSV: a header, one row per site; quoted fields keep commas, quotes and line breaks; CRLF and blank lines are fine', () => {
-  const rows = parseInventory('name,serial,note\r\nstore-0001,SER1,"a, b"\r\n\r\nstore-0002,SER2,"say ""hi""\nthere"\n', 'sites.csv');
-  assert.deepEqual(rows, [
-    { row: 1, values: { name: 'store-0001', serial: 'SER1', note: 'a, b' } },
-    { row: 2, values: { name: 'store-0002', serial: 'SER2', note: 'say "hi"\nthere' } },
+test('CSV: a header, one row per site, each with its line; quoted fields keep commas, quotes and line breaks; CRLF and blank lines are fine', () => {
+  const parsed = parseInventory('name,serial,note\r\nstore-0001,SER1,"a, b"\r\n\r\nstore-0002,SER2,"say ""hi""\nthere"\nstore-0003,SER3,x\n', 'sites.csv');
+  assert.deepEqual(parsed.rows, [
+    { row: 1, line: 2, values: { name: 'store-0001', serial: 'SER1', note: 'a, b' } },
+    { row: 2, line: 4, values: { name: 'store-0002', serial: 'SER2', note: 'say "hi"\nthere' } },
+    { row: 3, line: 6, values: { name: 'store-0003', serial: 'SER3', note: 'x' } },
   ]);
-  assert.throws(() => parseInventory('name,serial\nstore-0001\n', 'sites.csv'), (e: Error) => e instanceof BuildError && e.message === 'row 1: 1 columns, but the header has 2');
-  assert.throws(() => parseInventory('', 'sites.csv'), /the CSV inventory is empty/);
+  assert.deepEqual(parsed.problems, []);
+  assert.deepEqual(parseInventory('name,serial\nstore-0001\nstore-0002,SER2\nstore-0003,a,b\n', 'sites.csv').problems, [
+    'sites.csv: row 1 (line 2): 1 columns, but the header has 2',
+    'sites.csv: row 3 (line 4): 3 columns, but the header has 2',
+  ]);
+  assert.throws(() => parseInventory('', 'sites.csv'), (e: Error) => e instanceof BuildError && /sites\.csv is empty/.test(e.message));
 });
 
-test('YAML: "sites:" or a bare list of maps; numbers become text; a nested value is refused', () => {
-  assert.deepEqual(parseInventory('sites:\n  - {name: store-0001, vlan: 42}\n', 'sites.yaml'), [{ row: 1, values: { name: 'store-0001', vlan: '42' } }]);
-  assert.deepEqual(parseInventory('- {name: a}\n', 'sites.yml'), [{ row: 1, values: { name: 'a' } }]);
-  assert.throws(() => parseInventory('sites:\n  - {name: a, dns: [1.1.1.1]}\n', 'sites.yaml'), /sites\.yaml: site 1, dns: a value must be a string or a number, not a list/);
-  assert.throws(() => parseInventory('name: a\n', 'sites.yaml'), /expected a list of sites/);
+test('YAML: "sites:" or a bare list of maps, with lines; numbers become text; every nested value is a problem of its row', () => {
+  assert.deepEqual(parseInventory('sites:\n  - {name: store-0001, vlan: 42}\n', 'sites.yaml').rows, [{ row: 1, line: 2, values: { name: 'store-0001', vlan: '42' } }]);
+  assert.deepEqual(parseInventory('- name: a\n  x: 1\n- name: b\n', 'nodes.yml').rows.map((r) => r.line), [1, 3]);
+  assert.deepEqual(parseInventory('sites:\n  - {name: a, dns: [1.1.1.1]}\n  - {name: b, x: {y: 1}}\n', 'sites.yaml').problems, [
+    'sites.yaml: row 1 (line 2), dns: a value must be a string or a number, not a list',
+    'sites.yaml: row 2 (line 3), x: a value must be a string or a number, not a map',
+  ]);
+  assert.throws(() => parseInventory('name: a\n', 'sites.yaml'), /expected a list of rows/);
 });
 
-test('the template takes every ${column}; what a row lacks is named with the row', () => {
-  const row = { row: 3, values: { name: 'store-0003', domain: 'store3.example.com', empty: '' } };
+test('the template takes every ${column}; what a row lacks is named', () => {
+  const row = { row: 3, line: 4, values: { name: 'store-0003', domain: 'store3.example.com', empty: '' } };
+  assert.equal(rowName(row), 'row 3 (line 4), store-0003');
   assert.equal(fillTemplate('name: ${name}\nbaseDomain: ${domain}\n', row), 'name: store-0003\nbaseDomain: store3.example.com\n');
-  assert.throws(() => fillTemplate('${name} ${gateway} ${empty} ${gateway}', row), (e: Error) => e.message === 'row 3 (store-0003): the template needs ${gateway}, ${empty}, which this row does not give');
+  assert.throws(() => fillTemplate('${name} ${gateway} ${empty} ${gateway}', row), (e: Error) => e.message === 'the template needs ${gateway}, ${empty}, which this row does not give');
+});
+
+test('node rows join the site rows by serial number; a site may not rename its node', () => {
+  const nodes = parseInventory('- {serialNumber: S1, clusterName: sno1, hostname: n1}\n- {serialNumber: S2, clusterName: sno1, hostname: n2}\n- {serialNumber: S1}\n- {hostname: x}\n', 'nodes.yaml').rows;
+  const sites = parseInventory('name,serial,clusterName\na,S1,\nb,S2,sno\nc,S9,\nd,,\n', 'sites.csv').rows;
+  const joined = joinNodes(sites, nodes, 'nodes.yaml');
+  assert.deepEqual(joined.rows.map((r) => [r.values.name, r.values.clusterName, r.values.hostname]), [['a', 'sno1', 'n1'], ['b', 'sno', 'n2']]);
+  assert.deepEqual(joined.problems.map((p) => p.replace(/: run prepare.*/, '')), [
+    'nodes.yaml: row 3 (line 3): serial number S1 is also in row 1',
+    'nodes.yaml: row 4 (line 4) has no serialNumber to join it to a site by',
+    'row 2 (line 3), b: clusterName sno, but the node with serial number S2 was installed with clusterName sno1, which cannot change',
+    'row 3 (line 4), c: serial number S9 is in no row of nodes.yaml',
+    'row 4 (line 5), d: gives no serialNumber (or serial) column',
+  ]);
+});
+
+test('nodePublicKey: PEM text or a file; anything else is a sentence, not ENOENT', async () => {
+  const pem = generateKeyPairSync('x25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const files: Record<string, string> = { 'node.pub.pem': pem, 'junk.txt': 'hello' };
+  const read = (f: string) => Promise.resolve(files[f]);
+  assert.deepEqual(await nodeKeyOf(pem, read), { pem });
+  assert.deepEqual(await nodeKeyOf('node.pub.pem', read), { pem });
+  assert.match((await nodeKeyOf('missing.pem', read) as { problem: string }).problem, /^nodePublicKey 'missing\.pem' is neither PEM text .* nor a file beside the inventory/);
+  assert.match((await nodeKeyOf('junk.txt', read) as { problem: string }).problem, /holds no PEM public key/);
+  const ed = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  assert.match((await nodeKeyOf(ed, read) as { problem: string }).problem, /the PEM text given is a ed25519 key, not the node's X25519 key/);
 });
