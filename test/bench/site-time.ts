@@ -76,7 +76,7 @@ async function relocate(name: SiteTimeRun['name']): Promise<SiteTimeRun> {
     quickDisplayTools(s.node.bin);
     // The agent's shortest stability window (1 s, real); the site clock counts the default in its place.
     const stabilityRealMs = 1000;
-    const files = (name === 'full' ? fullSiteConfigFiles : minimalSiteConfigFiles)(s.sim, '1s');
+    const files = name === 'full' ? fullSiteConfigFiles(s.sim, s.node.root, '1s') : minimalSiteConfigFiles(s.sim, '1s');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', files);
     const t0 = Date.now();
     const rec = recordTimeline(s.sim, t0);

@@ -7,6 +7,7 @@ import { R } from '../../src/cluster/resources';
 import { createCa } from '../sim/pki';
 import type { Simulator } from '../sim/index';
 import { siteConfigFor } from './scenario';
+import { signedMedia } from './signed-media';
 
 const MIRRORS = {
   imageDigestMirrors: [
@@ -37,10 +38,11 @@ export function minimalSiteConfigFiles(sim: Simulator, settleStability = '2s'): 
 }
 
 /**
- * Everything a site-config can carry. The factory's cluster gets a kubeadmin Secret first (the installer creates
- * one; the simulator's seed has none), so the password is a change as at a real site.
+ * Everything a site-config can carry, on signed media (a MachineConfig grants privileges: src/siteconfig/privileged.ts),
+ * the signing key trusted in `nodeRoot`. The factory's cluster gets a kubeadmin Secret first (the installer
+ * creates one; the simulator's seed has none), so the password is a change as at a real site.
  */
-export function fullSiteConfigFiles(sim: Simulator, settleStability = '2s'): Record<string, string> {
+export function fullSiteConfigFiles(sim: Simulator, nodeRoot: string, settleStability = '2s'): Record<string, string> {
   if (!sim.store.get(R.secrets, 'kubeadmin', 'kube-system')) {
     sim.store.create(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'kubeadmin', namespace: 'kube-system' }, type: 'Opaque', data: { kubeadmin: Buffer.from(`$2a$10$${'F'.repeat(53)}`).toString('base64') } });
   }
@@ -56,7 +58,7 @@ export function fullSiteConfigFiles(sim: Simulator, settleStability = '2s'): Rec
     kubeadminPassword: { hash: `$2y$10$${'Q'.repeat(53)}` },
     extraManifestFiles: ['extra-manifests/'],
   };
-  return {
+  const files = {
     ...minimal,
     'site-config.yaml': stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: 'store-0042' }, spec }),
     'registry-ca.pem': createCa('registry.store42.example.com CA').certPem,
@@ -64,6 +66,7 @@ export function fullSiteConfigFiles(sim: Simulator, settleStability = '2s'): Rec
     'extra-manifests/10-store.yaml': `${stringify(STORE_NAMESPACE)}---\n${stringify(STORE_SETTINGS)}`,
     'extra-manifests/50-motd.yaml': stringify(SITE_MACHINECONFIG),
   };
+  return signedMedia(nodeRoot, files, Object.keys(files).filter((f) => f !== 'site-config.yaml'));
 }
 
 /** What a relocation cost the cluster, counted from the simulator's events. */

@@ -117,7 +117,8 @@ test('a kind this cluster does not serve refuses the site-config before the firs
   try {
     const profile = { apiVersion: 'performance.openshift.io/v2', kind: 'PerformanceProfile', metadata: { name: 'store-du' }, spec: { cpu: { isolated: '2-7', reserved: '0-1' } } };
     s.node.attachVolume('sdb1', 'SITE-CONFIG', {
-      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['ns.yaml', 'perf.yaml'] } }),
+      // A pull secret: the pool is held (pool-hold) before the manifests step refuses the config.
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['ns.yaml', 'perf.yaml'], pullSecret: { auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('a:b').toString('base64') } } } } }),
       'ns.yaml': stringify(NS),
       'perf.yaml': stringify(profile),
     });

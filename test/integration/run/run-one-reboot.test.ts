@@ -13,7 +13,7 @@ import { countRelocation, fullSiteConfigFiles } from '../../support/site-configs
 test('the full site-config: one pool rollout, one reboot, one kube-apiserver revision, and the pool is not left paused', async () => {
   const s = await startScenario();
   try {
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', fullSiteConfigFiles(s.sim));
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', fullSiteConfigFiles(s.sim, s.node.root));
     const counter = countRelocation(s.sim);
     const res = await s.run(['--once'], { timeoutMs: 240_000 });
     counter.stop();
