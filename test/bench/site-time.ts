@@ -42,6 +42,14 @@ export const DURATION_SOURCES: Record<keyof SimDurations, string> = {
   nodeMonitorGrace: 'kube-controller-manager node-monitor-grace-period default 40 s',
 };
 
+/** Costs OpenShift itself imposes on a relocation, and where that is decided. */
+const FORCED_BY: Record<string, string> = {
+  'kube-apiserver':
+    'forced: the new API certificate enters the observed config, which takes a new static-pod revision (cluster-kube-apiserver-operator pkg/operator/configobservation/apiserver/observe_apiserver.go)',
+  'machine-config':
+    'forced: files in a rendered config (chrony.conf, proxy.env, the site MachineConfig) reboot the node (machine-config-operator pkg/daemon/update.go calculatePostConfigChangeAction); one update for all, as the pool is held',
+};
+
 export interface SiteTimeRow {
   what: string;
   holder: 'agent' | 'cluster';
@@ -110,7 +118,11 @@ async function relocate(name: SiteTimeRun['name']): Promise<SiteTimeRun> {
     const end = Math.max(lastWrite, ...spans.map((x) => x.from + x.ms));
     const last = spans.find((x) => x.from + x.ms === end)?.operator;
     rows.push({ what: 'the writes: domain, pull secret, mirrors, trust, proxy, SSH, NTP, labels, kubeadmin, manifests; pool released', holder: 'agent', startMs: writesAt, ms: lastWrite - writesAt });
-    for (const x of spans) rows.push({ what: `rollout: ${x.operator}`, holder: 'cluster', startMs: x.from, ms: x.ms, ...(x.operator === last ? { note: 'ends last: the run waits for it' } : {}) });
+    for (const x of spans) {
+      const why = FORCED_BY[x.operator];
+      const note = [x.operator === last ? 'ends last: the run waits for it' : '', why ?? ''].filter(Boolean).join('; ');
+      rows.push({ what: `rollout: ${x.operator}`, holder: 'cluster', startMs: x.from, ms: x.ms, ...(note ? { note } : {}) });
+    }
     at = end;
     const tail = a.segments[a.segments.length - 1]!;
     push('rollouts done → settle noticed, finish', 'agent', Math.max(0, tail.ms - stabilityRealMs));
