@@ -391,7 +391,9 @@ async function executeSteps(
   site: LoadedSiteConfig,
   id: RunIdentity,
 ): Promise<'succeeded' | 'failed' | 'rejected'> {
-  const { host, log, clock, steps } = opts;
+  const { host, log, clock } = opts;
+  // Step-by-step waits and a paused pool exclude each other: the first wait would be for the paused pool.
+  const steps = sequentialWaits(opts.env ?? process.env) ? opts.steps.filter((s) => s.name !== 'pool-hold') : opts.steps;
   const background = new Background();
   const cluster = clusterOnce(host, opts.kubeconfig, log);
   const j = journal.data;
@@ -458,6 +460,7 @@ async function executeSteps(
         log.child({ step: step.name }).error({ remedy: err.remedy, office: err.office }, `${step.title} failed: ${err.message}${retry ? `; ${retry.when}` : ''}`);
         if (retry) await reporter.problem(retry.headline, [err.message, ...remedyLines(err.remedy, err.office)], 'retrying');
         else await reporter.problem(`${step.title} failed`, [err.message, ...remedyLines(err.remedy, err.office)]);
+        for (const done of steps.filter((x) => x.onRunFailed && journal.step(x.name).state === 'done')) await done.onRunFailed!(makeContext(done, base, journal, reporter, notifier));
         // Only once the API has answered in this run: before that, trying would only delay the failure's banner.
         if (journal.step('api').state === 'done') {
           await publishFleetReport(cluster, fleetReportObjects(report(), err.rejected ? 'refused' : 'failed', new Date(clock.now())), { timer: clock, signal: opts.signal, log, budgetMs: FAILED_RUN_REPORT_BUDGET_MS });

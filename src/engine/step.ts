@@ -16,6 +16,7 @@ export type StepName =
   | 'api'
   | 'csr'
   | 'domain'
+  | 'pool-hold'
   | 'pull-secret'
   | 'mirrors'
   | 'trust'
@@ -25,6 +26,7 @@ export type StepName =
   | 'node-labels'
   | 'kubeadmin'
   | 'manifests'
+  | 'pool-release'
   | 'settle'
   | 'finish';
 
@@ -124,6 +126,8 @@ export interface RunFacts {
   kubeletStartedAt?: string;
   /** Every IP the node may put in its serving certificate: site network, current addresses, internal IP (csr step). */
   nodeAddresses?: string[];
+  /** The master pool was unpaused after the cluster steps wrote its inputs (pool-release step). */
+  poolReleased?: boolean;
   /** The cluster's name (api step, from the DNS config). */
   clusterName?: string;
   /** The cluster's domain before the change: DNS cluster spec.baseDomain minus the cluster name (api step). */
@@ -217,4 +221,6 @@ export interface Step {
    * changes nothing (generating keys), so it is ready by the step's turn. Not awaited; must not throw.
    */
   prepare?(ctx: StepContext): void;
+  /** Called, for every step done, when the run stops on a failure: undoes what must not outlive the run. Must not throw. */
+  onRunFailed?(ctx: StepContext): Promise<void>;
 }

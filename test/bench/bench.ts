@@ -2,7 +2,7 @@
 // baseline, concurrent vs sequential rollout waits, API cost. Writes bench-results.json at the project root
 // and prints a table with each figure beside its budget or goal. Never part of `npm test`: figures are
 // reported, not asserted. Takes about four minutes on two cores.
-//   tsx test/bench/bench.ts [--skip-idle] [--skip-real-api-wait] [--out FILE]
+//   tsx test/bench/bench.ts [--skip-idle] [--skip-real-api-wait] [--site-time-only] [--out FILE]
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,6 +12,7 @@ import { BIP_POLL, measureLatency, measureSequentialAgent, TIME_SCALE, type Late
 import { measureSize, type SizeResults } from './size';
 import { measureStartup, type StartupResults } from './startup';
 import { renderReport } from './report';
+import { measureSiteTime, renderSiteTime, type SiteTimeResults } from './site-time';
 
 /** Goals (the brief of issue #8) beside the budgets of DESIGN.md. */
 export const GOALS = {
@@ -37,12 +38,18 @@ export interface BenchResults {
   /** The same timeline, the agent's waits forced one after another (SNO_RECONFIGURE_SEQUENTIAL_WAITS=1). */
   sequentialAgent: LatencyResults['agent'];
   latencyRealApiWait?: LatencyResults;
+  /** Power-on to DONE for the minimal and the full site-config (issue 31). */
+  siteTime?: SiteTimeResults;
   goals: typeof GOALS;
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { 'skip-idle': { type: 'boolean' }, 'skip-real-api-wait': { type: 'boolean' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { 'skip-idle': { type: 'boolean' }, 'skip-real-api-wait': { type: 'boolean' }, 'site-time-only': { type: 'boolean' }, out: { type: 'string' } } });
   ensureBundle();
+  if (values['site-time-only']) {
+    process.stdout.write(renderSiteTime(await measureSiteTime()));
+    return;
+  }
   const out = path.resolve(values.out ?? path.join(PROJECT_ROOT, 'bench-results.json'));
   const log = (s: string) => process.stderr.write(`bench: ${s}\n`);
 
@@ -63,6 +70,8 @@ async function main(): Promise<void> {
   const latencyRealApiWait = values['skip-real-api-wait'] ? undefined : await measureLatency({ apiStartup: REAL_API_WAIT_MS / TIME_SCALE });
   if (!values['skip-idle']) log(`idle footprint (${IDLE_MS / 1000} s)`);
   const idle = values['skip-idle'] ? undefined : await measureIdle();
+  log('site time: the minimal and the full site-config');
+  const siteTime = await measureSiteTime();
 
   const results: BenchResults = {
     date: new Date().toISOString(),
@@ -76,10 +85,12 @@ async function main(): Promise<void> {
     latency,
     sequentialAgent,
     ...(latencyRealApiWait ? { latencyRealApiWait } : {}),
+    siteTime,
     goals: GOALS,
   };
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(renderReport(results, BIP_POLL));
+  process.stdout.write(renderSiteTime(siteTime));
   process.stdout.write(`\nresults: ${out}\n`);
 }
 

@@ -97,7 +97,7 @@ async function resolvedSite(yaml: string): Promise<ResolvedSiteConfig> {
  */
 export const QUICK_DISPLAY_TOOLS = ['systemd-notify', 'agetty'] as const;
 
-function quickDisplayTools(binDir: string): void {
+export function quickDisplayTools(binDir: string): void {
   for (const tool of QUICK_DISPLAY_TOOLS) {
     const file = path.join(binDir, tool);
     rmSync(file, { force: true });

@@ -118,7 +118,8 @@ test('a kind this cluster does not serve refuses the site-config before the firs
   try {
     const profile = { apiVersion: 'performance.openshift.io/v2', kind: 'PerformanceProfile', metadata: { name: 'store-du' }, spec: { cpu: { isolated: '2-7', reserved: '0-1' } } };
     s.node.attachVolume('sdb1', 'SITE-CONFIG', {
-      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['ns.yaml', 'perf.yaml'] } }),
+      // A pull secret: the pool is held (pool-hold) before the manifests step refuses the config.
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['ns.yaml', 'perf.yaml'], pullSecret: { auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('a:b').toString('base64') } } } } }),
       'ns.yaml': stringify(NS),
       'perf.yaml': stringify(profile),
     });
@@ -128,6 +129,11 @@ test('a kind this cluster does not serve refuses the site-config before the firs
     assert.match(res.stdout, /Install the operator that serves it at the factory, or remove the object from the extra manifests/);
     assert.equal(s.sim.store.get(R.namespaces, 'store-apps'), undefined, 'not even the Namespace was created');
     assert.equal(existsSync(path.join(s.node.root, 'etc/sno-reconfigure/done')), false);
+    // The run paused the pool before the pull secret (pool-hold); a refused run must not leave it paused.
+    const pool = s.sim.store.get(R.machineConfigPools, 'master') as { spec: { paused?: boolean }; metadata: { annotations?: Record<string, string> } };
+    assert.notEqual(pool.spec.paused, true, 'the pool is unpaused after the refusal');
+    assert.equal(pool.metadata.annotations?.['sno-reconfigure.io/paused-by-agent'], undefined);
+    assert.match(res.stdout, /machine-config pool master paused/);
   } finally {
     await s.cleanup();
   }

@@ -267,6 +267,44 @@ describe('machine-config: pull secret and mirrors', () => {
     });
   });
 
+  test('a MachineConfig written while the node updates is rendered at once and applied by a second update, with its own reboot; a paused pool renders and waits', async () => {
+    await withSimulator({}, async (sim, admin) => {
+      const starts: string[] = [];
+      let reboots = 0;
+      sim.events.on('rollout', (e: { operator: string; phase: string }) => e.operator === 'machine-config' && starts.push(e.phase));
+      sim.events.on('reboot', (e: { phase: string }) => e.phase === 'down' && reboots++);
+      const mc = (name: string, text: string) => ({
+        apiVersion: 'machineconfiguration.openshift.io/v1',
+        kind: 'MachineConfig',
+        metadata: { name, labels: { 'machineconfiguration.openshift.io/role': 'master' } },
+        spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: `/etc/${name}`, mode: 420, contents: { source: `data:,${text}` } }] } } },
+      });
+      const pool = async () => admin.get(R.machineConfigPools, 'master') as Promise<KubeObject & { spec: { configuration: { name: string }; paused?: boolean }; status: { configuration: { name: string } } }>;
+      await admin.create(R.machineConfigs, mc('50-master-a', 'a'));
+      await sim.waitFor(async () => conditionStatus(await pool(), 'Updating') === 'True', 3000, 'pool updating for the first MachineConfig');
+      const first = (await pool()).spec.configuration.name;
+      await admin.create(R.machineConfigs, mc('50-master-b', 'b'));
+      await sim.waitFor(async () => (await pool()).spec.configuration.name !== first, 3000, 'the second MachineConfig rendered');
+      const second = (await pool()).spec.configuration.name;
+      assert.equal((await admin.get(R.nodes, sim.options.nodeName)).metadata?.annotations?.['machineconfiguration.openshift.io/desiredConfig'], first, 'the node keeps updating to the first render');
+      await sim.waitFor(async () => (await pool()).status.configuration.name === second && conditionStatus(await pool(), 'Updated') === 'True', 10_000, 'the second update done');
+      assert.deepEqual(starts, ['start', 'done', 'start', 'done'], 'two updates, one after the other');
+      assert.equal(reboots, 2, 'each update reboots the node');
+
+      // Paused: rendered (spec.configuration) but not applied until unpaused; two MachineConfigs, one update.
+      await admin.mergePatch(R.machineConfigPools, 'master', { spec: { paused: true } });
+      await admin.create(R.machineConfigs, mc('50-master-c', 'c'));
+      await admin.create(R.machineConfigs, mc('50-master-d', 'd'));
+      await sim.waitFor(async () => (await pool()).spec.configuration.name !== second, 3000, 'rendered while paused');
+      // An unpaused pool would have started the update in the same reaction that rendered.
+      assert.equal(starts.length, 4, 'no update while paused');
+      assert.equal((await admin.get(R.nodes, sim.options.nodeName)).metadata?.annotations?.['machineconfiguration.openshift.io/desiredConfig'], second);
+      await admin.mergePatch(R.machineConfigPools, 'master', { spec: { paused: false } });
+      await sim.waitFor(async () => conditionStatus(await pool(), 'Updated') === 'True' && (await pool()).status.configuration.name === (await pool()).spec.configuration.name && starts.length === 6, 10_000, 'one update after unpausing');
+      assert.equal(reboots, 3);
+    });
+  });
+
   test('IDMS: creating it updates the pool without a drain; modifying it drains the node and reloads CRI-O, no reboot', async () => {
     await withSimulator({}, async (sim, admin) => {
       const events: string[] = [];

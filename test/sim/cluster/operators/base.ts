@@ -54,6 +54,18 @@ export abstract class RolloutOperator<C> implements OperatorView {
   protected onResume(_rollout: RolloutRecord): void {}
   /** Side effects of a broken input appearing or going away (e.g. componentRoute status conditions). */
   protected onProblemChanged(_problem: Problem | undefined): void {}
+  /**
+   * Whether a new configuration may start rolling out now. Most operators supersede the rollout in progress
+   * (a newer revision replaces the one being installed); one that may not (the machine-config pool, whose
+   * node finishes its update first) says no here and reconciles again when the rollout in progress is done.
+   */
+  protected mayStartRollout(_desired: C): boolean {
+    return true;
+  }
+  /** Simulated ms between an input changing and the operator reacting (a controller's queue delay). */
+  protected reactionDelayMs(): number {
+    return 0;
+  }
 
   /**
    * A degradation from a controller of the operator that runs beside the config rollout (a route health check):
@@ -98,10 +110,13 @@ export abstract class RolloutOperator<C> implements OperatorView {
     this.queued = true;
     // Coalesce a burst of writes (a secret and the config referencing it) into one reaction, as an
     // informer-driven work queue does.
-    setImmediate(() => {
+    const react = () => {
       this.queued = false;
       this.safely('reconcile', () => this.reconcile());
-    });
+    };
+    const delay = this.reactionDelayMs();
+    if (delay > 0) this.ctx.clock.after(delay, react);
+    else setImmediate(react);
   }
 
   /** A controller error is logged and retried on the next event, never thrown into the event loop. */
@@ -136,7 +151,7 @@ export abstract class RolloutOperator<C> implements OperatorView {
     }
     const rec = this.record;
     const have = rec.target?.hash ?? rec.current?.hash;
-    if (d.hash !== have) {
+    if (d.hash !== have && this.mayStartRollout(d.config)) {
       const previous = this.current();
       rec.generation += 1;
       rec.target = { hash: d.hash, config: d.config };

@@ -46,6 +46,13 @@ export interface NodeHooks {
 
 const POOL = 'master';
 const MCO_ANN = 'machineconfiguration.openshift.io';
+/**
+ * The render controller renders a pool 5 s after the first change of a burst (machine-config-operator
+ * release-4.14 pkg/controller/render/render_controller.go: renderDelay = 5 * time.Second, enqueued with AddAfter;
+ * client-go's delaying queue keeps the earlier of two ready times for one key), so inputs written within those
+ * seconds land in one rendered config.
+ */
+export const RENDER_DELAY_MS = 5_000;
 
 export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
   readonly key = 'machine-config';
@@ -62,8 +69,44 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     return this.ctx.opts.durations.machineConfigRollout;
   }
 
+  private lastPaused = false;
+
+  private paused(): boolean {
+    return (this.ctx.store.get(R.machineConfigPools, POOL)?.spec as { paused?: boolean } | undefined)?.paused === true;
+  }
+
+  protected override reactionDelayMs(): number {
+    return RENDER_DELAY_MS;
+  }
+
+  /**
+   * A new rendered config reaches the node only when the node is not updating and the pool is not paused: the
+   * node controller picks no candidate while a node is mid-update ("No nodes available for updates") and only
+   * syncs status for a paused pool (release-4.14 pkg/controller/node/node_controller.go syncMachineConfigPool,
+   * getAllCandidateMachines). The render controller renders meanwhile all the same (pool spec.configuration,
+   * render_controller.go syncGeneratedMachineConfig), so a MachineConfig written during an update is picked up
+   * by the next render and applied by a second update after the first is done — with its own reboot.
+   */
+  protected override mayStartRollout(desired: MachineConfigState): boolean {
+    if (!this.record.target && !this.paused()) return true;
+    this.ensureRendered(desired);
+    this.writePoolTarget(desired);
+    return false;
+  }
+
   protected relevant(e: StoreEvent): boolean {
     const r = e.resource;
+    if (r.plural === R.machineConfigPools.plural && r.group === R.machineConfigPools.group) {
+      if (e.object.metadata?.name !== POOL) return false;
+      // Every sync of the node controller records the pool's generation (status.go calculateStatus, also for a
+      // paused pool: syncStatusOnly), so a spec change (paused) is observed even when nothing rolls out.
+      const status = (e.object.status ?? {}) as { observedGeneration?: number };
+      if ((status.observedGeneration ?? 0) < (e.object.metadata?.generation ?? 0)) setImmediate(() => this.safely('observe the pool', () => this.observePool()));
+      const paused = (e.object.spec as { paused?: boolean } | undefined)?.paused === true;
+      const changed = paused !== this.lastPaused;
+      this.lastPaused = paused;
+      return changed;
+    }
     if (r.plural === 'secrets' && r.group === '') return e.object.metadata?.namespace === 'openshift-config' && e.object.metadata?.name === 'pull-secret';
     if (r.plural === 'configmaps' && r.group === '') return e.object.metadata?.namespace === 'openshift-config';
     if (r.plural === R.machineConfigs.plural && r.group === R.machineConfigs.group) return !e.object.metadata?.name?.startsWith('rendered-');
@@ -152,8 +195,6 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     this.writePool(target, 'updating');
     // The MCD cordons and drains before a reboot and before an unsafe registries change.
     this.writeNode(target, 'Working', target.action === 'reboot' || target.action === 'drain-reload-crio');
-    // A superseded rebooting update: the node is back before the next one starts.
-    this.ctx.availability.unblock('node-reboot');
   }
 
   protected override onMilestone(name: string): void {
@@ -178,7 +219,30 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
       this.node.boot();
     }
     this.writeNode(current, 'Done', false);
+    const next = this.desired();
+    if ('hash' in next && next.config.rendered !== current.rendered) {
+      // A newer render waits: the node controller hands it to the node now that the node is done.
+      setImmediate(() => this.safely('reconcile', () => this.reconcile()));
+      return;
+    }
     this.writePool(current, 'updated');
+  }
+
+  private observePool(): void {
+    const pool = this.ctx.store.get(R.machineConfigPools, POOL);
+    const status = (pool?.status ?? {}) as { observedGeneration?: number };
+    if (!pool || (status.observedGeneration ?? 0) >= (pool.metadata?.generation ?? 0)) return;
+    pool.status = { ...status, observedGeneration: pool.metadata?.generation ?? 1 };
+    this.ctx.store.updateStatus(R.machineConfigPools, pool);
+  }
+
+  /** The render controller's part alone: the pool targets `cfg` (spec.configuration); the node is not told yet. */
+  private writePoolTarget(cfg: MachineConfigState): void {
+    const pool = this.ctx.store.get(R.machineConfigPools, POOL);
+    const spec = (pool?.spec ?? {}) as { configuration?: { name?: string } };
+    if (!pool || spec.configuration?.name === cfg.rendered) return;
+    pool.spec = { ...spec, configuration: { name: cfg.rendered, source: this.sourceRefs() } };
+    this.ctx.store.update(R.machineConfigPools, pool);
   }
 
   /** The rendered MachineConfig exists (the MCO keeps old ones). */

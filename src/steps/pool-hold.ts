@@ -1,0 +1,83 @@
+// Steps "pool-hold" and "pool-release": the master pool is paused while the cluster steps write its inputs (pull
+// secret, mirrors, proxy, the SSH, chrony and site MachineConfigs), then unpaused, so the node takes them all in
+// one update with at most one reboot. Without it, each burst of writes renders a config of its own (the render
+// controller renders 5 s after a change), and a config rendered while the node is updating waits for that update
+// to finish, then costs an update and a reboot of its own (machine-config-operator release-4.14
+// pkg/controller/render/render_controller.go renderDelay; pkg/controller/node/node_controller.go
+// getAllCandidateMachines). The pool keeps rendering while paused; only the node update waits (syncMachineConfigPool:
+// a paused pool syncs its status only), and OpenShift's documented way to batch node changes is this pause.
+//
+// A pause must not outlive the run: it also holds back the kube-apiserver-to-kubelet CA rotation (OpenShift 4.10
+// docs, "Pausing the machine config pools"). The pool carries an annotation saying the agent paused it; a run
+// that stops on a failure unpauses it (`release`), and a restarted run pauses it again while it still writes.
+import { R } from '../cluster/resources';
+import type { ClusterClient } from '../cluster/types';
+import type { Step, StepContext } from '../engine/step';
+import type { ResolvedSiteConfig } from '../siteconfig/types';
+import { notInPlace } from './not-in-place';
+import { resilient } from './resilient';
+import { MASTER_POOL, type MachineConfigPool } from './rollouts';
+
+export const HELD_BY = 'sno-reconfigure.io/paused-by-agent';
+
+interface Pool extends MachineConfigPool {
+  spec?: MachineConfigPool['spec'] & { paused?: boolean };
+}
+
+async function pool(client: ClusterClient): Promise<Pool | undefined> {
+  return client.get<Pool>(R.machineConfigPools, MASTER_POOL);
+}
+
+/** Whether the site-config writes an input of the master pool (a config without one has nothing to hold for). */
+export const writesPoolInputs = (s: ResolvedSiteConfig): boolean =>
+  s.pullSecret !== undefined || s.imageDigestMirrors.length + (s.imageTagMirrors?.length ?? 0) > 0 || s.proxy !== undefined || s.ssh !== undefined || s.ntp !== undefined || (s.extraManifests ?? []).some((m) => m.object.kind === 'MachineConfig');
+
+const heldByUs = (p: Pool | undefined) => p?.spec?.paused === true && p.metadata?.annotations?.[HELD_BY] === 'true';
+
+/** Pauses the pool, saying so on it; a pool someone else paused is left as it is. */
+async function hold(ctx: StepContext): Promise<void> {
+  const client = await ctx.cluster();
+  const p = await pool(client);
+  if (!p || p.spec?.paused) {
+    if (p && !heldByUs(p)) ctx.warn(`The machine-config pool ${MASTER_POOL} was already paused before this run: the node takes the site's machine configuration only once it is unpaused (\`oc patch mcp ${MASTER_POOL} --type merge -p '{"spec":{"paused":false}}'\`).`);
+    return;
+  }
+  await client.patch(R.machineConfigPools, MASTER_POOL, { metadata: { annotations: { [HELD_BY]: 'true' } }, spec: { paused: true } }, 'merge');
+  ctx.log.info(`machine-config pool ${MASTER_POOL} paused while the site's machine configuration is written, so the node applies it in one update`);
+}
+
+/** Unpauses the pool if this agent paused it. */
+async function release(ctx: StepContext): Promise<void> {
+  const client = await ctx.cluster();
+  if (!heldByUs(await pool(client))) return;
+  await client.patch(R.machineConfigPools, MASTER_POOL, { metadata: { annotations: { [HELD_BY]: null } }, spec: { paused: false } }, 'merge');
+  ctx.log.info(`machine-config pool ${MASTER_POOL} unpaused: the node now applies the site's machine configuration`);
+}
+
+export const poolHoldStep: Step = resilient({
+  name: 'pool-hold',
+  title: 'Hold node updates while the machine configuration is written',
+  plan: async () => [],
+  check: async (ctx) => !writesPoolInputs(ctx.site.resolved),
+  apply: hold,
+  verify: async () => {},
+  // A restarted run that still has inputs to write holds the pool again (a failed run released it).
+  resume: async (ctx) => {
+    if (!ctx.facts.poolReleased && writesPoolInputs(ctx.site.resolved)) await hold(ctx);
+  },
+  onRunFailed: async (ctx) => {
+    await release(ctx).catch((e: unknown) => ctx.log.warn({ err: (e as Error).message }, `the machine-config pool ${MASTER_POOL} could not be unpaused after the failure; it is unpaused when the run is tried again`));
+  },
+});
+
+export const poolReleaseStep: Step = resilient({
+  name: 'pool-release',
+  title: 'Let the node apply the machine configuration',
+  plan: async () => [],
+  check: async (ctx) => !heldByUs(await pool(await ctx.cluster())),
+  apply: release,
+  verify: async (ctx) => {
+    if (heldByUs(await pool(await ctx.cluster()))) throw notInPlace(`the machine-config pool ${MASTER_POOL} is still paused after unpausing it`, 'that pool');
+    ctx.facts.poolReleased = true;
+  },
+});
