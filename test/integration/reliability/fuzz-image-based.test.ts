@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { runCli } from '../../../src/cli/cli';
 import { ensureBundle } from '../../support/bundle';
 import { mutate } from './fuzz-mutations';
-import { FUZZ_SEED, loadValidCases, mediaChanges, validateContractProblems, writeMutant, type FuzzCase, type ValidateOutcome } from './fuzz-support';
+import { FUZZ_SEED, loadValidCases, MutantTally, validateContractProblems, writeMutant, type FuzzCase, type ValidateOutcome } from './fuzz-support';
 import { summaryLine } from './summary';
 
 /** Few enough to keep the run short; every mutation operator still comes up several times. */
@@ -57,11 +57,8 @@ function validateWithBundle(bundle: string, c: FuzzCase): Promise<ValidateOutcom
 test(`validate survives ${MUTANTS} mutations of image-based install media (in-process; every ${BUNDLE_EVERY}th also through the bundle)`, async () => {
   assert.ok(cases.length >= 2, `${cases.length} image-based cases in the valid corpus`);
   const bundle = ensureBundle();
-  const failures: string[] = [];
+  const tally = new MutantTally();
   const operators = new Map<string, number>();
-  let survived = 0;
-  let invalid = 0;
-  let dataLost = 0;
   let mirrorFiles = 0;
   // One case's directory holds one mutant at a time: the cases are fuzzed side by side, each in turn.
   await Promise.all(
@@ -79,24 +76,17 @@ test(`validate survives ${MUTANTS} mutations of image-based install media (in-pr
             problems.push(...validateContractProblems(viaBundle, c.secrets, !m.movesValues).map((p) => `bundle: ${p}`));
             if (viaBundle.code !== outcome.code) problems.push(`bundle exit ${viaBundle.code}, source exit ${outcome.code}`);
           }
-          const touched = await mediaChanges(c, m.files);
-          if (touched.length > 0) {
-            dataLost += 1;
-            problems.push(`validate changed the media: ${touched.join(', ')}`);
-          }
-          if (outcome.code === 1) invalid += 1;
-          if (problems.length === 0) survived += 1;
-          else failures.push(`${m.description}: ${problems.join(' | ')}`);
+          await tally.record(c, m, outcome.code, problems);
         } finally {
           await restore();
         }
       }
     }),
   );
-  summaryLine('fuzz validate (image-based media)', { tried: MUTANTS, survived, dataLost }, `${invalid} judged invalid; ${mirrorFiles} mutated manifests/ or extra-manifests/; seed 0x${FUZZ_SEED.toString(16)}`);
-  assert.deepEqual(failures.slice(0, 15), [], `${failures.length} mutants broke validate`);
-  assert.equal(dataLost, 0);
-  assert.ok(invalid >= MUTANTS * 0.5, `only ${invalid} of ${MUTANTS} mutants were invalid`);
+  summaryLine('fuzz validate (image-based media)', { tried: MUTANTS, survived: tally.survived, dataLost: tally.dataLost }, `${tally.invalid} judged invalid; ${mirrorFiles} mutated manifests/ or extra-manifests/; seed 0x${FUZZ_SEED.toString(16)}`);
+  assert.deepEqual(tally.failures.slice(0, 15), [], `${tally.failures.length} mutants broke validate`);
+  assert.equal(tally.dataLost, 0);
+  assert.ok(tally.invalid >= MUTANTS * 0.5, `only ${tally.invalid} of ${MUTANTS} mutants were invalid`);
   assert.ok(mirrorFiles >= MUTANTS * 0.2, `only ${mirrorFiles} mutants reached manifests/ or extra-manifests/`);
   assert.ok(operators.size >= 20, `only ${operators.size} mutation operators exercised`);
 });

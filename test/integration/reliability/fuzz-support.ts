@@ -81,6 +81,26 @@ export async function mediaChanges(c: FuzzCase, expected: Map<string, Buffer>): 
   return diffs;
 }
 
+/** What a fuzz run counts: mutants that survived, that changed their media, that were judged invalid, and each failure. */
+export class MutantTally {
+  survived = 0;
+  dataLost = 0;
+  invalid = 0;
+  readonly failures: string[] = [];
+
+  /** One mutant judged: the problems found so far, plus any change to its media (`c`'s directory); its exit code. */
+  async record(c: FuzzCase, m: Mutant, code: number | null, problems: string[]): Promise<void> {
+    const touched = await mediaChanges(c, m.files);
+    if (touched.length > 0) {
+      this.dataLost += 1;
+      problems.push(`validate changed the media: ${touched.join(', ')}`);
+    }
+    if (code === 1) this.invalid += 1;
+    if (problems.length === 0) this.survived += 1;
+    else this.failures.push(`${m.description}: ${problems.join(' | ')}`);
+  }
+}
+
 export interface ValidateOutcome {
   code: number | null;
   stdout: string;

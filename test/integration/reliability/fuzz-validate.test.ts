@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { runCli } from '../../../src/cli/cli';
 import { ensureBundle } from '../../support/bundle';
 import { mutate, type Mutant } from './fuzz-mutations';
-import { FUZZ_SEED, loadValidCases, mediaChanges, validateContractProblems, writeMutant, type FuzzCase, type ValidateOutcome } from './fuzz-support';
+import { FUZZ_SEED, loadValidCases, MutantTally, validateContractProblems, writeMutant, type FuzzCase, type ValidateOutcome } from './fuzz-support';
 import { summaryLine } from './summary';
 
 /** In-process mutants (the brief asks for at least 2,000). */
@@ -75,10 +75,7 @@ function validateWithBundle(bundle: string, location: string, root: string): Pro
 test(`validate survives ${IN_PROCESS_MUTANTS} mutations of the valid corpus (in-process, the CLI's own code)`, async () => {
   assert.ok(cases.length >= 12, `the valid corpus has ${cases.length} cases`);
   const IN_PROCESS_WORKERS = workersFor(cases.length);
-  const failures: string[] = [];
-  let survived = 0;
-  let dataLost = 0;
-  let invalid = 0;
+  const tally = new MutantTally();
   const operators = new Map<string, number>();
   const runMutant = async (i: number) => {
     const { c, m } = mutantAt(i);
@@ -86,15 +83,7 @@ test(`validate survives ${IN_PROCESS_MUTANTS} mutations of the valid corpus (in-
     const restore = await writeMutant(c, m);
     try {
       const outcome = await validateInProcess(c.prepared.location, c.prepared.root, c.dir);
-      const problems = validateContractProblems(outcome, c.secrets, !m.movesValues);
-      const touched = await mediaChanges(c, m.files);
-      if (touched.length > 0) {
-        dataLost += 1;
-        problems.push(`validate changed the media: ${touched.join(', ')}`);
-      }
-      if (outcome.code === 1) invalid += 1;
-      if (problems.length === 0) survived += 1;
-      else failures.push(`${m.description}: ${problems.join(' | ')}`);
+      await tally.record(c, m, outcome.code, validateContractProblems(outcome, c.secrets, !m.movesValues));
     } finally {
       await restore();
     }
@@ -106,11 +95,11 @@ test(`validate survives ${IN_PROCESS_MUTANTS} mutations of the valid corpus (in-
       for (let i = w; i < IN_PROCESS_MUTANTS; i += IN_PROCESS_WORKERS) await runMutant(i);
     }),
   );
-  summaryLine('fuzz validate (in-process)', { tried: IN_PROCESS_MUTANTS, survived, dataLost }, `${invalid} judged invalid, ${IN_PROCESS_MUTANTS - invalid} valid; seed 0x${FUZZ_SEED.toString(16)}; operators ${[...operators].map(([k, v]) => `${k}:${v}`).join(' ')}`);
-  assert.deepEqual(failures.slice(0, 15), [], `${failures.length} mutants broke validate`);
-  assert.equal(dataLost, 0);
+  summaryLine('fuzz validate (in-process)', { tried: IN_PROCESS_MUTANTS, survived: tally.survived, dataLost: tally.dataLost }, `${tally.invalid} judged invalid, ${IN_PROCESS_MUTANTS - tally.invalid} valid; seed 0x${FUZZ_SEED.toString(16)}; operators ${[...operators].map(([k, v]) => `${k}:${v}`).join(' ')}`);
+  assert.deepEqual(tally.failures.slice(0, 15), [], `${tally.failures.length} mutants broke validate`);
+  assert.equal(tally.dataLost, 0);
   // The mutations must actually reach the validator's error paths, not just reformat valid files.
-  assert.ok(invalid >= IN_PROCESS_MUTANTS * 0.6, `only ${invalid} of ${IN_PROCESS_MUTANTS} mutants were invalid`);
+  assert.ok(tally.invalid >= IN_PROCESS_MUTANTS * 0.6, `only ${tally.invalid} of ${IN_PROCESS_MUTANTS} mutants were invalid`);
   assert.ok(operators.size >= 25, `only ${operators.size} mutation operators exercised`);
 });
 
@@ -118,9 +107,7 @@ test(`the bundle gives the same verdict on every ${BUNDLE_EVERY}th mutant (at le
   const bundle = ensureBundle();
   const indices = Array.from({ length: Math.ceil(IN_PROCESS_MUTANTS / BUNDLE_EVERY) }, (_, k) => k * BUNDLE_EVERY + (k % BUNDLE_EVERY));
   assert.ok(indices.length >= 50);
-  const failures: string[] = [];
-  let survived = 0;
-  let dataLost = 0;
+  const tally = new MutantTally();
   const work = [...indices];
   const worker = async () => {
     for (let i = work.shift(); i !== undefined; i = work.shift()) {
@@ -134,22 +121,16 @@ test(`the bundle gives the same verdict on every ${BUNDLE_EVERY}th mutant (at le
         const location = path.join(copy.dir, path.relative(c.dir, c.prepared.location));
         const viaBundle = await validateWithBundle(bundle, location, c.prepared.root);
         const problems = validateContractProblems(viaBundle, c.secrets, !m.movesValues);
-        const touched = await mediaChanges(copy, m.files);
-        if (touched.length > 0) {
-          dataLost += 1;
-          problems.push(`validate changed the media: ${touched.join(', ')}`);
-        }
         const viaSource = await validateInProcess(location, c.prepared.root, copy.dir);
         if (viaSource.code !== viaBundle.code) problems.push(`bundle exit ${viaBundle.code}, source exit ${viaSource.code}`);
-        if (problems.length === 0) survived += 1;
-        else failures.push(`${m.description}: ${problems.join(' | ')}`);
+        await tally.record(copy, m, viaBundle.code, problems);
       } finally {
         await fs.rm(tmp, { recursive: true, force: true });
       }
     }
   };
   await Promise.all([worker(), worker(), worker()]);
-  summaryLine('fuzz validate (bundle)', { tried: indices.length, survived, dataLost });
-  assert.deepEqual(failures, []);
-  assert.equal(survived, indices.length);
+  summaryLine('fuzz validate (bundle)', { tried: indices.length, survived: tally.survived, dataLost: tally.dataLost });
+  assert.deepEqual(tally.failures, []);
+  assert.equal(tally.survived, indices.length);
 });
