@@ -106,7 +106,9 @@ test(`run --dry-run changes nothing for ${SAMPLE} invalid mutants (bundle, stand
         const problems: string[] = [];
         if (res.code !== 1) problems.push(`exit ${res.code} (an invalid config must fail a dry run): ${res.stderr.slice(-600)}`);
         if (/internal error/i.test(res.stdout + res.stderr)) problems.push(`internal error: ${(res.stderr || res.stdout).slice(-600)}`);
-        if (!/invalid site-config/.test(res.stdout)) problems.push(`the invalid config was not reported: ${res.stdout.slice(-600)}`);
+        // Reported as invalid, or refused while the media are read: a mutant that grew a file past the size limit
+        // (deep nesting of an image-based manifests/ file: 18 MB) never reaches the parser, by design.
+        if (!/invalid site-config|more than a site-config file can be/.test(res.stdout)) problems.push(`the invalid config was not reported: ${res.stdout.slice(-600)}`);
         const changing = stateChangingCalls(node.calls());
         const stateFiles = await tree(path.join(node.root, DEFAULT_STATE_DIR));
         if (changing.length > 0 || stateFiles.length > 0 || node.nmstateHistory().length > 0) {
