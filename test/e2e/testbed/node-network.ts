@@ -234,9 +234,11 @@ export async function plugCable(m: Machine, lan: LanName): Promise<void> {
   else m.writeFile(LAN_ENV, `CABLE=${lan}\n`);
 }
 
-/** Whether the node reaches `address` now (one ping, 2 s). */
+/** Whether the node reaches `address` now (three echoes within a few seconds; any reply counts). */
 export async function reaches(m: Machine, address: string): Promise<boolean> {
-  return (await m.exec(['ping', '-c', '1', '-W', '2', address], { timeoutMs: 10_000 })).code === 0;
+  // Three echoes, any reply counts (iputils ping exits 0 on one): the first echo after an address moves can be
+  // lost to neighbour discovery on a loaded machine, which says nothing about the route.
+  return (await m.exec(['ping', '-c', '3', '-i', '0.5', '-W', '2', address], { timeoutMs: 15_000 })).code === 0;
 }
 
 /** The persistent profiles on the node's disk, by file name (what survives a reboot). */
