@@ -13,9 +13,9 @@
 //   name is, a path segment: their servers have rules of their own.
 // The patterns and limits are apimachinery's pkg/util/validation/validation.go (IsDNS1123Subdomain: 253 characters
 // and, unlike a host name, no limit per dot-separated part; IsDNS1123Label and IsDNS1035Label: 63).
+import { dns1123LabelProblem } from './net';
 
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const AGGREGATED_GROUP = /^(apps|authorization|build|image|oauth|project|quota|route|security|template|user)\.openshift\.io$/;
 const RBAC_KINDS = ['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'];
@@ -27,7 +27,7 @@ interface NameRule {
 
 const RULES = {
   subdomain: { ok: (n: string) => n.length <= 253 && SUBDOMAIN.test(n), what: "a DNS subdomain (a-z, 0-9, '-' and '.', at most 253 characters)" },
-  label: { ok: (n: string) => n.length <= 63 && LABEL.test(n), what: "a DNS label (a-z, 0-9 and '-', at most 63 characters)" },
+  label: { ok: (n: string) => dns1123LabelProblem(n) === undefined, what: "a DNS label (a-z, 0-9 and '-', at most 63 characters)" },
   label1035: { ok: (n: string) => n.length <= 63 && LABEL_1035.test(n), what: "a DNS label that starts with a letter (a-z, 0-9 and '-', at most 63 characters)" },
   pathSegment: { ok: (n: string) => n !== '.' && n !== '..' && !/[/%]/.test(n), what: "a name without '/' or '%', other than '.' and '..'" },
 } satisfies Record<string, NameRule>;
