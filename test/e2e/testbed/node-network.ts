@@ -234,11 +234,14 @@ export async function plugCable(m: Machine, lan: LanName): Promise<void> {
   else m.writeFile(LAN_ENV, `CABLE=${lan}\n`);
 }
 
-/** Whether the node reaches `address` now (three echoes within a few seconds; any reply counts). */
-export async function reaches(m: Machine, address: string): Promise<boolean> {
-  // Three echoes, any reply counts (iputils ping exits 0 on one): the first echo after an address moves can be
-  // lost to neighbour discovery on a loaded machine, which says nothing about the route.
-  return (await m.exec(['ping', '-c', '3', '-i', '0.5', '-W', '2', address], { timeoutMs: 15_000 })).code === 0;
+/**
+ * Whether the node reaches `address` now. Three echoes, any reply counts (iputils ping exits 0 on one): the first
+ * echo after an address moved can be lost to neighbour discovery on a loaded machine. `once`: a single echo, for
+ * "not reachable yet" while something (the agent) may change the network a moment later.
+ */
+export async function reaches(m: Machine, address: string, opts: { once?: boolean } = {}): Promise<boolean> {
+  const echoes = opts.once ? ['-c', '1'] : ['-c', '3', '-i', '0.5'];
+  return (await m.exec(['ping', ...echoes, '-W', '2', address], { timeoutMs: 15_000 })).code === 0;
 }
 
 /** The persistent profiles on the node's disk, by file name (what survives a reboot). */
