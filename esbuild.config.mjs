@@ -5,6 +5,7 @@
 // (or `npm run bench:bundle` alone) reports it beside base64(gzip(bundle)).
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
+import * as path from 'node:path';
 
 /**
  * yaml's YAML 1.1 types (binary, omap, pairs, set, timestamp and the 1.1 schema) replaced by tags that refuse, in
@@ -35,6 +36,35 @@ export const yaml11StandIn = {
   },
 };
 
+/**
+ * yaml's stringify modules (browser/dist/stringify/*.js) replaced by functions that throw, in the node bundle only:
+ * the node code writes YAML with src/util/yaml.ts's emitYaml, and eslint.config.mjs keeps yaml's stringify and
+ * Document out of it. Parsing reaches them in one place, a list, mapping or alias as a mapping key converted to a
+ * plain object (nodes/addPairToJSMap.js, stringifyKey); src/util/yaml.ts refuses such a key before any conversion,
+ * so a document with one gets the same located error from the bundle as from the sources. -11.5 KiB raw (475.0 ->
+ * 463.5), -5.2 KiB in the MachineConfig (181.7 -> 176.5 KiB: base64 of the brotli payload 180.8 -> 175.6, loader
+ * 0.9; npx tsx test/bench/bundle-report.ts, 2026-11-26). If a stand-in were ever reached, it throws a sentence
+ * saying so rather than writing something else.
+ */
+const STRINGIFY_MODULES = ['stringify', 'stringifyCollection', 'stringifyComment', 'stringifyDocument', 'stringifyNumber', 'stringifyPair', 'stringifyString', 'foldFlowLines'];
+const STRINGIFY_MODULE = new RegExp(`(^|/)(${STRINGIFY_MODULES.join('|')})\\.js$`);
+const STRINGIFY_STAND_IN = `
+const refuse = () => { throw new Error('the node bundle does not write YAML with the yaml package (src/util/yaml.ts emitYaml does; esbuild.config.mjs, stringifyStandIn)'); };
+export { refuse as createStringifyContext, refuse as stringify, refuse as stringifyCollection, refuse as stringifyComment, refuse as indentComment,
+  refuse as lineComment, refuse as stringifyDocument, refuse as stringifyNumber, refuse as stringifyPair, refuse as stringifyString, refuse as foldFlowLines };
+export const FOLD_BLOCK = 'block', FOLD_FLOW = 'flow', FOLD_QUOTED = 'quoted';
+`;
+export const stringifyStandIn = {
+  name: 'yaml-stringify-stand-in',
+  setup(b) {
+    b.onResolve({ filter: STRINGIFY_MODULE }, (args) => {
+      const dir = path.dirname(path.resolve(args.resolveDir, args.path));
+      return dir.endsWith(path.join('node_modules', 'yaml', 'browser', 'dist', 'stringify')) ? { path: 'stringify.js', namespace: 'yaml-stringify-stand-in' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'yaml-stringify-stand-in' }, () => ({ contents: STRINGIFY_STAND_IN, loader: 'js' }));
+  },
+};
+
 export const bundleOptions = {
   entryPoints: ['src/cli/main.ts'],
   outfile: 'dist/sno-reconfigure.cjs',
@@ -49,7 +79,7 @@ export const bundleOptions = {
   alias: { yaml: fileURLToPath(new URL('./node_modules/yaml/browser/index.js', import.meta.url)) },
   logLevel: 'warning',
   metafile: true,
-  plugins: [yaml11StandIn],
+  plugins: [yaml11StandIn, stringifyStandIn],
 };
 
 /**

@@ -18,6 +18,17 @@ const YAML_PARSE = {
 };
 const YAML_PARSE_ALLOWED = ['src/util/yaml.ts', 'src/workstation/**/*.ts'];
 
+// The node bundle leaves out yaml's stringify code too (esbuild.config.mjs, stringifyStandIn): the node code
+// writes YAML with src/util/yaml.ts's emitYaml. Only files the workstation bundle alone holds may use yaml's
+// (esbuild.config.mjs, workstationOptions: src/workstation/, `render machineconfig`).
+const YAML_WRITE = {
+  name: 'yaml',
+  importNames: ['stringify', 'Document'],
+  allowTypeImports: true,
+  message: 'Write YAML with emitYaml (src/util/yaml.ts): the node bundle has no yaml stringify (esbuild.config.mjs, stringifyStandIn).',
+};
+const YAML_WRITE_ALLOWED = ['src/workstation/**/*.ts', 'src/render/machineconfig.ts'];
+
 // Every node file goes through the Host (src/host/host.ts), so the same code works under --root, in the podman
 // runtime's chroot and in tests; a direct node:fs read would escape the host root.
 const NODE_FS = ['node:fs', 'fs', 'node:fs/promises', 'fs/promises'].map((name) => ({
@@ -91,14 +102,14 @@ function sourceImportRules() {
     // private temporary directory of this machine (never a node path).
     'src/siteconfig/image.ts',
   ];
-  const rule = (patterns, fs, yamlParse = false) => ({
-    '@typescript-eslint/no-restricted-imports': ['error', { paths: [...BUNDLE_BUDGET, ...(fs ? [] : NODE_FS), ...(yamlParse ? [] : [YAML_PARSE])], ...(patterns.length ? { patterns } : {}) }],
+  const rule = (patterns, fs = false, yamlParse = false, yamlWrite = false) => ({
+    '@typescript-eslint/no-restricted-imports': ['error', { paths: [...BUNDLE_BUDGET, ...(fs ? [] : NODE_FS), ...(yamlParse ? [] : [YAML_PARSE]), ...(yamlWrite ? [] : [YAML_WRITE])], ...(patterns.length ? { patterns } : {}) }],
   });
   const layerOf = (file) => LAYERS.filter((l) => l.dir && file.startsWith(`src/${l.dir}/`)).at(-1) ?? LAYERS[0];
-  const fsAllowed = (file) => FS_ALLOWED.some((f) => f === file);
+  // Each exception names its files exactly as the lists spell them; one block per such entry carries all of its exceptions.
+  const excepted = [...new Set([...FS_ALLOWED, ...YAML_PARSE_ALLOWED, ...YAML_WRITE_ALLOWED])];
   return [
-    ...LAYERS.map(({ dir, patterns }) => ({ files: [dir ? `src/${dir}/**/*.ts` : 'src/**/*.ts'], rules: rule(patterns, false) })),
-    ...FS_ALLOWED.map((file) => ({ files: [file], rules: rule(layerOf(file).patterns, true) })),
-    ...YAML_PARSE_ALLOWED.map((file) => ({ files: [file], rules: rule(layerOf(file).patterns, fsAllowed(file), true) })),
+    ...LAYERS.map(({ dir, patterns }) => ({ files: [dir ? `src/${dir}/**/*.ts` : 'src/**/*.ts'], rules: rule(patterns) })),
+    ...excepted.map((file) => ({ files: [file], rules: rule(layerOf(file).patterns, FS_ALLOWED.includes(file), YAML_PARSE_ALLOWED.includes(file), YAML_WRITE_ALLOWED.includes(file)) })),
   ];
 }

@@ -5,7 +5,6 @@
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
-import { stringify } from 'yaml';
 import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
 import { generateNodeKeyPair, publicKeyOf } from '../siteconfig/sealed';
 import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
@@ -16,6 +15,7 @@ import { planLocalDns, writeLocalDnsRecords } from './local-dns';
 import { NODE_IMAGE_ID_SUFFIX, NODE_IMAGE_SHA256_SUFFIX, PULL_AUTHFILE } from '../render/layout';
 import { KUBELET_HOLD_FILE } from '../paths';
 import { checkAgentCredential, checkCluster, checkInstall, checkInternalAddresses, type AgentCredentialFacts, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
+import { emitYaml } from '../util/yaml';
 
 export interface PrepareOptions {
   host: Host;
@@ -237,7 +237,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   const inventoryRow = facts
     ? await nodeInventoryRow(host, { clusterName: facts.clusterName, hostname: facts.nodeName, installedDomain: facts.baseDomain, openshiftVersion: facts.openshiftVersion, nodePublicKey: key?.publicKeyPem, nodeKeyFingerprint: key?.fingerprint, shipBy })
     : undefined;
-  if (inventoryRow) actions.push({ id: 'inventory-row', description: `write this node's inventory row to ${INVENTORY_ROW_FILE} (for media build --nodes)`, apply: () => host.writeFileAtomic(INVENTORY_ROW_FILE, stringify([inventoryRow]), 0o644) });
+  if (inventoryRow) actions.push({ id: 'inventory-row', description: `write this node's inventory row to ${INVENTORY_ROW_FILE} (for media build --nodes)`, apply: () => host.writeFileAtomic(INVENTORY_ROW_FILE, emitYaml([inventoryRow]), 0o644) });
   const result: PrepareResult = { ok, dryRun: opts.dryRun, checks, actions: actions.map((a) => ({ id: a.id, description: a.description, done: false })), ...(baseline ? { baseline } : {}), ...(shipBy ? { shipBy } : {}), ...(key ? { nodeKey: key } : {}), ...(inventoryRow ? { inventoryRow } : {}) };
   if (!ok || opts.dryRun) return result;
   for (const [i, action] of actions.entries()) {

@@ -2,7 +2,7 @@
 // hostile or ambiguous before it reaches validation: oversized files, binary data, non-UTF-8 text, several
 // YAML documents, duplicate keys (yaml `uniqueKeys`), alias bombs (yaml `maxAliasCount`), non-JSON YAML types
 // and absurd nesting. Messages name positions, never content: the file may hold a pull secret.
-import { LineCounter, isAlias, isScalar, visit, type Document } from 'yaml';
+import { LineCounter, isScalar, visit, type Document } from 'yaml';
 import { parseAllYamlCore } from '../util/yaml';
 import { controlCharIndex, formatPath, type PathSegment } from './problems';
 
@@ -124,6 +124,9 @@ function documentValue(doc: Document.Parsed, text: string, at: (offset: number |
       const line = text.slice(err.pos[0], text.indexOf('\n', err.pos[0]) < 0 ? undefined : text.indexOf('\n', err.pos[0]));
       const key = /^("[^"]*"|'[^']*'|[^:#]+?)\s*:/.exec(line)?.[1] ?? '';
       messages.push(`${at(err.pos[0])}duplicate key${key && key.length <= 80 ? ` '${key}'` : ''}: every key may appear only once in a mapping`);
+    } else if (err.code === 'NON_STRING_KEY') {
+      // A list, mapping or alias as a key: src/util/yaml.ts refuses it, with a message of its own.
+      messages.push(`${at(err.pos[0])}${err.message}`);
     } else {
       // The yaml library appends a multi-line excerpt with a caret; every screen shows one line per problem.
       messages.push(`${at(err.pos[0])}syntax error: ${err.message.split('\n')[0]!.trim()}`);
@@ -136,12 +139,7 @@ function documentValue(doc: Document.Parsed, text: string, at: (offset: number |
   if (messages.length > 0) return { ok: false, messages };
   visit(doc, {
     Pair(_, pair) {
-      if (pair.key !== null && !isScalar(pair.key) && !isAlias(pair.key)) {
-        const range = (pair.key as { range?: [number, number, number] }).range;
-        messages.push(`${at(range?.[0])}a mapping key must be a plain string, not a list or mapping`);
-      } else if (isAlias(pair.key)) {
-        messages.push(`${at(pair.key.range?.[0])}a mapping key must be a plain string, not an alias`);
-      } else if (isScalar(pair.key) && pair.key.value === '__proto__') {
+      if (isScalar(pair.key) && pair.key.value === '__proto__') {
         // Would replace the object's prototype when converted to JavaScript data.
         messages.push(`${at(pair.key.range?.[0])}the key '__proto__' is not allowed`);
       }

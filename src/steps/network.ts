@@ -11,8 +11,7 @@
 // On retry: a committed network is never re-applied for the same desired state (the journal marks the step
 // done, and network-committed.sha256 in the state directory outlives the journal of one config).
 import { createHash } from 'node:crypto';
-import { stringify } from 'yaml';
-import { parseYamlCore } from '../util/yaml';
+import { emitYaml, parseYamlCore } from '../util/yaml';
 import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError, rerunConfigureOvs } from '../host/nmstate';
 import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
@@ -42,7 +41,7 @@ interface NetworkData {
 const desiredFile = (ctx: StepContext) => `${ctx.stateDir}/network-desired.yaml`;
 /** sha256 of the last desired state that was verified and committed: outlives the journal of one config. */
 const committedFile = (ctx: StepContext) => `${ctx.stateDir}/network-committed.sha256`;
-const desiredDigest = (state: Record<string, unknown>) => createHash('sha256').update(stringify(state)).digest('hex');
+const desiredDigest = (state: Record<string, unknown>) => createHash('sha256').update(emitYaml(state)).digest('hex');
 const backupFile = (ctx: StepContext) => `${ctx.stateDir}/backups/network-before.yaml`;
 /** The factory uplink with br-ex released (OVN nodes): what restoreKnownGood applies when the checkpoint is gone. */
 const factoryFile = (ctx: StepContext) => `${ctx.stateDir}/backups/network-factory.yaml`;
@@ -191,7 +190,7 @@ async function refuse(ctx: StepContext, state: NmState, topo: Topology): Promise
 async function saveKnownGood(ctx: StepContext, showText: string, topo: Topology): Promise<void> {
   await ctx.host.writeFileAtomic(backupFile(ctx), showText, 0o600);
   const factory = topo.brEx ? factoryState(topo) : undefined;
-  if (factory) await ctx.host.writeFileAtomic(factoryFile(ctx), stringify(factory), 0o600);
+  if (factory) await ctx.host.writeFileAtomic(factoryFile(ctx), emitYaml(factory), 0o600);
   else await ctx.host.remove(factoryFile(ctx));
 }
 
@@ -248,7 +247,7 @@ export const networkStep: Step = {
     await saveKnownGood(ctx, showText, topo);
     const ovn = topo.brEx !== undefined;
     const uplink = siteUplink(net.nmstate);
-    await ctx.host.writeFileAtomic(desiredFile(ctx), stringify(ovn ? releaseState(net.nmstate, topo) : net.nmstate), 0o600);
+    await ctx.host.writeFileAtomic(desiredFile(ctx), emitYaml(ovn ? releaseState(net.nmstate, topo) : net.nmstate), 0o600);
     data.phase = 'applying';
     await ctx.save();
 

@@ -1,22 +1,131 @@
-// The one way the agent reads YAML: YAML 1.2's core schema whatever a document's %YAML directive says, explicit
-// tags (!!binary, !!set, !!timestamp, …) left unresolved, no `<<` merge keys. That is all its inputs need
-// (site-configs, kubeconfigs, the install-config: JSON-like data), and it is what lets the node bundle leave
-// out the yaml package's YAML 1.1 types (esbuild.config.mjs, yaml11StandIn): yaml reaches them only through
-// schema 'yaml-1.1' (an option, or a %YAML 1.1 directive when no schema is given) or resolveKnownTags, and
-// every parse here pins both. eslint.config.mjs keeps yaml's parse functions out of the rest of the node code.
-import { parse, parseAllDocuments, type Document, type DocumentOptions, type EmptyStream, type ParseOptions, type SchemaOptions } from 'yaml';
+// The one way the agent reads and writes YAML.
+//
+// Reading: YAML 1.2's core schema whatever a document's %YAML directive says, explicit tags (!!binary, !!set,
+// !!timestamp, …) left unresolved, no `<<` merge keys, and a mapping key must be a scalar. That is all its
+// inputs need (site-configs, kubeconfigs, the install-config: JSON-like data), and it is what lets the node
+// bundle leave out the yaml package's YAML 1.1 types (esbuild.config.mjs, yaml11StandIn): yaml reaches them
+// only through schema 'yaml-1.1' (an option, or a %YAML 1.1 directive when no schema is given) or
+// resolveKnownTags, and every parse here pins both. A list, mapping or alias as a key is refused here, before
+// any conversion: converting it to a plain object is the one place yaml's parse reaches its stringify code
+// (nodes/addPairToJSMap.js, stringifyKey), which the node bundle leaves out (esbuild.config.mjs, stringifyStandIn).
+//
+// Writing: emitYaml, for plain data only (the kubeconfig, nmstate states, the inventory row). Every string is
+// a JSON string, which is a YAML double-quoted scalar (YAML 1.2.2 section 7.3.1; "YAML is a superset of JSON",
+// section 1.3), so no plain-scalar rule (yes/no/on, 0x1F, 1e3, ~, ": ", "#", leading spaces) can change a value
+// in any reader: yaml, serde_yaml (nmstatectl), go-yaml (kubectl/oc through sigs.k8s.io/yaml).
+// eslint.config.mjs keeps yaml's parse and stringify functions out of the rest of the node code.
+import { LineCounter, YAMLParseError, isAlias, isScalar, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type EmptyStream, type ParseOptions, type SchemaOptions } from 'yaml';
 
 /** Last in every options object, so no caller can undo them. logLevel 'error': warnings are the caller's to read. */
 export const YAML_CORE = { version: '1.2', schema: 'core', resolveKnownTags: false, merge: false, logLevel: 'error' } as const;
 
 type Options = ParseOptions & DocumentOptions & SchemaOptions;
 
-/** One document into plain data; throws yaml's error on a syntax error. */
-export function parseYamlCore(text: string): unknown {
-  return parse(text, YAML_CORE);
+/** Adds an error (code NON_STRING_KEY) to the document for every key that is a list, mapping or alias. */
+function refuseCollectionKeys(doc: Document.Parsed): Document.Parsed {
+  visit(doc, {
+    Pair(_, pair) {
+      const key = pair.key as { range?: [number, number, number] } | null;
+      if (key === null || isScalar(key)) return;
+      const at = key.range?.[0] ?? 0;
+      doc.errors.push(new YAMLParseError([at, at + 1], 'NON_STRING_KEY', `a mapping key must be a plain string, not ${isAlias(key) ? 'an alias' : 'a list or mapping'}`));
+    },
+  });
+  return doc;
 }
 
-/** Every document of `text`, with the caller's parser options (line counter, strictness) under YAML_CORE. */
+/** One document into plain data; throws yaml's error (with its line and column) on a syntax error or a collection key. */
+export function parseYamlCore(text: string): unknown {
+  const lines = new LineCounter();
+  const doc = refuseCollectionKeys(parseDocument(text, { lineCounter: lines, ...YAML_CORE }));
+  const error = doc.errors[0];
+  if (error) {
+    if (error.code === 'NON_STRING_KEY') {
+      const p = lines.linePos(error.pos[0]);
+      error.message += ` at line ${p.line}, column ${p.col}`;
+    }
+    throw error;
+  }
+  return doc.toJS();
+}
+
+/**
+ * Every document of `text`, with the caller's parser options (line counter, strictness) under YAML_CORE; a
+ * collection or alias key is one more error (code NON_STRING_KEY) in its document's errors.
+ */
 export function parseAllYamlCore(text: string, options: Omit<Options, keyof typeof YAML_CORE>): Document.Parsed[] | EmptyStream {
-  return parseAllDocuments(text, { ...options, ...YAML_CORE });
+  const docs = parseAllDocuments(text, { ...options, ...YAML_CORE });
+  if (Array.isArray(docs)) docs.forEach(refuseCollectionKeys);
+  return docs;
+}
+
+/**
+ * Keys written without quotes: a word no YAML version reads as anything but that string — YAML 1.1's y/n/yes/
+ * no/on/off are booleans to go-yaml v2 (kubernetes-sigs/yaml 742f5e6, goyaml.v2/resolve.go), null/true/false
+ * in any case to YAML 1.2's core schema.
+ */
+const PLAIN_KEY = /^(?!(?:y|n|yes|no|on|off|true|false|null)$)[A-Za-z_][\w./-]*$/i;
+
+/**
+ * A JSON string that every reader of these files decodes to the same text. Escaped beyond JSON.stringify (which
+ * escapes C0 controls and lone surrogates): `"` and backspace as \u0022 and \u0008 (rmsd-yaml, nmstatectl's
+ * newest parser, has no \" or \b escape: nispor/rmsd-yaml 1507fad, src/scalar_str.rs read_escaped_char), the
+ * no-break space (nmstatectl turns a raw one into a space before parsing: nmstate/nmstate 46e561b,
+ * rust/src/cli/state.rs), DEL and C1 controls (not printable, YAML 1.2.2 section 5.1), U+2028/U+2029 (line
+ * breaks to YAML 1.1 readers), U+FEFF and U+FFFE/U+FFFF.
+ */
+const quote = (s: string) =>
+  JSON.stringify(s).replace(/\\(.)|[\x7f-\xa0\u2028\u2029\ufeff\ufffe\uffff]/g, (m, escaped?: string) => {
+    const c = escaped === undefined ? m : escaped === '"' ? '"' : escaped === 'b' ? '\b' : undefined;
+    return c === undefined ? m : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+
+function scalar(value: unknown): string | undefined {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return quote(value);
+    case 'boolean':
+      return String(value);
+    case 'number':
+      // YAML 1.2.2 section 10.2.1.4 (core schema floats): .inf, -.inf, .nan.
+      return Number.isNaN(value) ? '.nan' : value === Infinity ? '.inf' : value === -Infinity ? '-.inf' : Object.is(value, -0) ? '-0' : String(value);
+    case 'object':
+      if (Array.isArray(value)) return value.length === 0 ? '[]' : undefined;
+      if (![Object.prototype, null].includes(Object.getPrototypeOf(value))) break;
+      return Object.values(value as object).some((v) => v !== undefined) ? undefined : '{}';
+  }
+  throw new TypeError(`emitYaml writes plain data only, not ${Object.prototype.toString.call(value)}`);
+}
+
+/** The lines of a non-empty list or mapping, each indented by `indent`. */
+function collectionLines(value: object, indent: string, parents: object[]): string[] {
+  if (parents.includes(value)) throw new TypeError('emitYaml: the data refers to itself');
+  const inner = [...parents, value];
+  if (Array.isArray(value)) {
+    return value.flatMap((item: unknown) => {
+      const s = scalar(item === undefined ? null : item);
+      if (s !== undefined) return [`${indent}- ${s}`];
+      // The item's first line shares the dash's line: "- key: value" / "- - item".
+      const [first, ...rest] = collectionLines(item as object, `${indent}  `, inner);
+      return [`${indent}- ${first!.slice(indent.length + 2)}`, ...rest];
+    });
+  }
+  return Object.entries(value)
+    .filter(([, v]) => v !== undefined)
+    .flatMap(([k, v]) => {
+      const key = `${indent}${PLAIN_KEY.test(k) ? k : quote(k)}:`;
+      const s = scalar(v);
+      return s === undefined ? [key, ...collectionLines(v as object, `${indent}  `, inner)] : [`${key} ${s}`];
+    });
+}
+
+/**
+ * Plain data (objects, arrays, strings, numbers, booleans, null; undefined members left out as JSON does) as
+ * block-style YAML: two-space indentation, list items under their key indented, every string a JSON string.
+ * parseYamlCore(emitYaml(x)) deep-equals x.
+ */
+export function emitYaml(value: unknown): string {
+  const s = scalar(value);
+  return `${s === undefined ? collectionLines(value as object, '', []).join('\n') : s}\n`;
 }

@@ -18,7 +18,6 @@
 // The CA data is the CA that signs what the new name serves (the load-balancer signer, or the provided
 // certificate's chain) plus the node-local kubeconfig's own CA.
 import * as path from 'node:path';
-import { stringify } from 'yaml';
 import { joinPem, splitCertificates } from '../../certs/pem';
 import { loadKubeconfig } from '../../cluster/kubeconfig';
 import { clientCredentialExpiry } from '../../certs/pem';
@@ -26,6 +25,7 @@ import { R } from '../../cluster/resources';
 import type { KubeObject } from '../../cluster/types';
 import { FACTORY_ADMIN_KUBECONFIG, STATE_FILES } from '../../paths';
 import { StepError, type StepContext } from '../../engine/step';
+import { emitYaml } from '../../util/yaml';
 
 export interface HandoffInput {
   clusterName: string;
@@ -91,7 +91,7 @@ export async function renderHandoffKubeconfig(ctx: StepContext, input: HandoffIn
   const name = input.clusterName;
   const expiry = user.token || !kc.clientCert ? undefined : clientCredentialExpiry(kc.clientCert, await clientCaBundle(ctx));
   const comment = [`# Admin kubeconfig for https://${input.apiHost}:6443, written by sno-reconfigure.`, ...credentialComment(factory, expiry)];
-  return `${comment.join('\n')}\n${stringify({
+  return `${comment.join('\n')}\n${emitYaml({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name, cluster: { server: `https://${input.apiHost}:6443`, 'certificate-authority-data': Buffer.from(joinPem(ca)).toString('base64') } }],
@@ -110,7 +110,8 @@ export async function recordHandoff(ctx: StepContext): Promise<void> {
   ctx.facts.newApiKubeconfig = target;
   ctx.data.kubeconfig = target;
   const text = await ctx.host.readTextIfExists(target);
-  const data = text && /client-certificate-data:\s*([A-Za-z0-9+/=]+)/.exec(text)?.[1];
+  // The value is a JSON string since emitYaml (src/util/yaml.ts), plain before: both read.
+  const data = text && /client-certificate-data:\s*"?([A-Za-z0-9+/=]+)/.exec(text)?.[1];
   const expiry = data ? clientCredentialExpiry(Buffer.from(data, 'base64'), await clientCaBundle(ctx)) : undefined;
   if (!expiry) {
     delete ctx.facts.newApiKubeconfigExpires;
@@ -118,7 +119,7 @@ export async function recordHandoff(ctx: StepContext): Promise<void> {
   }
   ctx.facts.newApiKubeconfigExpires = expiry.notAfter;
   if (Date.parse(expiry.notAfter) > ctx.clock.now()) return;
-  const server = /server:\s*(\S+)/.exec(text ?? '')?.[1] ?? 'the new API';
+  const server = /server:\s*"?([^\s"]+)/.exec(text ?? '')?.[1] ?? 'the new API';
   const day = expiry.notAfter.slice(0, 10);
   const why = expiry.signer ? `its client certificate stopped working on ${day}, when its signer ${expiry.signer} expired` : `its client certificate expired on ${day}`;
   ctx.warn(
