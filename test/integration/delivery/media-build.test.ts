@@ -12,6 +12,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
+import { emitYaml } from '../../../src/util/yaml';
 import { nodeInventoryRow } from '../../../src/factory/inventory-row';
 import { NODE_KEY_FILE } from '../../../src/paths';
 import { generateNodeKeyPair, keyFingerprint } from '../../../src/siteconfig/sealed';
@@ -354,7 +355,7 @@ spec:
       writeFileSync(path.join(root, 'sys/class/dmi/id/product_serial'), `SER${n}\n`);
       const key = i % 2 === 0 ? generateNodeKeyPair() : node;
       const nodeRow = await nodeInventoryRow(new LocalHost({ root }), { clusterName: 'sno1', hostname: 'sno1-node', installedDomain: 'factory.example.com', openshiftVersion: '4.14.12', nodePublicKey: key.publicKeyPem, nodeKeyFingerprint: key.fingerprint, shipBy: '2026-12-20T09:14:03.000Z' });
-      writeFileSync(path.join(fleet, 'nodes', `SER${n}.yaml`), stringify([nodeRow]));
+      writeFileSync(path.join(fleet, 'nodes', `SER${n}.yaml`), emitYaml([nodeRow]));
     }
     const res = spawnSync('bash', ['-ec', `sno-reconfigure() { "${process.execPath}" "${bundle}" "$@"; }\n${commands!}`], { cwd: fleet, encoding: 'utf8' });
     assert.equal(res.status, 0, `${res.stdout}${res.stderr}`);
