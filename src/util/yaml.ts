@@ -10,8 +10,8 @@
 // (nodes/addPairToJSMap.js, stringifyKey), which the node bundle leaves out (esbuild.config.mjs, stringifyStandIn).
 //
 // Writing: emitYaml, for plain data only (the kubeconfig, nmstate states, the inventory row). Every string is
-// a JSON string, which is a YAML double-quoted scalar (YAML 1.2.2 section 7.3.1; "YAML is a superset of JSON",
-// section 1.3), so no plain-scalar rule (yes/no/on, 0x1F, 1e3, ~, ": ", "#", leading spaces) can change a value
+// a JSON string, which is a YAML double-quoted scalar (YAML 1.2.2, 7.3.1 Double-Quoted Style, and its
+// "Relation to JSON"), so no plain-scalar rule (yes/no/on, 0x1F, 1e3, ~, ": ", "#", leading spaces) can change a value
 // in any reader: yaml, serde_yaml (nmstatectl), go-yaml (kubectl/oc through sigs.k8s.io/yaml).
 // eslint.config.mjs keeps yaml's parse and stringify functions out of the rest of the node code.
 import { LineCounter, YAMLParseError, isAlias, isScalar, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type EmptyStream, type ParseOptions, type SchemaOptions } from 'yaml';
@@ -71,7 +71,7 @@ const PLAIN_KEY = /^(?!(?:y|n|yes|no|on|off|true|false|null)$)[A-Za-z_][\w./-]*$
  * escapes C0 controls and lone surrogates): `"` and backspace as \u0022 and \u0008 (rmsd-yaml, nmstatectl's
  * newest parser, has no \" or \b escape: nispor/rmsd-yaml 1507fad, src/scalar_str.rs read_escaped_char), the
  * no-break space (nmstatectl turns a raw one into a space before parsing: nmstate/nmstate 46e561b,
- * rust/src/cli/state.rs), DEL and C1 controls (not printable, YAML 1.2.2 section 5.1), U+2028/U+2029 (line
+ * rust/src/cli/state.rs), DEL and C1 controls (not printable: YAML 1.2.2, 5.1 Character Set), U+2028/U+2029 (line
  * breaks to YAML 1.1 readers), U+FEFF and U+FFFE/U+FFFF.
  */
 const quote = (s: string) =>
@@ -88,7 +88,7 @@ function scalar(value: unknown): string | undefined {
     case 'boolean':
       return String(value);
     case 'number':
-      // YAML 1.2.2 section 10.2.1.4 (core schema floats): .inf, -.inf, .nan.
+      // YAML 1.2.2's core schema (chapter 10) spells the non-finite floats .inf, -.inf and .nan.
       return Number.isNaN(value) ? '.nan' : value === Infinity ? '.inf' : value === -Infinity ? '-.inf' : Object.is(value, -0) ? '-0' : String(value);
     case 'object':
       if (Array.isArray(value)) return value.length === 0 ? '[]' : undefined;
