@@ -39,7 +39,11 @@ interface NetworkData {
 }
 
 const desiredFile = (ctx: StepContext) => `${ctx.stateDir}/network-desired.yaml`;
-/** sha256 of the last desired state that was verified and committed: outlives the journal of one config. */
+/**
+ * sha256 of the last desired state that was verified and committed: outlives the journal of one config. Of
+ * emitYaml's text: a digest an agent from before emitYaml committed does not match it, so that agent's network is
+ * applied and verified once more (under a checkpoint, as always), never skipped wrongly.
+ */
 const committedFile = (ctx: StepContext) => `${ctx.stateDir}/network-committed.sha256`;
 const desiredDigest = (state: Record<string, unknown>) => createHash('sha256').update(emitYaml(state)).digest('hex');
 const backupFile = (ctx: StepContext) => `${ctx.stateDir}/backups/network-before.yaml`;
