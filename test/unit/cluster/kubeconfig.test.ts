@@ -105,6 +105,8 @@ describe('kubeconfig', () => {
     await rejects(kubeconfigYaml('https://x:6443', pki, { user: { 'client-certificate-data': Buffer.from(pki.clientCert).toString('base64') } }), /client-certificate is set but no client key is/);
     await rejects(base.replace('clusters:', 'clusters: 3\nx:'), /clusters must be a list/);
     await rejects('{{{', /not valid YAML/);
+    // A list as a key is refused before conversion (the node bundle has no yaml stringify to turn it into a string).
+    await rejects(`${base}? [a, b]\n: c\n`, /not valid YAML: a mapping key must be a plain string, not a list or mapping at line \d+, column 3$/);
     await rejects('- a\n- b\n', /expected a mapping/);
   });
 
