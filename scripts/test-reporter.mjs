@@ -3,6 +3,7 @@
 // Node 20 runs each file in its own process and reports it as a top-level test named by its path
 // (`test:complete`, nesting 0, name === file) whose duration is that process's wall time. Files run two at a
 // time, so the times overlap: they say where the suite's minutes go, not how they add up.
+import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { spec } from 'node:test/reporters';
 
@@ -29,6 +30,8 @@ export default class SpecWithSlowestFiles extends SpecReporter {
     if (!this.#printed && event.type === 'test:diagnostic' && data.file === undefined && data.nesting === 0 && /^tests \d+$/.test(data.message ?? '')) {
       this.#printed = true;
       this.push(this.#slowest());
+      // SNO_TEST_TIMES=<file>: every file's wall time as JSON, for ordering the run and for the README's figures.
+      if (process.env.SNO_TEST_TIMES) writeFileSync(process.env.SNO_TEST_TIMES, JSON.stringify(Object.fromEntries([...this.#files].map(([f, ms]) => [relative(process.cwd(), f), Math.round(ms)])), null, 1));
     }
     super._transform(event, encoding, callback);
   }
