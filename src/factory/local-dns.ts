@@ -27,11 +27,11 @@ export async function planLocalDns(host: Host, facts: ClusterFacts, internalAddr
   const domain = `${facts.clusterName}.${facts.baseDomain}`;
   const assisted = await assistedDnsmasqMarker(host);
   const factoryAddress = facts.nodeInternalIPs[0] ?? 'the installed address';
-  const without = (whose: string) => `${whose} would answer for api, api-int and *.apps of ${domain} with ${factoryAddress}, the factory address, which this node does not keep at the site without an internal IP (the MachineConfig has no --internal-ip): kubelet could not reach its API by name there`;
-  const render = `Render the MachineConfig again with --internal-ip ${factoryAddress}/PREFIX (its prefix on the factory network: the node keeps this address at every site)`;
-  const then = '; apply it, let the MCO roll it out, and run prepare again.';
+  const without = (whose: string) => `${whose} would answer for api, api-int and *.apps of ${domain} with ${factoryAddress}, the factory address, gone from the node at the site without an internal IP`;
+  const render = `Render the MachineConfig again with --internal-ip ${factoryAddress}/PREFIX (the node keeps it at every site)`;
+  const then = ', apply it and run prepare again.';
   if (assisted) {
-    if (internalAddresses.length === 0) return { check: { id, ok: false, detail: without("the node's own DNS (assisted-service's 50-master-dnsmasq-configuration, which also puts that address first in resolv.conf)"), remedy: `${render}${then}` } };
+    if (internalAddresses.length === 0) return { check: { id, ok: false, detail: without("assisted-service's node-local DNS (50-master-dnsmasq-configuration)"), remedy: `${render}${then}` } };
     return { check: { id, ok: true, detail: `the node answers for api, api-int and *.apps of ${domain} itself (assisted-service's 50-master-dnsmasq-configuration); the agent adds the new names beside it at the site` } };
   }
   if (!(await host.exists(`/etc/systemd/system/${LOCAL_DNS_UNIT}`))) {
@@ -40,7 +40,7 @@ export async function planLocalDns(host: Host, facts: ClusterFacts, internalAddr
     return { check: { id, ok: true, detail: `no node-local DNS (rendered with --no-local-dns): at the site, the site's DNS must resolve ${names.join(' and ')} to this node${names.length > 1 ? ` (from OpenShift 4.14 the ingress canary probes a name under the installed *.apps: a wildcard record for apps.${domain})` : ''}, or the agent rolls the site network back` } };
   }
   const address = internalAddresses[0];
-  if (!address) return { check: { id, ok: false, detail: without('the node-local DNS (sno-reconfigure-dns)'), remedy: `${render}, or with --no-local-dns if every site's DNS serves these names${then}` } };
+  if (!address) return { check: { id, ok: false, detail: without('the node-local DNS (sno-reconfigure-dns)'), remedy: `${render}, or --no-local-dns if every site's DNS serves these names${then}` } };
   return {
     check: { id, ok: true, detail: `the node answers for api, api-int and *.apps of ${domain} itself, with ${address}, the internal IP it keeps at every site (${INSTALLED_NAMES_CONF})` },
     records: {

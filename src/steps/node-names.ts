@@ -78,8 +78,8 @@ export async function installedNamesPlan(ctx: StepContext): Promise<Change | und
   if (!address || (await assistedDnsmasqMarker(ctx.host))) return undefined;
   const internal = (ctx.facts.internalAddresses ?? []).includes(address);
   const site = addressesFromNmstate(ctx.site.resolved.network?.nmstate).includes(address);
-  const why = internal ? 'the internal IP this node keeps at every site' : site ? 'the address the site network gives this node' : `which this node will not hold here (it has no internal IP): kubelet could not reach its API by name and the site network would be rolled back; call the office, which renders the MachineConfig with --internal-ip ${address}/PREFIX and prepares the node again`;
-  return { kind: 'DNS', target: 'the node-local DNS', action: 'leave', detail: `api, api-int and *.apps of the installed domain answer with ${address}, ${why}` };
+  const why = internal ? 'the internal IP, kept at every site' : site ? 'the site address' : `which the node will not have here (no internal IP): the site network would be rolled back; call the office (render --internal-ip ${address}/PREFIX, prepare again)`;
+  return { kind: 'DNS', target: 'the node-local DNS', action: 'leave', detail: `the installed api, api-int and *.apps answer with ${address}, ${why}` };
 }
 
 const NEVER_REGISTERS = '; kubelet reaches the API by this name, so it would never register';

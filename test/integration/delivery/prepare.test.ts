@@ -281,8 +281,8 @@ describe('prepare', () => {
       node = await installNode('host', null);
       const ours = await prepare(node, '--dry-run');
       assert.equal(ours.code, 1);
-      assert.match(ours.out, /FAIL {2}local-dns +the node-local DNS \(sno-reconfigure-dns\) would answer for api, api-int and \*\.apps of sno1\.factory\.example\.com with 192\.168\.111\.20, the factory address, which this node does not keep at the site without an internal IP \(the MachineConfig has no --internal-ip\): kubelet could not reach its API by name there/);
-      assert.match(ours.out, /→ Render the MachineConfig again with --internal-ip 192\.168\.111\.20\/PREFIX \(its prefix on the factory network: the node keeps this address at every site\), or with --no-local-dns if every site's DNS serves these names; apply it, let the MCO roll it out, and run prepare again\./);
+      assert.match(ours.out, /FAIL {2}local-dns +the node-local DNS \(sno-reconfigure-dns\) would answer for api, api-int and \*\.apps of sno1\.factory\.example\.com with 192\.168\.111\.20, the factory address, gone from the node at the site without an internal IP/);
+      assert.match(ours.out, /→ Render the MachineConfig again with --internal-ip 192\.168\.111\.20\/PREFIX \(the node keeps it at every site\), or --no-local-dns if every site's DNS serves these names, apply it and run prepare again\./);
       untouched(node);
       const real = await prepare(node);
       assert.equal(real.code, 1);
@@ -296,7 +296,7 @@ describe('prepare', () => {
       }
       const assisted = await prepare(node, '--dry-run');
       assert.equal(assisted.code, 1);
-      assert.match(assisted.out, /FAIL {2}local-dns +the node's own DNS \(assisted-service's 50-master-dnsmasq-configuration, which also puts that address first in resolv\.conf\) would answer .* with 192\.168\.111\.20, the factory address/);
+      assert.match(assisted.out, /FAIL {2}local-dns +assisted-service's node-local DNS \(50-master-dnsmasq-configuration\) would answer .* with 192\.168\.111\.20, the factory address/);
       assert.doesNotMatch(assisted.out, /--no-local-dns/);
       for (const f of [ASSISTED_DNSMASQ_MARKERS.configScript, ASSISTED_DNSMASQ_MARKERS.dispatcher]) rmSync(path.join(node.root, f));
       // Rendered with --no-local-dns: the site's DNS serves the names, nothing to refuse.

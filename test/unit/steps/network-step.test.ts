@@ -154,12 +154,12 @@ describe('network step', () => {
     const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
     const line = async () => (await networkStep.plan(ctx)).find((c) => c.target === 'the node-local DNS')?.detail;
     ctx.facts.internalAddresses = ['172.31.250.10'];
-    assert.equal(await line(), 'api, api-int and *.apps of the installed domain answer with 172.31.250.10, the internal IP this node keeps at every site');
+    assert.equal(await line(), 'the installed api, api-int and *.apps answer with 172.31.250.10, the internal IP, kept at every site');
     // Prepared without an internal IP (before prepare refused that): the factory address, not held at the site.
     ctx.facts.internalAddresses = [];
-    assert.match((await line()) ?? '', /^api, api-int and \*\.apps of the installed domain answer with 172\.31\.250\.10, which this node will not hold here \(it has no internal IP\): kubelet could not reach its API by name and the site network would be rolled back; call the office, which renders the MachineConfig with --internal-ip 172\.31\.250\.10\/PREFIX and prepares the node again$/);
+    assert.match((await line()) ?? '', /^the installed api, api-int and \*\.apps answer with 172\.31\.250\.10, which the node will not have here \(no internal IP\): the site network would be rolled back; call the office \(render --internal-ip 172\.31\.250\.10\/PREFIX, prepare again\)$/);
     writeFileSync(path.join(node.root, INSTALLED_NAMES_CONF), records('192.168.42.10'));
-    assert.equal(await line(), 'api, api-int and *.apps of the installed domain answer with 192.168.42.10, the address the site network gives this node');
+    assert.equal(await line(), 'the installed api, api-int and *.apps answer with 192.168.42.10, the site address');
     assert.deepEqual(node.nmstateHistory(), [], 'plan changes nothing');
   });
 
