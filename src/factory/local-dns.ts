@@ -5,8 +5,10 @@
 //
 // A node-local DNS without an internal IP is refused. OpenShift points these names at the node IP
 // (openshift/assisted-service 71f3cc229 internal/network/manifests_generator.go: dnsmasq_config.sh and forcedns
-// use HOST_IP, the installed host IP, as the records and the first nameserver; openshift-kni/lifecycle-agent
-// lca-cli/postpivot/postpivot.go setDnsMasqConfiguration moves them only with the node IP that recert changes).
+// use HOST_IP, the installed host IP, as the records and the first nameserver, in the manifest it adds to its
+// bootstrap-in-place SNO installs, AddDnsmasqForSingleNode's dnsmasq-bootstrap-in-place.yaml;
+// openshift-kni/lifecycle-agent lca-cli/postpivot/postpivot.go setDnsMasqConfiguration moves them only with the
+// node IP that recert changes).
 // Without an internal IP that address is the factory one, gone from the node at the site: the names would answer
 // with a dead address and the first nameserver would be dead. Following the site address instead would make the
 // node's resolver answer on the store LAN, which ours never does (src/render/local-dns.ts), and the node IP
