@@ -27,6 +27,18 @@
 // is given; --bind-dynamic binds each of them (a query to the node's LAN address finds no socket) and picks an
 // address up when it appears later (the internal IP arrives with br-ex); --local-service would not help, it is
 // ignored once --listen-address is given. Before `prepare` writes LOCAL_DNS_IP, loopback only.
+//
+// /etc/dnsmasq.d is the dnsmasq package's directory (RHCOS has it; a node without that package does not), and
+// dnsmasq refuses to start on a --conf-dir that is missing: the unit makes it first (mkdir -p leaves an existing
+// one as it is). Not ConfigurationDirectory=, which would re-mode the package's directory and let
+// `systemctl clean` delete it with assisted-service's files (systemd.exec(5)); not an Ignition `directories`
+// entry, which the MCO refuses to roll out to a running node (openshift/machine-config-operator 3b7ffc348
+// pkg/daemon/update.go reconcilable: "ignition directories section contains changes"); not a --conf-dir of our
+// own, since assisted-service's dnsmasq reads only /etc/dnsmasq.d and our site records go beside it there.
+//
+// The dispatcher never names a nameserver the node does not hold: the first nameserver is tried first for every
+// lookup, and a dead one costs each of them a timeout. Without an internal IP, LOCAL_DNS_IP is the factory address
+// until the network step moves the names to the site address (src/steps/node-names.ts); until then, loopback.
 
 import { ASSISTED_DNSMASQ_MARKERS, ASSISTED_DNSMASQ_PATHS, clusterRecords, DNSMASQ_DIR, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_DISPATCHER, LOCAL_DNS_ENV, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
 
@@ -42,6 +54,7 @@ After=network.target
 [Service]
 Environment=LOCAL_DNS_IP=127.0.0.1
 EnvironmentFile=-${LOCAL_DNS_ENV}
+ExecStartPre=/usr/bin/mkdir -p ${DNSMASQ_DIR}
 ExecStart=/usr/sbin/dnsmasq --keep-in-foreground --conf-file=/dev/null --conf-dir=${DNSMASQ_DIR},.rpmnew,.rpmsave,.rpmorig --bind-dynamic --listen-address=127.0.0.1,\${LOCAL_DNS_IP}
 Restart=always
 RestartSec=2
@@ -68,6 +81,7 @@ esac
 # shellcheck source=/dev/null
 . ${LOCAL_DNS_ENV}
 [ -n "\${LOCAL_DNS_IP:-}" ] || exit 0
+[ -n "$(ip -o addr show to "$LOCAL_DNS_IP")" ] || LOCAL_DNS_IP=127.0.0.1
 base=/run/NetworkManager/resolv.conf
 [ -r "$base" ] || exit 0
 tmp=$(mktemp /etc/.sno-reconfigure-resolv.XXXXXX) || exit 0

@@ -15,7 +15,7 @@ import { emitYaml, parseYamlCore } from '../util/yaml';
 import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError, rerunConfigureOvs } from '../host/nmstate';
 import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
-import { apiIntCheck, publishSiteNames, siteDnsWarnings } from './node-names';
+import { apiIntCheck, installedNamesPlan, publishSiteNames, siteDnsWarnings } from './node-names';
 import { retryNetworkCommand } from '../host/banner';
 import { NEW_MEDIA } from '../util/remedy';
 import { BR_EX, parseTopology, type Topology } from './network/topology';
@@ -224,6 +224,7 @@ export const networkStep: Step = {
         action: 'apply',
         detail: `${how}; ${checks.length ? `verify ${checks.join(', ')}` : 'no verification checks given'}; commit, or roll back to the network it has now${topo.brEx ? ` (${BR_EX} included)` : ''} on failure`,
       },
+      ...[await installedNamesPlan(ctx)].filter((c): c is Change => c !== undefined),
       // Asked now, from here: at the site the run asks again after the change and reports what it finds.
       ...(await siteDnsWarnings(ctx)).map((warning): Change => ({ kind: 'DNS', target: 'the site DNS servers in spec.network', action: 'leave', detail: warning })),
     ];

@@ -12,8 +12,8 @@ import { ipEqual, parseIp } from '../csr/ip';
 import type { Host } from '../host/host';
 import { currentAddresses, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { resolvesThrough } from '../host/site-dns';
-import { assistedDnsmasqMarker, canaryHost, clusterRecords, namesTheNodeNeeds, dnsmasqRecords, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
-import type { StepContext } from '../engine/step';
+import { assistedDnsmasqMarker, canaryHost, clusterRecords, namesTheNodeNeeds, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
+import type { Change, StepContext } from '../engine/step';
 import { bootstrapApiHost } from '../engine/identity';
 import { BASELINE_FILE } from '../paths';
 import { addressesFromNmstate } from '../siteconfig/nmstate';
@@ -67,6 +67,19 @@ export async function publishSiteNames(ctx: StepContext, actual?: string): Promi
     ctx.log.warn(`could not restart the node-local DNS (${e.detail})`);
   }
   ctx.changed({ kind: 'file', target: SITE_NAMES_CONF, action: 'write', detail: `api.${domain} and *.apps.${domain} → ${address} in the node-local DNS` });
+}
+
+/**
+ * What `plan` says of our node-local DNS: the address the installed names answer with, and whether the node keeps it
+ * at the site (the internal IP; `prepare` refuses a node-local DNS without one, src/factory/local-dns.ts).
+ */
+export async function installedNamesPlan(ctx: StepContext): Promise<Change | undefined> {
+  const address = /^address=\/api-int\.[^/]+\/(.+)$/m.exec((await ctx.host.readTextIfExists(INSTALLED_NAMES_CONF)) ?? '')?.[1];
+  if (!address || (await assistedDnsmasqMarker(ctx.host))) return undefined;
+  const internal = (ctx.facts.internalAddresses ?? []).includes(address);
+  const site = addressesFromNmstate(ctx.site.resolved.network?.nmstate).includes(address);
+  const why = internal ? 'the internal IP, kept at every site' : site ? 'the site address' : `which the node will not have here (no internal IP): the site network would be rolled back; call the office (render --internal-ip ${address}/PREFIX, prepare again)`;
+  return { kind: 'DNS', target: 'the node-local DNS', action: 'leave', detail: `the installed api, api-int and *.apps answer with ${address}, ${why}` };
 }
 
 const NEVER_REGISTERS = '; kubelet reaches the API by this name, so it would never register';

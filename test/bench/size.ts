@@ -62,7 +62,8 @@ export async function measureSize(): Promise<SizeResults> {
   const raw = readFileSync(BUNDLE_PATH);
   const gz = gzipSync(raw, { level: 9 });
   const br = compressBundle(raw);
-  const render = (args: string[]) => execFileSync(process.execPath, [BUNDLE_PATH, 'render', 'machineconfig', ...args], { maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' });
+  // stderr kept out of the report: render's notes (no --internal-ip here) are for a factory, not for the size.
+  const render = (args: string[]) => execFileSync(process.execPath, [BUNDLE_PATH, 'render', 'machineconfig', ...args], { maxBuffer: 16 * 1024 * 1024, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const host = render(['--runtime', 'host', '--allow-unsigned-media']);
   return {
     bundleRawBytes: raw.length,

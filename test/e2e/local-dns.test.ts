@@ -21,6 +21,11 @@ test('a real dnsmasq answers for the installed names at the site, and for the ne
   const m = node.machine;
   await node.boot();
   await m.waitForUnit(LOCAL_DNS_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 60_000);
+  // At the factory boot, before prepare wrote anything into /etc/dnsmasq.d: the disk has no such directory (Debian's
+  // dnsmasq-base does not own it, as RHCOS's dnsmasq package does), and the unit made it instead of failing.
+  const factoryBoot = (await m.journalctl('-b', '-1', '-u', LOCAL_DNS_UNIT, '-o', 'cat', '--no-pager')).stdout;
+  assert.match(factoryBoot, /Started/, factoryBoot);
+  assert.doesNotMatch(factoryBoot, /cannot access directory|Failed with result|Main process exited/, factoryBoot);
   // The product's NetworkManager dispatcher (run by the testbed's NetworkManager model) puts the node's dnsmasq first.
   await eventually(() => assert.match(m.readFile('/etc/resolv.conf'), new RegExp(`^nameserver ${FACTORY_LAN.nodeIp.replace(/\./g, '\\.')}$`, 'm')), 30_000);
   const resolve = async (name: string) => (await m.exec(['getent', 'hosts', name], { timeoutMs: 15_000 })).stdout.trim().split(/\s+/)[0];

@@ -41,7 +41,8 @@ Options:
   --node-image-archive PATH
                          where the factory saves that image (default ${NODE_IMAGE_ARCHIVE_PATH})
   --internal-ip CIDR     the node's installed IP on br-ex with its prefix (e.g. 192.168.111.20/24; one per
-                         family); kubelet and CRI-O are pinned to it
+                         family); kubelet and CRI-O are pinned to it, and the node-local DNS answers with it
+                         (without it, \`prepare\` refuses the node-local DNS: give --no-local-dns then)
   --kubeconfig PATH      check --internal-ip against the Node's InternalIPs (default $KUBECONFIG)
   --node-ip-pinning hint|dropin
                          hint: KUBELET_NODEIP_HINT for nodeip-configuration (default; SNO on platform none);
@@ -103,6 +104,9 @@ Options:
       if (internalAddresses.length > 0) {
         const note = await checkAgainstCluster(internalAddresses.map((a) => a.address), kubeconfig && abs(kubeconfig));
         if (note) io.err(`sno-reconfigure render: ${note}\n`);
+      } else if (!boolOpt(args, 'no-local-dns')) {
+        // Said now, before the MCO rolls this out with a reboot: prepare refuses it (src/factory/local-dns.ts).
+        io.err('sno-reconfigure render: note: without --internal-ip, `prepare` refuses the node-local DNS (it would answer the installed api, api-int and *.apps with the factory address, gone at the site): add --internal-ip ADDRESS/PREFIX, or --no-local-dns if every site\'s DNS serves those names\n');
       }
       const mc = buildMachineConfig({
         role: stringOpt(args, 'role') ?? 'master',

@@ -239,9 +239,6 @@ export async function newDisk(opts: DiskOptions = {}): Promise<Disk> {
   writeFileSync(path.join(root, 'etc/hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
   for (const unit of MASKED_UNITS) forceSymlink('/dev/null', path.join(root, 'etc/systemd/system', unit));
   installStandIn(root, 'mount.vfat', '/usr/sbin/mount.vfat');
-  // RHCOS's dnsmasq package owns /etc/dnsmasq.d (the Fedora/RHEL spec's %files: %dir %{_sysconfdir}/dnsmasq.d);
-  // Debian's dnsmasq-base does not, and a dnsmasq started with --conf-dir=/etc/dnsmasq.d fails without it.
-  mkdirSync(path.join(root, 'etc/dnsmasq.d'), { recursive: true });
   if (opts.nmstatectl !== false) {
     // nmstatectl changes the real interfaces through the testbed's NetworkManager model, which reads YAML profiles
     installStandIn(root, 'nm-model.cjs', `${NM_MODEL_DIR}/nm-model.cjs`);

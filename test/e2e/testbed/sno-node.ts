@@ -79,7 +79,8 @@ export interface SnoNodeOptions {
   network?: NodeNetworkOptions['kind'];
   /**
    * Render with `--internal-ip` (the factory address, kept on br-ex by the product's dispatcher script) and
-   * `--node-ip-pinning dropin` (no nodeip-configuration.service in the testbed).
+   * `--node-ip-pinning dropin` (no nodeip-configuration.service in the testbed). Without it, `--no-local-dns`:
+   * `prepare` refuses a node-local DNS that would answer with the factory address, gone at the site.
    */
   internalIp?: boolean;
 }
@@ -581,7 +582,7 @@ async function seedCluster(m: Machine, simOptions: SimulatorOptions): Promise<vo
 export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Promise<SnoNode> {
   const m = await bed.machine({ hostname: CLUSTER.nodeName });
   const podman = opts.podman;
-  const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined, opts.internalIp ? ['--internal-ip', INTERNAL_IP, '--node-ip-pinning', 'dropin'] : []));
+  const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined, opts.internalIp ? ['--internal-ip', INTERNAL_IP, '--node-ip-pinning', 'dropin'] : ['--no-local-dns']));
   if (!installed.units.includes(UNIT_NAME)) throw new Error(`the rendered MachineConfig installed no ${UNIT_NAME}: ${JSON.stringify(installed)}`);
   const simOptions: SimulatorOptions = {
     clusterName: CLUSTER.clusterName,

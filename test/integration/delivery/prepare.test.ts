@@ -43,7 +43,8 @@ describe('prepare', () => {
   });
 
   /** A node root as the factory leaves it: kubeconfig, kubelet certificates, the agent installed by the MCD. */
-  async function installNode(runtime: 'host' | 'podman', internalIp = `${sim.options.nodeIPs[0]}/24`): Promise<StandInNode> {
+  /** `internalIp` null: rendered without --internal-ip. */
+  async function installNode(runtime: 'host' | 'podman', internalIp: string | null = `${sim.options.nodeIPs[0]}/24`): Promise<StandInNode> {
     const n = createStandInNode({ nodeName: sim.options.nodeName, kubelet: 'running' });
     const kc = path.join(n.root, DEFAULT_KUBECONFIG);
     mkdirSync(path.dirname(kc), { recursive: true });
@@ -58,7 +59,7 @@ describe('prepare', () => {
       runtime,
       ...(runtime === 'podman' ? { nodeImage: IMAGE } : {}),
       bundle: BUNDLE,
-      internalAddresses: parseInternalAddresses([internalIp]),
+      internalAddresses: parseInternalAddresses(internalIp === null ? [] : [internalIp]),
       nodeIpPinning: 'hint',
       trustedKeys: [],
       allowUnsignedMedia: true,
@@ -273,6 +274,34 @@ describe('prepare', () => {
       assert.equal(res.code, 1);
       assert.match(res.out, /FAIL {2}internal-ip +internal IP 192\.168\.127\.10 is not the node's installed IP: Node sno1-node has InternalIP 192\.168\.111\.20, and etcd/);
       assert.match(res.out, /→ Render the MachineConfig again with --internal-ip set to the node's installed address \(192\.168\.111\.20\)/);
+    });
+
+    test('refuses a node-local DNS without an internal IP: it would answer with the factory address, gone at the site', async () => {
+      node.cleanup();
+      node = await installNode('host', null);
+      const ours = await prepare(node, '--dry-run');
+      assert.equal(ours.code, 1);
+      assert.match(ours.out, /FAIL {2}local-dns +the node-local DNS \(sno-reconfigure-dns\) would answer for api, api-int and \*\.apps of sno1\.factory\.example\.com with 192\.168\.111\.20, the factory address, gone from the node at the site without an internal IP/);
+      assert.match(ours.out, /→ Render the MachineConfig again with --internal-ip 192\.168\.111\.20\/PREFIX \(the node keeps it at every site\), or --no-local-dns if every site's DNS serves these names, apply it and run prepare again\./);
+      untouched(node);
+      const real = await prepare(node);
+      assert.equal(real.code, 1);
+      assert.equal(existsSync(path.join(node.root, INSTALLED_NAMES_CONF)), false, 'no records to a dead address');
+      assert.equal(existsSync(path.join(node.root, LOCAL_DNS_ENV)), false);
+      untouched(node);
+      // assisted-service's dnsmasq answers (and its forcedns puts first) the installed host IP: the same, and only --internal-ip helps.
+      for (const f of [ASSISTED_DNSMASQ_MARKERS.configScript, ASSISTED_DNSMASQ_MARKERS.dispatcher]) {
+        mkdirSync(path.dirname(path.join(node.root, f)), { recursive: true });
+        writeFileSync(path.join(node.root, f), '# assisted-service\n');
+      }
+      const assisted = await prepare(node, '--dry-run');
+      assert.equal(assisted.code, 1);
+      assert.match(assisted.out, /FAIL {2}local-dns +assisted-service's node-local DNS \(50-master-dnsmasq-configuration\) would answer .* with 192\.168\.111\.20, the factory address/);
+      assert.doesNotMatch(assisted.out, /--no-local-dns/);
+      for (const f of [ASSISTED_DNSMASQ_MARKERS.configScript, ASSISTED_DNSMASQ_MARKERS.dispatcher]) rmSync(path.join(node.root, f));
+      // Rendered with --no-local-dns: the site's DNS serves the names, nothing to refuse.
+      rmSync(path.join(node.root, 'etc/systemd/system', LOCAL_DNS_UNIT));
+      assert.match((await prepare(node, '--dry-run')).out, /ok {4}local-dns +no node-local DNS \(rendered with --no-local-dns\)/);
     });
 
     test('--admin-kubeconfig: stored with mode 0600 for the site\'s hand-off, its contents never printed', async () => {

@@ -81,6 +81,9 @@ describe('systemd units', () => {
     roots.push(root);
     standIn(root, '/usr/sbin/dnsmasq');
     writeFileSync(path.join(root, 'etc/systemd/system', LOCAL_DNS_UNIT), renderLocalDnsUnit());
+    // It makes /etc/dnsmasq.d itself (the dnsmasq package's directory, which dnsmasq's --conf-dir needs) with mkdir.
+    assert.match(verify(root, LOCAL_DNS_UNIT).output, /\/usr\/bin\/mkdir/);
+    standIn(root, '/usr/bin/mkdir');
     const res = verify(root, LOCAL_DNS_UNIT);
     assert.equal(res.output, '', `systemd-analyze verify printed:\n${res.output}`);
     assert.equal(res.code, 0);

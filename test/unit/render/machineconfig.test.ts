@@ -49,6 +49,9 @@ describe('render machineconfig', () => {
   test('host runtime: the bundle (brotli, 0644) and its loader (0755), a wrapper, the unit (not enabled) and the kubelet hold', async () => {
     const res = await render('--runtime', 'host');
     assert.equal(res.code, 0, res.err);
+    // Before the rollout and its reboot: the node-local DNS without an internal IP is what prepare refuses.
+    assert.match(res.err, /note: without --internal-ip, `prepare` refuses the node-local DNS \(it would answer the installed api, api-int and \*\.apps with the factory address, gone at the site\): add --internal-ip ADDRESS\/PREFIX, or --no-local-dns/);
+    for (const args of [['--no-local-dns'], ['--internal-ip', '192.168.127.10/24']]) assert.doesNotMatch((await render('--runtime', 'host', ...args)).err, /refuses the node-local DNS/, args.join(' '));
     const mc = parse(res.out) as { metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string> } };
     assert.equal(mc.metadata.name, '50-master-sno-reconfigure');
     assert.deepEqual(mc.metadata.labels, { 'machineconfiguration.openshift.io/role': 'master' });

@@ -17,6 +17,7 @@ function brEx(node: StandInNode): { port?: string; addresses: string[] } | undef
 }
 import { fastClock, siteOf, testContext } from '../../support/step-context';
 import { DEFAULT_TIMEOUTS } from '../../../src/siteconfig/types';
+import { INSTALLED_NAMES_CONF, clusterRecords, dnsmasqRecords } from '../../../src/render/local-dns';
 
 const NMSTATE = { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }] } }] };
 // A short network timeout keeps the failing-verification retries (each a stand-in process) few.
@@ -144,6 +145,22 @@ describe('network step', () => {
     });
     await assert.rejects(networkStep.plan(ctx), /eno9/);
     assert.deepEqual(node.nmstateHistory(), []);
+  });
+
+  test('plan says which address the node-local DNS answers the installed names with, and whether the node keeps it at the site', async () => {
+    const records = (address: string) => dnsmasqRecords('installed names', clusterRecords('sno1.factory.example.com', address, true));
+    mkdirSync(path.dirname(path.join(node.root, INSTALLED_NAMES_CONF)), { recursive: true });
+    writeFileSync(path.join(node.root, INSTALLED_NAMES_CONF), records('172.31.250.10'));
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    const line = async () => (await networkStep.plan(ctx)).find((c) => c.target === 'the node-local DNS')?.detail;
+    ctx.facts.internalAddresses = ['172.31.250.10'];
+    assert.equal(await line(), 'the installed api, api-int and *.apps answer with 172.31.250.10, the internal IP, kept at every site');
+    // Prepared without an internal IP (before prepare refused that): the factory address, not held at the site.
+    ctx.facts.internalAddresses = [];
+    assert.match((await line()) ?? '', /^the installed api, api-int and \*\.apps answer with 172\.31\.250\.10, which the node will not have here \(no internal IP\): the site network would be rolled back; call the office \(render --internal-ip 172\.31\.250\.10\/PREFIX, prepare again\)$/);
+    writeFileSync(path.join(node.root, INSTALLED_NAMES_CONF), records('192.168.42.10'));
+    assert.equal(await line(), 'the installed api, api-int and *.apps answer with 192.168.42.10, the site address');
+    assert.deepEqual(node.nmstateHistory(), [], 'plan changes nothing');
   });
 
   test('a 4.16 node whose br-ex nmstate set up at install is refused before any change (configure-ovs would not rebuild it)', async () => {
