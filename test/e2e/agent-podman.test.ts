@@ -113,7 +113,11 @@ test('podman runtime: prepare pulls on a fresh node; a damaged archive is shown 
 
   // --- the agent hangs inside its container: the watchdog kills it and systemd starts it again
   await assertRenderedAndShortened(m);
-  await m.waitForUnit(UNIT_NAME, ['WatchdogTimestampMonotonic'], (u) => Number(u.WatchdogTimestampMonotonic) > 0, 60_000);
+  // the agent in the container pings: the watchdog timestamp moves on past the one systemd set when it armed the
+  // watchdog (systemd/systemd main, src/core/service.c, service_reset_watchdog()), under the same main process
+  const armed = await m.waitForUnit(UNIT_NAME, ['MainPID', 'WatchdogTimestampMonotonic'], (u) => Number(u.WatchdogTimestampMonotonic) > 0, 60_000);
+  const pinged = await m.waitForUnit(UNIT_NAME, ['MainPID', 'NRestarts', 'WatchdogTimestampMonotonic'], (u) => Number(u.WatchdogTimestampMonotonic) > Number(armed.WatchdogTimestampMonotonic), 60_000);
+  assert.deepEqual([pinged.MainPID, pinged.NRestarts], [armed.MainPID, '0'], 'the same agent pinged, never restarted');
   const agentPid = (await m.execOk(['pgrep', '-f', '^node /host/usr/local/libexec/sno-reconfigure/sno-reconfigure.cjs run'])).trim();
   assert.match(agentPid, /^\d+$/, 'one agent process');
   const cgroup = (await m.execOk(['cat', `/proc/${agentPid}/cgroup`])).trim();
