@@ -36,7 +36,9 @@ function ignition(files: Record<string, { text: string; mode?: number }>, units:
 
 const lines = (s: string): string[] => s.split('\n').filter((l) => l.trim() !== '');
 
-describe('systemd testbed: boot and units', () => {
+// The cases of a describe run a few at a time, each on a machine of its own (one boots while another waits on
+// its units); the cleanup cases stay one at a time, since they assert on everything this process holds.
+describe('systemd testbed: boot and units', { concurrency: 3 }, () => {
   const bed = new Testbed();
   after(() => bed.cleanup());
 
@@ -253,7 +255,7 @@ describe('systemd testbed: boot and units', () => {
   });
 });
 
-describe('systemd testbed: site-config media', () => {
+describe('systemd testbed: site-config media', { concurrency: 3 }, () => {
   const bed = new Testbed();
   after(() => bed.cleanup());
 
