@@ -131,6 +131,7 @@ async function runWithFaults(round: number, steps: StepName[]): Promise<RunOutco
       });
       child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
       const watchdog = setInterval(() => {
+        if (killedFor) return; // killed already: what it still flushes does not revive it
         const now = Date.now();
         killedFor = now - lastOutputAt > HANG_SILENCE_MS ? `silent for ${HANG_SILENCE_MS / 1000} s` : now - startedAt > RUN_DEADLINE_MS ? `still running after ${RUN_DEADLINE_MS / 1000} s` : '';
         if (killedFor) child.kill('SIGKILL');
