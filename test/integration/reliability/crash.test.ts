@@ -6,7 +6,9 @@
 //
 // Budget: a crash point costs a partial and a full run (about 10 s of two cores), so by default the points are
 // sampled evenly over all transitions, first and last included (CRASH_POINTS); SNO_RELIABILITY_CRASH_POINTS=all
-// walks every transition (N = 1, 2, 3, … — several minutes), a number sets the sample size.
+// walks every transition (N = 1, 2, 3, … — several minutes), a number sets the sample size. A run mostly waits
+// (it keeps about a third of one core busy), so four crash points run at once, and N=1, which every sample
+// holds, runs beside the uninterrupted run that the others need to be chosen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,7 +19,7 @@ import { COUNT_SAVES_PRELOAD, convergenceProblems, duplicateProblems, inventory,
 import { summaryLine } from './summary';
 
 const CRASH_POINTS = 10;
-const PARALLEL = 2;
+const PARALLEL = 4;
 
 function crashPoints(transitions: number): number[] {
   const wanted = process.env.SNO_RELIABILITY_CRASH_POINTS;
@@ -43,12 +45,34 @@ interface PointResult {
   dataLost: boolean;
 }
 
+/** A power cut right after the N-th journal save, then restarts until done; judged against `reference` once it is known. */
+async function crashAt(n: number): Promise<(reference: Inventory) => PointResult> {
+  return withScenario(async (s) => {
+    const first = await s.run([], { timeoutMs: 240_000, env: { SNO_RECONFIGURE_CRASH_AT_SAVE: String(n) } });
+    const crashed = first.signal === 'SIGKILL';
+    const problems: string[] = [];
+    // Save counts vary a little between runs (progress lines): a run may complete before reaching N.
+    if (!crashed && first.code !== 0) problems.push(`the armed run exited ${first.code} without the power cut`);
+    const { runs } = crashed || first.code !== 0 ? await runUntilDone(s) : { runs: [] };
+    const converged = convergenceProblems(s);
+    const lostHere = [...duplicateProblems(s.sim), ...networkProblems(s.node.nmstateHistory())];
+    const end = inventory(s.sim);
+    return (reference) => {
+      const lost = [...lostHere, ...inventoryDiff(end, reference)];
+      return { n, crashed, starts: 1 + runs.length, problems: [...problems, ...converged, ...lost], dataLost: lost.length > 0 };
+    };
+  });
+}
+
 test('a power cut at sampled journal transitions: every restart converges to the uninterrupted end state', async () => {
   // The uninterrupted run: how many journal transitions there are, and the end state to compare with. The
   // failpoint is armed far beyond the end, so this is also "a run that completes without reaching N".
   const countDir = mkdtempSync(path.join(tmpdir(), 'sno-crash-count-'));
   let transitions = 0;
   let reference: Inventory = {};
+  // Every sample starts at N=1 (crashPoints): it needs no count, so it runs beside the uninterrupted run.
+  const firstPoint = crashAt(1);
+  firstPoint.catch(() => undefined); // awaited below; a failure of the uninterrupted run must not leave it unhandled
   try {
     await withScenario(async (s) => {
       const countFile = path.join(countDir, 'saves');
@@ -70,28 +94,14 @@ test('a power cut at sampled journal transitions: every restart converges to the
   // sample stops at three quarters of the reference count, where every run still gets to; the failpoint firing
   // is then asserted, not hoped for.
   const points = crashPoints(Math.max(10, Math.floor(transitions * 0.75)));
-  const results: PointResult[] = [];
-  const queue = [...points];
+  assert.equal(points[0], 1, 'every sample starts at N=1');
+  const judged: ((reference: Inventory) => PointResult)[] = [];
+  const queue = points.slice(1);
   const worker = async () => {
-    for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
-      results.push(
-        await withScenario(async (s) => {
-          const first = await s.run([], { timeoutMs: 240_000, env: { SNO_RECONFIGURE_CRASH_AT_SAVE: String(n) } });
-          const crashed = first.signal === 'SIGKILL';
-          const problems: string[] = [];
-          // Save counts vary a little between runs (progress lines): a run may complete before reaching N.
-          if (!crashed && first.code !== 0) problems.push(`the armed run exited ${first.code} without the power cut`);
-          const { runs } = crashed || first.code !== 0 ? await runUntilDone(s) : { runs: [] };
-          const converged = convergenceProblems(s);
-          const lost = [...duplicateProblems(s.sim), ...inventoryDiff(inventory(s.sim), reference), ...networkProblems(s.node.nmstateHistory())];
-          problems.push(...converged, ...lost);
-          return { n, crashed, starts: 1 + runs.length, problems, dataLost: lost.length > 0 };
-        }),
-      );
-    }
+    for (let n = queue.shift(); n !== undefined; n = queue.shift()) judged.push(await crashAt(n));
   };
-  await Promise.all(Array.from({ length: PARALLEL }, worker));
-  results.sort((a, b) => a.n - b.n);
+  await Promise.all([...Array.from({ length: PARALLEL }, worker), firstPoint.then((j) => judged.push(j))]);
+  const results = judged.map((judge) => judge(reference)).sort((a, b) => a.n - b.n);
 
   const survived = results.filter((r) => r.problems.length === 0).length;
   summaryLine(
