@@ -48,7 +48,7 @@ interface PointResult {
 /** A power cut right after the N-th journal save, then restarts until done; judged against `reference` once it is known. */
 async function crashAt(n: number): Promise<(reference: Inventory) => PointResult> {
   return withScenario(async (s) => {
-    const first = await s.run([], { timeoutMs: 240_000, env: { SNO_RECONFIGURE_CRASH_AT_SAVE: String(n) } });
+    const first = await s.run([], { timeoutMs: 600_000, env: { SNO_RECONFIGURE_CRASH_AT_SAVE: String(n) } });
     const crashed = first.signal === 'SIGKILL';
     const problems: string[] = [];
     // Save counts vary a little between runs (progress lines): a run may complete before reaching N.
@@ -76,7 +76,7 @@ test('a power cut at sampled journal transitions: every restart converges to the
   try {
     await withScenario(async (s) => {
       const countFile = path.join(countDir, 'saves');
-      const run = await s.run([], { timeoutMs: 240_000, env: { SNO_RECONFIGURE_CRASH_AT_SAVE: '1000000', NODE_OPTIONS: `--require ${COUNT_SAVES_PRELOAD}`, SNO_COUNT_JOURNAL_SAVES_FILE: countFile } });
+      const run = await s.run([], { timeoutMs: 600_000, env: { SNO_RECONFIGURE_CRASH_AT_SAVE: '1000000', NODE_OPTIONS: `--require ${COUNT_SAVES_PRELOAD}`, SNO_COUNT_JOURNAL_SAVES_FILE: countFile } });
       assert.equal(run.code, 0, `uninterrupted run\n${run.stdout.slice(-3000)}\n${run.stderr}`);
       assert.deepEqual(convergenceProblems(s), []);
       assert.deepEqual(duplicateProblems(s.sim), []);
