@@ -62,7 +62,7 @@ export function siteExtras(sim: Simulator): Record<string, unknown> {
 export async function runUntilDone(s: Scenario, maxStarts = 4, env: NodeJS.ProcessEnv = {}): Promise<{ runs: AgentRun[]; last: AgentRun }> {
   const runs: AgentRun[] = [];
   for (let i = 0; i < maxStarts; i++) {
-    const run = await s.run([], { timeoutMs: 240_000, env });
+    const run = await s.run([], { timeoutMs: 600_000, env });
     runs.push(run);
     if (run.code === 0) return { runs, last: run };
   }
