@@ -5,12 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { R } from '../../../src/cluster/resources';
-import { BASELINE_FILE } from '../../../src/paths';
-import { startScenario, type Scenario } from '../../support/scenario';
+import type { JournalData } from '../../../src/engine/journal';
+import { BASELINE_FILE, DEFAULT_STATE_DIR, STATE_FILES } from '../../../src/paths';
+import { STEPS } from '../../../src/steps/index';
+import { parseLogs, startScenario, type AgentRun, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
@@ -70,6 +72,32 @@ function cli(s: Scenario, args: string[]): Promise<{ code: number | null; out: s
   });
 }
 
+/**
+ * A run of the bundled agent, stopped (SIGTERM, as `systemctl stop` sends) once settle reports every condition holding:
+ * from there on it only counts the stability window. The agent's STATUS= lines (sd_notify) say when.
+ */
+async function runUntilSettled(s: Scenario): Promise<AgentRun> {
+  const child = s.spawnRun(['--once'], { NOTIFY_SOCKET: '/run/systemd/notify' });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  let done: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  void exited.then((e) => (done = e));
+  const deadline = Date.now() + 240_000;
+  while (!done && !s.node.calls('systemd-notify').some((c) => c.args.some((a) => a.startsWith('STATUS=') && a.includes('all conditions hold')))) {
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`settle did not see every condition hold within 240 s\n${stdout.slice(-4000)}\n${stderr.slice(-2000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGTERM');
+  const { code, signal } = await exited;
+  return { code, signal, stdout, stderr, logs: parseLogs(stdout) };
+}
+
 test('an image-based install config volume: validate and plan read it, a run applies what it asks', async () => {
   const s = await startScenario();
   try {
@@ -88,9 +116,20 @@ test('an image-based install config volume: validate and plan read it, a run app
     assert.match(planned.out, /Apply the site network \[network\]\n {3}- apply network eno1/);
     assert.match(planned.out, /write file \/etc\/chrony\.conf — the site's time sources 10\.20\.0\.5/);
 
+    // manifest.json has no timeouts, so a run of it waits settle's default 2-minute stability window (DEFAULT_TIMEOUTS):
+    // waiting it out proves nothing about the image-based media. The run goes until every settle condition holds
+    // with what the media asked for — the rollouts done, the new names' certificates and routes in place — and is
+    // stopped there as `systemctl stop` would; the window itself and a run to done are proven with site-configs that
+    // set spec.timeouts.settleStability (test/integration/steps/settle.test.ts, run-happy.test.ts, version-matrix.test.ts).
     s.node.attachVolume('sr0', 'cluster-config', volume(s));
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await runUntilSettled(s);
     assert.equal(res.code, 0, res.stdout.slice(-3000));
+    assert.ok(res.logs.some((l) => l.msg === 'stopped during "Wait for the cluster to settle"; the run resumes there at the next start'), res.stdout.slice(-3000));
+    const journal = JSON.parse(readFileSync(path.join(s.node.root, DEFAULT_STATE_DIR, STATE_FILES.journal), 'utf8')) as JournalData;
+    const before = STEPS.slice(0, STEPS.findIndex((st) => st.name === 'settle')).map((st) => st.name);
+    assert.deepEqual(before.filter((n) => journal.steps[n]?.state !== 'done'), [], 'every step before settle is done');
+    assert.deepEqual((['domain', 'mirrors', 'pull-secret', 'network', 'ssh-key', 'chrony', 'node-labels', 'kubeadmin', 'manifests'] as const).filter((n) => journal.steps[n]?.notRequested), [], 'each step the media asks for ran');
+    assert.equal(res.logs.filter((l) => l.level === 'error').length, 0, 'no errors logged');
     const idms = s.sim.store.list(R.imageDigestMirrorSets).flatMap((o) => (o.spec as { imageDigestMirrors: { source: string; mirrors: string[] }[] }).imageDigestMirrors);
     assert.ok(idms.some((m) => m.source === 'quay.io/openshift-release-dev/ocp-release' && m.mirrors.includes('registry.store42.example.com:8443/ocp/release')), JSON.stringify(idms));
     assert.equal(s.sim.store.get(R.nodes, s.sim.options.nodeName)?.metadata?.labels?.['store.example.com/region'], 'emea');
