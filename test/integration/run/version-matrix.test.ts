@@ -22,7 +22,9 @@ const VERSIONS = [
   { version: '4.16.8', mirrors: R.imageDigestMirrorSets, not: R.imageContentSourcePolicies },
 ];
 
-describe('the demo relocation on each OpenShift version', () => {
+// Two versions at a time: each run is its own simulator and node, and half of a run is the agent waiting on the
+// cluster (kubelet, CSRs, rollouts, the stability window), so a second run fills that time instead of the clock.
+describe('the demo relocation on each OpenShift version', { concurrency: 2 }, () => {
   for (const v of VERSIONS) {
     test(`OpenShift ${v.version}: a full run to done, the report names the version`, async () => {
       const s = await startScenario({ sim: { version: v.version } });
