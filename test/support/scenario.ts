@@ -68,10 +68,11 @@ export function siteConfigFor(sim: Simulator, opts: SiteConfigOptions = {}): str
 /**
  * The demo's site-config volume (`npm run demo`, and the version matrix in npm test): every change the agent
  * can make — the site network in its own file, a pull secret, digest and tag mirrors and their registry CA.
+ * The demo holds the settled cluster 5 s for the person watching; tests pass the 2 s of siteConfigFor.
  */
-export function demoSiteConfigFiles(sim: Simulator): Record<string, string> {
+export function demoSiteConfigFiles(sim: Simulator, opts: { settleStability?: string } = {}): Record<string, string> {
   const registryCa = createCa('registry.store42.example.com CA');
-  const base = parse(siteConfigFor(sim, { extraSpec: { timeouts: { settleStability: '5s' } } })) as { spec: Record<string, unknown> };
+  const base = parse(siteConfigFor(sim, { extraSpec: { timeouts: { settleStability: opts.settleStability ?? '5s' } } })) as { spec: Record<string, unknown> };
   const network = base.spec.network as Record<string, unknown>;
   const spec = {
     ...base.spec,

@@ -2,15 +2,17 @@
 // generated mirror sets, extra-manifests/) through `validate`, `plan` and a whole run against the simulator;
 // and what needs recert — another cluster name, node IP or cluster ID — refused before any change. The
 // manifest's keys are SeedReconfiguration's JSON keys (test/fixtures/image-based/seed-reconfiguration-keys.ts).
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { R } from '../../../src/cluster/resources';
-import { BASELINE_FILE } from '../../../src/paths';
-import { startScenario, type Scenario } from '../../support/scenario';
+import type { JournalData } from '../../../src/engine/journal';
+import { BASELINE_FILE, DEFAULT_STATE_DIR, STATE_FILES } from '../../../src/paths';
+import { STEPS } from '../../../src/steps/index';
+import { parseLogs, startScenario, type AgentRun, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
@@ -70,92 +72,133 @@ function cli(s: Scenario, args: string[]): Promise<{ code: number | null; out: s
   });
 }
 
-test('an image-based install config volume: validate and plan read it, a run applies what it asks', async () => {
-  const s = await startScenario();
-  try {
-    writeBaseline(s);
-    const dir = path.join(s.node.dir, 'ibi-iso');
-    for (const [rel, text] of Object.entries(volume(s))) {
-      mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-      writeFileSync(path.join(dir, rel), text);
+/**
+ * A run of the bundled agent, stopped (SIGTERM, as `systemctl stop` sends) once settle reports every condition holding:
+ * from there on it only counts the stability window. The agent's STATUS= lines (sd_notify) say when.
+ */
+async function runUntilSettled(s: Scenario): Promise<AgentRun> {
+  const child = s.spawnRun(['--once'], { NOTIFY_SOCKET: '/run/systemd/notify' });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  let done: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  void exited.then((e) => (done = e));
+  const deadline = Date.now() + 240_000;
+  while (!done && !s.node.calls('systemd-notify').some((c) => c.args.some((a) => a.startsWith('STATUS=') && a.includes('all conditions hold')))) {
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`settle did not see every condition hold within 240 s\n${stdout.slice(-4000)}\n${stderr.slice(-2000)}`);
     }
-    const validated = await cli(s, ['validate', dir]);
-    assert.equal(validated.code, 0, validated.out);
-    assert.match(validated.out, /^cluster-configuration\/manifest\.json: valid, 2 warnings/m);
-    assert.match(validated.out, /KubeconfigCryptoRetention: is not applied: the cluster keeps its own signers and kubeconfigs/);
-    const planned = await cli(s, ['plan', dir, ...s.agentArgs]);
-    assert.equal(planned.code, 0, planned.out);
-    assert.match(planned.out, /Apply the site network \[network\]\n {3}- apply network eno1/);
-    assert.match(planned.out, /write file \/etc\/chrony\.conf — the site's time sources 10\.20\.0\.5/);
-
-    s.node.attachVolume('sr0', 'cluster-config', volume(s));
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
-    assert.equal(res.code, 0, res.stdout.slice(-3000));
-    const idms = s.sim.store.list(R.imageDigestMirrorSets).flatMap((o) => (o.spec as { imageDigestMirrors: { source: string; mirrors: string[] }[] }).imageDigestMirrors);
-    assert.ok(idms.some((m) => m.source === 'quay.io/openshift-release-dev/ocp-release' && m.mirrors.includes('registry.store42.example.com:8443/ocp/release')), JSON.stringify(idms));
-    assert.equal(s.sim.store.get(R.nodes, s.sim.options.nodeName)?.metadata?.labels?.['store.example.com/region'], 'emea');
-    assert.equal(Buffer.from((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system')?.data as Record<string, string>).kubeadmin!, 'base64').toString(), HASH);
-    assert.deepEqual(s.sim.store.get(R.configMaps, 'store-settings', 'openshift-config')?.data, { store: '42' });
-    const ssh = s.sim.store.get(R.machineConfigs, '99-master-ssh') as { spec: { config: { passwd: { users: { name: string; sshAuthorizedKeys: string[] }[] } } } };
-    assert.deepEqual(ssh.spec.config.passwd.users.find((u) => u.name === 'core')?.sshAuthorizedKeys, [KEY], 'ssh_key replaces the keys, as image-based install does');
-    assert.ok(s.sim.store.get(R.machineConfigs, '99-master-chrony'));
-  } finally {
-    await s.cleanup();
+    await new Promise((r) => setTimeout(r, 200));
   }
-});
+  child.kill('SIGTERM');
+  const { code, signal } = await exited;
+  return { code, signal, stdout, stderr, logs: parseLogs(stdout) };
+}
 
-for (const [what, over, expected] of [
-  ['another cluster name', { cluster_name: 'store42' }, /cluster_name: is 'store42', but this cluster is named 'sno1': this node keeps its installed name and IP; use an image-based install for a rename/],
-  ['a node IP the node does not get', { node_ips: ['10.99.0.7'] }, /node_ips: is 10\.99\.0\.7, neither an address of this node \(192\.168\.42\.10\) nor one raw_nm_state_config gives it: this node keeps its installed name and IP/],
-  ['another cluster ID', { cluster_id: '00000000-0000-0000-0000-000000000001' }, /cluster_id: is 00000000-0000-0000-0000-000000000001, but this cluster's ID is 5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0: this node keeps its installed name and IP; use an image-based install for a rename\. openshift-install draws a new cluster ID for each config ISO unless image-based-config\.yaml sets clusterID: set it to 5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 and make the ISO again/],
-] as const) {
-  test(`an image-based install config asking for ${what} is refused before any change`, async () => {
+// Each case on a simulator and node of its own, two at a time: the refusals are over in seconds and fill the
+// whole run's waits on the cluster.
+describe('image-based install configuration media', { concurrency: 2 }, () => {
+  test('an image-based install config volume: validate and plan read it, a run applies what it asks', async () => {
     const s = await startScenario();
     try {
       writeBaseline(s);
-      s.node.attachVolume('sr0', 'cluster-config', volume(s, over));
+      const dir = path.join(s.node.dir, 'ibi-iso');
+      for (const [rel, text] of Object.entries(volume(s))) {
+        mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+        writeFileSync(path.join(dir, rel), text);
+      }
+      const validated = await cli(s, ['validate', dir]);
+      assert.equal(validated.code, 0, validated.out);
+      assert.match(validated.out, /^cluster-configuration\/manifest\.json: valid, 2 warnings/m);
+      assert.match(validated.out, /KubeconfigCryptoRetention: is not applied: the cluster keeps its own signers and kubeconfigs/);
+      const planned = await cli(s, ['plan', dir, ...s.agentArgs]);
+      assert.equal(planned.code, 0, planned.out);
+      assert.match(planned.out, /Apply the site network \[network\]\n {3}- apply network eno1/);
+      assert.match(planned.out, /write file \/etc\/chrony\.conf — the site's time sources 10\.20\.0\.5/);
+
+      // manifest.json has no timeouts, so a run of it waits settle's default 2-minute stability window (DEFAULT_TIMEOUTS):
+      // waiting it out proves nothing about the image-based media. The run goes until every settle condition holds
+      // with what the media asked for — the rollouts done, the new names' certificates and routes in place — and is
+      // stopped there as `systemctl stop` would; the window itself and a run to done are proven with site-configs that
+      // set spec.timeouts.settleStability (test/integration/steps/settle.test.ts, run-happy.test.ts, version-matrix.test.ts).
+      s.node.attachVolume('sr0', 'cluster-config', volume(s));
+      const res = await runUntilSettled(s);
+      assert.equal(res.code, 0, res.stdout.slice(-3000));
+      assert.ok(res.logs.some((l) => l.msg === 'stopped during "Wait for the cluster to settle"; the run resumes there at the next start'), res.stdout.slice(-3000));
+      const journal = JSON.parse(readFileSync(path.join(s.node.root, DEFAULT_STATE_DIR, STATE_FILES.journal), 'utf8')) as JournalData;
+      const before = STEPS.slice(0, STEPS.findIndex((st) => st.name === 'settle')).map((st) => st.name);
+      assert.deepEqual(before.filter((n) => journal.steps[n]?.state !== 'done'), [], 'every step before settle is done');
+      assert.deepEqual((['domain', 'mirrors', 'pull-secret', 'network', 'ssh-key', 'chrony', 'node-labels', 'kubeadmin', 'manifests'] as const).filter((n) => journal.steps[n]?.notRequested), [], 'each step the media asks for ran');
+      assert.equal(res.logs.filter((l) => l.level === 'error').length, 0, 'no errors logged');
+      const idms = s.sim.store.list(R.imageDigestMirrorSets).flatMap((o) => (o.spec as { imageDigestMirrors: { source: string; mirrors: string[] }[] }).imageDigestMirrors);
+      assert.ok(idms.some((m) => m.source === 'quay.io/openshift-release-dev/ocp-release' && m.mirrors.includes('registry.store42.example.com:8443/ocp/release')), JSON.stringify(idms));
+      assert.equal(s.sim.store.get(R.nodes, s.sim.options.nodeName)?.metadata?.labels?.['store.example.com/region'], 'emea');
+      assert.equal(Buffer.from((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system')?.data as Record<string, string>).kubeadmin!, 'base64').toString(), HASH);
+      assert.deepEqual(s.sim.store.get(R.configMaps, 'store-settings', 'openshift-config')?.data, { store: '42' });
+      const ssh = s.sim.store.get(R.machineConfigs, '99-master-ssh') as { spec: { config: { passwd: { users: { name: string; sshAuthorizedKeys: string[] }[] } } } };
+      assert.deepEqual(ssh.spec.config.passwd.users.find((u) => u.name === 'core')?.sshAuthorizedKeys, [KEY], 'ssh_key replaces the keys, as image-based install does');
+      assert.ok(s.sim.store.get(R.machineConfigs, '99-master-chrony'));
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  for (const [what, over, expected] of [
+    ['another cluster name', { cluster_name: 'store42' }, /cluster_name: is 'store42', but this cluster is named 'sno1': this node keeps its installed name and IP; use an image-based install for a rename/],
+    ['a node IP the node does not get', { node_ips: ['10.99.0.7'] }, /node_ips: is 10\.99\.0\.7, neither an address of this node \(192\.168\.42\.10\) nor one raw_nm_state_config gives it: this node keeps its installed name and IP/],
+    ['another cluster ID', { cluster_id: '00000000-0000-0000-0000-000000000001' }, /cluster_id: is 00000000-0000-0000-0000-000000000001, but this cluster's ID is 5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0: this node keeps its installed name and IP; use an image-based install for a rename\. openshift-install draws a new cluster ID for each config ISO unless image-based-config\.yaml sets clusterID: set it to 5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 and make the ISO again/],
+  ] as const) {
+    test(`an image-based install config asking for ${what} is refused before any change`, async () => {
+      const s = await startScenario();
+      try {
+        writeBaseline(s);
+        s.node.attachVolume('sr0', 'cluster-config', volume(s, over));
+        const res = await s.run(['--once'], { timeoutMs: 120_000 });
+        assert.notEqual(res.code, 0);
+        assert.match(res.stdout, expected);
+        assert.deepEqual(s.node.nmstateHistory().filter((l) => /apply/.test(l)), [], 'the network was never touched');
+        assert.ok(!s.node.calls('systemctl').some((c) => c.args[0] === 'start' && c.args.includes('kubelet.service')), 'kubelet never started');
+      } finally {
+        await s.cleanup();
+      }
+    });
+  }
+
+  test('an image-based install volume whose image-digest-sources.json is not JSON is refused by name before any change, not aborted', async () => {
+    const s = await startScenario();
+    try {
+      writeBaseline(s);
+      s.node.attachVolume('sr0', 'cluster-config', { ...volume(s), 'cluster-configuration/manifests/image-digest-sources.json': 'registry.store42.example.com:8443/ocp/release\n' });
       const res = await s.run(['--once'], { timeoutMs: 120_000 });
-      assert.notEqual(res.code, 0);
-      assert.match(res.stdout, expected);
+      assert.equal(res.code, 1, res.stdout.slice(-3000));
+      assert.match(res.stdout, /cluster-configuration\/manifests\/image-digest-sources\.json: is not valid JSON/);
+      assert.doesNotMatch(res.stdout, /internal error|TypeError/);
       assert.deepEqual(s.node.nmstateHistory().filter((l) => /apply/.test(l)), [], 'the network was never touched');
       assert.ok(!s.node.calls('systemctl').some((c) => c.args[0] === 'start' && c.args.includes('kubelet.service')), 'kubelet never started');
     } finally {
       await s.cleanup();
     }
   });
-}
 
-test('an image-based install volume whose image-digest-sources.json is not JSON is refused by name before any change, not aborted', async () => {
-  const s = await startScenario();
-  try {
-    writeBaseline(s);
-    s.node.attachVolume('sr0', 'cluster-config', { ...volume(s), 'cluster-configuration/manifests/image-digest-sources.json': 'registry.store42.example.com:8443/ocp/release\n' });
-    const res = await s.run(['--once'], { timeoutMs: 120_000 });
-    assert.equal(res.code, 1, res.stdout.slice(-3000));
-    assert.match(res.stdout, /cluster-configuration\/manifests\/image-digest-sources\.json: is not valid JSON/);
-    assert.doesNotMatch(res.stdout, /internal error|TypeError/);
-    assert.deepEqual(s.node.nmstateHistory().filter((l) => /apply/.test(l)), [], 'the network was never touched');
-    assert.ok(!s.node.calls('systemctl').some((c) => c.args[0] === 'start' && c.args.includes('kubelet.service')), 'kubelet never started');
-  } finally {
-    await s.cleanup();
-  }
-});
-
-// Issue 27: image-based install's extra-manifests/ is judged like spec.extraManifestFiles — unsigned media may
-// not carry an object that grants privileges (here a ClusterRoleBinding of cluster-admin to every user).
-test('an image-based config volume whose extra-manifests/ grants cluster-admin to everyone is refused from unsigned media', async () => {
-  const s = await startScenario();
-  try {
-    const dir = path.join(s.node.dir, 'ibi-iso-privileged');
-    const binding = 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: store-admins}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:authenticated"}]\n';
-    for (const [rel, text] of Object.entries({ ...volume(s), 'extra-manifests/admins.yaml': binding })) {
-      mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-      writeFileSync(path.join(dir, rel), text);
+  // Issue 27: image-based install's extra-manifests/ is judged like spec.extraManifestFiles — unsigned media may
+  // not carry an object that grants privileges (here a ClusterRoleBinding of cluster-admin to every user).
+  test('an image-based config volume whose extra-manifests/ grants cluster-admin to everyone is refused from unsigned media', async () => {
+    const s = await startScenario();
+    try {
+      const dir = path.join(s.node.dir, 'ibi-iso-privileged');
+      const binding = 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: store-admins}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:authenticated"}]\n';
+      for (const [rel, text] of Object.entries({ ...volume(s), 'extra-manifests/admins.yaml': binding })) {
+        mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+        writeFileSync(path.join(dir, rel), text);
+      }
+      const validated = await cli(s, ['validate', dir]);
+      assert.equal(validated.code, 1, validated.out);
+      assert.match(validated.out, /'\.\.\/extra-manifests\/admins\.yaml' holds ClusterRoleBinding store-admins, which grants privileges: it grants its role to system:authenticated\. Objects that grant privileges need signed media/);
+    } finally {
+      await s.cleanup();
     }
-    const validated = await cli(s, ['validate', dir]);
-    assert.equal(validated.code, 1, validated.out);
-    assert.match(validated.out, /'\.\.\/extra-manifests\/admins\.yaml' holds ClusterRoleBinding store-admins, which grants privileges: it grants its role to system:authenticated\. Objects that grant privileges need signed media/);
-  } finally {
-    await s.cleanup();
-  }
+  });
 });
