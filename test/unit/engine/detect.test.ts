@@ -24,6 +24,17 @@ function options(node: ReturnType<typeof createStandInNode>, signal: AbortSignal
   };
 }
 
+// Deadlines for a loaded machine (a scan turn took seconds at load 20–27): they cost time only when a test fails.
+const LOADED_MACHINE_MS = 5 * 60_000;
+
+async function until(what: string, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + LOADED_MACHINE_MS;
+  while (!done()) {
+    if (Date.now() > deadline) assert.fail(`still waiting for ${what} after ${LOADED_MACHINE_MS / 60_000} minutes`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 test('waits, refuses a bad stick without re-reading it, takes the replacement media', async () => {
   const node = createStandInNode();
   const abort = new AbortController();
@@ -32,16 +43,18 @@ test('waits, refuses a bad stick without re-reading it, takes the replacement me
     mkdirSync(path.join(node.root, 'etc/sno-reconfigure/site-config.d'), { recursive: true });
     const seen: string[] = [];
     let turns = 0;
+    let turnsAtRefusal = 0;
     const waiting = waitForSiteConfig({ ...options(node, abort.signal, logs), once: false, onWaiting: () => turns++ }, async (c: Candidate, copy) => {
       seen.push(`${c.kind}:${c.location}:${copy.files}`);
+      turnsAtRefusal = turns;
       return c.location.startsWith('/dev/loop1') ? 'accepted' : 'refused';
     });
-    await new Promise((r) => setTimeout(r, 400));
+    await until('two scans of an empty node', () => turns >= 2);
     assert.deepEqual(seen, [], 'nothing attached yet');
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'bad' });
-    const deadline = Date.now() + 30_000;
-    while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1_000));
+    await until('the stick to be read', () => seen.length > 0);
+    // The turn that refused it ends, then two whole scans that find it still attached.
+    await until('two more scans', () => turns >= turnsAtRefusal + 3);
     assert.deepEqual(seen, ['volume:/dev/loop0 (label SITE-CONFIG):1'], 'the refused stick is read once while it stays attached');
     node.detachVolume('loop0');
     node.attachVolume('loop1', 'site-config', { 'site-config.yaml': 'good', 'pull-secret.json': '{}' });
@@ -63,13 +76,16 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
     mkdirSync(drop, { recursive: true });
     writeFileSync(path.join(drop, 'site-config.yaml'), 'v1');
     const offered: string[] = [];
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async (_c, copy) => {
+    let turns = 0;
+    let turnsAtRefusal = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++ }, async (_c, copy) => {
       offered.push(copy.treeDigest.slice(0, 8));
+      turnsAtRefusal = turns;
       return offered.length >= 2 ? 'accepted' : 'refused';
     });
-    const deadline = Date.now() + 30_000;
-    while (offered.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1_200));
+    await until('the drop directory to be offered', () => offered.length > 0);
+    // Every scan reads the drop directory again: two whole scans after the refusing one would have offered it.
+    await until('two more scans', () => turns >= turnsAtRefusal + 3);
     assert.equal(offered.length, 1, 'refused once, not again while unchanged');
     writeFileSync(path.join(drop, 'site-config.yaml'), 'v2');
     const got = await waiting;
@@ -115,11 +131,12 @@ test('a drop-dir copy that stalls is never taken as its prefix; *.part and dotfi
     const past = new Date(Date.now() - 60_000);
     for (const f of ['site-config.yaml.part', '.site-config.yaml.swp']) utimesSync(path.join(drop, f), past, past);
     const offered: string[] = [];
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async (_c, copy) => {
+    let turns = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++ }, async (_c, copy) => {
       offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8'));
       return copy.files > 0 ? 'accepted' : 'refused';
     });
-    await new Promise((r) => setTimeout(r, 500));
+    await until('two scans', () => turns >= 2);
     assert.deepEqual(offered, [], 'a .part file and a dotfile are not a site-config');
     // The copy stalled after a prefix that is valid YAML on its own, long enough for the file to look finished…
     writeFileSync(file, 'metadata: {name: a}\n');
@@ -135,7 +152,7 @@ test('a drop-dir copy that stalls is never taken as its prefix; *.part and dotfi
   }
 });
 
-test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: 20_000 }, async () => {
+test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
   const abort = new AbortController();
   try {
@@ -145,7 +162,8 @@ test('a corrected stick swapped in at once is read at once (a /dev event), witho
     let refusedOnce: () => void = () => undefined;
     const firstRefusal = new Promise<void>((r) => (refusedOnce = r));
     node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'bad' });
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async () => {
+    // Never within the test's time: only the re-inserted stick's new device node can explain a second read.
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), retryRefusedAfterMs: 24 * 3_600_000, once: false }, async () => {
       const text = readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8');
       seen.push(text);
       if (text === 'bad') refusedOnce();
