@@ -31,7 +31,7 @@ describe('renew-certificates over two simulated years', () => {
     try {
       assert.equal(await h.run(domainStep), 'applied');
       // The rollouts this starts restart the API; renewing is for long after them.
-      await sim.waitFor(() => sim.snapshot().rollouts.length === 0 && sim.apiUp(), 30_000, 'the rollouts of the run');
+      await sim.waitFor(() => sim.snapshot().rollouts.length === 0 && sim.apiUp(), 5 * 60_000, 'the rollouts of the run');
       const first = leaf(sim, SECRETS.api);
       const lifetimeDays = (Date.parse(first.validTo) - Date.parse(first.validFrom)) / DAY;
       assert.ok(lifetimeDays > 800, `the API certificate lasts ${lifetimeDays} days`);
