@@ -43,7 +43,7 @@ test('a finished run records its outcome as a ConfigMap: the node report as data
   await withScenario(async (s) => {
     const files = demoSiteConfigFiles(s.sim);
     s.node.attachVolume('sdb1', 'SITE-CONFIG', files);
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
     const cm = reportConfigMap(s);
@@ -76,7 +76,7 @@ test('a finished run records its outcome as a ConfigMap: the node report as data
     // A second run of the same config (done marker removed) updates the same ConfigMap in place.
     const firstVersion = cm.metadata?.resourceVersion;
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
-    const again = await s.run(['--once'], { timeoutMs: 180_000 });
+    const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 0, again.stdout.slice(-3000));
     const updated = reportConfigMap(s);
     assert.notEqual(updated.metadata?.resourceVersion, firstVersion, 'updated on the re-run');
@@ -90,7 +90,7 @@ test('a run that fails after the API answered records result failed with the ste
   await withScenario(async (s) => {
     s.sim.degradeOperator('authentication', 'OAuthServerDeploymentDegraded', 'the oauth server is crashlooping');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { settle: '8s', settleStability: '2s' } } }) });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 1, res.stdout.slice(-3000));
     const cm = reportConfigMap(s);
     assertKubernetesValid(cm, ConfigMap);
