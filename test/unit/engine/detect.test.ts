@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, utimesSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
-import { waitForSiteConfig, type Candidate } from '../../../src/engine/detect';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { waitForSiteConfig, type Candidate, type Offer } from '../../../src/engine/detect';
 import { realClock } from '../../../src/engine/clock';
 import { DEFAULT_LABELS } from '../../../src/paths';
 import { createLogger } from '../../../src/log';
@@ -93,6 +94,42 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
     assert.equal(offered.length, 2);
     assert.notEqual(offered[0], offered[1]);
   } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
+
+test('a refused drop-directory config held open by a writer for a while, unchanged, is not offered again as if re-inserted', { timeout: LOADED_MACHINE_MS }, async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  let writer: ChildProcess | undefined;
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    writeFileSync(path.join(drop, 'site-config.yaml'), 'v1');
+    const offers: Offer[] = [];
+    let turns = 0;
+    let turnsAtRefusal = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++ }, async (_c, _copy, offer) => {
+      offers.push(offer);
+      turnsAtRefusal = turns;
+      return 'refused';
+    });
+    await until('the drop directory to be offered', () => offers.length > 0);
+    // Someone opens the file for writing (an editor, a copy of the same file over it) and writes nothing.
+    writer = spawn('bash', ['-c', 'exec 9>>"$1"; exec sleep 3600', 'writer', path.join(drop, 'site-config.yaml')], { stdio: 'ignore' });
+    await until('the writer to hold the file open', () => existsSync(`/proc/${writer!.pid}/fd/9`));
+    const heldFrom = turns;
+    await until('two scans while the file is held open', () => turns >= Math.max(heldFrom, turnsAtRefusal + 1) + 2);
+    writer.kill();
+    await new Promise((r) => writer!.once('exit', r));
+    const releasedAt = turns;
+    await until('two scans after it was let go', () => turns >= releasedAt + 2);
+    assert.deepEqual(offers, [{ reinserted: false }], 'offered once: the directory never went away');
+    abort.abort();
+    await waiting;
+  } finally {
+    writer?.kill();
     abort.abort();
     node.cleanup();
   }
