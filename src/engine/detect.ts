@@ -92,6 +92,8 @@ async function deviceFingerprint(host: Host, nodeDevice: string): Promise<string
   return String((await host.stat(nodeDevice).catch(() => undefined))?.mtimeMs);
 }
 
+const dropDirIdentity = (dropDir: string): string => `drop-dir:${dropDir}`;
+
 export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels' | 'dropDir' | 'dropStableMs' | 'clock'>): Promise<Candidate[]> {
   const out: Candidate[] = [];
   for (const v of await findLabelledVolumes(opts.host, opts.labels)) {
@@ -105,7 +107,7 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
     });
   }
   if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {
-    out.push({ kind: 'drop-dir', location: opts.dropDir, medium: `the drop directory ${opts.dropDir}`, identity: `drop-dir:${opts.dropDir}`, fingerprint: '', fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to) });
+    out.push({ kind: 'drop-dir', location: opts.dropDir, medium: `the drop directory ${opts.dropDir}`, identity: dropDirIdentity(opts.dropDir), fingerprint: '', fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to) });
   }
   return out;
 }
@@ -181,6 +183,10 @@ export async function waitForSiteConfig(
       opts.alive?.();
       const listed = await listCandidates(opts);
       const present = new Set(listed.map((c) => c.identity));
+      // A drop directory a writer is at work in (or one touched, or the same file copied over itself) is left
+      // out of `listed` until it is stable again, but it did not go away: only emptying it is a re-insertion.
+      // Otherwise whether the same refused config is offered again would hang on when a scan happened to look.
+      if ((await opts.host.listDir(opts.dropDir)).length > 0) present.add(dropDirIdentity(opts.dropDir));
       // Media that went away is forgotten: re-inserting it is a new attempt.
       for (const id of refused.keys()) {
         if (present.has(id)) continue;

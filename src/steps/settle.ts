@@ -73,7 +73,7 @@ async function slowChecks(ctx: StepContext, client: ClusterClient, checks: Domai
     log.warn({ err: (e as Error).message }, 'route follow-up failed; trying again');
     out.push({ key: 'routes', text: `routes: ${(e as Error).message}` });
   }
-  out.push(...(await tlsBlockers(checks)).blockers);
+  out.push(...(await tlsBlockers(checks, new Date(ctx.clock.now()))).blockers);
   return out;
 }
 

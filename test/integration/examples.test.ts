@@ -36,7 +36,7 @@ let scratch = '';
 
 function validate(location: string, args: string[]): Promise<{ code: number; report: Report; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bundle, 'validate', location, '--json', ...args], { encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bundle, 'validate', location, '--json', ...args], { encoding: 'utf8', timeout: 5 * 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       try {
         resolve({ code: err ? (err.code as number) : 0, report: JSON.parse(stdout) as Report, stderr });

@@ -26,7 +26,7 @@ function documented(command: string): string {
 
 function shell(command: string): string {
   try {
-    return execFileSync('bash', ['-c', command], { cwd: work, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    return execFileSync('bash', ['-c', command], { cwd: work, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10 * 60_000 });
   } catch (e) {
     const err = e as { status?: number; stdout?: string; stderr?: string };
     throw new Error(`\`${command}\` exited ${String(err.status)}:\n${err.stdout ?? ''}${err.stderr ?? ''}`);

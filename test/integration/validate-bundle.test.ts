@@ -18,7 +18,7 @@ let bundle = '';
 
 function runBundle(args: string[]): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bundle, ...args], { encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bundle, ...args], { encoding: 'utf8', timeout: 5 * 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });

@@ -113,7 +113,8 @@ export interface Simulator {
   applyFaults(f: FaultRequest): Promise<{ injected?: InjectedCsr }>;
   /**
    * Resolves when predicate holds (polled every few ms; a throwing predicate counts as "not yet"); rejects
-   * after timeoutMs REAL milliseconds with the last error and the recent simulator log.
+   * after timeoutMs REAL milliseconds, and never before LOADED_MACHINE_WAIT_MS, with the last error and the
+   * recent simulator log.
    */
   waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what?: string): Promise<void>;
   snapshot(): SimulatorSnapshot;
@@ -121,6 +122,8 @@ export interface Simulator {
 }
 
 const API_CA_NAME = 'kube-apiserver-sim-ca';
+/** The shortest deadline waitFor gives a condition: sized for a loaded machine. */
+export const LOADED_MACHINE_WAIT_MS = 5 * 60_000;
 /** The router CA's name carries its creation time (cluster-ingress-operator certificate/ca.go). */
 const PROCESS_START = Math.floor(Date.now() / 1000);
 
@@ -460,6 +463,9 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
       return {};
     },
     async waitFor(predicate, timeoutMs, what = 'condition') {
+      // Never less than minutes: figures sized for an idle machine ran out at load 20–27 on 2 cores (issue 31),
+      // and a deadline costs time only when the wait fails.
+      timeoutMs = Math.max(timeoutMs, LOADED_MACHINE_WAIT_MS);
       const deadline = Date.now() + timeoutMs;
       let lastError: unknown;
       for (;;) {

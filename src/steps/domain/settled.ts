@@ -50,8 +50,9 @@ export async function domainChecks(ctx: StepContext, client: ClusterClient): Pro
   };
 }
 
-export async function tlsBlockers(checks: DomainChecks): Promise<{ blockers: Blocker[]; results: ServedCheck[] }> {
-  const results = await Promise.all(checks.tls.map((t) => checkServedCertificate(checks.endpoints[t.endpoint], t.serverName, t.anchors)));
+/** `now`: the step's clock, the one the certificates were issued by (certificates.ts), so validity is judged in one time. */
+export async function tlsBlockers(checks: DomainChecks, now: Date): Promise<{ blockers: Blocker[]; results: ServedCheck[] }> {
+  const results = await Promise.all(checks.tls.map((t) => checkServedCertificate(checks.endpoints[t.endpoint], t.serverName, t.anchors, { now })));
   return { results, blockers: results.filter((r) => !r.ok).map((r) => ({ key: `tls/${r.serverName}`, text: `${r.serverName} to serve its new certificate (${r.detail})` })) };
 }
 

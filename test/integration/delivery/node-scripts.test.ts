@@ -26,7 +26,7 @@ describe('node scripts', () => {
   /** Runs `body` in a fresh network namespace (and `namespaces`) with a bridge named br-ex and a veth named eth9, both up. */
   function inNetns(body: string, namespaces: string[] = []): { code: number | null; out: string; err: string } {
     const script = ['set -eu', 'ip link add br-ex type bridge', 'ip link set br-ex up', 'ip link add eth9 type veth peer name eth9p', 'ip link set eth9 up', body].join('\n');
-    const res = spawnSync('unshare', ['--net', ...namespaces, 'bash', '-c', script], { encoding: 'utf8', timeout: 30_000 });
+    const res = spawnSync('unshare', ['--net', ...namespaces, 'bash', '-c', script], { encoding: 'utf8', timeout: 5 * 60_000 });
     return { code: res.status, out: res.stdout, err: res.stderr };
   }
 

@@ -64,12 +64,13 @@ test('tracking: not synchronised without sources; synchronised with the source a
   assert.deepEqual(first, { synchronised: false, offsetSeconds: 0 });
   await addSources(host, { servers: ['127.0.0.1'], pools: [] });
   let t: Tracking | string = first;
-  const end = Date.now() + 60_000;
+  // A deadline sized for a loaded machine: it costs time only when chronyd never synchronises.
+  const end = Date.now() + 5 * 60_000;
   while (Date.now() < end && (typeof t === 'string' || !t.synchronised)) {
     await new Promise((r) => setTimeout(r, 500));
     t = await tracking(host);
   }
-  assert.ok(typeof t !== 'string' && t.synchronised, `synchronised within 60 s: ${JSON.stringify(t)}`);
+  assert.ok(typeof t !== 'string' && t.synchronised, `synchronised within 5 minutes: ${JSON.stringify(t)}`);
   assert.equal(t.source, '127.0.0.1');
   assert.ok(typeof t.offsetSeconds === 'number' && Math.abs(t.offsetSeconds) < 0.1, `a small offset from a server on the same clock: ${t.offsetSeconds}`);
   // chronyd -x may not step the clock, so it refuses; on a node it steps (chronyc(1) makestep).
@@ -77,7 +78,21 @@ test('tracking: not synchronised without sources; synchronised with the source a
 });
 
 test('a daemon that is not running is named as such, with what chronyc said', async () => {
+  const pid = Number(readFileSync(path.join(client, 'chronyd.pid'), 'utf8'));
   stop(client);
-  await new Promise((r) => setTimeout(r, 300));
+  // Gone once its process is (not after a fixed 300 ms: chronyd may take longer to exit on a loaded machine).
+  const gone = Date.now() + 5 * 60_000;
+  // A zombie (state Z) has exited: it only waits for its parent to reap it.
+  const running = () => {
+    try {
+      return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  while (running()) {
+    if (Date.now() > gone) assert.fail(`chronyd (pid ${pid}) still running 5 minutes after SIGTERM`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
   assert.equal(await tracking(host), 'chronyd does not answer (Could not open connection to daemon)');
 });

@@ -61,10 +61,13 @@ async function tree(root: string, rel = ''): Promise<string[]> {
   return out.sort();
 }
 
+/** A dry run that takes longer than this is reported as hung (sized for a loaded machine: load 20–27 on 2 cores). */
+const HANG_MS = 5 * 60_000;
+
 function runDry(bundle: string, node: StandInNode): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bundle, 'run', '--dry-run', '--root', node.root], { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024, env: node.env }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') return err.killed ? resolve({ code: null, stdout, stderr: `killed after 60 s (hung)\n${stderr}` }) : reject(err);
+    execFile(process.execPath, [bundle, 'run', '--dry-run', '--root', node.root], { encoding: 'utf8', timeout: HANG_MS, maxBuffer: 64 * 1024 * 1024, env: node.env }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') return err.killed ? resolve({ code: null, stdout, stderr: `killed after ${HANG_MS / 1000} s (hung)\n${stderr}` }) : reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });
   });

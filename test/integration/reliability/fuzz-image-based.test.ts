@@ -19,8 +19,8 @@ const MUTANTS = 400;
 const BUNDLE_EVERY = 20;
 /** Mutant indices from a region the site-config fuzz tests do not use. */
 const FIRST_INDEX = 200_000;
-/** A validation that takes longer than this is reported as hung (deadline sized for a loaded machine). */
-const HANG_MS = 30_000;
+/** A validation that takes longer than this is reported as hung (deadline sized for a loaded machine: load 20–27 on 2 cores). */
+const HANG_MS = 5 * 60_000;
 
 let cases: FuzzCase[] = [];
 before(async () => {

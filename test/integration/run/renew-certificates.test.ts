@@ -17,7 +17,7 @@ test('after a run: expiries in status, report and banner; renew-certificates ren
     // Asynchronous: the simulator answers from this process, so a blocking spawn would starve it.
     const cli = (...args: string[]) =>
       new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(process.execPath, [BUNDLE_PATH, ...args, '--root', s.node.root], { encoding: 'utf8', env: s.node.env, timeout: 240_000 }, (err, stdout, stderr) => {
+        execFile(process.execPath, [BUNDLE_PATH, ...args, '--root', s.node.root], { encoding: 'utf8', env: s.node.env, timeout: 15 * 60_000 }, (err, stdout, stderr) => {
           resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
         });
       });
@@ -30,7 +30,7 @@ test('after a run: expiries in status, report and banner; renew-certificates ren
     const doc = parse(files['site-config.yaml']!) as { spec: Record<string, unknown> };
     doc.spec.certificateRenewal = 'timer';
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { ...files, 'site-config.yaml': stringify(doc) });
-    const run = await s.run(['--once'], { timeoutMs: 240_000 });
+    const run = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(run.code, 0, run.stdout.slice(-2000));
     assert.ok(s.node.calls('systemctl').some((c) => c.args.join(' ') === 'enable --now sno-reconfigure-renew.timer'), 'the renewal timer was enabled');
     const reportFile = path.join(s.node.root, 'var/lib/sno-reconfigure/report.json');

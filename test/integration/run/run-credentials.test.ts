@@ -21,7 +21,7 @@ test('100 days in storage: the expired node-kubeconfig certificate is refused, t
     assert.equal((await kubeRequest(expired.creds, 'GET', '/readyz', undefined, { timeoutMs: 2000 })).status, 401);
     assert.ok(await TestClient.fromKubeconfig(s.sim.kubeconfigs.admin).readyz(), 'a valid credential gets ok');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, `exit 0\n${res.stdout.slice(-3000)}\n${res.stderr}`);
     const switched = res.logs.filter((l) => /the API refused the client certificate of .*localhost-recovery\.kubeconfig \(HTTP 401: it has expired\); continuing with the localhost-recovery-client token \(\/etc\/kubernetes\/static-pod-resources\/kube-apiserver-pod-10\/secrets\/localhost-recovery-client-token\/token\)/.test(l.msg));
     assert.equal(switched.length, 1, res.logs.map((l) => l.msg).filter((m) => /refused|credential/.test(m)).join('\n'));
@@ -45,7 +45,7 @@ test('without a recovery token, a refused credential is reported as expired, not
   const s = await startScenario({ sim: { version: '4.14.12', poweredOffDays: 100 }, recoveryToken: false });
   try {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { apiReady: '30m', settleStability: '2s' } } }) });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 1, res.stdout.slice(-3000));
     const errors = res.logs.filter((l) => l.level === 'error').map((l) => l.msg).join('\n');
     // The certificate's own NotAfter makes the refusal final: reported at once, with the date, not after the grace.

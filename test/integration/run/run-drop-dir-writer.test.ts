@@ -23,7 +23,7 @@ setTimeout(() => {
 }, Number(stallMs));
 `;
 
-test('a copy that stalls for 30 s with the file held open is taken only once it is complete, never as its prefix', { timeout: 300_000 }, async () => {
+test('a copy that stalls for 30 s with the file held open is taken only once it is complete, never as its prefix', { timeout: 20 * 60_000 }, async () => {
   const s = await startScenario();
   try {
     const full = siteConfigFor(s.sim, { extraSpec: { nodeLabels: { set: { 'store.example.com/complete': 'yes' } } } });

@@ -15,7 +15,7 @@ after(async () => {
 
 test('run: from a masked kubelet to a Ready node with approved CSRs, then the service disables itself', async () => {
   s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
-  const res = await s.run(['--once'], { timeoutMs: 180_000 });
+  const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
   assert.equal(res.code, 0, `exit 0\n${res.stdout.slice(-3000)}\n${res.stderr}`);
   assert.equal(res.logs.filter((l) => l.level === 'error').length, 0, 'no errors logged');
 
@@ -55,7 +55,7 @@ test('removing the done marker runs the same config again: every step finds its 
   const { rmSync } = await import('node:fs');
   rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
   const before = s.sim.api.requests.length;
-  const res = await s.run(['--once'], { timeoutMs: 180_000 });
+  const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
   assert.equal(res.code, 0, res.stdout.slice(-3000));
   assert.ok(existsSync(path.join(s.node.root, 'etc/sno-reconfigure/done')), 'the marker is back');
   const journal = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), 'utf8'));

@@ -54,7 +54,7 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
       'extra-manifests/20-cluster.json': JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [replace, merge] }),
       'manifests/mc.yaml': stringify(MC),
     }, ['extra-manifests/10-store.yaml', 'extra-manifests/20-cluster.json', 'manifests/mc.yaml']));
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.ok(res.logs.some((l) => l.msg === "site-config warning: spec.extraManifestFiles[1]: 'manifests/mc.yaml' holds MachineConfig 50-master-store-motd, which grants privileges: the machine-config-operator writes it to the node as root"), 'the privileged object is named in the journal');
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
@@ -87,7 +87,7 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
 
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
     const before = s.sim.api.requests.length;
-    const again = await s.run(['--once'], { timeoutMs: 240_000 });
+    const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 0, again.stdout.slice(-3000));
     assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method !== 'GET' && /configmaps\/(first|pos-settings|site-)|namespaces\/store-apps|machineconfigs\/50-|storeapps|customresourcedefinitions/.test(r.path)).map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'nothing written again');
   } finally {
@@ -123,7 +123,7 @@ test('a kind this cluster does not serve refuses the site-config before the firs
       'ns.yaml': stringify(NS),
       'perf.yaml': stringify(profile),
     });
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(res.code, 0);
     assert.match(res.stdout, /this cluster has no API for PerformanceProfile \(performance\.openshift\.io\/v2\) in 'perf\.yaml'/);
     assert.match(res.stdout, /Install the operator that serves it at the factory, or remove the object from the extra manifests/);
@@ -149,7 +149,7 @@ test('extra manifests as image-based install applies them: no namespace means de
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['cms.yaml'] } }),
       'cms.yaml': [cm('zeta', { namespace: 'openshift-config' }), cm('alpha', { namespace: 'openshift-config' }), cm('no-namespace')].map((o) => stringify(o)).join('---\n'),
     });
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(s.sim.store.get(R.configMaps, 'no-namespace', 'default')?.data, { name: 'no-namespace' }, 'in namespace default');
     // The store's resourceVersion grows with each write: it tells the order they were created in.

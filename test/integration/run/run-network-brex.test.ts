@@ -35,11 +35,11 @@ const withSite = async (use: (s: Scenario, site: string) => Promise<void>, opts:
   }
 };
 
-test('a relocation on a br-ex node commits with br-ex on eno1 carrying the site address beside the internal IP, and a reboot keeps it', { timeout: 300_000 }, async () => {
+test('a relocation on a br-ex node commits with br-ex on eno1 carrying the site address beside the internal IP, and a reboot keeps it', { timeout: 20 * 60_000 }, async () => {
   await withSite(async (s, site) => {
     assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: ['172.31.250.10/24', INTERNAL] }, 'the factory network');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'commit']);
     assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: [`${site}/24`, INTERNAL] });
@@ -50,7 +50,7 @@ test('a relocation on a br-ex node commits with br-ex on eno1 carrying the site 
   });
 });
 
-test("the state written like the examples, applied as the old agent did (no br-ex release), is refused by nmstate's rule", { timeout: 120_000 }, async () => {
+test("the state written like the examples, applied as the old agent did (no br-ex release), is refused by nmstate's rule", { timeout: 10 * 60_000 }, async () => {
   await withSite(async (s) => {
     const site = parse(siteConfigFor(s.sim)) as { spec: { network: { nmstate: unknown } } };
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'nm-')), 'state.yaml');
@@ -63,14 +63,14 @@ test("the state written like the examples, applied as the old agent did (no br-e
   });
 });
 
-test('a wrong gateway fails verification and is rolled back to the factory network, br-ex included', { timeout: 300_000 }, async () => {
+test('a wrong gateway fails verification and is rolled back to the factory network, br-ex included', { timeout: 20 * 60_000 }, async () => {
   await withSite(async (s, site) => {
     const wrong = site.replace(/\.\d+$/, '.254');
     const doc = parse(siteConfigFor(s.sim, { extraSpec: { timeouts: { network: '20s', settleStability: '2s' } } })) as { spec: { network: { nmstate: { routes: { config: Record<string, unknown>[] } }; verify: { ping: string[] } } } };
     doc.spec.network.nmstate.routes.config[0]!['next-hop-address'] = wrong;
     doc.spec.network.verify.ping = [wrong];
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': stringify(doc) });
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 1);
     assert.ok(res.logs.some((l) => l.msg.includes(`did not verify and was rolled back (attempt 1 of 3): ping ${wrong}`)), res.stdout.slice(-2000));
     assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'rollback']);
@@ -80,7 +80,7 @@ test('a wrong gateway fails verification and is rolled back to the factory netwo
   });
 });
 
-test('killed between apply and commit: the checkpoint rolls back by itself, the next start brings br-ex back and commits', { timeout: 300_000 }, async () => {
+test('killed between apply and commit: the checkpoint rolls back by itself, the next start brings br-ex back and commits', { timeout: 20 * 60_000 }, async () => {
   await withSite(async (s, site) => {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
     const child: ChildProcess = s.spawnRun();
@@ -101,7 +101,7 @@ test('killed between apply and commit: the checkpoint rolls back by itself, the 
     state.checkpoint.deadline = Date.now() - 1;
     writeFileSync(stateFile, JSON.stringify(state));
     assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: ['172.31.250.10/24', INTERNAL] }, 'rolled back by the checkpoint, br-ex included');
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.ok(res.logs.some((l) => l.msg.includes('the previous attempt at the site network was interrupted before it was committed')));
     assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: [`${site}/24`, INTERNAL] });
@@ -109,11 +109,11 @@ test('killed between apply and commit: the checkpoint rolls back by itself, the 
   });
 });
 
-test('a node without br-ex (OpenShiftSDN): the state applies to eno1 directly and ovs-configuration is never run', { timeout: 300_000 }, async () => {
+test('a node without br-ex (OpenShiftSDN): the state applies to eno1 directly and ovs-configuration is never run', { timeout: 20 * 60_000 }, async () => {
   await withSite(async (s, site) => {
     s.node.setLan({ ...defaultLan(site), ovn: false });
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.equal(brEx(s.node), undefined);
     assert.deepEqual(s.node.configureOvsRuns(), []);

@@ -15,7 +15,7 @@ test('the node carries the site labels after the run, and a re-run leaves them a
     s.node.attachVolume('sdb1', 'SITE-CONFIG', {
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { nodeLabels: { set: { 'store.example.com/region': 'emea', 'store.example.com/store': '0042' }, remove: ['store.example.com/staging'] }, timeouts: { settleStability: '2s' } } }),
     });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     const labels = node().metadata.labels;
     assert.equal(labels['store.example.com/region'], 'emea');
@@ -28,7 +28,7 @@ test('the node carries the site labels after the run, and a re-run leaves them a
 
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
     const before = s.sim.api.requests.length;
-    const again = await s.run(['--once'], { timeoutMs: 180_000 });
+    const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 0, again.stdout.slice(-3000));
     assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method === 'PATCH' && r.path.includes('/nodes/')).map((r: { path: string }) => r.path), [], 'no second patch of the node');
   } finally {
@@ -42,7 +42,7 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
   try {
     // The simulator seeds the installer's kube-system/kubeadmin, dated with the cluster's install (test/sim/cluster/seed.ts).
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     const secret = s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> };
     assert.equal(Buffer.from(secret.data.kubeadmin!, 'base64').toString(), hash);
@@ -53,7 +53,7 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
 
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { remove: true }, timeouts: { settleStability: '2s' } } }) });
-    const removed = await s.run(['--once'], { timeoutMs: 180_000 });
+    const removed = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(removed.code, 0, removed.stdout.slice(-3000));
     assert.equal(s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system'), undefined);
 
@@ -63,7 +63,7 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
     rmSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), { force: true });
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) });
     const before = s.sim.api.requests.length;
-    const again = await s.run(['--once'], { timeoutMs: 180_000 });
+    const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 1, again.stdout.slice(-3000));
     const refusal = again.logs.find((l) => l.level === 'error' && /spec\.kubeadminPassword\.hash: cannot take effect: this cluster has no Secret kube-system\/kubeadmin/.test(l.msg));
     assert.ok(refusal, again.stdout.slice(-3000));

@@ -47,7 +47,7 @@ test('spec.ntp: chrony.conf before kubelet, a clock 3 hours behind set right, th
     const yaml = siteConfigFor(s.sim, { extraSpec: { ntp: NTP, timeouts: { settleStability: '2s' } } });
     assert.match(await plan(s, yaml), /3\. Check the node's clock \[clock\]\n {3}- write file \/etc\/chrony\.conf — the site's time sources 10\.20\.0\.5, ntp1\.store42\.example\.com, pool\.store42\.example\.com; chronyd restarted, so it sets the clock right without a reboot\n/);
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': yaml });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
     assert.equal(readFileSync(path.join(s.node.root, 'etc/chrony.conf'), 'utf8'), CONF);
@@ -81,7 +81,7 @@ test('NTP servers that do not answer: a warning naming them and UDP 123; the run
   try {
     s.node.setChrony({ synchronised: false });
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ntp: { servers: ['10.20.0.5'] }, timeouts: { settleStability: '2s', clock: '3s' } } }) });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     const r = report(s);
     assert.equal(r.node.clock?.synchronised, false);
@@ -107,7 +107,7 @@ test("chrony.conf owned by the node's MachineConfig: sources added to the runnin
     assert.match(planned, /- apply time sources chronyd — 10\.20\.0\.5, ntp1\.store42\.example\.com, pool\.store42\.example\.com, added to the running chronyd: \/etc\/chrony\.conf belongs to a MachineConfig until step chrony replaces it\n/);
     assert.match(planned, /Make the NTP servers permanent \[chrony\]\n {3}- create MachineConfig 99-master-chrony — \/etc\/chrony\.conf with the site's time sources .*; the node reboots once to apply it/);
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': yaml });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.equal(readFileSync(path.join(s.node.root, 'etc/chrony.conf'), 'utf8'), factory, 'the MCD-owned file is not written outside a MachineConfig');
     assert.deepEqual(s.node.chrony().added, ['server 10.20.0.5 iburst', 'server ntp1.store42.example.com iburst', 'pool pool.store42.example.com iburst']);
@@ -125,7 +125,7 @@ test('a clock before the factory prepared the node stops the run before kubelet,
     const prepared = new Date(Date.now() + 400 * 86_400_000).toISOString();
     writeFileSync(path.join(s.node.root, 'etc/sno-reconfigure/baseline.json'), JSON.stringify({ preparedAt: prepared }));
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, {}) });
-    const res = await s.run(['--once'], { timeoutMs: 120_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(res.code, 0);
     const text = res.logs.map((l) => l.msg).join('\n');
     assert.match(text, new RegExp(`the node's clock says \\S+, which is before the factory prepared this node \\(${prepared.replace(/[.]/g, '\\.')}\\)`));
@@ -146,7 +146,7 @@ test('a MachineConfig that would override 99-master-chrony is named, and the run
       spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: '/etc/chrony.conf', mode: 420, overwrite: true, contents: { source: 'data:,server%20factory-ntp%20iburst%0A' } }] } } },
     });
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ntp: NTP } }) });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(res.code, 0);
     assert.match(res.stdout, /the MachineConfig 99-master-chrony-factory also writes \/etc\/chrony\.conf and comes after 99-master-chrony in name order, so the cluster would keep its time sources instead of the site's/);
     assert.match(res.stdout, /oc delete machineconfig 99-master-chrony-factory/);

@@ -15,7 +15,7 @@ test('the full site-config: one pool rollout, one reboot, one kube-apiserver rev
   try {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', fullSiteConfigFiles(s.sim, s.node.root));
     const counter = countRelocation(s.sim);
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     counter.stop();
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     const rendered = (s.sim.store.get(R.machineConfigPools, 'master')?.status as { configuration?: { source?: { name: string }[] } }).configuration?.source?.map((x) => x.name) ?? [];

@@ -35,7 +35,7 @@ test('spec.proxy: Proxy/cluster, a merged CA bundle, the operator noProxy plan a
     s.sim.store.update(R.proxies, { ...factoryProxy, spec: { trustedCA: { name: 'user-ca-bundle' } } });
     const siteCa = createCa('store42 proxy CA');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { proxy: PROXY } }), 'proxy-ca.pem': siteCa.certPem });
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
     const proxy = s.sim.store.get(R.proxies, 'cluster') as { spec: Record<string, unknown>; status: { httpProxy: string; httpsProxy: string; noProxy: string } };
@@ -64,7 +64,7 @@ test('spec.proxy: Proxy/cluster, a merged CA bundle, the operator noProxy plan a
     // A second run finds everything in place and writes neither object again.
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
     const before = s.sim.api.requests.length;
-    const again = await s.run(['--once'], { timeoutMs: 240_000 });
+    const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 0, again.stdout.slice(-3000));
     assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method !== 'GET' && /proxies|sno-reconfigure-proxy-ca/.test(r.path)).map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'no second write');
   } finally {
@@ -80,7 +80,7 @@ for (const version of ['4.14.12', '4.16.8']) {
     const s = await startScenario({ sim: { version, proxyReachesNode: false } });
     try {
       s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { proxy: { httpsProxy: 'http://proxy.hq.example.com:3128', noProxy: ['10.20.0.0/16'] } } }) });
-      const res = await s.run(['--once'], { timeoutMs: 300_000 });
+      const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
       assert.equal(res.code, 0, res.stdout.slice(-3000));
       const proxy = s.sim.store.get(R.proxies, 'cluster') as { spec: { noProxy: string } };
       assert.equal(proxy.spec.noProxy, '10.20.0.0/16,sno1.factory.example.com,sno1.store42.example.com');
@@ -101,7 +101,7 @@ test('a proxy the network operator refuses (a factory readiness endpoint the sit
     const factoryProxy = s.sim.store.get(R.proxies, 'cluster')!;
     s.sim.store.update(R.proxies, { ...factoryProxy, spec: { trustedCA: { name: '' }, readinessEndpoints: ['https://www.redhat.com'] } });
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { proxy: { httpsProxy: 'http://proxy.store42.example.com:3128' } } }) });
-    const res = await s.run(['--once'], { timeoutMs: 240_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(res.code, 0);
     assert.match(res.stdout, /the network operator refused the proxy: The configuration is invalid for proxy 'cluster' \(readinessEndpoint probe failed for endpoint 'https:\/\/www\.redhat\.com'/);
     assert.match(res.stdout, /Correct spec\.proxy in the site-config/);

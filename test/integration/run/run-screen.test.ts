@@ -62,7 +62,7 @@ test('after success "Now:" says the site-config was applied, and steps it did no
   const s = await startScenario();
   try {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-2000));
     const st = statusText(s).stdout;
     assert.match(st, /^Now: +site-config "store-0042" applied: reconfiguration complete$/m);

@@ -101,7 +101,7 @@ test('a run with the pull secret sealed to the node applies it, and the secret r
     delete files['pull-secret.json'];
     files['pull-secret.json.sealed'] = sealFile(Buffer.from(clear), 'pull-secret.json', node.publicKeyPem);
     s.node.attachVolume('sdb1', 'SITE-CONFIG', files);
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
     const secret = s.sim.store.get(R.secrets, 'pull-secret', 'openshift-config') as { data: Record<string, string> };

@@ -27,7 +27,7 @@ test('factoryKeys replace: keys on the node before the network, then only the si
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], authorizedKeysFile: 'core-keys.pub', factoryKeys: 'replace' }, timeouts: { settleStability: '2s' } } }),
       'core-keys.pub': `# store team\n${FILE_KEY}\n${SITE_KEY}\n`,
     });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     const messages = res.logs.map((l) => l.msg);
     const early = messages.findIndex((m) => /2 SSH key\(s\) of the site can log in as core, before the network changes; the factory's key keeps working until/.test(m));
@@ -43,7 +43,7 @@ test('factoryKeys replace: keys on the node before the network, then only the si
 
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
     const before = s.sim.api.requests.length;
-    const again = await s.run(['--once'], { timeoutMs: 180_000 });
+    const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 0, again.stdout.slice(-3000));
     assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method !== 'GET' && r.path.includes('machineconfigs')).map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'no second write of the MachineConfig');
   } finally {
@@ -57,7 +57,7 @@ test('the early file is 0600, owned by core, in a 0700 directory, and stays when
     // Stop the run after the early keys, where a wrong site network would leave it: the file must be usable then.
     s.node.fail('nmstatectl', 'the site network does not come up');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) });
-    const failed = await s.run(['--once'], { timeoutMs: 180_000 });
+    const failed = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(failed.code, 0);
     const file = path.join(s.node.root, EARLY);
     assert.equal(readFileSync(file, 'utf8'), `${SITE_KEY}\n`);
@@ -74,7 +74,7 @@ test('factoryKeys keep: the factory key stays beside the site key in 99-master-s
   const s = await startScenario();
   try {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY, FACTORY_SSH_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) });
-    const res = await s.run(['--once'], { timeoutMs: 180_000 });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY], 'the factory key first, the site key added, none twice');
   } finally {
@@ -94,14 +94,14 @@ test('RHCOS 8: the early keys go into authorized_keys between markers, and finis
     writeFileSync(keysFile, factory, { mode: 0o600 });
     s.node.fail('nmstatectl', 'the site network does not come up');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) });
-    const failed = await s.run(['--once'], { timeoutMs: 180_000 });
+    const failed = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(failed.code, 0);
     const early = readFileSync(keysFile, 'utf8');
     assert.ok(early.startsWith(factory) && early.includes(`\n${SITE_KEY}\n`), `the site's key is in authorized_keys, after the factory's:\n${early}`);
     assert.equal(existsSync(path.join(s.node.root, EARLY)), false, 'no fragment: RHCOS 8 does not read authorized_keys.d');
 
     s.node.heal('nmstatectl');
-    const done = await s.run(['--once'], { timeoutMs: 180_000 });
+    const done = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(done.code, 0, done.stdout.slice(-3000));
     assert.equal(readFileSync(keysFile, 'utf8'), factory, 'only the marked lines are removed');
   } finally {

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, utimesSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
-import { waitForSiteConfig, type Candidate } from '../../../src/engine/detect';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { waitForSiteConfig, type Candidate, type Offer } from '../../../src/engine/detect';
 import { realClock } from '../../../src/engine/clock';
 import { DEFAULT_LABELS } from '../../../src/paths';
 import { createLogger } from '../../../src/log';
@@ -24,6 +25,17 @@ function options(node: ReturnType<typeof createStandInNode>, signal: AbortSignal
   };
 }
 
+// Deadlines for a loaded machine (a scan turn took seconds at load 20–27): they cost time only when a test fails.
+const LOADED_MACHINE_MS = 5 * 60_000;
+
+async function until(what: string, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + LOADED_MACHINE_MS;
+  while (!done()) {
+    if (Date.now() > deadline) assert.fail(`still waiting for ${what} after ${LOADED_MACHINE_MS / 60_000} minutes`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 test('waits, refuses a bad stick without re-reading it, takes the replacement media', async () => {
   const node = createStandInNode();
   const abort = new AbortController();
@@ -32,16 +44,18 @@ test('waits, refuses a bad stick without re-reading it, takes the replacement me
     mkdirSync(path.join(node.root, 'etc/sno-reconfigure/site-config.d'), { recursive: true });
     const seen: string[] = [];
     let turns = 0;
+    let turnsAtRefusal = 0;
     const waiting = waitForSiteConfig({ ...options(node, abort.signal, logs), once: false, onWaiting: () => turns++ }, async (c: Candidate, copy) => {
       seen.push(`${c.kind}:${c.location}:${copy.files}`);
+      turnsAtRefusal = turns;
       return c.location.startsWith('/dev/loop1') ? 'accepted' : 'refused';
     });
-    await new Promise((r) => setTimeout(r, 400));
+    await until('two scans of an empty node', () => turns >= 2);
     assert.deepEqual(seen, [], 'nothing attached yet');
     node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'bad' });
-    const deadline = Date.now() + 30_000;
-    while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1_000));
+    await until('the stick to be read', () => seen.length > 0);
+    // The turn that refused it ends, then two whole scans that find it still attached.
+    await until('two more scans', () => turns >= turnsAtRefusal + 3);
     assert.deepEqual(seen, ['volume:/dev/loop0 (label SITE-CONFIG):1'], 'the refused stick is read once while it stays attached');
     node.detachVolume('loop0');
     node.attachVolume('loop1', 'site-config', { 'site-config.yaml': 'good', 'pull-secret.json': '{}' });
@@ -63,13 +77,16 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
     mkdirSync(drop, { recursive: true });
     writeFileSync(path.join(drop, 'site-config.yaml'), 'v1');
     const offered: string[] = [];
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async (_c, copy) => {
+    let turns = 0;
+    let turnsAtRefusal = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++ }, async (_c, copy) => {
       offered.push(copy.treeDigest.slice(0, 8));
+      turnsAtRefusal = turns;
       return offered.length >= 2 ? 'accepted' : 'refused';
     });
-    const deadline = Date.now() + 30_000;
-    while (offered.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1_200));
+    await until('the drop directory to be offered', () => offered.length > 0);
+    // Every scan reads the drop directory again: two whole scans after the refusing one would have offered it.
+    await until('two more scans', () => turns >= turnsAtRefusal + 3);
     assert.equal(offered.length, 1, 'refused once, not again while unchanged');
     writeFileSync(path.join(drop, 'site-config.yaml'), 'v2');
     const got = await waiting;
@@ -77,6 +94,42 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
     assert.equal(offered.length, 2);
     assert.notEqual(offered[0], offered[1]);
   } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
+
+test('a refused drop-directory config held open by a writer for a while, unchanged, is not offered again as if re-inserted', { timeout: LOADED_MACHINE_MS }, async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  let writer: ChildProcess | undefined;
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    writeFileSync(path.join(drop, 'site-config.yaml'), 'v1');
+    const offers: Offer[] = [];
+    let turns = 0;
+    let turnsAtRefusal = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++ }, async (_c, _copy, offer) => {
+      offers.push(offer);
+      turnsAtRefusal = turns;
+      return 'refused';
+    });
+    await until('the drop directory to be offered', () => offers.length > 0);
+    // Someone opens the file for writing (an editor, a copy of the same file over it) and writes nothing.
+    writer = spawn('bash', ['-c', 'exec 9>>"$1"; exec sleep 3600', 'writer', path.join(drop, 'site-config.yaml')], { stdio: 'ignore' });
+    await until('the writer to hold the file open', () => existsSync(`/proc/${writer!.pid}/fd/9`));
+    const heldFrom = turns;
+    await until('two scans while the file is held open', () => turns >= Math.max(heldFrom, turnsAtRefusal + 1) + 2);
+    writer.kill();
+    await new Promise((r) => writer!.once('exit', r));
+    const releasedAt = turns;
+    await until('two scans after it was let go', () => turns >= releasedAt + 2);
+    assert.deepEqual(offers, [{ reinserted: false }], 'offered once: the directory never went away');
+    abort.abort();
+    await waiting;
+  } finally {
+    writer?.kill();
     abort.abort();
     node.cleanup();
   }
@@ -115,11 +168,12 @@ test('a drop-dir copy that stalls is never taken as its prefix; *.part and dotfi
     const past = new Date(Date.now() - 60_000);
     for (const f of ['site-config.yaml.part', '.site-config.yaml.swp']) utimesSync(path.join(drop, f), past, past);
     const offered: string[] = [];
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async (_c, copy) => {
+    let turns = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++ }, async (_c, copy) => {
       offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8'));
       return copy.files > 0 ? 'accepted' : 'refused';
     });
-    await new Promise((r) => setTimeout(r, 500));
+    await until('two scans', () => turns >= 2);
     assert.deepEqual(offered, [], 'a .part file and a dotfile are not a site-config');
     // The copy stalled after a prefix that is valid YAML on its own, long enough for the file to look finished…
     writeFileSync(file, 'metadata: {name: a}\n');
@@ -135,7 +189,7 @@ test('a drop-dir copy that stalls is never taken as its prefix; *.part and dotfi
   }
 });
 
-test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: 20_000 }, async () => {
+test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
   const abort = new AbortController();
   try {
@@ -145,7 +199,8 @@ test('a corrected stick swapped in at once is read at once (a /dev event), witho
     let refusedOnce: () => void = () => undefined;
     const firstRefusal = new Promise<void>((r) => (refusedOnce = r));
     node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'bad' });
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, async () => {
+    // Never within the test's time: only the re-inserted stick's new device node can explain a second read.
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), retryRefusedAfterMs: 24 * 3_600_000, once: false }, async () => {
       const text = readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8');
       seen.push(text);
       if (text === 'bad') refusedOnce();

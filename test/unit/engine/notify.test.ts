@@ -27,6 +27,14 @@ test('sd_notify goes through the host systemd-notify, blocking, never with --pid
   }
 });
 
+async function until(what: string, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5 * 60_000; // sized for a loaded machine; it costs time only when the test fails
+  while (!done()) {
+    if (Date.now() > deadline) assert.fail(`still waiting for ${what} after 5 minutes`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 test('no NOTIFY_SOCKET: nothing is sent', async () => {
   const node = createStandInNode();
   try {
@@ -45,16 +53,21 @@ test('the watchdog pings at half of WATCHDOG_USEC only while the main loop shows
   try {
     let now = 0;
     const env = { ...node.env, NOTIFY_SOCKET: '/run/systemd/notify', WATCHDOG_USEC: '1000000', WATCHDOG_PID: String(process.pid) };
-    const n = createNotifier({ host: new LocalHost({ root: node.root, env }), log: quiet, env, staleAfterMs: 5_000, now: () => now });
+    const lines: string[] = [];
+    const log = createLogger({ format: 'json', journal: false, level: 'error', write: (s) => void lines.push(s) });
+    const n = createNotifier({ host: new LocalHost({ root: node.root, env }), log, env, staleAfterMs: 5_000, now: () => now });
+    const pings = () => node.calls('systemd-notify').filter((c) => c.args[0] === 'WATCHDOG=1').length;
+    const hungTicks = () => lines.filter((l) => l.includes('main loop made no progress')).length;
     n.startWatchdog();
-    await new Promise((r) => setTimeout(r, 1_300));
-    const alive = node.calls('systemd-notify').filter((c) => c.args[0] === 'WATCHDOG=1').length;
-    assert.ok(alive >= 1, `pinged while alive (${alive})`);
+    // Events, not a fixed time: a stand-in systemd-notify took seconds to start at load 20–27.
+    await until('a ping while alive', () => pings() >= 1);
     now = 10_000; // the main loop has not called alive() for 10 s: hung
-    await new Promise((r) => setTimeout(r, 600));
-    const before = node.calls('systemd-notify').length;
-    await new Promise((r) => setTimeout(r, 1_200));
-    assert.equal(node.calls('systemd-notify').length, before, 'no pings from a hung loop');
+    await until('a watchdog tick that sees the hang', () => hungTicks() >= 1);
+    await n.status('drained'); // sends are serialized: every ping queued before the hang has gone out
+    const before = pings();
+    await until('two more ticks', () => hungTicks() >= 3);
+    await n.status('drained again');
+    assert.equal(pings(), before, 'no pings from a hung loop');
     await n.close();
   } finally {
     node.cleanup();
