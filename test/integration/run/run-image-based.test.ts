@@ -85,11 +85,11 @@ async function runUntilSettled(s: Scenario): Promise<AgentRun> {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
   let done: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   void exited.then((e) => (done = e));
-  const deadline = Date.now() + 240_000;
+  const deadline = Date.now() + 15 * 60_000;
   while (!done && !s.node.calls('systemd-notify').some((c) => c.args.some((a) => a.startsWith('STATUS=') && a.includes('all conditions hold')))) {
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`settle did not see every condition hold within 240 s\n${stdout.slice(-4000)}\n${stderr.slice(-2000)}`);
+      throw new Error(`settle did not see every condition hold within 15 minutes\n${stdout.slice(-4000)}\n${stderr.slice(-2000)}`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -156,7 +156,7 @@ describe('image-based install configuration media', { concurrency: 2 }, () => {
       try {
         writeBaseline(s);
         s.node.attachVolume('sr0', 'cluster-config', volume(s, over));
-        const res = await s.run(['--once'], { timeoutMs: 120_000 });
+        const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
         assert.notEqual(res.code, 0);
         assert.match(res.stdout, expected);
         assert.deepEqual(s.node.nmstateHistory().filter((l) => /apply/.test(l)), [], 'the network was never touched');
@@ -172,7 +172,7 @@ describe('image-based install configuration media', { concurrency: 2 }, () => {
     try {
       writeBaseline(s);
       s.node.attachVolume('sr0', 'cluster-config', { ...volume(s), 'cluster-configuration/manifests/image-digest-sources.json': 'registry.store42.example.com:8443/ocp/release\n' });
-      const res = await s.run(['--once'], { timeoutMs: 120_000 });
+      const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
       assert.equal(res.code, 1, res.stdout.slice(-3000));
       assert.match(res.stdout, /cluster-configuration\/manifests\/image-digest-sources\.json: is not valid JSON/);
       assert.doesNotMatch(res.stdout, /internal error|TypeError/);

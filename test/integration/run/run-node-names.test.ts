@@ -33,7 +33,7 @@ before(async () => {
   factory = await startScenario();
   factoryNode(factory, true);
   factory.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(factory.sim) });
-  factoryRun = await factory.run(['--once'], { timeoutMs: 180_000 });
+  factoryRun = await factory.run(['--once'], { timeoutMs: 15 * 60_000 });
 });
 after(async () => {
   await factory?.cleanup();
@@ -58,7 +58,7 @@ describe('the node names on their own nodes', { concurrency: 2 }, () => {
     try {
       factoryNode(s, false);
       s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { network: '20s', settleStability: '2s' } } }) });
-      const res = await s.run(['--once'], { timeoutMs: 180_000 });
+      const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
       assert.notEqual(res.code, 0);
       const errors = res.logs.filter((l) => l.level === 'error').map((l) => l.msg).join('\n');
       assert.match(errors, /the site network did not verify and was rolled back \(attempt 1 of 3\): resolve api-int\.sno1\.factory\.example\.com: resolves to 192\.0\.2\.10, not to an address of this node; kubelet reaches the API by this name, so it would never register/);
@@ -80,7 +80,7 @@ describe('the node names on their own nodes', { concurrency: 2 }, () => {
       writeFileSync(path.join(s.node.root, INSTALLED_NAMES_CONF), dnsmasqRecords('api-int only', [{ name: `api-int.${installed}`, address: s.sim.options.nodeIPs[0]! }]));
       writeFileSync(path.join(s.node.root, 'etc/sno-reconfigure/baseline.json'), JSON.stringify({ openshiftVersion: '4.14.12' }));
       s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { network: '20s', settleStability: '2s' } } }) });
-      const res = await s.run(['--once'], { timeoutMs: 180_000 });
+      const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
       assert.notEqual(res.code, 0);
       const errors = res.logs.filter((l) => l.level === 'error').map((l) => l.msg).join('\n');
       assert.match(errors, /but canary-openshift-ingress-canary\.apps\.sno1\.factory\.example\.com resolves to 192\.0\.2\.10, not to an address of this node; from OpenShift 4\.14 the ingress operator probes its canary/);
@@ -101,7 +101,7 @@ describe('the node names on their own nodes', { concurrency: 2 }, () => {
           factoryNode(s, true);
           writeFileSync(path.join(s.node.standinDir, 'site-dns'), `api.sno1.store42.example.com ${ip}\nconsole-openshift-console.apps.sno1.store42.example.com ${ip}\n`);
           s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
-          res = await s.run(['--once'], { timeoutMs: 180_000 });
+          res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
         }
         assert.equal(res.code, 0, res.stdout.slice(-2000));
         const digs = s.node.calls('dig').map((c) => c.args.join(' '));
@@ -130,7 +130,7 @@ describe('the node names on their own nodes', { concurrency: 2 }, () => {
       file('/etc/dnsmasq.d/single-node.conf', `address=/apps.${installed}/${ip}\naddress=/api-int.${installed}/${ip}\naddress=/api.${installed}/${ip}\n`);
       file('/etc/NetworkManager/dispatcher.d/forcedns', '#!/bin/bash\n');
       s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
-      const res = await s.run(['--once'], { timeoutMs: 180_000 });
+      const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
       assert.equal(res.code, 0, `exit 0\n${res.stdout.slice(-3000)}\n${res.stderr}`);
       assert.equal(readFileSync(path.join(s.node.root, SITE_NAMES_CONF), 'utf8').split('\n').filter((l) => l.startsWith('address=')).join('\n'), `address=/api.sno1.store42.example.com/${ip}\naddress=/apps.sno1.store42.example.com/${ip}`);
       assert.ok(s.node.calls('systemctl').some((c) => c.args.join(' ') === `try-restart ${LOCAL_DNS_UNIT} dnsmasq.service`), 'its dnsmasq.service is restarted to read them');

@@ -30,7 +30,7 @@ describe('the demo relocation on each OpenShift version', { concurrency: 2 }, ()
       const s = await startScenario({ sim: { version: v.version } });
       try {
         s.node.attachVolume('sdb1', 'SITE-CONFIG', demoSiteConfigFiles(s.sim, { settleStability: '2s' }));
-        const run = await s.run(['--once'], { timeoutMs: 240_000 });
+        const run = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
         assert.equal(run.code, 0, run.stdout.slice(-3000) + run.stderr.slice(-2000));
         const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as Report;
         assert.equal(report.result, 'succeeded');
