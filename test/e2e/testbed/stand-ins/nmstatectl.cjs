@@ -31,9 +31,10 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
-const model = require('/usr/local/lib/testbed-nm/nm-model.cjs');
-
-const { ModelError, YAML } = model;
+const DAEMON = process.env.TESTBED_NM_DAEMON === '1';
+// The client only reads its input and hands the call on: the model (and the yaml package it loads) is the daemon's.
+const model = DAEMON ? require('/usr/local/lib/testbed-nm/nm-model.cjs') : undefined;
+const { ModelError, YAML } = model ?? {};
 const STATE_DIR = '/etc/nmstate-standin';
 const RUN_DIR = '/run/nmstate-standin';
 const LOG_FILE = '/var/log/nmstate-standin/calls.jsonl';
@@ -45,7 +46,6 @@ const DEFAULT_TIMEOUT = 60;
 /** Interface types the testbed can make. The kernel has no 8021q, bonding or dummy module (README). */
 const SUPPORTED_TYPES = new Set(['ethernet', 'ovs-bridge', 'ovs-interface', 'loopback']);
 
-const DAEMON = process.env.TESTBED_NM_DAEMON === '1';
 const argv = process.argv.slice(2);
 /** The call as the caller made it (file names included), for the call log. */
 const callerArgv = process.env.TESTBED_NM_ARGV ? JSON.parse(process.env.TESTBED_NM_ARGV) : argv;
