@@ -34,9 +34,7 @@ function lanFor(nmstate: Record<string, unknown>, ping: string[]): StandInLan {
   };
 }
 
-// Two examples at a time (two cores): each has its own stand-in node and clock, and the step spends its time starting
-// the stand-in tools, one process after the other.
-describe('every example network commits on a br-ex node cabled into its store LAN', { concurrency: 2 }, () => {
+describe('every example network commits on a br-ex node cabled into its store LAN', { concurrency: 1 }, () => {
   for (const name of WITH_NETWORK) {
     test(name, async () => {
       const probe = createStandInNode();
