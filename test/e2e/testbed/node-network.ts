@@ -239,11 +239,11 @@ export async function plugCable(m: Machine, lan: LanName): Promise<void> {
  * with -w, -c 1 waits for one reply until the deadline): the first echo after an address moved can be lost to
  * neighbour discovery on a loaded machine, and a reachable address answers within the first second otherwise.
  * `once`: a single echo given 2 s to answer, for "not reachable yet" while something (the agent) may change the
- * network a moment later.
+ * network a moment later. `from`: the echoes leave from this source address (ping -I), whatever else the node holds.
  */
-export async function reaches(m: Machine, address: string, opts: { once?: boolean } = {}): Promise<boolean> {
+export async function reaches(m: Machine, address: string, opts: { once?: boolean; from?: string } = {}): Promise<boolean> {
   const echoes = opts.once ? ['-c', '1', '-W', '2'] : ['-c', '1', '-w', '5', '-i', '0.5'];
-  return (await m.exec(['ping', ...echoes, address], { timeoutMs: 15_000 })).code === 0;
+  return (await m.exec(['ping', ...echoes, ...(opts.from ? ['-I', opts.from] : []), address], { timeoutMs: 15_000 })).code === 0;
 }
 
 /** The persistent profiles on the node's disk, by file name (what survives a reboot). */
