@@ -235,13 +235,15 @@ export async function plugCable(m: Machine, lan: LanName): Promise<void> {
 }
 
 /**
- * Whether the node reaches `address` now. Three echoes, any reply counts (iputils ping exits 0 on one): the first
- * echo after an address moved can be lost to neighbour discovery on a loaded machine. `once`: a single echo, for
- * "not reachable yet" while something (the agent) may change the network a moment later.
+ * Whether the node reaches `address` now. Echoes 0.5 s apart for up to 5 s, the first reply ends it (iputils ping:
+ * with -w, -c 1 waits for one reply until the deadline): the first echo after an address moved can be lost to
+ * neighbour discovery on a loaded machine, and a reachable address answers within the first second otherwise.
+ * `once`: a single echo given 2 s to answer, for "not reachable yet" while something (the agent) may change the
+ * network a moment later. `from`: the echoes leave from this source address (ping -I), whatever else the node holds.
  */
-export async function reaches(m: Machine, address: string, opts: { once?: boolean } = {}): Promise<boolean> {
-  const echoes = opts.once ? ['-c', '1'] : ['-c', '3', '-i', '0.5'];
-  return (await m.exec(['ping', ...echoes, '-W', '2', address], { timeoutMs: 15_000 })).code === 0;
+export async function reaches(m: Machine, address: string, opts: { once?: boolean; from?: string } = {}): Promise<boolean> {
+  const echoes = opts.once ? ['-c', '1', '-W', '2'] : ['-c', '1', '-w', '5', '-i', '0.5'];
+  return (await m.exec(['ping', ...echoes, ...(opts.from ? ['-I', opts.from] : []), address], { timeoutMs: 15_000 })).code === 0;
 }
 
 /** The persistent profiles on the node's disk, by file name (what survives a reboot). */

@@ -7,7 +7,7 @@
 // 3-4.5 s to extract a copy plus 1-2 s to delete it (page-cache pressure makes copies slower as a run goes
 // on). Where overlayfs cannot be mounted, the disk is a full copy of the tarball.
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, copyFileSync, lstatSync, unlinkSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync, copyFileSync, lstatSync, unlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -248,6 +248,31 @@ export async function newDisk(opts: DiskOptions = {}): Promise<Disk> {
     installStandIn(root, 'nmstatectl.cjs', '/usr/bin/nmstatectl');
   }
   return { dir, root, hostname, kind };
+}
+
+/**
+ * A copy of a stopped node's disk, as a factory images a second server from the first: every file the node wrote
+ * (for an overlay, its upper directory: whiteouts and xattrs kept) and the testbed's own files beside it (logs,
+ * container storage), in a directory of its own. The copy shares nothing writable with the original.
+ */
+export async function cloneDisk(disk: Disk): Promise<Disk> {
+  const dir = mkdtempSync(path.join(path.dirname(disk.dir), `${TEMP_PREFIX}${process.pid}-`));
+  registerDir(dir);
+  const root = path.join(dir, 'rootfs');
+  mkdirSync(root);
+  for (const entry of readdirSync(disk.dir)) {
+    if (entry === 'rootfs' || entry === 'work') continue;
+    await runOk(['cp', '-a', '--reflink=auto', path.join(disk.dir, entry), path.join(dir, entry)], { timeoutMs: 5 * 60_000 });
+  }
+  if (disk.kind === 'overlay') {
+    mkdirSync(path.join(dir, 'work'));
+    const lower = await ensureLowerDir(await ensureRootfsImage());
+    await runOk(['mount', '-t', 'overlay', 'overlay', '-o', `lowerdir=${lower},upperdir=${dir}/upper,workdir=${dir}/work`, root]);
+    registerMount(root);
+  } else {
+    await runOk(['cp', '-a', '--reflink=auto', `${disk.root}/.`, root], { timeoutMs: 5 * 60_000 });
+  }
+  return { ...disk, dir, root };
 }
 
 /** Copies a stand-in tool from test/e2e/testbed/stand-ins into the rootfs, executable. */

@@ -305,6 +305,21 @@ export class SnoNode {
   /** What `prepare` said at the factory (stdout, stderr, exit code). */
   factoryPrepare: { code: number; stdout: string; stderr: string } | undefined;
 
+  /**
+   * A second node from the same factory: a copy of this node's disk while it is off (e.g. right after factoryNode),
+   * for cases that each need a prepared node of the same kind without each paying for the factory (install, seed,
+   * boot, prepare, power-off). The copy is independent: its own disk, namespaces and LANs; binds into the disk's
+   * directory (podman's container storage) point at the copy's.
+   */
+  async clone(): Promise<SnoNode> {
+    const m = await this.bed.cloneMachine(this.machine);
+    const from = this.machine.disk.dir;
+    const binds = this.binds.map((b) => (b.hostPath === from || b.hostPath.startsWith(`${from}/`) ? { ...b, hostPath: path.join(m.disk.dir, path.relative(from, b.hostPath)) } : b));
+    const node = new SnoNode(this.bed, m, this.cli, binds);
+    node.factoryPrepare = this.factoryPrepare;
+    return node;
+  }
+
   /** Powers the node on (private network, the project bind-mounted for the kubelet stand-in). */
   async boot(opts: { waitFor?: 'none' } = {}): Promise<void> {
     await this.machine.boot({ network: 'private', binds: this.binds, timeoutMs: 90_000, ...opts });

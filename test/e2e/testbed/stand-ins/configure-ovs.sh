@@ -55,9 +55,11 @@ case "${1:-}" in
 esac
 
 print_state
+rolled_back=""
 if [ ! -f "$BOOT_DONE" ]; then
   echo "Running on boot, restoring previous configuration before proceeding..."
   "$NM" rollback-runtime
+  rolled_back=yes
   print_state
 fi
 touch "$BOOT_DONE"
@@ -73,7 +75,9 @@ if [ -z "$iface" ]; then
 fi
 mkdir -p "$(dirname "$HINT_FILE")"
 echo "$iface" > "$HINT_FILE"
-if ! "$NM" active-profile "$BRIDGE" > /dev/null; then
+# Just rolled back on this boot: br-ex's profiles were runtime ones and its bridge is gone, so it cannot be active
+# and the real script's second rollback here changes nothing (two model runs saved per boot).
+if [ -z "$rolled_back" ] && ! "$NM" active-profile "$BRIDGE" > /dev/null; then
   echo "Bridge ${BRIDGE} is not active, restoring previous configuration before proceeding..."
   "$NM" rollback-runtime
 fi

@@ -21,6 +21,7 @@
 // nmstatectl here is a client that reads its input files in the caller's context (as nmstatectl does) and hands the
 // request to a transient service of the node (systemd-run --wait --pipe), which runs this same file as the "daemon"
 // side (TESTBED_NM_DAEMON=1); a commit held by hold-commit waits in the client, so killing the caller kills it.
+// `show` changes nothing and runs in the caller, as nmstatectl's does.
 //
 // Testbed files (kept from the first stand-in, the e2e scenarios use them):
 //   /etc/nmstate-standin/fail: lines `VERB [once] EXIT MESSAGE` (VERB: apply|commit|rollback|show|*) make the next
@@ -31,9 +32,16 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
-const model = require('/usr/local/lib/testbed-nm/nm-model.cjs');
-
-const { ModelError, YAML } = model;
+const DAEMON = process.env.TESTBED_NM_DAEMON === '1';
+const argv = process.argv.slice(2);
+/**
+ * `show` only reads, in the caller's own process as nmstatectl does (nispor's netlink, NetworkManager's D-Bus; the
+ * agent's unit allows both): no hop to the daemon side. A client that changes the network reads its input and hands
+ * the call on: the model (and the yaml package it loads) is then the daemon's alone.
+ */
+const HERE = DAEMON || ['show', 's'].includes(argv.find((a) => !a.startsWith('-')));
+const model = HERE ? require('/usr/local/lib/testbed-nm/nm-model.cjs') : undefined;
+const { ModelError, YAML } = model ?? {};
 const STATE_DIR = '/etc/nmstate-standin';
 const RUN_DIR = '/run/nmstate-standin';
 const LOG_FILE = '/var/log/nmstate-standin/calls.jsonl';
@@ -45,8 +53,6 @@ const DEFAULT_TIMEOUT = 60;
 /** Interface types the testbed can make. The kernel has no 8021q, bonding or dummy module (README). */
 const SUPPORTED_TYPES = new Set(['ethernet', 'ovs-bridge', 'ovs-interface', 'loopback']);
 
-const DAEMON = process.env.TESTBED_NM_DAEMON === '1';
-const argv = process.argv.slice(2);
 /** The call as the caller made it (file names included), for the call log. */
 const callerArgv = process.env.TESTBED_NM_ARGV ? JSON.parse(process.env.TESTBED_NM_ARGV) : argv;
 const record = { time: new Date().toISOString(), argv: callerArgv };
@@ -550,7 +556,7 @@ function client() {
 }
 
 function main() {
-  if (!DAEMON) return client();
+  if (!HERE) return client();
   const verb = argv.find((a) => !a.startsWith('-'));
   if (!verb) exit(2, '', 'Usage: nmstatectl <apply|commit|rollback|show|version> [OPTIONS]\nerror: a subcommand is required');
   const rest = argv.slice(argv.indexOf(verb) + 1);
