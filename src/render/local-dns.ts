@@ -37,8 +37,9 @@
 // own, since assisted-service's dnsmasq reads only /etc/dnsmasq.d and our site records go beside it there.
 //
 // The dispatcher never names a nameserver the node does not hold: the first nameserver is tried first for every
-// lookup, and a dead one costs each of them a timeout. Without an internal IP, LOCAL_DNS_IP is the factory address
-// until the network step moves the names to the site address (src/steps/node-names.ts); until then, loopback.
+// lookup, and a dead one costs each of them a timeout. `prepare` now refuses a node-local DNS without an internal
+// IP (src/factory/local-dns.ts), but a node prepared before that has the factory address as LOCAL_DNS_IP, gone at
+// the site: there the dispatcher names loopback, where dnsmasq always listens.
 
 import { ASSISTED_DNSMASQ_MARKERS, ASSISTED_DNSMASQ_PATHS, clusterRecords, DNSMASQ_DIR, dnsmasqRecords, INSTALLED_NAMES_CONF, LOCAL_DNS_DISPATCHER, LOCAL_DNS_ENV, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, SITE_NAMES_CONF } from '../host/local-dns';
 
