@@ -1,8 +1,8 @@
 // The test reporter of `npm test`: Node's spec reporter, plus the ten slowest test files with their wall times,
 // printed just before the runner's closing counts (# tests / # pass / # fail), which stay where CI reads them.
 // Node 20 runs each file in its own process and reports it as a top-level test named by its path
-// (`test:complete`, nesting 0, name === file) whose duration is that process's wall time. Files run two at a
-// time, so the times overlap: they say where the suite's minutes go, not how they add up.
+// (`test:complete`, nesting 0, name === file) whose duration is that process's wall time. Files run three at
+// a time (scripts/run-tests.mjs), so the times overlap: they say where the suite's minutes go, not how they add up.
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { spec } from 'node:test/reporters';
