@@ -22,6 +22,7 @@ import { joinPem, splitCertificates } from '../../certs/pem';
 import { loadKubeconfig } from '../../cluster/kubeconfig';
 import { clientCredentialExpiry } from '../../certs/pem';
 import { R } from '../../cluster/resources';
+import { isTransient } from '../../cluster/retry';
 import type { KubeObject } from '../../cluster/types';
 import { FACTORY_ADMIN_KUBECONFIG, STATE_FILES } from '../../paths';
 import { StepError, type StepContext } from '../../engine/step';
@@ -55,12 +56,18 @@ function credentialComment(factory: boolean, expiry: { notAfter: string; signer?
 
 const CLIENT_CA = { namespace: 'openshift-kube-apiserver', name: 'client-ca' } as const;
 
-/** kube-apiserver's client CA bundle, or undefined when it cannot be read (the leaf's own NotAfter then counts). */
+/**
+ * kube-apiserver's client CA bundle, or undefined when it cannot be read (the leaf's own NotAfter then counts).
+ * An API that is only briefly away (a revision rollout restarting kube-apiserver right after the domain's writes)
+ * is not "cannot be read": that error goes to the step's retry, or the kubeconfig rendered in verify would differ
+ * from the one written (its expiry comment) and the step fail as "not in place" (seen beside a CPU hog).
+ */
 async function clientCaBundle(ctx: StepContext): Promise<string | undefined> {
   try {
     const cm = await (await ctx.cluster()).get<KubeObject & { data?: Record<string, string> }>(R.configMaps, CLIENT_CA.name, CLIENT_CA.namespace);
     return cm?.data?.['ca-bundle.crt'];
-  } catch {
+  } catch (e) {
+    if (isTransient(e)) throw e;
     return undefined;
   }
 }
