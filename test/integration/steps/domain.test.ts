@@ -8,7 +8,7 @@ import { issueClientCert, issueServerCert, sharedCa } from '../../sim/pki';
 import { writeKubeconfigFile } from '../../sim/cluster/kubeconfigs';
 import { FACTORY_ADMIN_KUBECONFIG } from '../../../src/paths';
 import { R } from '../../../src/cluster/resources';
-import type { KubeObject } from '../../../src/cluster/types';
+import { ConnectionError, type KubeObject } from '../../../src/cluster/types';
 import { domainStep } from '../../../src/steps/domain/index';
 import { SECRETS } from '../../../src/steps/domain/names';
 import { sanDnsNames } from '../../../src/certs/verify';
@@ -155,6 +155,19 @@ describe('domain step: a hand-off whose signer expires first', () => {
       assert.equal(h.facts.newApiKubeconfigExpires, signerNotAfter);
       assert.match(text, new RegExp(`# Its client certificate works until ${signerNotAfter.replace(/\./g, '\\.')}, when its signer openshift-kube-apiserver-operator_node-system-admin-signer@\\d+ expires\\.`));
       assert.deepEqual(h.warnings, [], 'still valid: no warning');
+
+      // kube-apiserver restarting right after the writes (its revision rollout): the client CA read fails for a
+      // moment. That goes to the step's retry, not into a kubeconfig rendered without the signer — which would
+      // differ from the file just written and fail verify as "not in place".
+      const ctx = h.contextFor('domain');
+      const away = new Proxy(h.client, {
+        get: (target, prop, receiver) =>
+          prop === 'get'
+            ? (r: unknown, name: string, ns?: string) => (name === 'client-ca' ? Promise.reject(new ConnectionError('connect ECONNREFUSED', 'ECONNREFUSED')) : (target.get as (...a: unknown[]) => unknown)(r, name, ns))
+            : Reflect.get(target, prop, receiver),
+      });
+      await assert.rejects(domainStep.verify({ ...ctx, cluster: async () => away }), (e) => e instanceof ConnectionError, 'a transient error is the retry\'s, not a different desired kubeconfig');
+      await domainStep.verify(ctx);
     } finally {
       await h.cleanup();
       await sim.stop();
