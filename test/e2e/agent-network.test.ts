@@ -85,7 +85,8 @@ describe('the site network under br-ex, on real Open vSwitch', { concurrency: tr
       await node.boot();
       // at the site: br-ex holds the factory address, the store gateway does not answer it. The agent may already have
       // moved the site address onto br-ex beside it (the internal IP stays), so the echo leaves from the factory address.
-      assert.deepEqual((await network(node)).ports, ['eno1']);
+      // (No look at br-ex's ports here: the agent starts with the boot and may already have released br-ex — a final
+      // fresh-clone run caught it so. The factory br-ex on eno1 is asserted after the power cut below.)
       assert.equal(await reaches(m, SITE_LAN.gateway, { once: true, from: FACTORY_LAN.nodeIp }), false, 'the store gateway is unreachable from the factory address');
       // the verification fails (nobody answers at .254): cut the power as soon as the rollback returned
       await node.waitForAgent('the rollback', () => changes(node).includes('rollback'), 180_000, 5);
