@@ -1,11 +1,11 @@
 // Command dispatch: `sno-reconfigure <command> [options]`, `--help`, `--version`. Kept thin: each command
 // lives in src/cli/commands/ and calls into the modules that do the work.
 import { VERSION } from '../version';
-import { EXIT_OK, EXIT_USAGE, UsageError, parseCommandArgs, type CliIo, type Command } from './command';
+import { EXIT_OK, EXIT_USAGE, UsageError, commandOf, parseCommandArgs, type CliIo, type CommandEntry } from './command';
 import { COMMANDS } from './commands/index';
 import { terminalText } from '../util/screen-text';
 
-export function mainHelp(commands: readonly Command[] = COMMANDS): string {
+export function mainHelp(commands: readonly CommandEntry[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
     `sno-reconfigure ${VERSION} — reconfigures a relocated Single Node OpenShift at its edge site`,
@@ -31,7 +31,7 @@ function forPeople(io: CliIo): CliIo {
   return { ...io, out: (s) => io.out(terminalText(s)), err: (s) => io.err(terminalText(s)) };
 }
 
-export async function runCli(argv: string[], rawIo: CliIo, commands: readonly Command[] = COMMANDS): Promise<number> {
+export async function runCli(argv: string[], rawIo: CliIo, commands: readonly CommandEntry[] = COMMANDS): Promise<number> {
   const io = forPeople(rawIo);
   const [first, ...rest] = argv;
   if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
@@ -42,11 +42,12 @@ export async function runCli(argv: string[], rawIo: CliIo, commands: readonly Co
     io.out(`${VERSION}\n`);
     return EXIT_OK;
   }
-  const cmd: Command | undefined = commands.find((c) => c.name === first);
-  if (!cmd) {
+  const entry = commands.find((c) => c.name === first);
+  if (!entry) {
     io.err(`sno-reconfigure: unknown command '${first}'\n\n${mainHelp(commands)}`);
     return EXIT_USAGE;
   }
+  const cmd = await commandOf(entry);
   if (cmd.passThrough) return cmd.passThrough(rest, io);
   try {
     const args = parseCommandArgs(cmd, rest);

@@ -30,6 +30,17 @@ export interface Command {
   passThrough?(argv: string[], io: CliIo): Promise<number>;
 }
 
+/** A command named in the table whose module loads only when it is run (src/cli/commands/index.ts). */
+export interface LazyCommand {
+  name: string;
+  summary: string;
+  load(): Promise<Command>;
+}
+
+export type CommandEntry = Command | LazyCommand;
+
+export const commandOf = async (entry: CommandEntry): Promise<Command> => ('load' in entry ? entry.load() : entry);
+
 /** A mistake in how the command was called: printed with a hint, exit 2. */
 export class UsageError extends Error {
   constructor(message: string) {

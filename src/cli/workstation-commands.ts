@@ -1,6 +1,6 @@
 // The command table of dist/sno-reconfigure-workstation.cjs: the node bundle's, with the commands only a
 // workstation runs — `render`, `seal`, `media build` — in place of their hand-offs (commands/workstation.ts).
-import type { Command } from './command';
+import type { Command, CommandEntry } from './command';
 import { COMMANDS } from './commands/index';
 import { mediaCommand } from './commands/media';
 import { renderCommand } from './commands/render';
@@ -14,4 +14,4 @@ const workstationOnly = new Map<string, Command>([
   ['seal', sealCommand],
 ]);
 
-export const WORKSTATION_COMMANDS: Command[] = COMMANDS.map((c) => workstationOnly.get(c.name) ?? c);
+export const WORKSTATION_COMMANDS: CommandEntry[] = COMMANDS.map((c) => workstationOnly.get(c.name) ?? c);

@@ -6,8 +6,6 @@ import { createNotifier, type Notifier } from '../host/notify';
 import { DONE_MARKER, SERVICE_RESTART_SEC, STATE_FILES } from '../paths';
 import { NEW_MEDIA, remedyLines } from '../util/remedy';
 import { clusterNameOf, nodeNameOf, readBaseline, type Baseline } from './identity';
-import { loadSiteConfig } from '../siteconfig/load';
-import { checkAgainstCluster } from '../siteconfig/cluster-check';
 import type { LoadedSiteConfig } from '../siteconfig/types';
 import type { ValidationProblem as Problem } from '../siteconfig/types';
 import { ApiError, ConnectionError } from '../cluster/types';
@@ -16,15 +14,21 @@ import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, 
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { ProgressReporter } from './progress';
-import { buildReport } from './report';
-import { fleetReportObjects, publishFleetReport } from './fleet-report';
 import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step, type StepName } from './step';
-import { Background, clusterOnce, endpointsOf, makeContext } from './context';
-import { renderPlan } from './plan';
+
+// A waiting agent (weeks, on a node shipped without media) needs detection, the journal, the banner and status;
+// reading a site-config, the steps and the cluster client load when media appear (issue 39: its start and idle
+// footprint). esbuild turns each import() below into a module initialised on first use, inside the one file.
+const siteIntake = () => import('./site-intake');
+const runWork = () => Promise.all([import('./context'), import('./report'), import('./fleet-report')]);
+
+/** The steps of a run, or how to load them (`run` loads them when a site-config is accepted). */
+export type StepList = readonly Step[] | (() => Promise<readonly Step[]>);
+const stepsOf = async (steps: StepList): Promise<readonly Step[]> => (typeof steps === 'function' ? steps() : steps);
 
 export interface AgentOptions {
   /** The steps of a run, in order (the command that runs the agent picks them). */
-  steps: readonly Step[];
+  steps: StepList;
   host: Host;
   log: Logger;
   env?: NodeJS.ProcessEnv;
@@ -133,26 +137,6 @@ async function retryNetworkIfAsked(env: Intake, site: LoadedSiteConfig, from: st
   return true;
 }
 
-/**
- * Why a loaded config cannot be used on this node: its own problems, a mismatch with the cluster baseline,
- * or this exact config having been refused here before. Empty when it can be used.
- */
-export function problemsOf(result: Awaited<ReturnType<typeof loadSiteConfig>>, id: { baseline: Baseline; nodeName: string; rejectedDigests?: string[]; now?: number }): Problem[] {
-  if (result.status === 'invalid') return result.errors;
-  if (result.status !== 'valid') return [];
-  if (id.rejectedDigests?.includes(result.site.digest)) {
-    return [{ path: 'site-config', message: 'this exact site-config was already tried on this node and refused (see the earlier errors); provide a corrected one' }];
-  }
-  const { baseline } = id;
-  return checkAgainstCluster(result.site.resolved, {
-    clusterName: baseline.clusterName,
-    nodeName: id.nodeName,
-    nodeAddresses: [...(baseline.nodeAddresses ?? []), ...(baseline.internalAddresses ?? [])],
-    ...(baseline.clusterID ? { clusterID: baseline.clusterID } : {}),
-    ...(baseline.kubeadmin && id.now !== undefined ? { kubeadmin: { ...baseline.kubeadmin, now: id.now } } : {}),
-  });
-}
-
 /** A refused site-config: nothing at the node corrects a file (it may be signed); another stick may be the right one. */
 const INVALID_REMEDY = 'If a second stick or image came for this node, try that one.';
 const INVALID_OFFICE = `${NEW_MEDIA} (they check the file with \`sno-reconfigure validate\`)`;
@@ -184,7 +168,7 @@ async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate 
     await host.remove(env.copyDir);
     await host.rename(where, env.copyDir);
   }
-  const reloaded = await loadSiteConfig(host.resolve(env.copyDir), { host });
+  const reloaded = await (await siteIntake()).loadSiteConfig(host.resolve(env.copyDir), { host });
   if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
   if (journal.data.digest !== site.digest || journal.data.steps.finish?.state === 'done') {
     // The device as the technician reads it everywhere: "the stick /dev/sdb1 (SITE-CONFIG)".
@@ -202,6 +186,7 @@ const NOT_HERE_OFFICE = 'they must send the site-config for this machine';
 /** Looks at the site-config at `where` (a candidate's copy, or our own copy when resuming `resumeDigest`). */
 async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: string, resumeDigest?: string, offer: Offer = { reinserted: false }): Promise<Consideration> {
   const { host, log, journal } = env;
+  const { loadSiteConfig, problemsOf } = await siteIntake();
   const result = await loadSiteConfig(host.resolve(where), { host });
   const from = c?.medium ?? where;
   if (result.status === 'valid' && c && !(await retryNetworkIfAsked(env, result.site, from, offer))) return { verdict: 'refused', invalid: true };
@@ -340,14 +325,15 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
         log.info('no usable site-config found');
         return lastRefusedInvalid || mediaProblem || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
       }
-      if (opts.dryRun) return await printPlan(opts, accepted, nodeName, baseline, clock, signal);
+      const steps = await stepsOf(opts.steps);
+      if (opts.dryRun) return await printPlan({ ...opts, steps }, accepted, nodeName, baseline, clock, signal);
       let outcome: Awaited<ReturnType<typeof executeSteps>>;
       try {
-        outcome = await executeSteps({ ...opts, clock, signal }, journal!, reporter, notifier, accepted, { nodeName, baseline });
+        outcome = await executeSteps({ ...opts, steps, clock, signal }, journal!, reporter, notifier, accepted, { nodeName, baseline });
       } catch (e) {
         if (!signal.aborted) throw e;
         // systemctl stop, a reboot or a shutdown: normal, and the journal says where the run resumes.
-        const running = opts.steps.find((st) => journal!.data.steps[st.name]?.state === 'running');
+        const running = steps.find((st) => journal!.data.steps[st.name]?.state === 'running');
         log.info(`stopped${running ? ` during "${running.title}"` : ''}; the run resumes there at the next start`);
         return EXIT.ok;
       }
@@ -384,7 +370,7 @@ interface RunIdentity {
 }
 
 async function executeSteps(
-  opts: AgentOptions & { clock: Clock; signal: AbortSignal },
+  opts: AgentOptions & { steps: readonly Step[]; clock: Clock; signal: AbortSignal },
   journal: Journal,
   reporter: ProgressReporter,
   notifier: Notifier,
@@ -394,6 +380,7 @@ async function executeSteps(
   const { host, log, clock } = opts;
   // Step-by-step waits and a paused pool exclude each other: the first wait would be for the paused pool.
   const steps = sequentialWaits(opts.env ?? process.env) ? opts.steps.filter((s) => s.name !== 'pool-hold') : opts.steps;
+  const [{ Background, clusterOnce, endpointsOf, makeContext }, { buildReport }, { fleetReportObjects, publishFleetReport }] = await runWork();
   const background = new Background();
   const cluster = clusterOnce(host, opts.kubeconfig, log);
   const j = journal.data;
@@ -492,8 +479,9 @@ async function executeSteps(
   }
 }
 
-async function printPlan(opts: AgentOptions, site: LoadedSiteConfig, nodeName: string, baseline: Baseline, clock: Clock, signal: AbortSignal): Promise<number> {
+async function printPlan(opts: AgentOptions & { steps: readonly Step[] }, site: LoadedSiteConfig, nodeName: string, baseline: Baseline, clock: Clock, signal: AbortSignal): Promise<number> {
   const out = opts.out ?? ((s: string) => process.stdout.write(s));
+  const { renderPlan } = await import('./plan');
   out(await renderPlan({ host: opts.host, log: opts.log, site, steps: opts.steps, stateDir: opts.stateDir, clock, signal, kubeconfig: opts.kubeconfig, nodeName, baseline, ...(opts.ingressEndpoint ? { ingressEndpoint: opts.ingressEndpoint } : {}) }));
   return EXIT.ok;
 }

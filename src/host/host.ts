@@ -2,7 +2,6 @@
 // code runs against `/` on a node, a temp dir in tests, `/host` inside the podman runtime and a real
 // systemd rootfs in the end-to-end tests (DESIGN.md section 2).
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { promises as fs, constants as fsc, watch } from 'node:fs';
 import * as path from 'node:path';
 import { CommandError, type CommandErrorOptions } from './command-error';
@@ -246,12 +245,16 @@ export class LocalHost implements Host {
   }
 }
 
+/** Temporary names of this process's atomic writes: the PID tells processes apart, the counter calls. */
+let atomicWrites = 0;
+
 /** Atomic write to an absolute path: a power cut leaves either the old or the new content, never a mix. */
 export async function writeFileAtomicAt(target: string, data: string | Buffer, mode = 0o644, owner?: { uid: number; gid: number }): Promise<void> {
   const dir = path.dirname(target);
   await fs.mkdir(dir, { recursive: true });
-  // Unique per call: two saves of the same file may be in flight at once.
-  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  // Unique per call: two saves of the same file may be in flight at once. Not random: node:crypto costs a waiting
+  // agent 2 MiB of memory (issue 39), and the name needs only to differ from every other write's.
+  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${++atomicWrites}.tmp`);
   const fh = await fs.open(tmp, 'w', mode);
   try {
     await fh.writeFile(data);

@@ -20,27 +20,62 @@ export function compressBundle(bundle: Buffer): Buffer {
   });
 }
 
+/** Beside the loader: V8's code cache of the agent (issue 39), written by the loader itself. */
+export const CODE_CACHE_SUFFIX = '.v8-cache';
+/**
+ * A start without a cache writes one when it has run this long: the service (waiting for media, or at work) has
+ * compiled what it runs by then. A short command (`--version`, a quick `status`) has exited before and never pays
+ * for writing it; it reads the one the service wrote.
+ */
+export const CODE_CACHE_AFTER_MS = 2_000;
+
 /**
  * The loader at MC_BUNDLE_PATH. It finds the payload beside itself (`__filename + '.br'`), so it works where
- * the podman launcher mounts the host's / at /host as well. vm.compileFunction with the CommonJS wrapper's
- * parameters runs the bundle in this module, as Node's own loader would have run it from this path; the
- * bundle's `#!` line is allowed there (V8 hashbang grammar). A missing or damaged payload is a sentence.
+ * the podman launcher mounts the host's / at /host as well. The bundle runs in this module with the CommonJS
+ * wrapper's parameters, as Node's own loader would have run it from this path; its `#!` line becomes a comment.
+ * A missing or damaged payload is a sentence.
+ *
+ * V8's code cache (vm.Script cachedData; nodejs.org/api/vm.html "script.createCachedData()") skips compiling at every
+ * start after the first. It lives beside the payload, and its first line names what it was made from: the payload's
+ * sha256, Node's version and the CPU. A cache from another payload or Node, or one V8 refuses (damaged:
+ * `cachedDataRejected`), is not used and is written anew by the next start that lives CODE_CACHE_AFTER_MS; any error
+ * reading or writing it is ignored — the agent never needs it. Written atomically (a temporary name, then rename),
+ * readable by root alone.
  */
 export function renderLoader(): string {
   const payload = path.posix.basename(MC_PAYLOAD_PATH);
   return [
     '#!/usr/bin/env node',
-    `// sno-reconfigure: runs the agent, ${payload} beside this file (brotli: smaller in the MachineConfig).`,
+    `// sno-reconfigure: runs the agent, ${payload} beside this file (brotli: smaller in the MachineConfig), with V8's code cache beside it.`,
     "'use strict';",
-    'let source;',
+    "const fs = require('fs');",
+    'let packed, source;',
     'try {',
-    "  source = require('zlib').brotliDecompressSync(require('fs').readFileSync(__filename + '.br')).toString();",
+    "  packed = fs.readFileSync(__filename + '.br');",
+    "  source = require('zlib').brotliDecompressSync(packed).toString();",
     '} catch (e) {',
     "  process.stderr.write(`sno-reconfigure cannot start: ${__filename}.br, the agent itself, is missing or damaged (${e.code || e.message}). " +
       'The sno-reconfigure MachineConfig installs it: call the office.\\n`);',
     '  process.exit(1);',
     '}',
-    "require('vm').compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: __filename })(exports, require, module, __filename, __dirname);",
+    `const cacheFile = __filename + '${CODE_CACHE_SUFFIX}';`,
+    "const tag = Buffer.from(`${require('crypto').createHash('sha256').update(packed).digest('hex')} ${process.version} ${process.arch}\\n`);",
+    'let cached;',
+    'try {',
+    '  const c = fs.readFileSync(cacheFile);',
+    '  if (c.subarray(0, tag.length).equals(tag)) cached = c.subarray(tag.length);',
+    '} catch {}',
+    "const script = new (require('vm').Script)('(function (exports, require, module, __filename, __dirname) {' + source.replace(/^#!/, '//') + '\\n})', { filename: __filename, cachedData: cached });",
+    'if (cached === undefined || script.cachedDataRejected) {',
+    '  setTimeout(() => {',
+    '    try {',
+    '      const tmp = `${cacheFile}.${process.pid}`;',
+    '      fs.writeFileSync(tmp, Buffer.concat([tag, script.createCachedData()]), { mode: 0o600 });',
+    '      fs.renameSync(tmp, cacheFile);',
+    '    } catch {}',
+    `  }, ${CODE_CACHE_AFTER_MS}).unref();`,
+    '}',
+    'script.runInThisContext()(exports, require, module, __filename, __dirname);',
     '',
   ].join('\n');
 }

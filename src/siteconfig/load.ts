@@ -11,6 +11,7 @@ import { loadTrustedKeys, type TrustedKeys } from './signature';
 import { NODE_KEY_FILE } from '../paths';
 import { SEED_RECONFIGURATION_FILE } from './seed-reconfiguration';
 import type { LoadedSiteConfig, MachineMatch, ValidationProblem } from './types';
+import { MULTI_DIR, SITE_CONFIG_NAMES } from './media-names';
 
 export type LoadResult =
   | { status: 'valid'; site: LoadedSiteConfig }
@@ -25,8 +26,7 @@ export interface LoadOptions {
   identity?: MachineIdentity;
 }
 
-export const SITE_CONFIG_NAMES = ['site-config.yaml', 'site-config.yml', 'site-config.json'];
-export const MULTI_DIR = 'site-configs';
+export { SITE_CONFIG_NAMES, MULTI_DIR };
 const CONFIG_EXTENSIONS = ['.yaml', '.yml', '.json'];
 
 export interface Candidate {

@@ -6,11 +6,11 @@
 // what would break the node or go around the site-config's own fields, is refused by name.
 import { namespaceNameProblem, objectNameProblem } from './object-names';
 import { parseYamlDocuments } from './parse-text';
+import { MANIFEST_FILE } from './media-names';
 
 export const APPLY_TYPE = 'lca.openshift.io/apply-type';
 export const APPLY_WAVE = 'lca.openshift.io/apply-wave';
-/** The files of a manifest folder (`extra-manifests/`): .yaml, .yml and .json (sealed or not), read in name order. */
-export const MANIFEST_FILE = /\.(ya?ml|json)(\.sealed)?$/i;
+export { MANIFEST_FILE };
 /** More objects than a site adds; a bound on the run's work. */
 export const MAX_MANIFEST_OBJECTS = 500;
 

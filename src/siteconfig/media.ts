@@ -1,16 +1,19 @@
 // Reading the site-config off removable media: mount read-only with nosuid,nodev,noexec on a private 0700
 // directory, copy into the state directory, unmount at once (the stick may be pulled any time; nothing may
 // run from it). A copy of a directory (the drop directory) goes through the same limits.
-import { createHash, randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { CommandError } from '../host/command-error';
-import { SEALED_SUFFIX } from './sealed';
 import type { Host, PathInfo } from '../host/host';
-import { MULTI_DIR, SITE_CONFIG_NAMES } from './load';
-import { MAX_DEPTH, parseConfigBytes } from './parse-text';
-import { fileReferenceProblem } from './schema';
-import { MANIFEST_FILE } from './manifests';
-import { SEED_RECONFIGURATION_FILE } from './seed-reconfiguration';
+import { MANIFEST_FILE, MAX_DEPTH, MULTI_DIR, SEALED_SUFFIX, SEED_RECONFIGURATION_FILE, SITE_CONFIG_NAMES } from './media-names';
+
+/**
+ * The parser, the schema's reference rule and node:crypto, loaded when media are copied, not while the agent waits
+ * (issue 39: node:crypto alone is 2 MiB of a waiting agent's memory).
+ */
+const configReaders = async () => {
+  const [{ parseConfigBytes }, { fileReferenceProblem }, { createHash }] = await Promise.all([import('./parse-text'), import('./schema'), import('node:crypto')]);
+  return { parseConfigBytes, fileReferenceProblem, createHash };
+};
 
 export class MediaError extends Error {
   constructor(message: string, readonly remedy: string, options?: ErrorOptions) {
@@ -82,7 +85,7 @@ function configEntries(names: string[], caseInsensitive: boolean): [string, stri
 }
 
 /** Every `...File` value and `...Files` entry of a parsed site-config (the schema's file references all end so), relative to `dir`. */
-function referencedFiles(value: unknown, dir: string): string[] {
+function referencedFiles(value: unknown, dir: string, fileReferenceProblem: (ref: string) => string | undefined): string[] {
   const out: string[] = [];
   const walk = (v: unknown, depth: number) => {
     if (depth > MAX_DEPTH || v === null || typeof v !== 'object') return;
@@ -110,6 +113,7 @@ function referencedFiles(value: unknown, dir: string): string[] {
  * signature, and the files the config names — nothing else, so a reused stick with other files on it is fine.
  */
 export async function copyTree(host: Host, fromNode: string, toNode: string, limits = COPY_LIMITS, opts: { caseInsensitive?: boolean } = {}): Promise<CopyResult> {
+  const { parseConfigBytes, fileReferenceProblem, createHash } = await configReaders();
   const hash = createHash('sha256');
   let files = 0;
   let bytes = 0;
@@ -143,7 +147,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     const site = siteName(parsed.value);
     if (site !== undefined) sites.push(site);
     // A referenced file may be on the media sealed to this node (X.sealed): it is copied as it is, still sealed.
-    for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel))) {
+    for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel), fileReferenceProblem)) {
       // A folder of manifests (`extra-manifests/`): its manifest files, as validation reads them.
       const folder = ref.endsWith('/') || (await host.stat(under(fromNode, ref)))?.kind === 'directory';
       const files = folder ? (await host.listDir(under(fromNode, ref)).catch(() => [])).filter((n) => MANIFEST_FILE.test(n)).map((n) => path.posix.join(ref, n)) : [ref, `${ref}${SEALED_SUFFIX}`];
@@ -242,7 +246,7 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
   }
   await host.mkdirp(MOUNT_BASE, 0o700);
   await host.chmod(MOUNT_BASE, 0o700);
-  const mountNode = `${MOUNT_BASE}/media-${randomBytes(6).toString('hex')}`;
+  const mountNode = `${MOUNT_BASE}/media-${(await import('node:crypto')).randomBytes(6).toString('hex')}`;
   await host.mkdirp(mountNode, 0o700);
   const args = ['-o', 'ro,nosuid,nodev,noexec', '-t', fstype, device, host.toolPath(mountNode)];
   try {

@@ -10,8 +10,9 @@ import { controlCharIndex, formatPath, type PathSegment } from './problems';
 export const MAX_FILE_BYTES = 1024 * 1024;
 /** Aliases allowed in one document; yaml's default check ("Excessive alias count") scales with this. */
 export const MAX_ALIAS_COUNT = 100;
-/** Deeper than any real site-config or nmstate state (nmstate's deepest is about 8). */
-export const MAX_DEPTH = 64;
+import { MAX_DEPTH } from './media-names';
+
+export { MAX_DEPTH };
 
 export type ParseOutcome = { ok: true; value: unknown } | { ok: false; messages: string[] };
 export type DecodeOutcome = { ok: true; text: string } | { ok: false; messages: string[] };

@@ -9,8 +9,9 @@
 // without the key — who it is for — and nothing else. Why not age: its Node libraries are pure-JS
 // reimplementations several times the size of these lines, for the same X25519 + HKDF + AEAD.
 import { createCipheriv, createDecipheriv, createHash, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
+import { SEALED_SUFFIX } from './media-names';
 
-export const SEALED_SUFFIX = '.sealed';
+export { SEALED_SUFFIX };
 const FORMAT = 'sno-reconfigure-sealed/v1';
 
 export class SealedFileError extends Error {

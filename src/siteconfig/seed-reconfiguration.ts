@@ -9,8 +9,9 @@
 // seed password").
 import { parseYamlDocuments } from './parse-text';
 import { describeType, formatPath, isPlainObject } from './problems';
+import { SEED_RECONFIGURATION_FILE } from './media-names';
 
-export const SEED_RECONFIGURATION_FILE = 'cluster-configuration/manifest.json';
+export { SEED_RECONFIGURATION_FILE };
 /** Relative to manifest.json: the generated mirror sets and the site's extra manifests. */
 export const SEED_MANIFESTS_DIR = 'manifests/';
 export const SEED_EXTRA_MANIFESTS_DIR = '../extra-manifests/';

@@ -19,6 +19,8 @@ export const GOALS = {
   agentAddedLatencyMs: 1000,
   /** "near zero CPU" while idle: under 1 % of one core, agent and children together. */
   idleCpuPercent: 1,
+  /** Peak RSS of `run` waiting for media (issue 39): a node can be shipped without media and wait for weeks. */
+  idleRssMiB: 48,
 } as const;
 
 /** The API start at a realistic length (60 s real, not scaled), to see the API wait's own overhead. */
@@ -58,7 +60,7 @@ async function main(): Promise<void> {
   log('size');
   const size = await measureSize();
   log('startup (20 runs each after warm-up)');
-  const startup = measureStartup();
+  const startup = await measureStartup();
   log(`latency on the scripted timeline (time scale ${TIME_SCALE}), agent, then the baseline`);
   const latency = await measureLatency();
   // Alone: on two cores a parallel run would slow it down and flatter the concurrent figure.

@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'skip-startup': { type: 'boolean' } } });
   ensureBundle();
   const size = await measureSize();
-  const startup = values['skip-startup'] ? undefined : measureStartup();
+  const startup = values['skip-startup'] ? undefined : await measureStartup();
   const { availableParallelism, loadavg } = await import('node:os');
   const load = loadavg()[0]!;
   const busy = load > availableParallelism() ? ': a busy machine, the startup figures read high and noisy' : '';

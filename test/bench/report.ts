@@ -2,7 +2,7 @@
 import type { BenchResults } from './bench';
 import { QUICK_DISPLAY_TOOLS, type LatencyResults } from './latency';
 import type { SizeResults } from './size';
-import { STARTUP_RATIO_BUDGET, type StartupResults } from './startup';
+import { CACHED_STARTUP_RATIO_BUDGET, STARTUP_RATIO_BUDGET, type StartupResults } from './startup';
 
 const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -78,10 +78,11 @@ export function bundleReport(s: SizeResults, st?: StartupResults): string {
     ],
   );
   if (!st) return out;
-  out += table(`Startup — median of ${st.runs} after warm-up, the three alternating`, ['figure', 'measured', 'budget', ''], [
+  out += table(`Startup — median of ${st.runs} after warm-up, the four alternating`, ['figure', 'measured', 'budget', ''], [
     ['node empty.js', `${st.emptyNodeMedianMs.toFixed(1)} ms`, '', ''],
     ['node dist/sno-reconfigure.cjs --version (RPM, workstation)', `${st.bundleVersionMedianMs.toFixed(1)} ms, ${st.ratio.toFixed(2)}×`, `${STARTUP_RATIO_BUDGET}×`, `${verdict(st.ratio, STARTUP_RATIO_BUDGET)}: ${signedMs(st.bundleVersionMedianMs - st.emptyNodeMedianMs)} to load the bundle`],
-    ['the MachineConfig\'s loader + brotli payload, --version', `${st.loaderVersionMedianMs.toFixed(1)} ms, ${st.loaderRatio.toFixed(2)}×`, `${STARTUP_RATIO_BUDGET}×`, `${verdict(st.loaderRatio, STARTUP_RATIO_BUDGET)}: ${signedMs(st.loaderVersionMedianMs - st.bundleVersionMedianMs)} for the loader`],
+    ['the MachineConfig\'s loader + brotli payload, --version, first start (no code cache)', `${st.loaderVersionMedianMs.toFixed(1)} ms, ${st.loaderRatio.toFixed(2)}×`, `${STARTUP_RATIO_BUDGET}×`, `${verdict(st.loaderRatio, STARTUP_RATIO_BUDGET)}: ${signedMs(st.loaderVersionMedianMs - st.bundleVersionMedianMs)} for the loader and writing the cache`],
+    ['the same, every later start (V8 code cache beside it)', `${st.cachedLoaderVersionMedianMs.toFixed(1)} ms, ${st.cachedLoaderRatio.toFixed(2)}×`, `${CACHED_STARTUP_RATIO_BUDGET}×`, `${verdict(st.cachedLoaderRatio, CACHED_STARTUP_RATIO_BUDGET)}: ${signedMs(st.cachedLoaderVersionMedianMs - st.loaderVersionMedianMs)} against the first start`],
   ]);
   return out;
 }
@@ -92,7 +93,7 @@ export function renderReport(r: BenchResults, poll: { apiMs: number; csrMs: numb
   if (r.idle) {
     const i = r.idle;
     out += table(`Idle footprint — run waiting ${sec(i.waitedMs)} for media (stand-in node, no media)`, ['figure', 'measured', 'goal', ''], [
-      ['peak RSS of the agent (VmHWM)', `${(i.peakRssKiB / 1024).toFixed(1)} MiB`, '', ''],
+      ['peak RSS of the agent (VmHWM)', `${(i.peakRssKiB / 1024).toFixed(1)} MiB`, `≤ ${r.goals.idleRssMiB} MiB`, verdict(i.peakRssKiB / 1024, r.goals.idleRssMiB)],
       ['CPU, the agent itself (whole wait, start included)', `${i.agentCpuSeconds.toFixed(2)} s (${i.agentCpuPercent.toFixed(2)} %)`, '', ''],
       [`CPU, the agent itself, steady state (last ${sec(i.steadyWindowMs)})`, `${i.agentSteadyCpuPercent.toFixed(2)} %`, `< ${r.goals.idleCpuPercent} %`, verdict(i.agentSteadyCpuPercent, r.goals.idleCpuPercent)],
       ['CPU, children (rescans)', `${i.childrenCpuSeconds.toFixed(2)} s`, '', `${i.toolCalls} tool runs: ${Object.entries(i.toolCallsByTool).map(([k, v]) => `${k}×${v}`).join(', ')}`],

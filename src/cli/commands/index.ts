@@ -1,28 +1,22 @@
-// The command table. Order = order in `--help`.
-import type { Command } from '../command';
-import { runCommand } from './run';
-import { planCommand } from './plan';
-import { statusCommand } from './status';
-import { prepareCommand } from './prepare';
-import { validateCommand } from './validate';
-import { renewCertificatesCommand } from './renew-certificates';
-import { mediaCommand } from './media';
+// The command table. Order = order in `--help`. A command's module loads when it is run: `--version`, `--help`
+// and an unknown command evaluate none of them, and each command only what it imports (issue 39).
+import type { CommandEntry } from '../command';
 import { workstationCommand } from './workstation';
+import { MEDIA_SUMMARY, PLAN_SUMMARY, PREPARE_SUMMARY, RENDER_SUMMARY, RENEW_SUMMARY, RUN_SUMMARY, SEAL_SUMMARY, STATUS_SUMMARY, VALIDATE_SUMMARY } from './summaries';
 
-// render and seal run on a workstation: the node bundle hands them to the workstation bundle (./workstation.ts).
-export const RENDER_SUMMARY = 'print the factory MachineConfig that installs this agent';
-export const SEAL_SUMMARY = "workstation: encrypt site-config files to one node's key (X becomes X.sealed)";
+export { RENDER_SUMMARY, SEAL_SUMMARY };
+
 /** render embeds the bundle that handed it over (the node bundle), unless --bundle says otherwise. */
 const embedSelf = (argv: string[]): string[] => (argv.some((a) => a === '--bundle' || a.startsWith('--bundle=')) || !process.argv[1] ? [] : ['--bundle', process.argv[1]]);
 
-export const COMMANDS: Command[] = [
-  runCommand,
-  validateCommand,
-  planCommand,
-  statusCommand,
-  renewCertificatesCommand,
+export const COMMANDS: CommandEntry[] = [
+  { name: 'run', summary: RUN_SUMMARY, load: async () => (await import('./run')).runCommand },
+  { name: 'validate', summary: VALIDATE_SUMMARY, load: async () => (await import('./validate')).validateCommand },
+  { name: 'plan', summary: PLAN_SUMMARY, load: async () => (await import('./plan')).planCommand },
+  { name: 'status', summary: STATUS_SUMMARY, load: async () => (await import('./status')).statusCommand },
+  { name: 'renew-certificates', summary: RENEW_SUMMARY, load: async () => (await import('./renew-certificates')).renewCertificatesCommand },
   workstationCommand('render', RENDER_SUMMARY, embedSelf),
-  prepareCommand,
+  { name: 'prepare', summary: PREPARE_SUMMARY, load: async () => (await import('./prepare')).prepareCommand },
   workstationCommand('seal', SEAL_SUMMARY),
-  mediaCommand(),
+  { name: 'media', summary: MEDIA_SUMMARY, load: async () => (await import('./media')).mediaCommand() },
 ];

@@ -5,6 +5,7 @@
 import { UsageError, stringOpt, type Command, type ParsedArgs, type CliIo } from '../command';
 import { validateCommand } from './validate';
 import { WORKSTATION_BUNDLE, handOff } from './workstation';
+import { MEDIA_SUMMARY } from './summaries';
 
 export type MediaBuild = (args: ParsedArgs, io: CliIo) => Promise<number>;
 /** `media check --manifest`: workstation code too (a build is checked where it was made). */
@@ -23,7 +24,7 @@ media build and media check --manifest are workstation commands: \`node ${WORKST
 export function mediaCommand(build?: MediaBuild, checkManifest?: MediaCheckManifest, help = HELP): Command {
   return {
     name: 'media',
-    summary: 'media build (a workstation: images for an inventory of sites) and media check (what a stick or image holds)',
+    summary: MEDIA_SUMMARY,
     help,
     options: {
       ...validateCommand.options,

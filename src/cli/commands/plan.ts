@@ -8,10 +8,11 @@ import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo, type Command, type Parse
 import { imageAt } from './validate';
 import { LocalHost } from '../../host/host';
 import { NODE_OPTIONS, NODE_OPTIONS_HELP, endpointFrom, hostFrom, kubeconfigFrom, loggerFor, stateDirFrom } from '../common';
+import { PLAN_SUMMARY } from './summaries';
 
 export const planCommand: Command = {
   name: 'plan',
-  summary: 'what run would change on this node and cluster, step by step, without changing anything',
+  summary: PLAN_SUMMARY,
   help: `Usage: sno-reconfigure plan PATH [options]
 
 PATH is a site-config file, a directory holding site-config.yaml or site-configs/, a mounted volume, or a

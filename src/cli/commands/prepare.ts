@@ -10,6 +10,7 @@ import { KUBELET_HOLD_FILE } from '../../paths';
 import { VERSION } from '../../version';
 import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, stringOpt, type Command } from '../command';
 import { NODE_OPTIONS, NODE_OPTIONS_HELP, hostFrom, kubeconfigFrom, stateDirFrom } from '../common';
+import { PREPARE_SUMMARY } from './summaries';
 
 const DAY_MS = 86_400_000;
 /** A healthy node has 3-30 days left on kubelet's 30-day certificates (see src/factory/preflight.ts). */
@@ -71,7 +72,7 @@ export function renderPrepare(r: PrepareResult): string {
 
 export const prepareCommand: Command = {
   name: 'prepare',
-  summary: 'factory: preflight checks, hold kubelet, enable the service, record the baseline',
+  summary: PREPARE_SUMMARY,
   help: `Usage: sno-reconfigure prepare [options]
 
 Run on the node at the factory, after the sno-reconfigure MachineConfig has rolled out and the cluster has

@@ -13,7 +13,7 @@ import { KUBELET_HOLD_FILE } from '../../paths';
 import { TRUSTED_KEYS_DIR } from '../../paths';
 import { VERSION } from '../../version';
 import { defaultBundlePath } from './workstation';
-import { RENDER_SUMMARY } from './index';
+import { RENDER_SUMMARY } from './summaries';
 import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, listOpt, stringOpt, type Command } from '../command';
 
 /** esbuild's banner (esbuild.config.mjs), or the RPM's rewrite of it: how a file shows it is the agent's bundle. */

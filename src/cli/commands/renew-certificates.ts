@@ -17,10 +17,11 @@ import { settleStep } from '../../steps/settle';
 import type { Step } from '../../engine/step';
 import { EXIT_FAILURE, EXIT_OK, boolOpt, stringOpt, type Command } from '../command';
 import { NODE_OPTIONS, NODE_OPTIONS_HELP, hostFrom, kubeconfigFrom, loggerFor, stateDirFrom } from '../common';
+import { RENEW_SUMMARY } from './summaries';
 
 export const renewCertificatesCommand: Command = {
   name: 'renew-certificates',
-  summary: 'renew the certificates the agent issued for the new API and apps names',
+  summary: RENEW_SUMMARY,
   help: `Usage: sno-reconfigure renew-certificates [--dry-run] [--force] [options]
 
 After a reconfiguration the new API name and the new apps domain are served by certificates the agent issued

@@ -1,12 +1,12 @@
 import { runAgent } from '../../engine/runner';
-import { STEPS } from '../../steps/index';
 import { DEFAULT_DROP_DIR, DEFAULT_LABELS } from '../../paths';
 import { boolOpt, listOpt, stringOpt, type Command } from '../command';
 import { NODE_OPTIONS, NODE_OPTIONS_HELP, endpointFrom, hostFrom, kubeconfigFrom, loggerFor, stateDirFrom } from '../common';
+import { RUN_SUMMARY } from './summaries';
 
 export const runCommand: Command = {
   name: 'run',
-  summary: "the service's main loop: wait for the site-config, then reconfigure this node",
+  summary: RUN_SUMMARY,
   help: `Usage: sno-reconfigure run [options]
 
 What sno-reconfigure.service runs on every boot until it has succeeded: waits for a site-config volume
@@ -45,7 +45,8 @@ Exit status: 0 done (or nothing to do), 1 failed (systemd restarts the service a
     const level = stringOpt(args, 'log-level');
     const log = loggerFor(io, level ? { level } : {});
     return runAgent({
-      steps: STEPS,
+      // Loaded when a site-config is accepted: a waiting agent never evaluates the steps (issue 39).
+      steps: async () => (await import('../../steps/index')).STEPS,
       host,
       log,
       env: io.env,

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { SealedFileError, SEALED_SUFFIX, describeSealed, sealFile } from '../../siteconfig/sealed';
 import { EXIT_FAILURE, EXIT_OK, UsageError, stringOpt, type Command } from '../command';
 import { hostFrom } from '../common';
-import { SEAL_SUMMARY } from './index';
+import { SEAL_SUMMARY } from './summaries';
 
 export const sealCommand: Command = {
   name: 'seal',

@@ -3,10 +3,11 @@ import { DONE_MARKER } from '../../paths';
 import { STEPS } from '../../steps/index';
 import { EXIT_FAILURE, boolOpt, type Command } from '../command';
 import { hostFrom, stateDirFrom } from '../common';
+import { STATUS_SUMMARY } from './summaries';
 
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'the current or last run: phase, steps, last error, report',
+  summary: STATUS_SUMMARY,
   help: `Usage: sno-reconfigure status [--json] [--root DIR] [--state-dir DIR]
 
 Shows the phase (waiting, running, failed, succeeded), each step with its state and duration, what the

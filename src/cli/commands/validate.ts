@@ -10,6 +10,7 @@ import { loadSiteConfig, validateEveryCandidate, type CandidateReport, type Load
 import { trustedKeysFrom, type TrustedKeys } from '../../siteconfig/signature';
 import type { MachineMatch, ValidationProblem } from '../../siteconfig/types';
 import { EXIT_FAILURE, EXIT_OK, UsageError, boolOpt, listOpt, stringOpt, type CliIo, type Command, type ParsedArgs } from '../command';
+import { VALIDATE_SUMMARY } from './summaries';
 
 const HELP = `Usage: sno-reconfigure validate PATH [--json] [--this-machine] [--trusted-key PEM]... [--root DIR]
 
@@ -181,7 +182,7 @@ export async function trustedKeysFromArgs(args: ParsedArgs, io: CliIo): Promise<
 
 export const validateCommand: Command = {
   name: 'validate',
-  summary: 'validate a site-config file, directory or volume offline',
+  summary: VALIDATE_SUMMARY,
   help: HELP,
   options: {
     json: { type: 'boolean' },

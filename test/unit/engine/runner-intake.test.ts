@@ -1,7 +1,7 @@
-// Which site-configs the run loop refuses before changing anything (problemsOf in src/engine/runner.ts), as rows.
+// Which site-configs the run loop refuses before changing anything (problemsOf in src/engine/site-intake.ts), as rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { problemsOf } from '../../../src/engine/runner';
+import { problemsOf } from '../../../src/engine/site-intake';
 import { siteOf } from '../../support/step-context';
 
 const valid = (resolved: Parameters<typeof siteOf>[0] = {}) => ({ status: 'valid' as const, site: siteOf(resolved) });

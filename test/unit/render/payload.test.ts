@@ -3,11 +3,12 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createHash } from 'node:crypto';
 import { brotliDecompressSync } from 'node:zlib';
-import { compressBundle, renderLoader } from '../../../src/render/payload';
+import { CODE_CACHE_AFTER_MS, CODE_CACHE_SUFFIX, compressBundle, renderLoader } from '../../../src/render/payload';
 
 // What the agent's bundle relies on from its CommonJS module: a #! line, process.argv, __filename, __dirname,
 // require of builtins, module.exports, the exit code and uncaught errors.
@@ -18,6 +19,8 @@ const STAND_IN = Buffer.from(
     "const path = require('node:path');",
     'module.exports = 42;',
     "if (process.argv[2] === 'throw') throw new Error('the bundle failed');",
+    // A process that lives past CODE_CACHE_AFTER_MS, as the service does: the one start that writes the code cache.
+    "if (process.argv[3] === 'linger') setTimeout(() => undefined, Number(process.argv[4]));",
     "process.stdout.write(JSON.stringify({ argv: process.argv.slice(1), filename: __filename, dirname: __dirname, base: path.basename(__filename), main: require.main === module, exports: module.exports }) + '\\n');",
     'process.exitCode = 3;',
     '',
@@ -68,5 +71,93 @@ describe('the MachineConfig payload and its loader', () => {
     const damaged = run(loader, '--version');
     assert.equal(damaged.status, 1);
     assert.match(damaged.stderr, /^sno-reconfigure cannot start: .*sno-reconfigure\.cjs\.br, the agent itself, is missing or damaged \(\w+\)\. The sno-reconfigure MachineConfig installs it: call the office\.\n$/);
+  });
+
+  describe('V8\'s code cache beside the loader (issue 39)', () => {
+    const install = (name: string, bundle = STAND_IN) => {
+      const loader = path.join(dir, name, 'sno-reconfigure.cjs');
+      spawnSync('mkdir', ['-p', path.dirname(loader)]);
+      writeFileSync(loader, renderLoader());
+      writeFileSync(`${loader}.br`, compressBundle(bundle));
+      return loader;
+    };
+    const lingering = ['status', 'linger', String(CODE_CACHE_AFTER_MS + 1_000)];
+    const expected = (loader: string, args: string[]) => ({ argv: [loader, ...args], filename: loader, dirname: path.dirname(loader), base: 'sno-reconfigure.cjs', main: true, exports: 42 });
+    /** Runs the loader (`linger`: long enough to write the cache) and checks the bundle ran as itself. */
+    const runsAsTheBundle = (loader: string, linger = false) => {
+      const args = linger ? lingering : ['status'];
+      const r = run(loader, ...args);
+      assert.equal(r.status, 3, r.stderr);
+      assert.equal(r.stderr, '');
+      assert.deepEqual(JSON.parse(r.stdout), expected(loader, args));
+    };
+    const header = (cache: string) => readFileSync(cache).subarray(0, readFileSync(cache).indexOf(10) + 1).toString();
+
+    test('a start that lives past CODE_CACHE_AFTER_MS writes it (root only), named after the payload, Node and the CPU; later starts read it and leave it be', () => {
+      const loader = install('cache-first');
+      const cache = `${loader}${CODE_CACHE_SUFFIX}`;
+      runsAsTheBundle(loader);
+      assert.ok(!existsSync(cache), 'a short command does not pay for writing it');
+      runsAsTheBundle(loader, true);
+      assert.ok(existsSync(cache), 'the service (a long start) writes it');
+      assert.equal(statSync(cache).mode & 0o777, 0o600);
+      const digest = createHash('sha256').update(readFileSync(`${loader}.br`)).digest('hex');
+      assert.equal(header(cache), `${digest} ${process.version} ${process.arch}\n`);
+      assert.ok(readFileSync(cache).length > header(cache).length + 16, 'V8 data follows the header');
+      const before = statSync(cache);
+      runsAsTheBundle(loader);
+      runsAsTheBundle(loader, true);
+      const after = statSync(cache);
+      assert.equal(after.ino, before.ino, 'a cache that fits is used, not written again');
+      assert.equal(after.mtimeMs, before.mtimeMs);
+    });
+
+    test('a cache of another payload or another Node, or one V8 refuses (damaged), is ignored and written anew', () => {
+      const loader = install('cache-stale');
+      const cache = `${loader}${CODE_CACHE_SUFFIX}`;
+      runsAsTheBundle(loader, true);
+      const good = readFileSync(cache);
+      const tag = header(cache);
+      for (const [what, bytes] of [
+        ['another payload', Buffer.concat([Buffer.from(`${'0'.repeat(64)} ${process.version} ${process.arch}\n`), good.subarray(tag.length)])],
+        ['another Node', Buffer.concat([Buffer.from(tag.replace(process.version, 'v0.0.1')), good.subarray(tag.length)])],
+        ['damaged data', Buffer.concat([Buffer.from(tag), Buffer.alloc(good.length - tag.length, 0x5a)])],
+        ['cut short', good.subarray(0, tag.length + 20)],
+        ['empty', Buffer.alloc(0)],
+      ] as const) {
+        writeFileSync(cache, bytes);
+        runsAsTheBundle(loader);
+        runsAsTheBundle(loader, true);
+        assert.equal(header(cache), tag, `${what}: written anew for this payload and Node`);
+        assert.notDeepEqual(readFileSync(cache), bytes, `${what}: not left as it was`);
+        // V8's own check: the new cache is accepted at the next start, so it is not written again.
+        const rewritten = statSync(cache);
+        runsAsTheBundle(loader, true);
+        assert.equal(statSync(cache).mtimeMs, rewritten.mtimeMs, `${what}: the cache written anew is the one V8 takes`);
+      }
+    });
+
+    test('a cache that cannot be written (read-only directory, a directory in its place) changes nothing for the run', () => {
+      const loader = install('cache-unwritable');
+      mkdirSync(`${loader}${CODE_CACHE_SUFFIX}`);
+      runsAsTheBundle(loader, true);
+      rmSync(`${loader}${CODE_CACHE_SUFFIX}`, { recursive: true });
+      chmodSync(path.dirname(loader), 0o555);
+      try {
+        // Root writes through mode bits; a non-root run (a technician's `status`) cannot: both must run the bundle.
+        runsAsTheBundle(loader, true);
+      } finally {
+        chmodSync(path.dirname(loader), 0o755);
+      }
+    });
+
+    test('the bundle\'s own errors pass through with the cache read back', () => {
+      const loader = install('cache-throw');
+      runsAsTheBundle(loader, true);
+      assert.ok(existsSync(`${loader}${CODE_CACHE_SUFFIX}`));
+      const again = run(loader, 'throw');
+      assert.notEqual(again.status, 0);
+      assert.match(again.stderr, /the bundle failed/, 'and with the cache read back');
+    });
   });
 });
