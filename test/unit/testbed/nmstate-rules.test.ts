@@ -31,7 +31,7 @@ let n = 0;
 const conn = (settings: Settings, flags = 0): Conn => ({ path: `/org/freedesktop/NetworkManager/Settings/${++n}`, settings, flags });
 const ipv4Factory = { method: s('manual'), 'address-data': { type: 'aa{sv}', data: [{ address: s('192.168.111.20'), prefix: { type: 'u', data: 24 } }] }, gateway: s('192.168.111.1'), dns: { type: 'au', data: [rules.ipv4ToU32('192.168.111.1')] } };
 
-/** The profiles of a node after configure-ovs (release-4.14) built br-ex (transcripts/demo1.log), in NetworkManager's list order. */
+/** The profiles of a node after configure-ovs (release-4.14) built br-ex (the recorded nmstatectl 2.2.23 run (demo1.log, issue 35)), in NetworkManager's list order. */
 function brExProfiles(): Conn[] {
   return [
     conn({ connection: { id: s('lo'), uuid: s(U.lo), type: s('loopback'), 'interface-name': s('lo') }, ipv4: { method: s('manual') } }, 0x04 | 0x02 | 0x08),
@@ -44,7 +44,7 @@ function brExProfiles(): Conn[] {
   ];
 }
 
-/** `nmstatectl show` of that node (transcripts/d1-nmstatectl-show.yaml), as the stand-in reads it. */
+/** `nmstatectl show` of that node (the recorded nmstatectl 2.2.23 run (d1-nmstatectl-show.yaml, issue 35)), as the stand-in reads it. */
 function brExCurrent() {
   return {
     interfaces: [
@@ -58,7 +58,7 @@ function brExCurrent() {
   };
 }
 
-/** transcripts/site.yml: br-ex released, the site address, route and DNS on eno1. */
+/** the recorded nmstatectl 2.2.23 run (site.yml, issue 35): br-ex released, the site address, route and DNS on eno1. */
 const SITE = {
   interfaces: [
     { name: 'br-ex', type: 'ovs-interface', state: 'absent' },
@@ -91,7 +91,7 @@ function planSite(activeAtLook: string[]) {
 test('observation 2: releasing br-ex deletes the bridge, its internal interface and port; the NIC\'s /etc profile is edited (UUID kept) and configure-ovs\'s ovs-if-phys0 and ovs-port-phys0 deleted', () => {
   const plan = planSite([U.lo, U.eno1]);
   assert.ok(plan.merged.logs.includes('nmstate::iface] Interface br-ex cannot live without controller, marking as absent as it has been detached from its original controller br-ex'));
-  // the order and texts of transcripts/demo2a.log
+  // the order and texts of the recorded nmstatectl 2.2.23 run (demo2a.log, issue 35)
   assert.deepEqual(plan.absent.map((d: { log: string }) => d.log), [
     `nmstate::nm::query_apply::apply] Deleting NM connection for absent interface br-ex/ovs-bridge: ${U.brEx}`,
     `nmstate::nm::query_apply::apply] Deleting NM connection for absent interface br-ex/ovs-interface: ${U.ovsIfBrEx}`,
@@ -135,7 +135,7 @@ test('observation 9: a missing NIC is refused with nmstate\'s text', () => {
   assert.throws(() => rules.merge({ interfaces: [{ name: 'eno9', type: 'ethernet', state: 'up' }] }, brExCurrent()), (e: { kind: string; message: string }) => e.kind === 'InvalidArgument' && e.message === 'Ethernet interface eno9 does not exists');
 });
 
-/** The node before configure-ovs (early-apply.md experiment 1): the NIC's own profile active, factory gateway. */
+/** The node before configure-ovs (the early-apply record of issue 35, experiment 1): the NIC's own profile active, factory gateway. */
 function earlyCurrent() {
   return {
     interfaces: [{ name: 'eno1', type: 'veth', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.111.20', 'prefix-length': 24 }] }, ipv6: { enabled: false } }],

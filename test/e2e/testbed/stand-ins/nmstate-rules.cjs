@@ -115,7 +115,7 @@ function merge(state, current) {
     }
     if (!SUPPORTED.has(d.type)) throw new NmstateError('NotSupportedError', `Interface ${d.name} of type ${d.type} is not supported by the testbed's nmstatectl stand-in: the testbed kernel has no module for it, or the stand-in does not model it (test/e2e/testbed/README.md)`);
     // nmstate 2.2 takes `type: veth` without a `veth` section (what show reports for a veth NIC) as an ethernet:
-    // transcripts/demo-extra-veth.log edits the 802-3-ethernet profile
+    // the recorded nmstatectl 2.2.23 run (demo-extra-veth.log, issue 35) edits the 802-3-ethernet profile
     if (d.type === 'veth' && !d.veth) d.type = 'ethernet';
     d.state = d.state ?? 'up';
     if (!['up', 'down', 'absent'].includes(d.state)) throw new NmstateError('InvalidArgument', `Provide file is not valid NetworkState or NetworkPolicy: interfaces: unknown variant \`${d.state}\`, expected one of \`up\`, \`down\`, \`absent\``);
@@ -144,7 +144,7 @@ function merge(state, current) {
   // Controllers: ifaces/inter_ifaces_controller.rs handle_changed_ports — the ports of an OVS bridge marked absent
   // (or left out of its port list) are detached (controller ""); an interface that cannot live without a controller
   // (an OVS internal interface) is then marked absent (iface.rs apply_ctrller_change, the INFO line recorded in
-  // transcripts/demo2a.log).
+  // the recorded nmstatectl 2.2.23 run (demo2a.log, issue 35)).
   const ctrlChange = new Map();
   for (const br of ifaces.filter((i) => i.type === 'ovs-bridge')) {
     const curPorts = br.current?.bridge?.port?.map((p) => p.name) ?? [];
@@ -281,7 +281,7 @@ function mergeRoutes(desiredRoutes, curConfig, ifaces) {
   }
   for (const r of desired.filter((x) => x.state !== 'absent')) flat.push(r);
   // route.rs sort_key: (IPv6 before IPv4), table (none is the main table 254), next-hop interface, destination,
-  // next-hop address, weight — so the factory route (table 254, via .111.1) comes before a new one (early-apply.md)
+  // next-hop address, weight — so the factory route (table 254, via .111.1) comes before a new one (the early-apply record of issue 35)
   const key = (r) => [isSix(r) ? 0 : 1, r['table-id'] || 254, r['next-hop-interface'] ?? 'lo', r.destination ?? '', r['next-hop-address'] ?? '', r.weight ?? 0];
   flat.sort((a, b) => {
     const ka = key(a);
@@ -340,7 +340,7 @@ function mergeDns(desiredDns, current, ifaces) {
 function absentDeletions(merged, conns) {
   const out = [];
   const seen = new Set();
-  // MergedInterfaces::iter: the userspace interfaces (OVS bridges) before the kernel ones (transcripts/demo2a.log)
+  // MergedInterfaces::iter: the userspace interfaces (OVS bridges) before the kernel ones (the recorded nmstatectl 2.2.23 run (demo2a.log, issue 35))
   const absent = merged.ifaces.filter((x) => x.state === 'absent');
   for (const i of [...absent.filter((x) => x.type === 'ovs-bridge'), ...absent.filter((x) => x.type !== 'ovs-bridge')]) {
     const nmType = NM_TYPE[i.type] ?? i.type;

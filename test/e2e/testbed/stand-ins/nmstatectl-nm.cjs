@@ -12,7 +12,7 @@
 //     BLOCK_AUTOCONNECT (nm/nm_dbus/dbus.rs), deleted with Delete, activated with ActivateConnection or re-applied
 //     with Device.Reapply (query_apply/profile.rs).
 //   - `show` reads NetworkManager (profiles, active connections, devices), the kernel (ip -j) and Open vSwitch
-//     (ovs-vsctl) and prints nmstate's shape (transcripts of nmstatectl 2.2.23 show, README of the testbed).
+//     (ovs-vsctl) and prints nmstate's shape (the recorded nmstatectl 2.2.23 show of issue 35, README of the testbed).
 // Command line and outputs as nmstatectl 2.2 (rust/src/cli/ncl.rs, apply.rs, error.rs): `show [IFNAME] [--json]`;
 // `apply [FILE...|-] [--no-commit] [--timeout N]` logs to stderr and prints the state it applied; `commit` and
 // `rollback [CHECKPOINT]` print the checkpoint argument; errors print `NmstateError: <Kind>: <message>`, exit 1.
@@ -297,7 +297,7 @@ function readCurrent() {
   return { nm, interfaces, routesConfig, routesRunning: running, dnsIfaces, dnsConfig: { server: [...new Set(dnsConfig)], search: [] }, dnsRunning };
 }
 
-/** nmstatectl show's document (the order and fields of transcripts/d1-nmstatectl-show.yaml, ethtool and LLDP left out). */
+/** nmstatectl show's document (the order and fields of the recorded nmstatectl 2.2.23 show of issue 35; ethtool and LLDP left out). */
 function showDocument(cur, only) {
   const hostname = (run('hostname', []).stdout || '').trim();
   const ifaces = cur.interfaces
