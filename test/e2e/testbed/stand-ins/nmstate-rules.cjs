@@ -417,6 +417,7 @@ function ipSection(fam, ip, base, routes, dns) {
   if (dns) {
     // nm/settings/dns.rs apply_nm_dns_setting
     sec.dns = six ? v('aay', dns.server.map(ipv6Bytes)) : v('au', dns.server.map(ipv4ToU32));
+    delete sec['dns-data']; // NetworkManager 1.42's string form of the same list: the one written is `dns`
     sec['dns-search'] = v('as', dns.search);
     sec['dns-options'] = v('as', dns.options);
     if (dns.priority !== undefined) sec['dns-priority'] = v('i', dns.priority);

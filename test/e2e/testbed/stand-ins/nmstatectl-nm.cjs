@@ -148,7 +148,7 @@ function readNm() {
   const conns = [];
   for (const [p, o] of Object.entries(objs)) {
     if (o[`${NM}.Device`]) {
-      devices.push({ path: p, name: prop(o, `${NM}.Device`, 'Interface'), ifaces: Object.keys(o), ac: prop(o, `${NM}.Device`, 'ActiveConnection'), state: prop(o, `${NM}.Device`, 'State'), managed: prop(o, `${NM}.Device`, 'Managed') });
+      devices.push({ path: p, name: prop(o, `${NM}.Device`, 'Interface'), ifaces: Object.keys(o), ac: prop(o, `${NM}.Device`, 'ActiveConnection'), state: prop(o, `${NM}.Device`, 'State'), reason: (prop(o, `${NM}.Device`, 'StateReason') ?? [])[1], managed: prop(o, `${NM}.Device`, 'Managed') });
     }
     if (o[`${NM}.Connection.Active`]) {
       acs.push({ path: p, uuid: prop(o, `${NM}.Connection.Active`, 'Uuid'), id: prop(o, `${NM}.Connection.Active`, 'Id'), state: prop(o, `${NM}.Connection.Active`, 'State'), conn: prop(o, `${NM}.Connection.Active`, 'Connection'), devices: prop(o, `${NM}.Connection.Active`, 'Devices') ?? [] });
@@ -380,7 +380,7 @@ function show(args) {
   } catch (e) {
     return nmFail(e);
   }
-  return exit(0, opts['--json'] ? JSON.stringify(doc, null, 2) : YAML.stringify(doc), undefined);
+  return exit(0, opts['--json'] ? JSON.stringify(doc, null, 2) : YAML.stringify(doc, { indentSeq: false }), undefined);
 }
 
 function readInput(positional) {
@@ -417,6 +417,21 @@ function settle(ms) {
     nm = readNm();
   }
   return nm;
+}
+
+/**
+ * nm/checkpoint.rs nm_checkpoint_rollback → nm_dbus/nm_api.rs wait_checkpoint_rollback: after CheckpointRollback, wait
+ * (at most 60 s, every 0.5 s) until no device is deactivating (110) or changing for a new activation (reason 60); a
+ * timeout is only a warning.
+ */
+function rollbackTo(checkpoint) {
+  call(NM_PATH, NM, 'CheckpointRollback', 'o', checkpoint);
+  const until = Date.now() + 60_000;
+  while (Date.now() < until) {
+    if (!readNm().devices.some((d) => d.state === 110 || d.reason === 60)) return;
+    sleepMs(500);
+  }
+  process.stderr.write(`[${new Date().toISOString()} WARN  nmstate::nm::checkpoint] Bug: Timeout: Timeout on waiting rollback\n`);
 }
 
 /** nm/query_apply/apply.rs nm_apply, under the checkpoint. */
@@ -489,7 +504,9 @@ function nmApply(merged) {
       const dev = devicePath(now, d.ifname, d.type);
       try {
         if (!dev) throw new DbusError('no device');
-        call(dev, `${NM}.Device`, 'Reapply', 'a{sa{sv}}tu', conn.settings, 0, 0);
+        // the profile as nmstate built it (the *-data forms only): NetworkManager's own copy also carries the legacy
+        // `routes` (aau), whose metric 0 means "default" and would turn route2's explicit metric 0 into 100
+        call(dev, `${NM}.Device`, 'Reapply', 'a{sa{sv}}tu', p.settings, 0, 0);
       } catch {
         activate(); // profile.rs reapply_or_activate
       }
@@ -567,7 +584,7 @@ function apply(args) {
     nmApply(merged);
   } catch (e) {
     try {
-      call(NM_PATH, NM, 'CheckpointRollback', 'o', checkpoint);
+      rollbackTo(checkpoint);
     } catch (r) {
       process.stderr.write(`[${new Date().toISOString()} WARN  nmstate::query_apply::net_state] nm_checkpoint_rollback() failed: ${r.message}\n`);
     }
@@ -579,7 +596,7 @@ function apply(args) {
     call(NM_PATH, NM, 'CheckpointDestroy', 'o', checkpoint);
     info('nmstate::query_apply::net_state', `Destroyed checkpoint ${checkpoint}`);
   }
-  return exit(0, YAML.stringify(appliedDocument(state)), undefined);
+  return exit(0, YAML.stringify(appliedDocument(state), { indentSeq: false }), undefined);
 }
 
 /** What apply prints: the state it was given, in nmstate's key order (cli/query.rs sort_netstate). */
@@ -613,7 +630,8 @@ function commitOrRollback(verb, args) {
       cp = cps[0];
     }
     record.checkpoint = cp;
-    call(NM_PATH, NM, verb === 'commit' ? 'CheckpointDestroy' : 'CheckpointRollback', 'o', cp);
+    if (verb === 'commit') call(NM_PATH, NM, 'CheckpointDestroy', 'o', cp);
+    else rollbackTo(cp);
   } catch (e) {
     return nmFail(e);
   }
