@@ -183,13 +183,26 @@ function ipJson(args) {
   return res.code === 0 && res.stdout.trim() ? JSON.parse(res.stdout) : [];
 }
 
+/** Open vSwitch's bridges and their interfaces (the bridge's own local interface included: list-ifaces leaves it out). */
 function ovsBridges() {
   const out = {};
   const brs = run('ovs-vsctl', ['--timeout=5', 'list-br']);
   if (brs.code !== 0) return out;
   for (const br of brs.stdout.split('\n').filter(Boolean)) {
     const ifs = run('ovs-vsctl', ['--timeout=5', 'list-ifaces', br]);
-    out[br] = ifs.code === 0 ? ifs.stdout.split('\n').filter(Boolean) : [];
+    out[br] = [br, ...(ifs.code === 0 ? ifs.stdout.split('\n').filter(Boolean) : [])];
+  }
+  return out;
+}
+
+/** Open vSwitch interface name → type ("internal", "system" for ""), from its database. */
+function ovsInterfaceTypes() {
+  const res = run('ovs-vsctl', ['--timeout=5', '-f', 'csv', '--no-headings', '--columns=name,type', 'list', 'Interface']);
+  const out = {};
+  if (res.code !== 0) return out;
+  for (const line of res.stdout.split('\n').filter(Boolean)) {
+    const [name, type] = line.split(',').map((x) => x.replace(/^"|"$/g, ''));
+    out[name] = type || 'system';
   }
   return out;
 }
@@ -208,6 +221,7 @@ function readCurrent() {
   const addrs = ipJson(['addr', 'show']);
   const kroutes = [...ipJson(['-4', 'route', 'show', 'table', 'all']), ...ipJson(['-6', 'route', 'show', 'table', 'all'])];
   const bridges = ovsBridges();
+  const ovsTypes = ovsInterfaceTypes();
   const settingsByPath = new Map(nm.conns.map((c) => [c.path, c.settings]));
   const acByPath = new Map(nm.acs.map((a) => [a.path, a]));
   const deviceOf = (name, pred) => nm.devices.find((d) => d.name === name && pred(d));
@@ -223,15 +237,19 @@ function readCurrent() {
   for (const l of links) {
     const kind = l.linkinfo?.info_kind;
     if (l.ifname === 'ovs-system' || l.ifname === 'ovs-netdev') continue;
-    const ovsIf = deviceOf(l.ifname, (d) => d.ifaces.includes(`${NM}.Device.OvsInterface`));
+    // an OVS internal interface (on the netdev datapath its kernel side is a TAP) is an ovs-interface
+    // (nm/query_apply/ovs.rs merge_ovs_netdev_tun_iface); NetworkManager also has an OvsInterface device for a
+    // system port, which stays the ethernet/veth it is
+    const internal = ovsTypes[l.ifname] === 'internal';
+    const ovsIf = internal ? deviceOf(l.ifname, (d) => d.ifaces.includes(`${NM}.Device.OvsInterface`)) : undefined;
     let type;
-    if (ovsIf || kind === 'openvswitch') type = 'ovs-interface';
+    if (internal) type = 'ovs-interface';
     else if (kind === 'tun') continue; // nispor: "Got unsupported interface type tun"
     else if (l.ifname === 'lo') type = 'loopback';
     else if (kind === 'veth') type = 'veth';
     else if (!kind && l.link_type === 'ether') type = 'ethernet';
     else continue;
-    const dev = ovsIf ?? deviceOf(l.ifname, (d) => !d.ifaces.includes(`${NM}.Device.OvsPort`) && !d.ifaces.includes(`${NM}.Device.OvsBridge`));
+    const dev = ovsIf ?? deviceOf(l.ifname, (d) => !['OvsPort', 'OvsBridge', 'OvsInterface', 'Tun'].some((t) => d.ifaces.includes(`${NM}.Device.${t}`)));
     const { ac, settings } = activeSettings(dev);
     const ctrl = ctrlOf(l.ifname);
     const iface = { name: l.ifname, type, state: (l.flags ?? []).includes('UP') || type === 'ovs-interface' ? 'up' : 'down' };
@@ -437,7 +455,6 @@ function rollbackTo(checkpoint) {
 /** nm/query_apply/apply.rs nm_apply, under the checkpoint. */
 function nmApply(merged) {
   const before = readNm();
-  for (const l of merged.logs) infoLine(l);
   const deleted = new Set();
   const del = (list, nm) => {
     for (const d of list) {
@@ -569,6 +586,7 @@ function apply(args) {
   } catch (e) {
     return nmFail(e);
   }
+  for (const l of merged.logs) infoLine(l);
   let checkpoint;
   try {
     checkpoint = call(NM_PATH, NM, 'CheckpointCreate', 'aouu', [], timeout, rules.CHECKPOINT_FLAGS)[0];
