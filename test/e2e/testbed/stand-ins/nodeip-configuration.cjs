@@ -34,6 +34,7 @@ const ipJson = (...args) => JSON.parse(execFileSync('ip', ['-j', ...args], { enc
 
 function parseArgs(argv) {
   const o = { retry: false, preferIPv6: false, networkType: 'OVNKubernetes', hints: [] };
+  if (argv[0] === 'node-ip') argv = argv.slice(1);
   if (argv[0] !== 'set') throw new Error('usage: node-ip set [--retry-on-failure] [--prefer-ipv6] [--network-type T] [HINT...]');
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i];
