@@ -78,6 +78,12 @@ export interface SnoNodeOptions {
   /** ovn (default): br-ex built by ovs-configuration at every boot; sdn: an OpenShiftSDN-style node, no br-ex. */
   network?: NodeNetworkOptions['kind'];
   /**
+   * model (default): the NetworkManager model and its stand-ins; real: the real NetworkManager with the configure-ovs
+   * and nodeip-configuration stand-ins driving it (node-network.ts realNodeNetworkIgnition), `release` their release.
+   */
+  networkManager?: NodeNetworkOptions['networkManager'];
+  release?: NodeNetworkOptions['release'];
+  /**
    * Render with `--internal-ip` (the factory address, kept on br-ex by the product's dispatcher script) and
    * `--node-ip-pinning dropin` (no nodeip-configuration.service in the testbed). Without it, `--no-local-dns`:
    * `prepare` refuses a node-local DNS that would answer with the factory address, gone at the site.
@@ -595,7 +601,7 @@ async function seedCluster(m: Machine, simOptions: SimulatorOptions): Promise<vo
  * prepare` done, powered off gracefully, and moved to the site LAN. The next boot() is the first at the site.
  */
 export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Promise<SnoNode> {
-  const m = await bed.machine({ hostname: CLUSTER.nodeName });
+  const m = await bed.machine({ hostname: CLUSTER.nodeName, realNetworkManager: opts.networkManager === 'real' });
   const podman = opts.podman;
   const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined, opts.internalIp ? ['--internal-ip', INTERNAL_IP, '--node-ip-pinning', 'dropin'] : ['--no-local-dns']));
   if (!installed.units.includes(UNIT_NAME)) throw new Error(`the rendered MachineConfig installed no ${UNIT_NAME}: ${JSON.stringify(installed)}`);
@@ -609,7 +615,7 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
     ...(opts.durations ? { durations: opts.durations } : {}),
   };
   await bed.installIgnition(m, baseIgnition(simOptions));
-  await bed.installIgnition(m, nodeNetworkIgnition({ kind: opts.network ?? 'ovn', cable: 'factory' }));
+  await bed.installIgnition(m, nodeNetworkIgnition({ kind: opts.network ?? 'ovn', cable: 'factory', networkManager: opts.networkManager ?? 'model', ...(opts.release ? { release: opts.release } : {}) }));
   addCoreUser(m);
   let binds: Bind[] = PROJECT_BINDS;
   if (podman) {
