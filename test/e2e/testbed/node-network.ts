@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import type { IgnConfig, IgnUnit } from '../../support/ignition';
 import type { Machine } from './machine';
 import type { Testbed } from './index';
+import { installNmstatectlOnRealNm } from './nmstatectl-standin';
 
 const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
 
@@ -423,6 +424,8 @@ export function persistentProfiles(m: Machine): Record<string, string> {
  */
 export async function realNetworkNode(bed: Testbed, opts: Omit<NodeNetworkOptions, 'networkManager' | 'kind'> & { hostname?: string } = {}): Promise<Machine> {
   const m = await bed.machine({ hostname: opts.hostname ?? 'sno-node', realNetworkManager: true, nmstatectl: false });
+  // nmstatectl: the stand-in that applies nmstate's rules through this NetworkManager (README "The nmstatectl stand-in")
+  installNmstatectlOnRealNm(m.root);
   await bed.installIgnition(m, nodeNetworkIgnition({ ...opts, networkManager: 'real' }));
   return m;
 }

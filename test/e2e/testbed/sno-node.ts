@@ -33,6 +33,7 @@ import type { IgnConfig } from '../../support/ignition';
 import type { Testbed } from './index';
 import type { Bind, Machine } from './machine';
 import type { NodeImage } from './node-image';
+import { installNmstatectlOnRealNm } from './nmstatectl-standin';
 import { pollUntil } from './proc';
 import { FACTORY_LAN, LAN_ENV, nodeNetworkIgnition, persistentProfiles, plugCable, SITE_LAN, type Lan, type NodeNetworkOptions } from './node-network';
 import { statusExitCode, STATUS_EXIT_PENDING, type StatusView } from '../../../src/engine/status';
@@ -601,7 +602,10 @@ async function seedCluster(m: Machine, simOptions: SimulatorOptions): Promise<vo
  * prepare` done, powered off gracefully, and moved to the site LAN. The next boot() is the first at the site.
  */
 export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Promise<SnoNode> {
-  const m = await bed.machine({ hostname: CLUSTER.nodeName, realNetworkManager: opts.networkManager === 'real' });
+  const realNm = opts.networkManager === 'real';
+  // the model-based nmstatectl on a model node; on a real-NetworkManager node the one on its D-Bus API
+  const m = await bed.machine({ hostname: CLUSTER.nodeName, realNetworkManager: realNm, nmstatectl: !realNm });
+  if (realNm) installNmstatectlOnRealNm(m.root);
   const podman = opts.podman;
   const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined, opts.internalIp ? ['--internal-ip', INTERNAL_IP, '--node-ip-pinning', 'dropin'] : ['--no-local-dns']));
   if (!installed.units.includes(UNIT_NAME)) throw new Error(`the rendered MachineConfig installed no ${UNIT_NAME}: ${JSON.stringify(installed)}`);
