@@ -42,9 +42,13 @@ managed_files() {
 
 # MCO release-4.14+ rm_nm_conn_files: deletes the managed files (and NetworkManager's temporary files beside them)
 remove_managed_files() {
-  local f t
-  for f in $(managed_files "$1"); do
-    [ -f "$f" ] && { rm -f "$f"; echo "Removed nmconnection file $f"; nm_config_changed=1; }
+  local f t files
+  files=$(managed_files "$1")
+  for f in $files; do
+    if [ -f "$f" ]; then rm -f "$f"; echo "Removed nmconnection file $f"; nm_config_changed=1; fi
+  done
+  # then what is left beside them (NetworkManager's temporary files), once the profiles themselves are gone
+  for f in $files; do
     for t in $(compgen -G "$f.*" || true); do rm -f "$t"; echo "Removed nmconnection temporary file $t"; nm_config_changed=1; done
   done
 }
