@@ -19,6 +19,7 @@ export { CommandError, isAlive, type RunResult } from './proc';
 export { cgroupBase } from './machine';
 export type { IgnConfig, IgnUnit, IgnFile, ApplyResult } from '../../support/ignition';
 export { TEMP_PREFIX } from './cleanup';
+export { ensureNetworkManagerBuild, NM_BUILD_RECIPE, type NetworkManagerBuild } from './network-manager';
 
 /** Owns what a test creates; `cleanup()` (in an `after` hook) removes all of it, failures included. */
 export class Testbed {

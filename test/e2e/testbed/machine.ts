@@ -88,6 +88,9 @@ done
 # A boot ID of this boot, not the host kernel's (which every boot of the machine would share): the journal
 # tells boots apart by it (journalctl -b -1). systemd-nspawn does the same (nspawn.c setup_boot_id).
 mount --bind "$TB_BOOT_ID" "$R/proc/sys/kernel/random/boot_id"
+# A node with a network namespace of its own may set its own network sysctls (NetworkManager writes
+# /proc/sys/net/ipv6/conf/*/…, as on a node): they are that namespace's, the host's are never reachable from it.
+if [ "$TB_NETWORK" = private ]; then mount --bind "$R/proc/sys/net" "$R/proc/sys/net"; mount -o remount,bind,rw "$R/proc/sys/net"; fi
 mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$R/sys"
 mount -t cgroup2 -o nosuid,nodev,noexec,nsdelegate cgroup2 "$R/sys/fs/cgroup"
 mount -t tmpfs -o mode=755,nosuid,size=4m tmpfs "$R/dev"

@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { IgnConfig, IgnUnit } from '../../support/ignition';
 import type { Machine } from './machine';
+import type { Testbed } from './index';
+import { installNmstatectlOnRealNm } from './nmstatectl-standin';
 
 const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
 
@@ -51,7 +53,9 @@ const LAN_SERVICE = `# Testbed: the node's two LANs and its NIC (test/e2e/testbe
 [Unit]
 Description=Testbed LANs (factory and store) and the NIC eno1
 DefaultDependencies=no
-Before=network-pre.target NetworkManager.service kubelet.service sno-reconfigure.service
+# Before Open vSwitch: the NIC is up when ovs-vswitchd re-adds it from its saved database (real-node-network
+# observation 16: once, OVS took a NIC still down and configure-ovs found no default route)
+Before=network-pre.target NetworkManager.service kubelet.service sno-reconfigure.service ovsdb-server.service ovs-vswitchd.service
 Wants=network-pre.target
 
 [Service]
@@ -188,6 +192,102 @@ WantedBy=multi-user.target
 
 const TESTBED_NM = '#!/bin/sh\n# The testbed NetworkManager model\'s command line (stand-ins/nm-model.cjs): boot, show, profile work for configure-ovs.\nexec /usr/bin/node /usr/local/lib/testbed-nm/nm-model.cjs "$@"\n';
 
+/** The configure-ovs releases the real-NetworkManager node models (stand-ins/configure-ovs-nm.sh). */
+export type OcpRelease = '4.14' | '4.15' | '4.16';
+export const RELEASE_FILE = '/etc/testbed/release';
+export const CONFIGURE_OVS_ENV = '/etc/testbed/configure-ovs.env';
+export const NM_FACTORY_PROFILE = `${PROFILE_DIR}/eno1.nmconnection`;
+/** The factory profile's UUID (the installer's keyfile has a fixed one, as a node's does once installed). */
+export const FACTORY_PROFILE_UUID = '6b1b8d2e-3c1e-4a54-9d44-0e6e6f6f0001';
+
+/**
+ * The NIC's keyfile as the installer leaves it (static: the address with its gateway, DNS, IPv6 off; dhcp: method
+ * auto), the shape of the one the real-node-network runs started from.
+ */
+export function factoryKeyfile(opts: { dhcp?: boolean; lan?: Lan } = {}): string {
+  const lan = opts.lan ?? FACTORY_LAN;
+  const ipv4 = opts.dhcp ? 'method=auto\n' : `method=manual\naddress1=${lan.nodeIp}/${lan.prefix},${lan.gateway}\ndns=${lan.gateway};\n`;
+  return `[connection]\nid=eno1\nuuid=${FACTORY_PROFILE_UUID}\ntype=ethernet\ninterface-name=eno1\nautoconnect=true\n\n[ethernet]\n\n[ipv4]\n${ipv4}\n[ipv6]\nmethod=disabled\n\n[proxy]\n`;
+}
+
+/**
+ * Testbed-only NetworkManager settings (RHCOS needs neither): keyfile profiles only, as on RHCOS (Debian adds its
+ * ifupdown plugin); TAP devices unmanaged: Open vSwitch's userspace datapath gives br-ex's internal port a TAP device
+ * also named br-ex, which NetworkManager 1.42 would otherwise take over as a second, external device.
+ */
+const NM_TESTBED_CONF = `# Testbed only (test/e2e/testbed/node-network.ts); RHCOS needs none of this.
+[main]
+plugins=keyfile
+
+[keyfile]
+unmanaged-devices=type:tun
+`;
+
+const NM_REAL_DROPIN = `# Testbed: NetworkManager runs once the node's LANs and NIC exist (testbed-lan).
+[Unit]
+Requires=testbed-lan.service
+After=testbed-lan.service
+`;
+
+/**
+ * ovs-configuration.service as machine-config-operator renders it for OVNKubernetes (branches release-4.14 and
+ * release-4.16, templates/common/_base/units/ovs-configuration.service.yaml; 4.16 also orders after nmstate.service),
+ * plus the testbed's knobs file. kdump.service, firstboot-osupdate.target and nmstate.service do not exist here.
+ */
+function ovsConfigurationUnit(release: OcpRelease): string {
+  return `# Testbed: ovs-configuration.service (machine-config-operator release-${release}) running the configure-ovs stand-in on the real NetworkManager.
+[Unit]
+After=kdump.service
+Description=Configures OVS with proper host networking configuration
+Requires=openvswitch.service
+Wants=NetworkManager-wait-online.service
+After=firstboot-osupdate.target
+After=NetworkManager-wait-online.service openvswitch.service network.service nodeip-configuration.service${release === '4.16' ? ' nmstate.service' : ''}
+Before=kubelet-dependencies.target node-valid-hostname.service
+
+[Service]
+Type=oneshot
+EnvironmentFile=-${CONFIGURE_OVS_ENV}
+ExecStart=/usr/local/bin/configure-ovs.sh OVNKubernetes
+StandardOutput=journal+console
+StandardError=journal+console
+
+[Install]
+RequiredBy=kubelet-dependencies.target
+`;
+}
+
+/**
+ * nodeip-configuration.service as machine-config-operator renders it for platform None (branches release-4.14,
+ * release-4.16, templates/common/_base/units/nodeip-configuration.service.yaml): before ovs-configuration and kubelet,
+ * after NetworkManager-wait-online; \`node-ip set --retry-on-failure\` with the hint from
+ * /etc/default/nodeip-configuration, looped until it succeeds, then a daemon-reload so kubelet sees its drop-in. The
+ * real one runs baremetal-runtimecfg in podman; here the stand-in (stand-ins/nodeip-configuration.cjs) with node.
+ */
+const NODEIP_CONFIGURATION_SERVICE = `# Testbed: nodeip-configuration.service (machine-config-operator release-4.14..4.16) running the node-ip stand-in.
+[Unit]
+Description=Writes IP address configuration so that kubelet and crio services select a valid node IP
+Wants=NetworkManager-wait-online.service
+After=NetworkManager-wait-online.service firstboot-osupdate.target
+Before=kubelet-dependencies.target ovs-configuration.service
+
+[Service]
+Type=oneshot
+ExecStart=/bin/bash -c "until /usr/bin/node /usr/local/libexec/nodeip-configuration.cjs node-ip set --retry-on-failure --network-type OVNKubernetes \${NODEIP_HINT:-\${KUBELET_NODEIP_HINT:-}}; do sleep 5; done"
+ExecStart=/bin/systemctl daemon-reload
+ExecStartPre=/bin/mkdir -p /run/nodeip-configuration
+StandardOutput=journal+console
+StandardError=journal+console
+EnvironmentFile=-/etc/default/nodeip-configuration
+
+[Install]
+RequiredBy=kubelet-dependencies.target
+`;
+export const NODEIP_DEFAULTS = '/etc/default/nodeip-configuration';
+export const KUBELET_NODENET_DROPIN = '/etc/systemd/system/kubelet.service.d/20-nodenet.conf';
+export const PRIMARY_IP_FILE = '/run/nodeip-configuration/primary-ip';
+export const IFACE_DEFAULT_HINT = '/var/lib/ovnk/iface_default_hint';
+
 export interface NodeNetworkOptions {
   /** ovn (default): br-ex built by ovs-configuration.service at every boot. sdn: no br-ex, the address on the NIC. */
   kind?: 'ovn' | 'sdn';
@@ -195,10 +295,30 @@ export interface NodeNetworkOptions {
   cable?: LanName;
   /** The NIC's persistent profile (default: factoryProfile()). */
   profile?: Record<string, unknown>;
+  /**
+   * model (default): the NetworkManager model (stand-ins/nm-model.cjs) with the configure-ovs stand-in on it.
+   * real: Debian's NetworkManager with the testbed's OVS plugin build (the disk must come from
+   * `bed.machine({realNetworkManager: true})`), configure-ovs (stand-ins/configure-ovs-nm.sh) and nodeip-configuration
+   * (stand-ins/nodeip-configuration.cjs) driving it with nmcli. Options below apply to `real` only.
+   */
+  networkManager?: 'model' | 'real';
+  /** configure-ovs's release (default 4.16). */
+  release?: OcpRelease;
+  /** The factory keyfile: static (default, the installer's 192.168.111.20/24) or DHCP. */
+  factoryDhcp?: boolean;
+  /** configure-ovs's RETRY (default its own 15m; '' turns retries off, e.g. '20s' for a test that waits one out). */
+  retry?: string;
+  /** Environment for configure-ovs beyond RETRY (CONFIGURE_OVS_RELOAD_SETTLE, CONFIGURE_OVS_ROUTE_WAIT). */
+  configureOvsEnv?: Record<string, string>;
+  /** KUBELET_NODEIP_HINT in /etc/default/nodeip-configuration (none by default). */
+  nodeIpHint?: string;
+  /** ovs-configuration.service enabled at boot (default true; false: held back, e.g. for the early network phase). */
+  ovsConfigurationAtBoot?: boolean;
 }
 
 /** Files and units of the node's network, installed like the rest of the node (Ignition). */
 export function nodeNetworkIgnition(opts: NodeNetworkOptions = {}): IgnConfig {
+  if (opts.networkManager === 'real') return realNodeNetworkIgnition(opts);
   const dataUrl = (text: string | Buffer) => `data:;base64,${Buffer.from(text).toString('base64')}`;
   const file = (p: string, text: string | Buffer, mode = 0o644) => ({ path: p, mode, overwrite: true, contents: { source: dataUrl(text) } });
   const profile = opts.profile ?? factoryProfile();
@@ -226,6 +346,45 @@ export function nodeNetworkIgnition(opts: NodeNetworkOptions = {}): IgnConfig {
     },
     systemd: { units },
   };
+}
+
+/**
+ * The real-NetworkManager node's network (README "The node's network"): Debian's NetworkManager (with the testbed's OVS
+ * plugin build) and its dbus, Open vSwitch, the configure-ovs and nodeip-configuration stand-ins on them, and the
+ * testbed-only adaptations (each says why; RHCOS needs none).
+ */
+function realNodeNetworkIgnition(opts: NodeNetworkOptions): IgnConfig {
+  const dataUrl = (text: string | Buffer) => `data:;base64,${Buffer.from(text).toString('base64')}`;
+  const file = (p: string, text: string | Buffer, mode = 0o644) => ({ path: p, mode, overwrite: true, contents: { source: dataUrl(text) } });
+  const release = opts.release ?? '4.16';
+  const env = { ...(opts.retry !== undefined ? { RETRY: opts.retry } : {}), ...opts.configureOvsEnv };
+  const units: IgnUnit[] = [
+    { name: 'testbed-lan.service', enabled: true, contents: LAN_SERVICE },
+    { name: 'testbed-store-dnsmasq.service', enabled: true, contents: STORE_DNSMASQ_SERVICE },
+    { name: 'ovsdb-server.service', contents: OVSDB_SERVICE },
+    { name: 'ovs-vswitchd.service', contents: VSWITCHD_SERVICE },
+    { name: 'openvswitch.service', enabled: true, contents: OPENVSWITCH_SERVICE },
+    { name: 'NetworkManager.service', enabled: true, dropins: [{ name: '10-testbed-lan.conf', contents: NM_REAL_DROPIN }] },
+    { name: 'NetworkManager-wait-online.service', enabled: true },
+    { name: 'kubelet-dependencies.target', enabled: true, contents: KUBELET_DEPENDENCIES_TARGET },
+    { name: 'nodeip-configuration.service', enabled: true, contents: NODEIP_CONFIGURATION_SERVICE },
+    { name: 'ovs-configuration.service', enabled: opts.ovsConfigurationAtBoot !== false, contents: ovsConfigurationUnit(release) },
+  ];
+  const files = [
+    file('/usr/local/libexec/testbed-lan', readFileSync(path.join(STAND_INS, 'testbed-lan')), 0o755),
+    file('/usr/local/bin/configure-ovs.sh', readFileSync(path.join(STAND_INS, 'configure-ovs-nm.sh')), 0o755),
+    file('/usr/local/libexec/nodeip-configuration.cjs', readFileSync(path.join(STAND_INS, 'nodeip-configuration.cjs')), 0o755),
+    // testbed-only adaptations (README "The node's network"): bridges on the userspace datapath, `rpm -qa` from dpkg
+    file('/usr/local/bin/nmcli', readFileSync(path.join(STAND_INS, 'nmcli-netdev')), 0o755),
+    file('/usr/local/bin/rpm', readFileSync(path.join(STAND_INS, 'rpm-dpkg')), 0o755),
+    file('/etc/NetworkManager/conf.d/99-testbed.conf', NM_TESTBED_CONF),
+    file(RELEASE_FILE, `${release}\n`),
+    file(CONFIGURE_OVS_ENV, Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join('')),
+    file(LAN_ENV, `CABLE=${opts.cable ?? 'factory'}\n`),
+    file(NM_FACTORY_PROFILE, factoryKeyfile({ dhcp: opts.factoryDhcp }), 0o600),
+    ...(opts.nodeIpHint ? [file(NODEIP_DEFAULTS, `KUBELET_NODEIP_HINT=${opts.nodeIpHint}\n`)] : []),
+  ];
+  return { ignition: { version: '3.2.0' }, storage: { files }, systemd: { units } };
 }
 
 /** "Moving the cable": the NIC's peer goes to `lan` now (the node running) or at its next boot. */
@@ -257,4 +416,16 @@ export function persistentProfiles(m: Machine): Record<string, string> {
   }
   for (const f of names) out[f] = readFileSync(path.join(m.path(PROFILE_DIR), f), 'utf8');
   return out;
+}
+
+/**
+ * A node with the real NetworkManager (its disk overlaid with the testbed's OVS plugin build, built on first use) and
+ * the network of `realNodeNetworkIgnition`; not booted. Boot it with `{network: 'private'}`.
+ */
+export async function realNetworkNode(bed: Testbed, opts: Omit<NodeNetworkOptions, 'networkManager' | 'kind'> & { hostname?: string } = {}): Promise<Machine> {
+  const m = await bed.machine({ hostname: opts.hostname ?? 'sno-node', realNetworkManager: true, nmstatectl: false });
+  // nmstatectl: the stand-in that applies nmstate's rules through this NetworkManager (README "The nmstatectl stand-in")
+  installNmstatectlOnRealNm(m.root);
+  await bed.installIgnition(m, nodeNetworkIgnition({ ...opts, networkManager: 'real' }));
+  return m;
 }

@@ -15,10 +15,11 @@ import { fileURLToPath } from 'node:url';
 import { checkMirror, debianMirror, preflight } from './preflight';
 import { runOk, run } from './proc';
 import { registerDir, registerMount, unregisterMount, TEMP_PREFIX } from './cleanup';
+import { ensureNetworkManagerBuild, NM_BUILD_RECIPE } from './network-manager';
 
 export const ROOTFS_RECIPE = {
   /** Bump when the build script below changes in a way the package list does not show. */
-  version: 2,
+  version: 3,
   suite: 'bookworm',
   variant: 'minbase',
   packages: [
@@ -45,14 +46,20 @@ export const ROOTFS_RECIPE = {
     // reads eno1 through a packet socket and hands frames to br-ex's TAP as they are, so a UDP checksum the sender
     // left to "hardware" (veth's CHECKSUM_PARTIAL) would reach br-ex unfinished and be dropped (DHCP, DNS).
     'ethtool',
+    // configure-ovs matches `nmcli` output with awk "/\s${iface}\s*$/": only gawk knows \s (Debian's default awk is
+    // mawk, which never matches: "cannot find connection for interface"); jq for its `ip -j` queries (real script).
+    'gawk',
+    'jq',
   ],
   /**
    * Installed by a second stage, apt-get in a chroot of the finished rootfs: `debootstrap --include` of these
    * fails ("Failure while configuring base packages ... golang-github-containers-common"). The podman runtime's
    * end-to-end test (test/e2e/agent-podman.test.ts) runs the real podman (4.3) on the node. openvswitch-switch (3.1):
-   * the node's br-ex on Open vSwitch's userspace datapath (README "The node's network").
+   * the node's br-ex on Open vSwitch's userspace datapath (README "The node's network"). network-manager: Debian's
+   * package of the version whose daemon and OVS plugin the testbed rebuilds (network-manager.ts, NM_BUILD_RECIPE),
+   * overlaid on the disks of real-NetworkManager nodes only; disabled everywhere else (NM_UNITS_OFF).
    */
-  secondStage: ['podman', 'crun', 'conmon', 'golang-github-containers-common', 'catatonit', 'openvswitch-switch'],
+  secondStage: ['podman', 'crun', 'conmon', 'golang-github-containers-common', 'catatonit', 'openvswitch-switch', `network-manager=${NM_BUILD_RECIPE.version}`, `libnm0=${NM_BUILD_RECIPE.version}`],
 };
 
 /**
@@ -76,6 +83,18 @@ const PODMAN_UNITS_OFF = ['default.target.wants/podman.service', 'default.target
  */
 const OVS_UNITS_OFF = ['multi-user.target.wants/openvswitch-switch.service'];
 
+/**
+ * NetworkManager's units as Debian enables them: off in the rootfs, so a node in the host's network namespace can never
+ * start a NetworkManager that would take the host's interfaces. A real-NetworkManager node enables them through its
+ * Ignition (node-network.ts), and the guard drop-in (NM_GUARD) keeps them off unless testbed-lan found the node's own
+ * private network namespace.
+ */
+const NM_UNITS_OFF = ['multi-user.target.wants/NetworkManager.service', 'network-online.target.wants/NetworkManager-wait-online.service', 'dbus-org.freedesktop.nm-dispatcher.service'];
+const NM_GUARD = `# Testbed guard (test/e2e/testbed/rootfs.ts): NetworkManager only in a node's own network namespace, never the host's.
+[Unit]
+ConditionPathExists=/run/testbed-nm/private-netns
+`;
+
 /** Removed after debootstrap: nothing on the node reads them, and a smaller tarball extracts faster. */
 const TRIM = ['var/cache/apt/archives/*.deb', 'var/cache/apt/*.bin', 'var/lib/apt/lists/*_*', 'usr/share/doc/*', 'usr/share/man/*', 'usr/share/locale/*', 'usr/share/info/*'];
 
@@ -96,7 +115,10 @@ if ! unshare --mount --propagation private bash -c 'set -e; R="$1"; mount -t pro
   echo "the second install stage failed; last lines of its log:" >&2; tail -n 40 "$work/second-stage.log" >&2; exit 1
 fi
 rm -f "$work/rootfs/usr/sbin/policy-rc.d"
-for u in ${PODMAN_UNITS_OFF.join(' ')} ${OVS_UNITS_OFF.join(' ')}; do rm -f "$work/rootfs/etc/systemd/system/$u"; done
+for u in ${PODMAN_UNITS_OFF.join(' ')} ${OVS_UNITS_OFF.join(' ')} ${NM_UNITS_OFF.join(' ')}; do rm -f "$work/rootfs/etc/systemd/system/$u"; done
+mkdir -p "$work/rootfs/etc/systemd/system/NetworkManager.service.d"
+cat > "$work/rootfs/etc/systemd/system/NetworkManager.service.d/00-testbed-guard.conf" <<'EOF'
+${NM_GUARD}EOF
 # Debian's chrony.service (alias chronyd.service) would set this machine's clock: the node gets a -x unit instead.
 rm -f "$work/rootfs/etc/systemd/system/chronyd.service" "$work/rootfs/etc/systemd/system/multi-user.target.wants/chrony.service"
 ln -sf /dev/null "$work/rootfs/etc/systemd/system/chrony.service"
@@ -186,6 +208,11 @@ export interface DiskOptions {
   parentDir?: string;
   /** Install the stand-in nmstatectl at /usr/bin/nmstatectl and the NetworkManager model it uses (default true). */
   nmstatectl?: boolean;
+  /**
+   * Overlay the testbed's build of NetworkManager with its OVS plugin (network-manager.ts) on Debian's package: the
+   * real NetworkManager node (node-network.ts `networkManager: 'real'`). Builds it on first use on this machine.
+   */
+  realNetworkManager?: boolean;
 }
 
 export interface Disk {
@@ -239,6 +266,10 @@ export async function newDisk(opts: DiskOptions = {}): Promise<Disk> {
   writeFileSync(path.join(root, 'etc/hosts'), `127.0.0.1\tlocalhost\n127.0.1.1\t${hostname}\n::1\tlocalhost ip6-localhost ip6-loopback\n`);
   for (const unit of MASKED_UNITS) forceSymlink('/dev/null', path.join(root, 'etc/systemd/system', unit));
   installStandIn(root, 'mount.vfat', '/usr/sbin/mount.vfat');
+  if (opts.realNetworkManager) {
+    const nm = await ensureNetworkManagerBuild();
+    await runOk(['tar', '-C', root, '--numeric-owner', '--no-overwrite-dir', '-xf', nm.tarball], { timeoutMs: 60_000 });
+  }
   if (opts.nmstatectl !== false) {
     // nmstatectl changes the real interfaces through the testbed's NetworkManager model, which reads YAML profiles
     installStandIn(root, 'nm-model.cjs', `${NM_MODEL_DIR}/nm-model.cjs`);

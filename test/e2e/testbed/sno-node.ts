@@ -33,6 +33,7 @@ import type { IgnConfig } from '../../support/ignition';
 import type { Testbed } from './index';
 import type { Bind, Machine } from './machine';
 import type { NodeImage } from './node-image';
+import { installNmstatectlOnRealNm } from './nmstatectl-standin';
 import { pollUntil } from './proc';
 import { FACTORY_LAN, LAN_ENV, nodeNetworkIgnition, persistentProfiles, plugCable, SITE_LAN, type Lan, type NodeNetworkOptions } from './node-network';
 import { statusExitCode, STATUS_EXIT_PENDING, type StatusView } from '../../../src/engine/status';
@@ -77,6 +78,12 @@ export interface SnoNodeOptions {
   podman?: { image: NodeImage };
   /** ovn (default): br-ex built by ovs-configuration at every boot; sdn: an OpenShiftSDN-style node, no br-ex. */
   network?: NodeNetworkOptions['kind'];
+  /**
+   * model (default): the NetworkManager model and its stand-ins; real: the real NetworkManager with the configure-ovs
+   * and nodeip-configuration stand-ins driving it (node-network.ts realNodeNetworkIgnition), `release` their release.
+   */
+  networkManager?: NodeNetworkOptions['networkManager'];
+  release?: NodeNetworkOptions['release'];
   /**
    * Render with `--internal-ip` (the factory address, kept on br-ex by the product's dispatcher script) and
    * `--node-ip-pinning dropin` (no nodeip-configuration.service in the testbed). Without it, `--no-local-dns`:
@@ -595,7 +602,10 @@ async function seedCluster(m: Machine, simOptions: SimulatorOptions): Promise<vo
  * prepare` done, powered off gracefully, and moved to the site LAN. The next boot() is the first at the site.
  */
 export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Promise<SnoNode> {
-  const m = await bed.machine({ hostname: CLUSTER.nodeName });
+  const realNm = opts.networkManager === 'real';
+  // the model-based nmstatectl on a model node; on a real-NetworkManager node the one on its D-Bus API
+  const m = await bed.machine({ hostname: CLUSTER.nodeName, realNetworkManager: realNm, nmstatectl: !realNm });
+  if (realNm) installNmstatectlOnRealNm(m.root);
   const podman = opts.podman;
   const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined, opts.internalIp ? ['--internal-ip', INTERNAL_IP, '--node-ip-pinning', 'dropin'] : ['--no-local-dns']));
   if (!installed.units.includes(UNIT_NAME)) throw new Error(`the rendered MachineConfig installed no ${UNIT_NAME}: ${JSON.stringify(installed)}`);
@@ -609,7 +619,7 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
     ...(opts.durations ? { durations: opts.durations } : {}),
   };
   await bed.installIgnition(m, baseIgnition(simOptions));
-  await bed.installIgnition(m, nodeNetworkIgnition({ kind: opts.network ?? 'ovn', cable: 'factory' }));
+  await bed.installIgnition(m, nodeNetworkIgnition({ kind: opts.network ?? 'ovn', cable: 'factory', networkManager: opts.networkManager ?? 'model', ...(opts.release ? { release: opts.release } : {}) }));
   addCoreUser(m);
   let binds: Bind[] = PROJECT_BINDS;
   if (podman) {
