@@ -10,7 +10,7 @@ import { lstatSync, mkdirSync, symlinkSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Testbed, type Machine } from './testbed/index';
-import { FACTORY_LAN, IFACE_DEFAULT_HINT, KUBELET_NODENET_DROPIN, NM_FACTORY_PROFILE, NIC_MAC, PRIMARY_IP_FILE, PROFILE_DIR, RUN_PROFILE_DIR, SITE_LAN, plugCable, realNetworkNode } from './testbed/node-network';
+import { FACTORY_LAN, IFACE_DEFAULT_HINT, KUBELET_NODENET_DROPIN, NM_FACTORY_PROFILE, NIC_MAC, PRIMARY_IP_FILE, PROFILE_DIR, RUN_PROFILE_DIR, SITE_LAN, STORE_DHCP, plugCable, realNetworkNode } from './testbed/node-network';
 import { pollUntil } from './testbed/proc';
 
 const bed = new Testbed();
@@ -225,6 +225,21 @@ describe('real NetworkManager, configure-ovs 4.14', () => {
       assert.equal((await ipv4(m, 'br-ex')).length, 1);
     }
     assert.match(m.readFile(NM_FACTORY_PROFILE), new RegExp(`address1=${SITE_LAN.nodeIp}/24`), 'what the next boot clones: the site settings');
+  });
+});
+
+describe('real NetworkManager, DHCP factory profile (configure-ovs 4.16)', () => {
+  test('configure-ovs gives br-ex a DHCP ovs-if-br-ex with the NIC\'s MAC: the store\'s dnsmasq hands it the NIC\'s reserved lease', async () => {
+    const m = await realNetworkNode(bed, { release: '4.16', factoryDhcp: true, cable: 'store', configureOvsEnv: FAST, retry: '' });
+    await m.boot({ network: 'private', timeoutMs: 120_000 });
+    const clone = m.readFile(`${RUN_PROFILE_DIR}/ovs-if-br-ex.nmconnection`);
+    assert.match(clone, /method=auto/);
+    assert.doesNotMatch(clone, /address1=/, 'not a clone of the NIC profile: a DHCP interface of its own');
+    assert.match(clone, new RegExp(`cloned-mac-address=${NIC_MAC}`, 'i'));
+    await pollUntil(async () => ((await ipv4(m, 'br-ex')).length ? true : undefined), 30_000, () => new Error('br-ex got no lease'));
+    assert.deepEqual(await ipv4(m, 'br-ex'), [`${STORE_DHCP.address}/${STORE_DHCP.prefix}`]);
+    assert.match(await routes(m), new RegExp(`default via ${SITE_LAN.gateway} dev br-ex proto dhcp`));
+    await m.powerCut();
   });
 });
 

@@ -4,7 +4,8 @@
 // configure-ovs stand-in that builds br-ex on top at every boot, and two LANs (factory, store) the cable can be
 // plugged into (stand-ins/testbed-lan). An OpenShiftSDN-style node has the same minus ovs-configuration: its
 // address stays on the NIC.
-import { readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
@@ -349,6 +350,47 @@ export function nodeNetworkIgnition(opts: NodeNetworkOptions = {}): IgnConfig {
 }
 
 /**
+ * Real programs in place of the stand-ins on the real-NetworkManager node (issue 38), from the environment of the test
+ * process: SNO_TESTBED_CONFIGURE_OVS (a configure-ovs.sh, e.g. machine-config-operator's, with
+ * SNO_TESTBED_CONFIGURE_OVS_RELEASE its release, default 4.16) and SNO_TESTBED_NMSTATECTL (an nmstatectl binary that
+ * runs here). Each must be an executable file that runs (`bash -n` for the script, `--version` for nmstatectl): anything
+ * else throws, naming the variable, when this module loads, before any test starts.
+ */
+export interface ToolOverrides {
+  configureOvs?: { path: string; release: OcpRelease };
+  nmstatectl?: string;
+}
+
+export function toolOverrides(env: NodeJS.ProcessEnv = process.env): ToolOverrides {
+  const out: ToolOverrides = {};
+  const check = (name: string, file: string, probe: string[]) => {
+    try {
+      if (!statSync(file).isFile()) throw new Error('not a regular file');
+      accessSync(file, constants.X_OK);
+    } catch (e) {
+      throw new Error(`${name}=${file}: the testbed cannot install it (${(e as Error).message}); give the path of an executable file or unset ${name}`);
+    }
+    const res = spawnSync(probe[0]!, probe.slice(1), { encoding: 'utf8', timeout: 20_000 });
+    if (res.status !== 0) throw new Error(`${name}=${file}: it does not run here (${probe.join(' ')}: ${(res.stderr || res.error?.message || `exit ${res.status}`).trim().slice(0, 300)}); give a file that runs on this machine or unset ${name}`);
+  };
+  const configureOvs = env.SNO_TESTBED_CONFIGURE_OVS;
+  if (configureOvs) {
+    check('SNO_TESTBED_CONFIGURE_OVS', configureOvs, ['bash', '-n', configureOvs]);
+    const release = env.SNO_TESTBED_CONFIGURE_OVS_RELEASE ?? '4.16';
+    if (!['4.14', '4.15', '4.16'].includes(release)) throw new Error(`SNO_TESTBED_CONFIGURE_OVS_RELEASE=${release}: expected 4.14, 4.15 or 4.16`);
+    out.configureOvs = { path: configureOvs, release: release as OcpRelease };
+  }
+  const nmstatectl = env.SNO_TESTBED_NMSTATECTL;
+  if (nmstatectl) {
+    check('SNO_TESTBED_NMSTATECTL', nmstatectl, [nmstatectl, '--version']);
+    out.nmstatectl = nmstatectl;
+  }
+  return out;
+}
+// a wrong override fails every test file that uses the testbed at once, before its first test
+toolOverrides();
+
+/**
  * The real-NetworkManager node's network (README "The node's network"): Debian's NetworkManager (with the testbed's OVS
  * plugin build) and its dbus, Open vSwitch, the configure-ovs and nodeip-configuration stand-ins on them, and the
  * testbed-only adaptations (each says why; RHCOS needs none).
@@ -356,7 +398,8 @@ export function nodeNetworkIgnition(opts: NodeNetworkOptions = {}): IgnConfig {
 function realNodeNetworkIgnition(opts: NodeNetworkOptions): IgnConfig {
   const dataUrl = (text: string | Buffer) => `data:;base64,${Buffer.from(text).toString('base64')}`;
   const file = (p: string, text: string | Buffer, mode = 0o644) => ({ path: p, mode, overwrite: true, contents: { source: dataUrl(text) } });
-  const release = opts.release ?? '4.16';
+  const overrides = toolOverrides();
+  const release = overrides.configureOvs?.release ?? opts.release ?? '4.16';
   const env = { ...(opts.retry !== undefined ? { RETRY: opts.retry } : {}), ...opts.configureOvsEnv };
   const units: IgnUnit[] = [
     { name: 'testbed-lan.service', enabled: true, contents: LAN_SERVICE },
@@ -372,7 +415,8 @@ function realNodeNetworkIgnition(opts: NodeNetworkOptions): IgnConfig {
   ];
   const files = [
     file('/usr/local/libexec/testbed-lan', readFileSync(path.join(STAND_INS, 'testbed-lan')), 0o755),
-    file('/usr/local/bin/configure-ovs.sh', readFileSync(path.join(STAND_INS, 'configure-ovs-nm.sh')), 0o755),
+    file('/usr/local/bin/configure-ovs.sh', readFileSync(overrides.configureOvs?.path ?? path.join(STAND_INS, 'configure-ovs-nm.sh')), 0o755),
+    ...(overrides.nmstatectl ? [file('/usr/bin/nmstatectl', readFileSync(overrides.nmstatectl), 0o755)] : []),
     file('/usr/local/libexec/nodeip-configuration.cjs', readFileSync(path.join(STAND_INS, 'nodeip-configuration.cjs')), 0o755),
     // testbed-only adaptations (README "The node's network"): bridges on the userspace datapath, `rpm -qa` from dpkg
     file('/usr/local/bin/nmcli', readFileSync(path.join(STAND_INS, 'nmcli-netdev')), 0o755),
