@@ -13,6 +13,7 @@ import { decodeText, parseConfigBytes } from './parse-text';
 import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
 import { privilegeOf } from './privileged';
+import { agentObjectProblem } from './agent-objects';
 import { Findings, describeType, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
@@ -443,6 +444,8 @@ function checkManifests(f: Findings, refs: Reference[], signed: boolean): { file
       const first = seen.get(label);
       if (first) f.error(field, `'${ref}' holds ${label}, which '${first}' holds too: give each object once`);
       else seen.set(label, ref);
+      const agents = agentObjectProblem(object);
+      if (agents !== undefined) f.error(field, `'${ref}' holds ${label}, which ${agents}`);
       out.push({ file: ref, object });
       fields.push(field);
     }
