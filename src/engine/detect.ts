@@ -3,10 +3,11 @@
 // directory (watched with inotify, taken only once no process holds a file in it open for writing and nothing
 // in it changed for dropStableMs: a file may still be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
-import type { Closable, Host } from '../host/host';
+import type { Closable, Host, WatchEvent } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
-import { copyFromVolume, dropDirIsStable, dropDirNewestChange, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
+import { copyFromVolume, dropDirIsStable, dropDirNewestChange, isPartialCopyName, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
+import { loadTrustedKeys } from '../siteconfig/signature';
 import type { Clock } from './step';
 
 export interface Candidate {
@@ -234,6 +235,19 @@ export async function waitForSiteConfig(
             const again = await c.fetch(opts.candidateDir);
             if (again.treeDigest !== copy.treeDigest || (await dropDirNewestChange(opts.host, opts.dropDir)) !== changed) continue;
             if ((await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
+            // A file written in place may be closed and appended to again after any pause: only a rename into the
+            // drop directory, or a signature the node verifies (it fails on a prefix), says the writer has finished.
+            const inPlace = wake.writtenInPlace();
+            if (inPlace.length > 0 && !(await loadTrustedKeys(opts.host)).required) {
+              const problem = writtenInPlaceProblem(c, opts.dropDir, inPlace);
+              if (prior?.error !== problem.message) {
+                opts.log.error({ media: c.location, remedy: problem.remedy }, problem.message);
+                await opts.onMediaProblem?.(problem);
+              }
+              // No tree digest: the same bytes renamed in are offered.
+              refused.set(c.identity, { error: problem.message, fingerprint: c.fingerprint, at: opts.clock.now() });
+              continue;
+            }
           }
         } catch (e) {
           if (!(e instanceof MediaError)) throw e;
@@ -265,9 +279,22 @@ export async function waitForSiteConfig(
   }
 }
 
+/** Files written straight into the drop directory on a node that takes unsigned media: what to do instead. */
+function writtenInPlaceProblem(c: Candidate, dropDir: string, names: string[]): MediaProblem {
+  const shown = names.sort().slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
+  const first = names.find((n) => !n.includes('/')) ?? 'site-config.yaml';
+  return {
+    message: `${c.medium} holds ${shown} written in place (copied straight under the final name), so the agent cannot tell whether the copy has finished; it is not used`,
+    remedy: `Copy the files to a folder beside it on the same disk (for example ${dropDir.replace(/\/[^/]*$/, '')}/incoming/) and move them in with mv; a file already complete can be renamed away and back: mv ${dropDir}/${first} ${dropDir}/${first}.part && mv ${dropDir}/${first}.part ${dropDir}/${first}`,
+    office: 'they can explain the copy: write the files elsewhere, then rename them into the drop directory',
+  };
+}
+
 interface Waker {
   wait(ms: number): Promise<void>;
   close(): Promise<void>;
+  /** Files of the drop directory whose last change the watch saw was a write in place, not a rename into it. */
+  writtenInPlace(): string[];
 }
 
 /** Resolves a wait early when the drop directory or /dev changes. */
@@ -275,11 +302,14 @@ function createWaker(opts: DetectOptions): Waker {
   let poke: (() => void) | undefined;
   const trigger = () => poke?.();
   // A directory that is not there (no udev, or a test root) is not watched: the interval rescan covers it.
-  const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, trigger)).filter((w): w is Closable => w !== undefined);
+  const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, () => trigger())).filter((w): w is Closable => w !== undefined);
   // A change in the drop directory wakes the scan at once, and again once it can have been quiet for
   // dropStableMs (a copy still running keeps pushing that second look back), so a finished copy is taken
   // without waiting for the next rescan. Without inotify the rescan interval still finds it.
   let settled: ReturnType<typeof setTimeout> | undefined;
+  // The last thing each name in the drop directory went through: a write in place ('change') or a name that
+  // appeared or went away ('rename': created, moved in or out). A file renamed in is complete by the writer contract.
+  const lastEvent = new Map<string, WatchEvent>();
   const dropChanged = () => {
     trigger();
     clearTimeout(settled);
@@ -287,6 +317,12 @@ function createWaker(opts: DetectOptions): Waker {
     settled.unref();
   };
   const drop = opts.host.watchDir(opts.dropDir, dropChanged, { recursive: true });
+  // Its own watch, not recursive: Node 20's recursive watch on Linux polls files and reports a write in place as
+  // 'rename' and a rename as 'change' (measured with node v20.20.2), so it cannot tell the two apart; the plain
+  // inotify watch can (for the files at the top of the drop directory).
+  const names = opts.host.watchDir(opts.dropDir, (event, filename) => {
+    if (filename !== undefined) lastEvent.set(filename, event);
+  });
   return {
     wait: (ms) =>
       new Promise<void>((resolve) => {
@@ -300,9 +336,11 @@ function createWaker(opts: DetectOptions): Waker {
         poke = done;
         opts.signal.addEventListener('abort', done, { once: true });
       }),
+    writtenInPlace: () => [...lastEvent].filter(([name, event]) => event === 'change' && !name.split('/').some(isPartialCopyName)).map(([name]) => name),
     close: async () => {
       for (const w of watchers) w.close();
       drop?.close();
+      names?.close();
       clearTimeout(settled);
     },
   };
