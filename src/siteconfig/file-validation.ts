@@ -14,6 +14,7 @@ import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFi
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
 import { privilegeOf } from './privileged';
 import { agentObjectProblem } from './agent-objects';
+import { checkVerifyTargets } from './verify-checks';
 import { Findings, describeType, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
@@ -377,6 +378,7 @@ function checkNetworkContent(f: Findings, spec: unknown, hostname: string | unde
       }
     }
   }
+  if (isPlainObject(network)) checkVerifyTargets(f, network.verify, nmstate);
   const nmHost = nmstate ? nmstateHostname(nmstate) : undefined;
   if (hostname !== undefined && nmHost !== undefined && nmHost !== hostname) {
     f.error('spec.network.nmstate.hostname.config', `sets the host name '${nmHost}', but spec.hostname is '${hostname}': the node's host name cannot change (unsupported by OpenShift)`);
