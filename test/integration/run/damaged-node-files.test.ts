@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BANNER_PATH, DEFAULT_STATE_DIR, NODE_KEY_FILE } from '../../../src/paths';
@@ -21,15 +21,26 @@ spec:
   pullSecretFile: pull-secret.json
 `;
 
-function cli(args: string[]): { code: number; out: string } {
-  const res = spawnSync(process.execPath, [ensureBundle(), ...args], { encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
-  return { code: res.status ?? 1, out: `${res.stdout}${res.stderr}` };
-}
-
 function write(file: string, data: string | Buffer): void {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, data);
 }
+
+/** lsblk and blkid that see no block device: a labelled loop device of another test on this machine is not ours. */
+const NO_DEVICES = (() => {
+  const bin = mkdtempSync(path.join(os.tmpdir(), 'sno-no-devices-'));
+  write(path.join(bin, 'lsblk'), '#!/bin/sh\necho \'{"blockdevices":[]}\'\n');
+  write(path.join(bin, 'blkid'), '#!/bin/sh\nexit 2\n');
+  chmodSync(path.join(bin, 'lsblk'), 0o755);
+  chmodSync(path.join(bin, 'blkid'), 0o755);
+  return bin;
+})();
+
+function cli(args: string[]): { code: number; out: string } {
+  const res = spawnSync(process.execPath, [ensureBundle(), ...args], { encoding: 'utf8', timeout: 60_000, env: { PATH: `${NO_DEVICES}:${process.env.PATH ?? '/usr/bin:/bin'}` } });
+  return { code: res.status ?? 1, out: `${res.stdout}${res.stderr}` };
+}
+
 
 /** A site-config whose pull secret is sealed to `node`, in `dir`, written a minute ago (a settled drop directory). */
 function sealedSiteConfig(dir: string): void {
