@@ -3,10 +3,11 @@
 // directory (watched with inotify, taken only once no process holds a file in it open for writing and nothing
 // in it changed for dropStableMs: a file may still be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
-import type { Closable, Host } from '../host/host';
+import type { Closable, Host, WatchEvent } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
-import { copyFromVolume, dropDirIsStable, dropDirNewestChange, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
+import { copyFromVolume, dropDirIsStable, dropDirNewestChange, isPartialCopyName, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
+import { loadTrustedKeys } from '../siteconfig/signature';
 import type { Clock } from './step';
 
 export interface Candidate {
@@ -61,7 +62,7 @@ export interface DetectMemory {
   returning: Set<string>;
   /** The candidate last offered, so a config refused later (while it ran) is not offered again until its media changes. */
   lastOffered?: { identity: string; treeDigest: string; fingerprint: string };
-  /** The labelled volumes last compared (identity and fingerprint of each) and whether they agreed: not compared again while they stay. */
+  /** The sources last compared (volumes and the drop directory: identity and fingerprint of each) and the one kept when they agreed: not compared again while they stay. */
   volumes?: { key: string; keep: Candidate[] };
 }
 
@@ -112,59 +113,81 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
   return out;
 }
 
-/** What one labelled volume held when the volumes were compared: its copy, or why it could not be read. */
-type Reading = { volume: Candidate; copy: CopyResult } | { volume: Candidate; error: MediaError };
+/** What one source (a labelled volume, the drop directory) held when the sources were compared: its copy, or why it could not be read. */
+type Reading = { source: Candidate; copy: CopyResult } | { source: Candidate; error: MediaError };
 
 function describeReading(r: Reading): string {
-  if ('error' in r) return `${r.volume.medium}, which cannot be used: it ${r.error.message}`;
+  if ('error' in r) return `${r.source.medium}, which cannot be used: it ${r.error.message}`;
   const sites = r.copy.sites.map((s) => `"${s}"`).join(', ');
-  return `${r.volume.medium}, which holds ${sites ? `site ${sites}` : 'a site-config without metadata.name'}`;
+  return `${r.source.medium}, which holds ${sites ? `site ${sites}` : 'a site-config without metadata.name'}`;
+}
+
+/** What the technician does to leave only today's source: pull a stick, detach a BMC image, remove a dropped file. */
+function leaveOnlyTodays(readings: readonly Reading[]): string {
+  const drop = readings.find((r) => r.source.kind === 'drop-dir');
+  const volumes = readings.some((r) => r.source.kind === 'volume');
+  const pull = 'Pull the media not meant for today (an old image in the BMC: detach it there) and leave only today\'s.';
+  if (!drop) return pull;
+  const remove = `If the file in ${drop.source.medium} is not today's, remove it from there (every file in ${drop.source.location}); if it is, pull the other media.`;
+  return volumes ? `${pull} ${remove}` : remove;
 }
 
 /**
- * Two labelled volumes (last month's virtual media and today's stick) are used only when both are readable and
- * identical: a volume that cannot be read may be today's, so the other one is not taken in its place. The
- * problem names every device and the site each holds, so the technician can tell which one to pull.
+ * Every present source (labelled volumes: last month's virtual media and today's stick; the drop directory) is
+ * used only when all are readable and identical (DESIGN.md section 4, "One source of truth per boot"): a source
+ * that cannot be read may be today's, so another one is not taken in its place. The problem names every source
+ * and the site each holds, so the technician can tell which one to remove.
  */
 export function conflictProblem(readings: readonly Reading[]): MediaProblem | undefined {
   const digests = new Set(readings.flatMap((r) => ('copy' in r ? [r.copy.treeDigest] : [])));
   const unreadable = readings.filter((r): r is Extract<Reading, { error: MediaError }> => 'error' in r);
   if (unreadable.length === 0 && digests.size < 2) return undefined;
   const what = unreadable.length > 0 ? `${readings.length} site-config media are attached and ${unreadable.length === readings.length ? 'none of them can be read' : `${unreadable.length === 1 ? 'one' : unreadable.length} of them cannot be read`}` : `${readings.length} different site-config media are attached`;
-  const fix = unreadable.map((r) => `If ${r.volume.medium} is today's: ${r.error.remedy}`);
+  const fix = unreadable.map((r) => `If ${r.source.medium} is today's: ${r.error.remedy}`);
   return {
     message: `${what}, so none of them is used: ${readings.map(describeReading).join('; and ')}`,
-    remedy: ['Pull the media not meant for today (an old image in the BMC: detach it there) and leave only today\'s.', ...fix].join(' '),
+    remedy: [leaveOnlyTodays(readings), ...fix].join(' '),
   };
 }
 
+/** What identifies the sources as they are now: a change in any of them (a new device, a file dropped) compares them again. */
+async function sourcesKey(opts: DetectOptions, sources: readonly Candidate[]): Promise<string> {
+  const parts: string[] = [];
+  for (const c of sources) parts.push(`${c.identity}${c.fingerprint}${c.kind === 'drop-dir' ? `@${await dropDirNewestChange(opts.host, opts.dropDir)}` : ''}`);
+  return parts.join(' ');
+}
+
 /**
- * Labelled volumes are compared before any is taken (conflictProblem). Identical copies are one candidate.
+ * Sources are compared before any is taken (conflictProblem). Identical copies are one candidate. While the drop
+ * directory holds files that are not settled yet, no volume is taken either: the file being copied may be today's.
  * Returns the candidates left to consider.
  */
-async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candidates: Candidate[]): Promise<Candidate[]> {
-  const volumes = candidates.filter((c) => c.kind === 'volume');
-  const others = candidates.filter((c) => c.kind !== 'volume');
-  const key = volumes.map((v) => v.identity + v.fingerprint).join(' ');
-  if (volumes.length < 2) delete memory.volumes;
-  else if (memory.volumes?.key !== key) {
+async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candidates: Candidate[], dropUnsettled: boolean): Promise<Candidate[]> {
+  if (dropUnsettled) return [];
+  if (candidates.length < 2) {
+    delete memory.volumes;
+    return candidates;
+  }
+  const key = await sourcesKey(opts, candidates);
+  if (memory.volumes?.key !== key) {
     const readings: Reading[] = [];
-    for (const volume of volumes) {
+    for (const source of candidates) {
       readings.push(
-        await volume.fetch(opts.candidateDir).then(
-          (copy) => ({ volume, copy }),
-          (e: unknown) => (e instanceof MediaError ? { volume, error: e } : Promise.reject(e)),
+        await source.fetch(opts.candidateDir).then(
+          (copy) => ({ source, copy }),
+          (e: unknown) => (e instanceof MediaError ? { source, error: e } : Promise.reject(e)),
         ),
       );
     }
     const problem = conflictProblem(readings);
-    memory.volumes = { key, keep: problem ? [] : volumes.slice(0, 1) };
+    // Agreeing sources: the drop directory's copy is offered (it is read twice before it is taken); else the first volume.
+    memory.volumes = { key, keep: problem ? [] : [candidates.find((c) => c.kind === 'drop-dir') ?? candidates[0]!] };
     if (problem) {
-      opts.log.error({ media: volumes.map((v) => v.location).join(', '), remedy: problem.remedy }, problem.message);
+      opts.log.error({ media: candidates.map((v) => v.location).join(', '), remedy: problem.remedy }, problem.message);
       await opts.onMediaProblem?.(problem);
     }
   }
-  return [...(memory.volumes?.keep ?? volumes), ...others];
+  return memory.volumes?.keep ?? [];
 }
 
 /**
@@ -193,7 +216,10 @@ export async function waitForSiteConfig(
         refused.delete(id);
         memory.returning.add(id);
       }
-      for (const c of await withoutConflicts(opts, memory, listed)) {
+      // Files in the drop directory that are not yet offered (a copy at work, or just finished): every source is
+      // read before any is used, so the volumes wait for it too.
+      const dropUnsettled = !listed.some((c) => c.kind === 'drop-dir') && (await dropDirNewestChange(opts.host, opts.dropDir)) > 0;
+      for (const c of await withoutConflicts(opts, memory, listed, dropUnsettled)) {
         const prior = refused.get(c.identity);
         // A new device node, UUID or size: the stick was re-inserted or the image replaced (a /dev event woke us).
         const replaced = prior !== undefined && prior.fingerprint !== c.fingerprint;
@@ -209,6 +235,19 @@ export async function waitForSiteConfig(
             const again = await c.fetch(opts.candidateDir);
             if (again.treeDigest !== copy.treeDigest || (await dropDirNewestChange(opts.host, opts.dropDir)) !== changed) continue;
             if ((await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
+            // A file written in place may be closed and appended to again after any pause: only a rename into the
+            // drop directory, or a signature the node verifies (it fails on a prefix), says the writer has finished.
+            const inPlace = wake.writtenInPlace();
+            if (inPlace.length > 0 && !(await loadTrustedKeys(opts.host)).required) {
+              const problem = writtenInPlaceProblem(c, opts.dropDir, inPlace);
+              if (prior?.error !== problem.message) {
+                opts.log.error({ media: c.location, remedy: problem.remedy }, problem.message);
+                await opts.onMediaProblem?.(problem);
+              }
+              // No tree digest: the same bytes renamed in are offered.
+              refused.set(c.identity, { error: problem.message, fingerprint: c.fingerprint, at: opts.clock.now() });
+              continue;
+            }
           }
         } catch (e) {
           if (!(e instanceof MediaError)) throw e;
@@ -240,9 +279,22 @@ export async function waitForSiteConfig(
   }
 }
 
+/** Files written straight into the drop directory on a node that takes unsigned media: what to do instead. */
+function writtenInPlaceProblem(c: Candidate, dropDir: string, names: string[]): MediaProblem {
+  const shown = names.sort().slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
+  const first = names.find((n) => !n.includes('/')) ?? 'site-config.yaml';
+  return {
+    message: `${c.medium} holds ${shown} written in place (copied straight under the final name), so the agent cannot tell whether the copy has finished; it is not used`,
+    remedy: `Copy the files to a folder beside it on the same disk (for example ${dropDir.replace(/\/[^/]*$/, '')}/incoming/) and move them in with mv; a file already complete can be renamed away and back: mv ${dropDir}/${first} ${dropDir}/${first}.part && mv ${dropDir}/${first}.part ${dropDir}/${first}`,
+    office: 'they can explain the copy: write the files elsewhere, then rename them into the drop directory',
+  };
+}
+
 interface Waker {
   wait(ms: number): Promise<void>;
   close(): Promise<void>;
+  /** Files of the drop directory whose last change the watch saw was a write in place, not a rename into it. */
+  writtenInPlace(): string[];
 }
 
 /** Resolves a wait early when the drop directory or /dev changes. */
@@ -250,11 +302,14 @@ function createWaker(opts: DetectOptions): Waker {
   let poke: (() => void) | undefined;
   const trigger = () => poke?.();
   // A directory that is not there (no udev, or a test root) is not watched: the interval rescan covers it.
-  const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, trigger)).filter((w): w is Closable => w !== undefined);
+  const watchers = ['/dev', '/dev/disk/by-label'].map((dir) => opts.host.watchDir(dir, () => trigger())).filter((w): w is Closable => w !== undefined);
   // A change in the drop directory wakes the scan at once, and again once it can have been quiet for
   // dropStableMs (a copy still running keeps pushing that second look back), so a finished copy is taken
   // without waiting for the next rescan. Without inotify the rescan interval still finds it.
   let settled: ReturnType<typeof setTimeout> | undefined;
+  // The last thing each name in the drop directory went through: a write in place ('change') or a name that
+  // appeared or went away ('rename': created, moved in or out). A file renamed in is complete by the writer contract.
+  const lastEvent = new Map<string, WatchEvent>();
   const dropChanged = () => {
     trigger();
     clearTimeout(settled);
@@ -262,6 +317,12 @@ function createWaker(opts: DetectOptions): Waker {
     settled.unref();
   };
   const drop = opts.host.watchDir(opts.dropDir, dropChanged, { recursive: true });
+  // Its own watch, not recursive: Node 20's recursive watch on Linux polls files and reports a write in place as
+  // 'rename' and a rename as 'change' (measured with node v20.20.2), so it cannot tell the two apart; the plain
+  // inotify watch can (for the files at the top of the drop directory).
+  const names = opts.host.watchDir(opts.dropDir, (event, filename) => {
+    if (filename !== undefined) lastEvent.set(filename, event);
+  });
   return {
     wait: (ms) =>
       new Promise<void>((resolve) => {
@@ -275,9 +336,11 @@ function createWaker(opts: DetectOptions): Waker {
         poke = done;
         opts.signal.addEventListener('abort', done, { once: true });
       }),
+    writtenInPlace: () => [...lastEvent].filter(([name, event]) => event === 'change' && !name.split('/').some(isPartialCopyName)).map(([name]) => name),
     close: async () => {
       for (const w of watchers) w.close();
       drop?.close();
+      names?.close();
       clearTimeout(settled);
     },
   };

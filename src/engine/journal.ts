@@ -79,20 +79,38 @@ export function journalPath(stateDir: string): string {
   return `${stateDir}/${STATE_FILES.journal}`;
 }
 
+/**
+ * The journal is a node file like any other: a bad block or a hand edit can damage it. Its message is a sentence
+ * for the technician (status shows it; the run starts a new journal and says so), never a parser's text.
+ */
+export class JournalUnreadableError extends Error {
+  override name = 'JournalUnreadableError';
+}
+
+function unreadable(stateDir: string, why: string, cause: unknown): JournalUnreadableError {
+  return new JournalUnreadableError(`the agent's journal ${journalPath(stateDir)} is damaged (${why}), so the progress it recorded cannot be read`, { cause });
+}
+
 /** `keepCorruptCopy`: copy an unreadable journal aside before failing (the run does; `status` changes nothing). */
 export async function readJournal(host: Host, stateDir: string, opts: { keepCorruptCopy?: boolean } = {}): Promise<JournalData | undefined> {
-  const text = await host.readTextIfExists(journalPath(stateDir));
+  let text: string | undefined;
+  try {
+    text = await host.readTextIfExists(journalPath(stateDir));
+  } catch (e) {
+    throw unreadable(stateDir, `it cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'read error'}`, e);
+  }
   if (text === undefined) return undefined;
+  let why: string;
   try {
     const data = JSON.parse(text) as JournalData;
-    if (data.version !== 1 || typeof data.steps !== 'object') throw new Error('unknown journal version');
-    return data;
-  } catch (e) {
-    // An atomic rename cannot leave a torn file; a corrupt one means someone edited it. Keep a copy for support.
-    if (opts.keepCorruptCopy === false) throw new Error(`the journal ${journalPath(stateDir)} is unreadable (${(e as Error).message})`, { cause: e });
-    await host.writeFileAtomic(`${journalPath(stateDir)}.corrupt`, text, 0o600);
-    throw new Error(`the journal ${journalPath(stateDir)} is unreadable (${(e as Error).message}); it was copied to journal.json.corrupt`, { cause: e });
+    if (data !== null && typeof data === 'object' && data.version === 1 && typeof data.steps === 'object' && data.steps !== null && typeof data.facts === 'object' && data.facts !== null && Array.isArray(data.changes) && Array.isArray(data.warnings)) return data;
+    why = 'it is not a journal of this agent version';
+  } catch {
+    why = 'it is not complete JSON';
   }
+  // An atomic rename cannot leave a torn file; a damaged one means a bad block or an edit. Keep a copy for support.
+  if (opts.keepCorruptCopy !== false) await host.writeFileAtomic(`${journalPath(stateDir)}.corrupt`, text, 0o600);
+  throw unreadable(stateDir, why, undefined);
 }
 
 /**
@@ -117,10 +135,26 @@ export class Journal {
     public data: JournalData,
   ) {}
 
+  /**
+   * A damaged journal is kept aside (journal.json.corrupt) and a new one started, with a warning that says so:
+   * every step checks what is already in place, so starting over converges; failing instead would have systemd
+   * restart the agent into the same damaged file for ever.
+   */
   static async open(host: Host, stateDir: string, now = new Date()): Promise<Journal> {
     await host.mkdirp(stateDir, 0o700);
-    return new Journal(host, stateDir, (await readJournal(host, stateDir)) ?? emptyJournal(now));
+    try {
+      return new Journal(host, stateDir, (await readJournal(host, stateDir)) ?? emptyJournal(now));
+    } catch (e) {
+      if (!(e instanceof JournalUnreadableError)) throw e;
+      const fresh = new Journal(host, stateDir, emptyJournal(now));
+      fresh.recovered = `${e.message}; a copy was kept as ${STATE_FILES.journal}.corrupt and a new journal started: the agent continues with the site-config it finds, and every step checks what is already in place`;
+      fresh.data.warnings.push(fresh.recovered);
+      return fresh;
+    }
   }
+
+  /** Set when this journal replaced a damaged one: the sentence saying so (journal, banner, status). */
+  recovered?: string;
 
   async save(): Promise<void> {
     this.data.updatedAt = new Date().toISOString();

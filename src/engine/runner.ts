@@ -227,6 +227,10 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     return EXIT.ok;
   }
   const journal = opts.dryRun ? undefined : await Journal.open(host, opts.stateDir);
+  if (journal?.recovered) {
+    log.error(journal.recovered);
+    await journal.save();
+  }
   const notifier: Notifier = createNotifier({ host, log, env: opts.env ?? process.env });
   const reporter = new ProgressReporter(host, journal, notifier, log, clock.now, !opts.dryRun);
   const factoryBaseline = await readBaseline(host, log);
@@ -308,7 +312,8 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
           // A step refused the config while it ran: its failure stays on screen, with what to do.
           await reporter.problem(refusal.message, remedyLines(refusal.remedy, refusal.office));
         } else {
-          await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: [`Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`] });
+          const insert = `Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`;
+          await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: journal?.recovered ? [`Note: ${journal.recovered}.`, insert] : [insert] });
         }
         await waitForSiteConfig({ ...detectOptions, once: opts.once || opts.dryRun }, (c, _copy, offer) => consider(c, candidateDir, undefined, offer));
       }

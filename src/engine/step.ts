@@ -128,6 +128,8 @@ export interface RunFacts {
   nodeAddresses?: string[];
   /** The master pool was unpaused after the cluster steps wrote its inputs (pool-release step). */
   poolReleased?: boolean;
+  /** The agent paused the master pool and has not unpaused it yet: the journal's word, whatever the pool's annotations say. */
+  poolHeld?: boolean;
   /** The cluster's name (api step, from the DNS config). */
   clusterName?: string;
   /** The cluster's domain before the change: DNS cluster spec.baseDomain minus the cluster name (api step). */

@@ -6,7 +6,7 @@ import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
 import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
-import { generateNodeKeyPair, publicKeyOf } from '../siteconfig/sealed';
+import { generateNodeKeyPair, publicKeyOf, SealedFileError } from '../siteconfig/sealed';
 import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
 import { createHash } from 'node:crypto';
 import { nodeInventoryRow, type NodeInventoryRow } from './inventory-row';
@@ -261,7 +261,14 @@ async function nodeKeyPlan(host: Host): Promise<{ action?: PrepareAction; key?: 
     existing = undefined;
   }
   if (existing !== undefined) {
-    const key = publicKeyOf(existing);
+    let key: { publicKeyPem: string; fingerprint: string };
+    try {
+      key = publicKeyOf(existing);
+    } catch (e) {
+      if (!(e instanceof SealedFileError)) throw e;
+      // Never replaced silently: files already sealed to the old key would become unreadable without a word.
+      throw new Error(`the node key ${NODE_KEY_FILE} is damaged (it is not an X25519 private key), so files sealed to this node cannot be opened. If the node key was recorded when this node was prepared, put it back; otherwise remove ${NODE_KEY_FILE} and ${NODE_PUBLIC_KEY_FILE}, run prepare again, and seal the site-config's files to the new key it prints.`, { cause: e });
+    }
     if (await host.exists(NODE_PUBLIC_KEY_FILE)) return { key };
     return { key, action: { id: 'node-public-key', description: `write ${NODE_PUBLIC_KEY_FILE} (the public half of the node key kept in ${NODE_KEY_FILE})`, apply: () => host.writeFileAtomic(NODE_PUBLIC_KEY_FILE, key.publicKeyPem, 0o644) } };
   }

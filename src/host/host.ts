@@ -75,13 +75,19 @@ export interface Host {
    * Calls `onChange` when entries in a directory change; undefined when it cannot be watched (missing,
    * or no inotify), so callers fall back to polling.
    */
-  watchDir(nodePath: string, onChange: () => void, opts?: { recursive?: boolean }): Closable | undefined;
+  /**
+   * `event`: 'change' when a file's content changed in place (inotify IN_MODIFY/IN_ATTRIB), 'rename' when a name
+   * appeared or went away (created, moved in or out, deleted); `filename` relative to the directory.
+   */
+  watchDir(nodePath: string, onChange: (event: WatchEvent, filename: string | undefined) => void, opts?: { recursive?: boolean }): Closable | undefined;
   /**
    * The files under a node directory (names relative to it) that a process on the machine holds open for
    * writing: a copy still running. The process table is the machine's (the podman runtime runs --pid=host).
    */
   openForWriting(nodeDir: string): Promise<string[]>;
 }
+
+export type WatchEvent = 'change' | 'rename';
 
 export interface LocalHostOptions {
   root?: string;
@@ -234,9 +240,10 @@ export class LocalHost implements Host {
     return [...new Set(open.map((t) => t.slice(dirs.find((d) => t.startsWith(d))!.length)))];
   }
 
-  watchDir(nodePath: string, onChange: () => void, opts: { recursive?: boolean } = {}): Closable | undefined {
+  watchDir(nodePath: string, onChange: (event: WatchEvent, filename: string | undefined) => void, opts: { recursive?: boolean } = {}): Closable | undefined {
     try {
-      const watcher = watch(this.resolve(nodePath), { persistent: false, recursive: opts.recursive ?? false }, () => onChange());
+      // libuv maps IN_MODIFY and IN_ATTRIB to 'change', every other event to 'rename' (src/unix/linux.c, uv__inotify_read).
+      const watcher = watch(this.resolve(nodePath), { persistent: false, recursive: opts.recursive ?? false }, (event, filename) => onChange(event === 'change' ? 'change' : 'rename', filename ?? undefined));
       watcher.on('error', () => undefined);
       return watcher;
     } catch {

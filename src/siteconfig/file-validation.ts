@@ -13,6 +13,8 @@ import { decodeText, parseConfigBytes } from './parse-text';
 import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
 import { privilegeOf } from './privileged';
+import { agentObjectProblem } from './agent-objects';
+import { checkVerifyTargets } from './verify-checks';
 import { Findings, describeType, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
@@ -376,6 +378,7 @@ function checkNetworkContent(f: Findings, spec: unknown, hostname: string | unde
       }
     }
   }
+  if (isPlainObject(network)) checkVerifyTargets(f, network.verify, nmstate);
   const nmHost = nmstate ? nmstateHostname(nmstate) : undefined;
   if (hostname !== undefined && nmHost !== undefined && nmHost !== hostname) {
     f.error('spec.network.nmstate.hostname.config', `sets the host name '${nmHost}', but spec.hostname is '${hostname}': the node's host name cannot change (unsupported by OpenShift)`);
@@ -443,6 +446,8 @@ function checkManifests(f: Findings, refs: Reference[], signed: boolean): { file
       const first = seen.get(label);
       if (first) f.error(field, `'${ref}' holds ${label}, which '${first}' holds too: give each object once`);
       else seen.set(label, ref);
+      const agents = agentObjectProblem(object);
+      if (agents !== undefined) f.error(field, `'${ref}' holds ${label}, which ${agents}`);
       out.push({ file: ref, object });
       fields.push(field);
     }

@@ -45,9 +45,26 @@ export function generateNodeKeyPair(): { privateKeyPem: string; publicKeyPem: st
   return { privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKeyPem, fingerprint: keyFingerprint(publicKey) };
 }
 
-/** The public half of a node key (PEM) and its fingerprint. */
+/**
+ * A damaged node key, in words for the technician and the office: every file of the node is untrusted input too
+ * (a bad block, an edit), and a key that does not parse must give a sentence, never a stack trace (issue 36).
+ */
+export const DAMAGED_NODE_KEY = "cannot be opened: this node's own key for sealed files (node-key.pem, made by sno-reconfigure prepare at the factory) is damaged, so no sealed file can be opened on this node: the office must send the files unsealed (on signed media) or have the node key restored from the factory's records";
+
+/** This node's private key, or SealedFileError(DAMAGED_NODE_KEY, said of a sealed file) when the PEM is not an X25519 private key. */
+export function nodePrivateKey(privateKeyPem: string): KeyObject {
+  try {
+    const key = createPrivateKey(privateKeyPem);
+    if (key.asymmetricKeyType === 'x25519') return key;
+  } catch {
+    // Not PEM, truncated, or another kind of key: the same sentence.
+  }
+  throw new SealedFileError(DAMAGED_NODE_KEY);
+}
+
+/** The public half of a node key (PEM) and its fingerprint; SealedFileError when the key is damaged. */
 export function publicKeyOf(privateKeyPem: string): { publicKeyPem: string; fingerprint: string } {
-  const key = createPublicKey(createPrivateKey(privateKeyPem));
+  const key = createPublicKey(nodePrivateKey(privateKeyPem));
   return { publicKeyPem: key.export({ type: 'spki', format: 'pem' }).toString(), fingerprint: keyFingerprint(key) };
 }
 
@@ -109,7 +126,7 @@ function parseContainer(sealed: Buffer): Container {
 /** The plaintext, for the node whose private key this is; SealedFileError for any other key or any change. */
 export function openSealedFile(sealed: Buffer, relPath: string, nodePrivateKeyPem: string): Buffer {
   const c = parseContainer(sealed);
-  const privateKey = createPrivateKey(nodePrivateKeyPem);
+  const privateKey = nodePrivateKey(nodePrivateKeyPem);
   const own = createPublicKey(privateKey);
   const fingerprint = keyFingerprint(own);
   if (c.recipient !== fingerprint) throw new SealedFileError(`is sealed for the node key ${c.recipient}${c.label ? ` (${c.label})` : ''}, and this node's key is ${fingerprint}: it was made for another node`);

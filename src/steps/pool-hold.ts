@@ -32,16 +32,23 @@ async function pool(client: ClusterClient): Promise<Pool | undefined> {
 export const writesPoolInputs = (s: ResolvedSiteConfig): boolean =>
   s.pullSecret !== undefined || s.imageDigestMirrors.length + (s.imageTagMirrors?.length ?? 0) > 0 || s.proxy !== undefined || s.ssh !== undefined || s.ntp !== undefined || (s.extraManifests ?? []).some((m) => m.object.kind === 'MachineConfig');
 
-const heldByUs = (p: Pool | undefined) => p?.spec?.paused === true && p.metadata?.annotations?.[HELD_BY] === 'true';
+/**
+ * Paused by this agent: the pool says so, or the journal does (an annotation on the pool can be removed by anyone
+ * who writes the pool; the journal cannot — issue 36, finding 3: a manifest replacing the pool dropped it).
+ */
+const heldByUs = (p: Pool | undefined, ctx?: StepContext) => p?.spec?.paused === true && (p.metadata?.annotations?.[HELD_BY] === 'true' || ctx?.facts.poolHeld === true);
 
 /** Pauses the pool, saying so on it; a pool someone else paused is left as it is. */
 async function hold(ctx: StepContext): Promise<void> {
   const client = await ctx.cluster();
   const p = await pool(client);
   if (!p || p.spec?.paused) {
-    if (p && !heldByUs(p)) ctx.warn(`The machine-config pool ${MASTER_POOL} was already paused before this run: the node takes the site's machine configuration only once it is unpaused (\`oc patch mcp ${MASTER_POOL} --type merge -p '{"spec":{"paused":false}}'\`).`);
+    if (p && !heldByUs(p, ctx)) ctx.warn(`The machine-config pool ${MASTER_POOL} was already paused before this run: the node takes the site's machine configuration only once it is unpaused (\`oc patch mcp ${MASTER_POOL} --type merge -p '{"spec":{"paused":false}}'\`).`);
     return;
   }
+  // Journaled before the pause: a power cut between the two leaves a fact that release() clears, never a pool paused unknown.
+  ctx.facts.poolHeld = true;
+  await ctx.save();
   await client.patch(R.machineConfigPools, MASTER_POOL, { metadata: { annotations: { [HELD_BY]: 'true' } }, spec: { paused: true } }, 'merge');
   ctx.log.info(`machine-config pool ${MASTER_POOL} paused while the site's machine configuration is written, so the node applies it in one update`);
 }
@@ -49,8 +56,12 @@ async function hold(ctx: StepContext): Promise<void> {
 /** Unpauses the pool if this agent paused it. */
 async function release(ctx: StepContext): Promise<void> {
   const client = await ctx.cluster();
-  if (!heldByUs(await pool(client))) return;
+  if (!heldByUs(await pool(client), ctx)) {
+    delete ctx.facts.poolHeld;
+    return;
+  }
   await client.patch(R.machineConfigPools, MASTER_POOL, { metadata: { annotations: { [HELD_BY]: null } }, spec: { paused: false } }, 'merge');
+  delete ctx.facts.poolHeld;
   ctx.log.info(`machine-config pool ${MASTER_POOL} unpaused: the node now applies the site's machine configuration`);
 }
 
@@ -74,10 +85,10 @@ export const poolReleaseStep: Step = resilient({
   name: 'pool-release',
   title: 'Let the node apply the machine configuration',
   plan: async () => [],
-  check: async (ctx) => !heldByUs(await pool(await ctx.cluster())),
+  check: async (ctx) => !heldByUs(await pool(await ctx.cluster()), ctx),
   apply: release,
   verify: async (ctx) => {
-    if (heldByUs(await pool(await ctx.cluster()))) throw notInPlace(`the machine-config pool ${MASTER_POOL} is still paused after unpausing it`, 'that pool');
+    if (heldByUs(await pool(await ctx.cluster()), ctx)) throw notInPlace(`the machine-config pool ${MASTER_POOL} is still paused after unpausing it`, 'that pool');
     ctx.facts.poolReleased = true;
   },
 });

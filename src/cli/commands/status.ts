@@ -1,4 +1,5 @@
 import { readStatus, renderStatus, statusExitCode, statusJson, STATUS_EXIT_PENDING } from '../../engine/status';
+import { JournalUnreadableError } from '../../engine/journal';
 import { DONE_MARKER } from '../../paths';
 import { STEPS } from '../../steps/index';
 import { EXIT_FAILURE, boolOpt, type Command } from '../command';
@@ -31,7 +32,9 @@ site-config with none found so far, or a run in progress).
     try {
       view = await readStatus(host, stateDirFrom(args), DONE_MARKER, STEPS, io.env);
     } catch (e) {
-      io.err(`sno-reconfigure status: ${(e as Error).message}\n`);
+      // A damaged journal: say so and what happens next, never a parser's text (issue 36).
+      const next = e instanceof JournalUnreadableError ? ' The agent keeps a copy of it and starts a new journal at its next start (`systemctl restart sno-reconfigure`); if the node was reconfigured already, nothing more is needed.' : '';
+      io.err(`sno-reconfigure status: ${(e as Error).message}.${next}\n`);
       return EXIT_FAILURE;
     }
     io.out(boolOpt(args, 'json') ? statusJson(view) : renderStatus(view));

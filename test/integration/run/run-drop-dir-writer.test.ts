@@ -1,11 +1,12 @@
-// The drop directory never takes a file a copy is still writing (issue 27): a real writer process holds
+// The drop directory never takes a file a copy is still writing (issues 27, 36): a real writer process holds
 // site-config.yaml open, writes a prefix that is a valid site-config on its own, stalls for 30 s and then writes
-// the rest. The agent must not accept anything before the writer has finished, and what it applies is the whole
-// file (its last lines set a node label the prefix does not have).
+// the rest. Written in place, the file is never taken on a node that takes unsigned media (the agent says how to
+// move it in); renamed away and back, the whole file is applied (its last lines set a node label the prefix
+// does not have).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, renameSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { siteConfigFor, startScenario } from '../../support/scenario';
@@ -23,7 +24,7 @@ setTimeout(() => {
 }, Number(stallMs));
 `;
 
-test('a copy that stalls for 30 s with the file held open is taken only once it is complete, never as its prefix', { timeout: 20 * 60_000 }, async () => {
+test('a copy written in place that stalls for 30 s with the file held open is never taken, not even complete; renamed in, the whole file is applied', { timeout: 20 * 60_000 }, async () => {
   const s = await startScenario();
   try {
     const full = siteConfigFor(s.sim, { extraSpec: { nodeLabels: { set: { 'store.example.com/complete': 'yes' } } } });
@@ -38,15 +39,23 @@ test('a copy that stalls for 30 s with the file held open is taken only once it 
 
     const agent = s.spawnRun([]);
     let out = '';
-    const acceptedBeforeComplete: string[] = [];
+    let renamed = false;
+    const acceptedBeforeRename: string[] = [];
     agent.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      if (/accepted site-config/.test(d.toString()) && !written.includes('complete')) acceptedBeforeComplete.push(d.toString());
+      if (/accepted site-config/.test(d.toString()) && !renamed) acceptedBeforeRename.push(d.toString());
     });
+    if (!written.includes('complete')) await new Promise<void>((resolve) => writer.stdout.on('data', () => written.includes('complete') && resolve()));
+    // Written in place: the agent says so and waits, however long after the writer finished.
+    const said = () => /holds site-config\.yaml written in place \(copied straight under the final name\), so the agent cannot tell whether the copy has finished; it is not used/.test(out);
+    for (const deadline = Date.now() + 5 * 60_000; !said(); await new Promise((r) => setTimeout(r, 200))) assert.ok(Date.now() < deadline, out.slice(-3000));
+    const file = path.join(drop, 'site-config.yaml');
+    renamed = true;
+    renameSync(file, `${file}.part`);
+    renameSync(`${file}.part`, file);
     const code = await new Promise<number | null>((resolve) => agent.on('exit', resolve));
     assert.equal(code, 0, out.slice(-3000));
-    assert.deepEqual(acceptedBeforeComplete, [], 'nothing is accepted while the writer still holds the file open');
-    assert.ok(written.includes('complete'));
+    assert.deepEqual(acceptedBeforeRename, [], 'nothing written in place is accepted, before or after the writer finished');
     const labels = (s.sim.store.get(R.nodes, s.sim.options.nodeName) as { metadata: { labels: Record<string, string> } }).metadata.labels;
     assert.equal(labels['store.example.com/complete'], 'yes', 'the whole file was applied, not its prefix');
   } finally {

@@ -113,6 +113,28 @@ test('unsigned media carrying a MachineConfig are refused before any change, say
   }
 });
 
+// Issue 36, finding 3: a manifest of the master pool with paused: true replaced the pool the agent held, dropping
+// the agent's annotation, so the pool was never unpaused. Even signed media may not write the agent's own objects.
+test('signed media carrying the master MachineConfigPool (paused) are refused before any change: the pool is the agent\'s', async () => {
+  const s = await startScenario();
+  try {
+    const pool = { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfigPool', metadata: { name: 'master' }, spec: { paused: true, machineConfigSelector: { matchLabels: { 'machineconfiguration.openshift.io/role': 'master' } }, nodeSelector: { matchLabels: { 'node-role.kubernetes.io/master': '' } } } };
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedMedia(s.node.root, {
+      'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['pool.yaml'] } }),
+      'pool.yaml': stringify(pool),
+    }, ['pool.yaml']));
+    const before = s.sim.api.requests.filter((r: { method: string }) => r.method !== 'GET').length;
+    const res = await s.run(['--once'], { timeoutMs: 5 * 60_000 });
+    assert.equal(res.code, 1, res.stdout.slice(-3000));
+    assert.ok(res.logs.some((l) => l.msg.includes("'pool.yaml' holds MachineConfigPool master, which is an object the agent itself pauses while it writes the node's configuration and unpauses after it")), res.stdout.slice(-3000));
+    assert.equal(s.sim.api.requests.filter((r: { method: string }) => r.method !== 'GET').length, before, 'nothing written to the cluster');
+    const stored = s.sim.store.get(R.machineConfigPools, 'master') as { spec: { paused?: boolean } };
+    assert.notEqual(stored.spec.paused, true, 'the pool is not paused');
+  } finally {
+    await s.cleanup();
+  }
+});
+
 test('a kind this cluster does not serve refuses the site-config before the first object is written', async () => {
   const s = await startScenario();
   try {

@@ -3,7 +3,7 @@
 // stand-in block devices (test/support/stand-ins); the real-filesystem path is covered by test/e2e.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { startScenario, siteConfigFor, type Scenario } from '../../support/scenario';
@@ -93,6 +93,42 @@ for (const [what, attach, why] of todaysUnusableSticks) {
     assert.deepEqual(r.all.filter((l) => /accepted site-config|network/i.test(l)), [], 'last month\'s config is not taken');
   });
 }
+
+/** A site-config in the node's drop directory, written a minute ago (settled: no writer at work). */
+function dropSettled(s: Scenario, text: string): void {
+  const drop = path.join(s.node.root, 'etc/sno-reconfigure/site-config.d');
+  mkdirSync(drop, { recursive: true });
+  writeFileSync(path.join(drop, 'site-config.yaml'), text);
+  const past = new Date(Date.now() - 60_000);
+  utimesSync(path.join(drop, 'site-config.yaml'), past, past);
+}
+
+// Issue 36, finding 4: only volumes were compared with each other, so last month's BMC image was applied while
+// today's config sat in the drop directory.
+test('last month\'s virtual media and today\'s config in the drop directory: none is used, both are named, with how to remove the stale one', async () => {
+  const r = await refusedMedia((s) => {
+    s.node.attachVolume('sr0', 'RELOCATION-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0041-last-month' }) });
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sr0.fstype'), 'iso9660');
+    dropSettled(s, siteConfigFor(s.sim));
+  });
+  const drop = path.join(r.status.lastError?.message.match(/the drop directory (\S+),/)?.[1] ?? '');
+  assertShownEverywhere(r, `2 different site-config media are attached, so none of them is used: the disc image /dev/sr0 (RELOCATION-CONFIG), which holds site "store-0041-last-month"; and the drop directory ${drop}, which holds site "store-0042"`, /Pull the media not meant for today .* If the file in the drop directory \S+ is not today's, remove it from there/);
+  assert.deepEqual(r.all.filter((l) => /accepted site-config|network/i.test(l)), [], 'last month\'s config is not taken');
+});
+
+test('the same site-config on a volume and in the drop directory is one site-config', async () => {
+  const s = await startScenario();
+  try {
+    const good = siteConfigFor(s.sim);
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': good });
+    dropSettled(s, good);
+    const res = await s.run(['--once']);
+    assert.equal(res.code, 0, res.stdout.slice(-2000));
+    assert.ok(res.logs.some((l) => /accepted site-config "store-0042" from the drop directory/.test(l.msg)), res.logs.map((l) => l.msg).join('\n'));
+  } finally {
+    await s.cleanup();
+  }
+});
 
 test('identical copies on two volumes are one site-config', async () => {
   const s = await startScenario();

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, utimesSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -88,7 +88,9 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
     // Every scan reads the drop directory again: two whole scans after the refusing one would have offered it.
     await until('two more scans', () => turns >= turnsAtRefusal + 3);
     assert.equal(offered.length, 1, 'refused once, not again while unchanged');
-    writeFileSync(path.join(drop, 'site-config.yaml'), 'v2');
+    // The writer contract: written elsewhere, renamed in (a write in place is not taken: see below).
+    writeFileSync(path.join(drop, 'site-config.yaml.part'), 'v2');
+    renameSync(path.join(drop, 'site-config.yaml.part'), path.join(drop, 'site-config.yaml'));
     const got = await waiting;
     assert.equal(got?.kind, 'drop-dir');
     assert.equal(offered.length, 2);
@@ -155,9 +157,13 @@ test('--once: one pass, nothing found, returns undefined; a file still being wri
   }
 });
 
-test('a drop-dir copy that stalls is never taken as its prefix; *.part and dotfiles are not looked at', async () => {
+// Issue 36, finding 7: a file written in place, closed, stalled longer than any quiet period and appended was taken
+// as its prefix. Written in place it is never taken (on a node that takes unsigned media), whatever the stall;
+// renamed in it is.
+test('a drop-dir file written in place is never taken, however long its writer stalls; renamed in, it is; *.part and dotfiles are not looked at', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
   const abort = new AbortController();
+  const logs: string[] = [];
   try {
     const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
     mkdirSync(drop, { recursive: true });
@@ -168,19 +174,29 @@ test('a drop-dir copy that stalls is never taken as its prefix; *.part and dotfi
     const past = new Date(Date.now() - 60_000);
     for (const f of ['site-config.yaml.part', '.site-config.yaml.swp']) utimesSync(path.join(drop, f), past, past);
     const offered: string[] = [];
+    const problems: string[] = [];
     let turns = 0;
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++ }, async (_c, copy) => {
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, logs), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p.message) }, async (_c, copy) => {
       offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8'));
       return copy.files > 0 ? 'accepted' : 'refused';
     });
     await until('two scans', () => turns >= 2);
     assert.deepEqual(offered, [], 'a .part file and a dotfile are not a site-config');
-    // The copy stalled after a prefix that is valid YAML on its own, long enough for the file to look finished…
+    // The copy writes a prefix that is valid YAML on its own, closes the file and stalls far past the quiet period…
     writeFileSync(file, 'metadata: {name: a}\n');
-    utimesSync(file, past, past);
-    await new Promise((r) => setTimeout(r, 100));
-    // …then the rest arrives, within the window in which the agent reads it a second time.
+    const stalledFrom = turns;
+    await until('scans while the writer stalls', () => turns >= stalledFrom + 6);
+    assert.deepEqual(offered, [], 'the prefix is never offered');
+    assert.equal(problems.length, 1, problems.join('\n'));
+    assert.match(problems[0]!, /^the drop directory \/etc\/sno-reconfigure\/site-config\.d holds site-config\.yaml written in place \(copied straight under the final name\), so the agent cannot tell whether the copy has finished; it is not used$/);
+    // …then appends the rest: still written in place, still not taken.
     writeFileSync(file, 'metadata: {name: a}\nspec: {baseDomain: example.com}\n');
+    const appendedAt = turns;
+    await until('scans after the append', () => turns >= appendedAt + 4);
+    assert.deepEqual(offered, []);
+    // Renamed away and back (the remedy): complete by the writer contract, offered whole.
+    renameSync(file, `${file}.part`);
+    renameSync(`${file}.part`, file);
     await waiting;
     assert.deepEqual(offered, ['metadata: {name: a}\nspec: {baseDomain: example.com}\n'], 'only the whole file is offered');
   } finally {

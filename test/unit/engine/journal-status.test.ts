@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
@@ -30,7 +30,11 @@ test('the journal survives a reopen, is written atomically and privately, and a 
     assert.deepEqual(again.data.steps, {}, 'a different config starts over from validation');
     assert.deepEqual(again.data.rejectedDigests, ['b'.repeat(64)], 'refused configs stay refused');
     writeFileSync(file, '{not json');
-    await assert.rejects(Journal.open(host, '/var/lib/sno-reconfigure'), /unreadable.*journal\.json\.corrupt/);
+    // A damaged journal is kept aside and a new one started (issue 36): no restart loop on the same file.
+    const fresh = await Journal.open(host, '/var/lib/sno-reconfigure');
+    assert.match(fresh.recovered ?? '', /is damaged \(it is not complete JSON\).*a copy was kept as journal\.json\.corrupt and a new journal started/);
+    assert.deepEqual(fresh.data.steps, {});
+    assert.equal(readFileSync(`${file}.corrupt`, 'utf8'), '{not json');
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -106,7 +110,7 @@ test('status changes nothing: an unreadable journal is reported, not copied asid
     const dir = path.join(root, 'var/lib/sno-reconfigure');
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, 'journal.json'), '{not json');
-    await assert.rejects(readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS), /journal\.json is unreadable/);
+    await assert.rejects(readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS), /journal\.json is damaged \(it is not complete JSON\)/);
     assert.deepEqual(readdirSync(dir), ['journal.json'], 'nothing written beside it');
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -1,0 +1,128 @@
+// Every input file of the node is untrusted too (issue 36): a damaged node key or journal gives a sentence on
+// the console and in `status`, through the shipped bundle — never a stack trace, never an exit that systemd
+// restarts into the same damaged file for ever.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { BANNER_PATH, DEFAULT_STATE_DIR, NODE_KEY_FILE } from '../../../src/paths';
+import { generateNodeKeyPair, sealFile } from '../../../src/siteconfig/sealed';
+import { ensureBundle } from '../../support/bundle';
+
+const node = generateNodeKeyPair();
+const DAMAGED_KEY = '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n';
+const SITE = `apiVersion: sno-reconfigure.io/v1
+kind: SiteConfig
+metadata: {name: store-0042}
+spec:
+  baseDomain: store42.example.com
+  pullSecretFile: pull-secret.json
+`;
+
+function write(file: string, data: string | Buffer): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, data);
+}
+
+/** lsblk and blkid that see no block device: a labelled loop device of another test on this machine is not ours. */
+const NO_DEVICES = (() => {
+  const bin = mkdtempSync(path.join(os.tmpdir(), 'sno-no-devices-'));
+  write(path.join(bin, 'lsblk'), '#!/bin/sh\necho \'{"blockdevices":[]}\'\n');
+  write(path.join(bin, 'blkid'), '#!/bin/sh\nexit 2\n');
+  chmodSync(path.join(bin, 'lsblk'), 0o755);
+  chmodSync(path.join(bin, 'blkid'), 0o755);
+  return bin;
+})();
+
+function cli(args: string[]): { code: number; out: string } {
+  const res = spawnSync(process.execPath, [ensureBundle(), ...args], { encoding: 'utf8', timeout: 60_000, env: { PATH: `${NO_DEVICES}:${process.env.PATH ?? '/usr/bin:/bin'}` } });
+  return { code: res.status ?? 1, out: `${res.stdout}${res.stderr}` };
+}
+
+
+/** A site-config whose pull secret is sealed to `node`, in `dir`, written a minute ago (a settled drop directory). */
+function sealedSiteConfig(dir: string): void {
+  write(path.join(dir, 'site-config.yaml'), SITE);
+  write(path.join(dir, 'pull-secret.json.sealed'), sealFile(Buffer.from('{"auths":{}}'), 'pull-secret.json', node.publicKeyPem));
+  const past = new Date(Date.now() - 60_000);
+  for (const f of ['site-config.yaml', 'pull-secret.json.sealed']) utimesSync(path.join(dir, f), past, past);
+}
+
+const assertNoTrace = (out: string) => {
+  assert.doesNotMatch(out, /internal error|\n\s+at .*\(|DECODER routines|Unexpected end of JSON/, out);
+};
+
+test('a damaged node key: validate and run say so in a sentence, the banner and status show it, no stack trace', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-damaged-key-'));
+  try {
+    write(path.join(root, NODE_KEY_FILE), DAMAGED_KEY);
+    const media = path.join(root, 'media');
+    sealedSiteConfig(media);
+    const validate = cli(['validate', media, '--this-machine', '--root', root]);
+    assert.equal(validate.code, 1, validate.out);
+    assertNoTrace(validate.out);
+    assert.match(validate.out, /spec\.pullSecretFile: 'pull-secret\.json\.sealed' cannot be opened: this node's own key for sealed files \(node-key\.pem, made by sno-reconfigure prepare at the factory\) is damaged/);
+
+    const drop = path.join(root, 'etc/sno-reconfigure/site-config.d');
+    sealedSiteConfig(drop);
+    const run = cli(['run', '--root', root, '--once']);
+    assert.equal(run.code, 1, run.out);
+    assertNoTrace(run.out);
+    assert.match(run.out, /the site-config on the drop directory \S+ is invalid — nothing was changed/);
+    const banner = readFileSync(path.join(root, BANNER_PATH), 'utf8');
+    assert.match(banner, /ACTION NEEDED|is invalid/);
+    assert.match(banner.replace(/\s+/g, ' '), /node's own key for sealed files .* is damaged/);
+    assert.doesNotMatch(banner, /waiting for the site-config/);
+    const status = cli(['status', '--root', root]);
+    assert.equal(status.code, 1, status.out);
+    assert.match(status.out, /node's own key for sealed files \(node-key\.pem, made by sno-reconfigure prepare at the factory\) is damaged/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a damaged journal: status says so in a sentence; run keeps a copy, starts a new journal and says so on the banner and in status', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-damaged-journal-'));
+  try {
+    const journal = path.join(root, DEFAULT_STATE_DIR, 'journal.json');
+    write(journal, '{"version":1,"steps":');
+    const before = cli(['status', '--root', root]);
+    assert.equal(before.code, 1, before.out);
+    assertNoTrace(before.out);
+    assert.match(before.out, /the agent's journal \/var\/lib\/sno-reconfigure\/journal\.json is damaged \(it is not complete JSON\), so the progress it recorded cannot be read\. The agent keeps a copy of it and starts a new journal at its next start/);
+
+    const run = cli(['run', '--root', root, '--once']);
+    assertNoTrace(run.out);
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, /a copy was kept as journal\.json\.corrupt and a new journal started/);
+    assert.equal(readFileSync(`${journal}.corrupt`, 'utf8'), '{"version":1,"steps":');
+    assert.match(readFileSync(path.join(root, BANNER_PATH), 'utf8').replace(/\s+/g, ' '), /Note: the agent's journal \S+ is damaged/);
+
+    // The next start (systemd's restart) reads the new journal: no loop on the damaged file.
+    const after = cli(['status', '--root', root]);
+    assert.match(after.out, /Warnings:\n {2}- the agent's journal \S+ is damaged \(it is not complete JSON\)/);
+    const again = cli(['run', '--root', root, '--once']);
+    assert.equal(again.code, 0, again.out);
+    assert.doesNotMatch(again.out, /is damaged/);
+    assert.ok(existsSync(journal));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a journal of the wrong shape (valid JSON, not a journal) is damaged too, not an internal error', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-damaged-journal-'));
+  try {
+    write(path.join(root, DEFAULT_STATE_DIR, 'journal.json'), '{"version":1,"steps":{},"facts":null}');
+    const status = cli(['status', '--root', root]);
+    assert.equal(status.code, 1);
+    assert.match(status.out, /is damaged \(it is not a journal of this agent version\)/);
+    const run = cli(['run', '--root', root, '--once']);
+    assertNoTrace(run.out);
+    assert.equal(run.code, 0, run.out);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
