@@ -7,7 +7,6 @@ import type { Closable, Host, WatchEvent } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
 import { copyFromVolume, dropDirIsStable, dropDirNewestChange, isPartialCopyName, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
-import { loadTrustedKeys } from '../siteconfig/signature';
 import type { Clock } from './step';
 
 export interface Candidate {
@@ -238,7 +237,8 @@ export async function waitForSiteConfig(
             // A file written in place may be closed and appended to again after any pause: only a rename into the
             // drop directory, or a signature the node verifies (it fails on a prefix), says the writer has finished.
             const inPlace = wake.writtenInPlace();
-            if (inPlace.length > 0 && !(await loadTrustedKeys(opts.host)).required) {
+            // signature.ts (node:crypto) loads here, not while the agent waits (issue 39).
+            if (inPlace.length > 0 && !(await (await import('../siteconfig/signature')).loadTrustedKeys(opts.host)).required) {
               const problem = writtenInPlaceProblem(c, opts.dropDir, inPlace);
               if (prior?.error !== problem.message) {
                 opts.log.error({ media: c.location, remedy: problem.remedy }, problem.message);
