@@ -12,10 +12,10 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 export const BUNDLE = path.join(PROJECT_ROOT, 'dist', 'sno-reconfigure.cjs');
 
 /**
- * A real published digest of ubi9/nodejs-20-minimal (pinned in a public Dockerfile); pin the digest you
- * tested at your factory instead.
+ * A real published digest of ubi9/nodejs-24-minimal (Node.js 24 LTS, maintained until 2028-04-30), its multi-arch
+ * manifest list as pinned in a public Dockerfile; pin the digest you tested at your factory instead.
  */
-export const EXAMPLE_NODE_IMAGE = 'registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:9711ea3b74ca3cfb4278465d7203870d742441c7a21c5e22efa458a28e6d0fae';
+export const EXAMPLE_NODE_IMAGE = 'registry.access.redhat.com/ubi9/nodejs-24-minimal@sha256:a811f918c315776fca10d1b1eef4c8a7c1f223a10d19ddd21ec68bf282e2230d';
 
 export interface Example {
   /** Relative to the project root. */

@@ -363,8 +363,11 @@ export async function checkAgentCredential(host: Host, kubeconfig: string, nowMs
   };
 }
 
-/** The oldest Node.js the bundle runs on (esbuild target node20, package.json engines). */
-export const MIN_NODE_MAJOR = 20;
+/**
+ * The oldest Node.js the agent is supported on: 22 LTS (maintained until 2027-04-30; esbuild target node22). Node 20
+ * and RHEL's nodejs:20 stream ended on 2026-04-30; RHEL 9 has nodejs:22 and nodejs:24 streams, RHEL 10 ships 22.
+ */
+export const MIN_NODE_MAJOR = 22;
 
 /** The host runtime runs the bundle with the node binary its unit names: it must run and be recent enough. */
 async function checkNodeRuntime(host: Host, node: string): Promise<Check> {

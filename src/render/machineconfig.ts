@@ -80,8 +80,8 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
   if (opts.runtime === 'podman' && !opts.nodeImage) {
     throw new RenderError(
       '--runtime podman (the default: OpenShift nodes ship no Node.js) needs --node-image NAME@sha256:DIGEST, the Node image the agent ' +
-        'runs in, pinned by digest (e.g. registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:…, as mirrored for your factory). ' +
-        'For a RHEL or image-mode node that has Node.js 20 or later, pass --runtime host instead.',
+        'runs in, pinned by digest (e.g. registry.access.redhat.com/ubi9/nodejs-24-minimal@sha256:…, as mirrored for your factory). ' +
+        'For a RHEL or image-mode node that has Node.js 22 or later, pass --runtime host instead.',
     );
   }
   if (opts.runtime === 'host' && opts.nodeImage) {

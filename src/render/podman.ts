@@ -24,7 +24,7 @@ export function parseNodeImageRef(ref: string): string {
   if (!DIGEST_RE.test(trimmed)) {
     throw new ImageRefError(
       `--node-image: "${trimmed}" is not pinned by digest. Expected NAME@sha256:<64 hex digits>, e.g. ` +
-        'registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:…; find the digest with ' +
+        'registry.access.redhat.com/ubi9/nodejs-24-minimal@sha256:…; find the digest with ' +
         '`skopeo inspect docker://NAME:TAG --format {{.Digest}}`.',
     );
   }

@@ -10,13 +10,23 @@
 // A pause must not outlive the run: it also holds back the kube-apiserver-to-kubelet CA rotation (OpenShift 4.10
 // docs, "Pausing the machine config pools"). The pool carries an annotation saying the agent paused it; a run
 // that stops on a failure unpauses it (`release`), and a restarted run pauses it again while it still writes.
+//
+// The pool is held only when the run will write one of its inputs: a re-run of an applied config, whose steps
+// all find their change in place, leaves the pool alone (two writes to the pool for nothing, issue 37). What each
+// step will write is what its own plan says, read before the first of them writes.
 import { R } from '../cluster/resources';
 import type { ClusterClient } from '../cluster/types';
-import type { Step, StepContext } from '../engine/step';
+import type { Change, Step, StepContext } from '../engine/step';
 import type { ResolvedSiteConfig } from '../siteconfig/types';
+import { chronyStep } from './chrony';
+import { manifestsStep } from './manifests';
+import { mirrorsStep } from './mirrors';
 import { notInPlace } from './not-in-place';
+import { proxyStep } from './proxy';
+import { pullSecretStep } from './pull-secret';
 import { resilient } from './resilient';
 import { MASTER_POOL, type MachineConfigPool } from './rollouts';
+import { sshKeyStep } from './ssh-key';
 
 export const HELD_BY = 'sno-reconfigure.io/paused-by-agent';
 
@@ -28,9 +38,29 @@ async function pool(client: ClusterClient): Promise<Pool | undefined> {
   return client.get<Pool>(R.machineConfigPools, MASTER_POOL);
 }
 
+const isMachineConfig = (kind: string) => kind === 'MachineConfig';
+
+/** The steps that write the master pool's inputs: when the site-config asks each, and which of its changes are inputs. */
+const POOL_INPUT_STEPS: readonly { step: Step; asked: (s: ResolvedSiteConfig) => boolean; input: (c: Change) => boolean }[] = [
+  { step: pullSecretStep, asked: (s) => s.pullSecret !== undefined, input: () => true },
+  { step: mirrorsStep, asked: (s) => s.imageDigestMirrors.length + (s.imageTagMirrors?.length ?? 0) > 0, input: () => true },
+  { step: proxyStep, asked: (s) => s.proxy !== undefined, input: () => true },
+  { step: sshKeyStep, asked: (s) => s.ssh !== undefined, input: () => true },
+  { step: chronyStep, asked: (s) => s.ntp !== undefined, input: () => true },
+  { step: manifestsStep, asked: (s) => (s.extraManifests ?? []).some((m) => isMachineConfig(m.object.kind)), input: (c) => isMachineConfig(c.kind) },
+];
+
 /** Whether the site-config writes an input of the master pool (a config without one has nothing to hold for). */
-export const writesPoolInputs = (s: ResolvedSiteConfig): boolean =>
-  s.pullSecret !== undefined || s.imageDigestMirrors.length + (s.imageTagMirrors?.length ?? 0) > 0 || s.proxy !== undefined || s.ssh !== undefined || s.ntp !== undefined || (s.extraManifests ?? []).some((m) => m.object.kind === 'MachineConfig');
+export const writesPoolInputs = (s: ResolvedSiteConfig): boolean => POOL_INPUT_STEPS.some((i) => i.asked(s));
+
+/** Whether this run will write an input of the pool: a step the site-config asks plans a change to one. */
+async function willWritePoolInputs(ctx: StepContext): Promise<boolean> {
+  for (const i of POOL_INPUT_STEPS) {
+    if (!i.asked(ctx.site.resolved)) continue;
+    if ((await i.step.plan(ctx)).some((c) => c.action !== 'leave' && i.input(c))) return true;
+  }
+  return false;
+}
 
 /**
  * Paused by this agent: the pool says so, or the journal does (an annotation on the pool can be removed by anyone
@@ -69,12 +99,12 @@ export const poolHoldStep: Step = resilient({
   name: 'pool-hold',
   title: 'Hold node updates while the machine configuration is written',
   plan: async () => [],
-  check: async (ctx) => !writesPoolInputs(ctx.site.resolved),
+  check: async (ctx) => !writesPoolInputs(ctx.site.resolved) || !(await willWritePoolInputs(ctx)),
   apply: hold,
   verify: async () => {},
   // A restarted run that still has inputs to write holds the pool again (a failed run released it).
   resume: async (ctx) => {
-    if (!ctx.facts.poolReleased && writesPoolInputs(ctx.site.resolved)) await hold(ctx);
+    if (!ctx.facts.poolReleased && writesPoolInputs(ctx.site.resolved) && (await willWritePoolInputs(ctx))) await hold(ctx);
   },
   onRunFailed: async (ctx) => {
     await release(ctx).catch((e: unknown) => ctx.log.warn({ err: (e as Error).message }, `the machine-config pool ${MASTER_POOL} could not be unpaused after the failure; it is unpaused when the run is tried again`));

@@ -21,7 +21,7 @@ export const SIZE_BUDGETS = {
 } as const;
 
 /** A digest-pinned image reference for rendering the podman variant (the digest only has to be well formed). */
-const SAMPLE_NODE_IMAGE = `registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:${'0'.repeat(64)}`;
+const SAMPLE_NODE_IMAGE = `registry.access.redhat.com/ubi9/nodejs-24-minimal@sha256:${'0'.repeat(64)}`;
 
 export interface SizeResults {
   bundleRawBytes: number;

@@ -78,7 +78,7 @@ test('the key pair, and the MachineConfig that installs its public key with the 
   documented('openssl genpkey -algorithm ed25519 -out site-signing.key.pem');
   documented('openssl pkey -in site-signing.key.pem -pubout -out site-signing.pub.pem');
   assert.match(await fs.readFile(path.join(work, 'site-signing.pub.pem'), 'utf8'), /^-----BEGIN PUBLIC KEY-----\n/);
-  documented('sno-reconfigure render machineconfig --node-image registry.store0042.example.com/ubi9/nodejs-20-minimal@sha256:4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f --internal-ip 192.168.127.10/24 --trusted-key site-signing.pub.pem > mc.yaml');
+  documented('sno-reconfigure render machineconfig --node-image registry.store0042.example.com/ubi9/nodejs-24-minimal@sha256:4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f4f --internal-ip 192.168.127.10/24 --trusted-key site-signing.pub.pem > mc.yaml');
   const mc = await fs.readFile(path.join(work, 'mc.yaml'), 'utf8');
   assert.match(mc, /path: \/etc\/sno-reconfigure\/trusted-keys\/site-signing\.pem\n/);
   assert.match(mc, /path: \/etc\/NetworkManager\/dispatcher\.d\/pre-up\.d\/30-sno-reconfigure-internal-ip\n/);

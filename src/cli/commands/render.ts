@@ -35,9 +35,10 @@ Options:
   --name NAME            object name (default ${defaultMachineConfigName('<role>')})
   --runtime host|podman  podman (default; RHCOS, which ships no Node.js): the bundle runs in --node-image,
                          loaded from an archive kept on the node; host: /usr/bin/node on the node runs the
-                         bundle (RHEL, or an image-mode node layered with Node.js >= 20)
+                         bundle (RHEL, or an image-mode node layered with Node.js >= 22)
   --node-image REF       the Node image for --runtime podman, pinned by digest: NAME@sha256:DIGEST (required:
-                         no default, pin the image your factory tested and can pull)
+                         no default, pin the image your factory tested and can pull, e.g.
+                         ubi9/nodejs-24-minimal, supported until 2028-04-30)
   --node-image-archive PATH
                          where the factory saves that image (default ${NODE_IMAGE_ARCHIVE_PATH})
   --internal-ip CIDR     the node's installed IP on br-ex with its prefix (e.g. 192.168.111.20/24; one per

@@ -13,7 +13,7 @@
 //   the host's kernel, so systemd-sysctl, binfmt and udev skip themselves instead of changing the host.
 // The network namespace is the host's unless boot({network: 'private'}): the node then reaches a simulator
 // listening on the host's 127.0.0.1.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
@@ -23,6 +23,7 @@ import { childrenOf, isAlive, pidNamespaceOf, pollUntil, processesInNamespace, r
 import { killMachineSync, registerMachine, removeCgroupTree, sweepStale, unregisterMachine, TEMP_PREFIX, type LiveMachine } from './cleanup';
 import { missingNodeLibraries, type Disk } from './rootfs';
 import type { LoopDevice } from './media';
+import { testbedNodeBinary } from './node-runtime';
 
 export type SystemState = 'initializing' | 'starting' | 'running' | 'degraded' | 'maintenance' | 'stopping' | 'offline' | 'unknown';
 
@@ -217,7 +218,8 @@ export class Machine {
     this.bootCount += 1;
     const cgroup = path.join(base, `${process.pid}-${this.name}-${this.bootCount}`);
     mkdirSync(cgroup, { recursive: true });
-    const nodeBinary = realpathSync(process.execPath);
+    // The agent and the stand-ins run on the Node major of the podman runtime's image (testbed/node-runtime.ts).
+    const nodeBinary = await testbedNodeBinary();
     this.nodeLibs ??= await missingNodeLibraries(this.root, nodeBinary);
     const pid1Script = path.join(this.disk.dir, 'pid1.sh');
     writeFileSync(pid1Script, PID1_SCRIPT, { mode: 0o755 });

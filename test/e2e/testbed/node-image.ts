@@ -1,6 +1,7 @@
-// The podman runtime's Node image for the end-to-end test, built offline: the host's own node binary and the
-// libraries it loads, plus chroot and sh, in one uncompressed OCI layer, laid out as a registry serves it
-// (blobs by digest, a tag naming the manifest). Like ubi9/nodejs-20-minimal it has no systemd-notify, runs as
+// The podman runtime's Node image for the end-to-end test, built offline: the testbed's Node 24 binary (the major of
+// the documented ubi9/nodejs-24-minimal: testbed/node-runtime.ts) and the libraries it loads, plus chroot and sh, in
+// one uncompressed OCI layer, laid out as a registry serves it
+// (blobs by digest, a tag naming the manifest). Like ubi9/nodejs-24-minimal it has no systemd-notify, runs as
 // uid 1001 and works in /opt/app-root/src; the launcher overrides the user. stand-ins/registry.cjs serves it on
 // the node, so `sno-reconfigure-podman prepare` pulls it the way a factory pulls from its registry mirror.
 // Its PATH has no sbin directories (ubi's has): the launcher must set the PATH host tools are found with.
@@ -10,11 +11,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { registerDir, unregisterDir, TEMP_PREFIX } from './cleanup';
 import { runOk } from './proc';
+import { testbedNodeBinary } from './node-runtime';
 
 export interface NodeImage {
   /** Host directory the registry stand-in serves: blobs/sha256/<hex>, tags/<tag>. */
   dir: string;
-  /** Repository path within the registry, e.g. sno/nodejs-20-minimal. */
+  /** Repository path within the registry, e.g. sno/nodejs-24-minimal. */
   repository: string;
   tag: string;
   /** sha256:<hex> of the manifest: what NAME@DIGEST pins. */
@@ -67,7 +69,7 @@ async function buildNodeImage(): Promise<NodeImage> {
     mkdirSync(path.join(rootfs, 'usr', d), { recursive: true });
     symlinkSync(`usr/${d}`, path.join(rootfs, d));
   }
-  const tools = { node: realpathSync(process.execPath), chroot: realpathSync((await runOk(['bash', '-c', 'command -v chroot'])).trim()), sh: realpathSync('/bin/sh') };
+  const tools = { node: await testbedNodeBinary(), chroot: realpathSync((await runOk(['bash', '-c', 'command -v chroot'])).trim()), sh: realpathSync('/bin/sh') };
   const libs = new Set<string>();
   for (const [name, binary] of Object.entries(tools)) {
     copyFileSync(binary, path.join(rootfs, 'usr/bin', name));
@@ -115,8 +117,8 @@ async function buildNodeImage(): Promise<NodeImage> {
       layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: `sha256:${layerHex}`, size: layerSize }],
     }),
   );
-  const tag = '20-minimal';
+  const tag = '24-minimal';
   mkdirSync(path.join(dir, 'tags'));
   writeFileSync(path.join(dir, 'tags', tag), `sha256:${manifest.hex}`);
-  return { dir, repository: 'sno/nodejs-20-minimal', tag, digest: `sha256:${manifest.hex}`, id: config.hex };
+  return { dir, repository: 'sno/nodejs-24-minimal', tag, digest: `sha256:${manifest.hex}`, id: config.hex };
 }

@@ -26,7 +26,7 @@ import { publicKeyOf } from '../../../src/siteconfig/sealed';
 import type { PrepareResult } from '../../../src/factory/prepare';
 import { KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/factory/preflight';
 
-const IMAGE = 'registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:' + 'c'.repeat(64);
+const IMAGE = 'registry.access.redhat.com/ubi9/nodejs-24-minimal@sha256:' + 'c'.repeat(64);
 const IMAGE_ID = 'd'.repeat(64);
 const BUNDLE = Buffer.from('#!/usr/bin/env node\nconsole.log("agent")\n');
 
@@ -68,7 +68,7 @@ describe('prepare', () => {
     });
     await applyIgnition(mc.spec.config, n.root);
     mkdirSync(path.join(n.root, 'usr/bin'), { recursive: true });
-    writeNode(n, 'v20.20.2');
+    writeNode(n, 'v22.12.0');
     return n;
   }
 
@@ -430,10 +430,10 @@ describe('prepare', () => {
       untouched(node);
     });
 
-    test('refuses a node whose Node.js is missing or older than 20, and says to render the podman runtime instead', async () => {
+    test('refuses a node whose Node.js is missing or older than 22, and says to render the podman runtime instead', async () => {
       for (const [setup, detail] of [
         [() => rmSync(path.join(node.root, 'usr/bin/node')), /^\/usr\/bin\/node, which the unit runs the agent with, is missing$/],
-        [() => writeNode(node, 'v18.19.0'), /^\/usr\/bin\/node is Node\.js v18\.19\.0; the agent needs 20 or later$/],
+        [() => writeNode(node, 'v20.20.2'), /^\/usr\/bin\/node is Node\.js v20\.20\.2; the agent needs 22 or later$/],
       ] as const) {
         setup();
         const res = await prepare(node, '--json');

@@ -1,6 +1,6 @@
 // The RPM, built with the real rpmbuild and checked with the real rpmlint (0 errors), its payload and
 // dependencies read back with rpm, and the nodejs epoch trap (reference/runtime-libs.md section 7) tried
-// against a throwaway rpmdb holding a fake Epoch-1 nodejs 18, then 20.
+// against a throwaway rpmdb holding a fake Epoch-1 nodejs 20, then 22.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -55,11 +55,11 @@ describe('RPM', () => {
     ]);
   });
 
-  test('requires nodejs(engine) >= 20 (never an epoch-less nodejs >= N), and nothing scanned from the bundle', () => {
+  test('requires nodejs(engine) >= 22 (never an epoch-less nodejs >= N), and nothing scanned from the bundle', () => {
     const requires = rpmq('-qp', '--requires', built.rpm).trim().split('\n').map((l) => l.trim());
-    assert.ok(requires.includes('nodejs(engine) >= 20'), requires.join('\n'));
+    assert.ok(requires.includes('nodejs(engine) >= 22'), requires.join('\n'));
     assert.equal(requires.some((r) => /^nodejs\s*>=/.test(r)), false);
-    const unexpected = requires.filter((r) => !/^(nodejs\(engine\) >= 20|systemd|\/bin\/sh|rpmlib\(.*\).*)$/.test(r));
+    const unexpected = requires.filter((r) => !/^(nodejs\(engine\) >= 22|systemd|\/bin\/sh|rpmlib\(.*\).*)$/.test(r));
     assert.deepEqual(unexpected, [], 'AutoReqProv: no');
   });
 
@@ -86,7 +86,7 @@ describe('RPM', () => {
     assert.doesNotMatch(postun.replace(/^#.*$/gm, ''), /restart/);
   });
 
-  test('the epoch trap: an Epoch-1 nodejs 18 does not satisfy the package, nodejs 20 does', () => {
+  test('the epoch trap: an Epoch-1 nodejs 20 (end of life) does not satisfy the package, nodejs 22 does', () => {
     const fakeSpec = path.join(dir, 'fake-nodejs.spec');
     // What RHEL's nodejs declares (Epoch 1, nodejs(engine) without epoch); it also stands in for systemd and /bin/sh.
     writeFileSync(fakeSpec, 'Name: nodejs\nEpoch: 1\nVersion: %{v}\nRelease: 1\nSummary: fake nodejs\nLicense: MIT\nBuildArch: noarch\nProvides: nodejs(engine) = %{v}\nProvides: systemd\nProvides: /bin/sh\n%description\nfake\n%files\n');
@@ -102,10 +102,10 @@ describe('RPM', () => {
       const res = spawnSync('rpm', [...db, '-i', '--test', built.rpm], { encoding: 'utf8' });
       return { code: res.status, out: `${res.stdout}${res.stderr}` };
     };
-    const old = verdict('18.20.4');
+    const old = verdict('20.20.2');
     assert.notEqual(old.code, 0);
-    assert.match(old.out, /nodejs\(engine\) >= 20 is needed by sno-reconfigure/);
-    const current = verdict('20.18.2');
+    assert.match(old.out, /nodejs\(engine\) >= 22 is needed by sno-reconfigure/);
+    const current = verdict('22.12.0');
     assert.equal(current.code, 0, current.out);
   });
 });

@@ -14,6 +14,7 @@ import { BASELINE_FILE, DEFAULT_STATE_DIR, STATE_FILES } from '../../../src/path
 import { STEPS } from '../../../src/steps/index';
 import { parseLogs, startScenario, type AgentRun, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
+import { LONG_PATH_RELEASES } from '../../support/releases';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
 const HASH = '$2y$10$abcdefghijklmnopqrstuuN3kQ3v1Yb7Qm2uR0l6sT8pWc5xZy9Ae';
@@ -101,8 +102,9 @@ async function runUntilSettled(s: Scenario): Promise<AgentRun> {
 // Each case on a simulator and node of its own, two at a time: the refusals are over in seconds and fill the
 // whole run's waits on the cluster.
 describe('image-based install configuration media', { concurrency: 2 }, () => {
-  test('an image-based install config volume: validate and plan read it, a run applies what it asks', async () => {
-    const s = await startScenario();
+  // A long path: on the releases of test/support/releases.ts LONG_PATH_RELEASES (issue 37).
+  for (const version of LONG_PATH_RELEASES) test(`OpenShift ${version}: an image-based install config volume: validate and plan read it, a run applies what it asks`, async () => {
+    const s = await startScenario({ sim: { version } });
     try {
       writeBaseline(s);
       const dir = path.join(s.node.dir, 'ibi-iso');

@@ -1,7 +1,8 @@
 // The simulated kube-apiserver judges a client certificate by its whole chain on the simulated clock, as Go's
-// x509 Verify does: node-system-admin-client outlives node-system-admin-signer on 4.16 (2 years against 1) and
-// whenever it was issued late in the signer's life (cluster-kube-apiserver-operator release-4.12..4.16
-// certrotationcontroller.go; library-go does not clamp it), and it stops working when the signer expires.
+// x509 Verify does: node-system-admin-client outlives node-system-admin-signer on 4.16–4.18 (2 years against 1) and
+// whenever it was issued late in the signer's life (cluster-kube-apiserver-operator release-4.12..4.18
+// certrotationcontroller.go; library-go does not clamp it), and it stops working when the signer expires. From 4.19
+// the signer lives 3 years (release-4.19..4.23, same file), so the same shipment keeps a working node-kubeconfig.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
@@ -39,5 +40,20 @@ test('a node-kubeconfig whose signer has expired is refused although its own cer
     assert.ok(await TestClient.fromKubeconfig(fresh.kubeconfigs.localhostRecovery).readyz(), 'the same client while its signer lives');
   } finally {
     await fresh.stop();
+  }
+});
+
+test('from 4.19 the signer lives 3 years: the node-kubeconfig that 4.14 refuses after the same storage still works', async () => {
+  // The same history as above (issued when the signer was 300 days old, 50 days in storage) on the releases that
+  // extended node-system-admin-signer to 3 years; 4.18 still has the 1-year signer.
+  for (const [version, works] of [['4.18.30', false], ['4.19.21', true], ['4.22.1', true]] as const) {
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', version, nodeAdminSignerAgeDays: 300, poweredOffDays: 50 });
+    try {
+      await sim.waitFor(() => sim.apiUp(), 20_000, 'API up');
+      const status = (await kubeRequest(TestClient.fromKubeconfig(sim.kubeconfigs.localhostRecovery).creds, 'GET', '/readyz', undefined, { timeoutMs: 2000 })).status;
+      assert.equal(status, works ? 200 : 401, `OpenShift ${version}: /readyz with the node-kubeconfig`);
+    } finally {
+      await sim.stop();
+    }
   }
 });

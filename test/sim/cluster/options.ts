@@ -97,7 +97,7 @@ export interface SimulatorOptions {
   poweredOffDays?: number;
   /**
    * How old node-system-admin-signer was when it issued the node-kubeconfigs' client certificate, in days
-   * (default 60; the operator rotates it at 292 of its 365 days, so up to ~320): see nodeAdminSignerValidity.
+   * (default 60; the operator rotates it at 292 of its 365 days, from 4.19 at 876 of 1095, so up to ~320 / ~900): see nodeAdminSignerValidity.
    */
   nodeAdminSignerAgeDays?: number;
   kubelet?: KubeletInitialState;
@@ -224,15 +224,18 @@ export function nodeAdminClientValidity(o: Pick<ResolvedOptions, 'version' | 'po
 }
 
 /**
- * node-system-admin-signer, which issues node-system-admin-client: valid 365 days, rotated at 292, on 4.12 to 4.16
- * alike (openshift/cluster-kube-apiserver-operator release-4.12..4.16
- * pkg/operator/certrotationcontroller/certrotationcontroller.go). Its clients are not clamped to it (library-go
- * NewClientCertificateTemplateForDuration), so a client issued late in its life, and every 2-year client of 4.16,
- * stops verifying when the signer expires, before its own NotAfter.
+ * node-system-admin-signer, which issues node-system-admin-client: valid 365 days, rotated at 292, on 4.12 to 4.18
+ * (openshift/cluster-kube-apiserver-operator release-4.12..4.18
+ * pkg/operator/certrotationcontroller/certrotationcontroller.go); from 4.19 valid 3 years, rotated at 876 days
+ * (release-4.19..4.23, same file: `3 * devRotationExceptionYear`, commit 7f8eb2925 "extend node-system-admin-signer
+ * lifetime"). Its clients are not clamped to it (library-go NewClientCertificateTemplateForDuration), so up to 4.18 a
+ * client issued late in the signer's life, and every 2-year client of 4.16–4.18, stops verifying when the signer
+ * expires, before its own NotAfter; from 4.19 the client's own NotAfter comes first unless the signer was already
+ * old when it issued it.
  */
 export function nodeAdminSignerValidity(o: Pick<ResolvedOptions, 'version' | 'poweredOffDays' | 'nodeAdminSignerAgeDays'>, nowMs: number): { notBefore: Date; validityDays: number } {
   const clientIssued = nodeAdminClientValidity(o, nowMs).notBefore.getTime();
-  return { notBefore: new Date(clientIssued - o.nodeAdminSignerAgeDays * DAY_MS), validityDays: 365 };
+  return { notBefore: new Date(clientIssued - o.nodeAdminSignerAgeDays * DAY_MS), validityDays: minorVersion(o.version) >= 19 ? 3 * 365 : 365 };
 }
 
 /** Minor version number, e.g. 14 for 4.14.12. */

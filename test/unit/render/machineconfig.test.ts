@@ -16,7 +16,7 @@ import { renderLoader } from '../../../src/render/payload';
 import { TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
 import { LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 
-const IMAGE = 'registry.access.redhat.com/ubi9/nodejs-20-minimal@sha256:' + '1'.repeat(64);
+const IMAGE = 'registry.access.redhat.com/ubi9/nodejs-24-minimal@sha256:' + '1'.repeat(64);
 
 describe('render machineconfig', () => {
   let dir: string;
@@ -160,7 +160,7 @@ describe('render machineconfig', () => {
   test('bad input: clear message naming the flag, exit 1; bad usage: exit 2', async () => {
     const cases: [string[], number, RegExp][] = [
       [['--runtime', 'podman'], 1, /--runtime podman .* needs --node-image NAME@sha256:DIGEST/],
-      [['--runtime', 'podman', '--node-image', 'registry.access.redhat.com/ubi9/nodejs-20-minimal:1'], 1, /--node-image: .* is not pinned by digest/],
+      [['--runtime', 'podman', '--node-image', 'registry.access.redhat.com/ubi9/nodejs-24-minimal:1'], 1, /--node-image: .* is not pinned by digest/],
       [['--runtime', 'host', '--node-image', IMAGE], 1, /--node-image only applies to --runtime podman/],
       [['--runtime', 'host', '--internal-ip', '192.168.127.0/24'], 1, /--internal-ip "192\.168\.127\.0\/24": .* subnet address/],
       [['--runtime', 'host', '--trusted-key', 'site.key'], 1, /--trusted-key site\.key: this is a PRIVATE key/],

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { ImageRefError, parseNodeImageRef, parseRuntimeEnv, renderPodmanLauncher, renderRuntimeEnv } from '../../../src/render/podman';
 import { MC_BUNDLE_PATH, NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
 
-const IMAGE = 'registry.example.com:5000/ubi9/nodejs-20-minimal@sha256:9711ea3b74ca3cfb4278465d7203870d742441c7a21c5e22efa458a28e6d0fae';
+const IMAGE = 'registry.example.com:5000/ubi9/nodejs-24-minimal@sha256:9711ea3b74ca3cfb4278465d7203870d742441c7a21c5e22efa458a28e6d0fae';
 
 describe('parseNodeImageRef', () => {
   test('accepts digest-pinned references, with or without a tag', () => {
@@ -20,7 +20,7 @@ describe('parseNodeImageRef', () => {
   });
 
   test('rejects a tag-only reference, saying what is expected', () => {
-    assert.throws(() => parseNodeImageRef('registry.access.redhat.com/ubi9/nodejs-20-minimal:latest'), (e: unknown) => {
+    assert.throws(() => parseNodeImageRef('registry.access.redhat.com/ubi9/nodejs-24-minimal:latest'), (e: unknown) => {
       assert.ok(e instanceof ImageRefError);
       assert.match(e.message, /^--node-image: .* is not pinned by digest\. Expected NAME@sha256:<64 hex digits>/);
       return true;
