@@ -6,7 +6,11 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { MUTATION_MODULES } from './mutation-modules.mjs';
 
-const wanted = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(MUTATION_MODULES);
+// `--force` re-tests every mutant: the command runner reports one result for all of a module's tests, so incremental
+// mode sees a changed source line but not a changed test (after adding tests, run with --force).
+const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
+const names = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const wanted = names.length ? names : Object.keys(MUTATION_MODULES);
 const unknown = wanted.filter((m) => !(m in MUTATION_MODULES));
 if (unknown.length) {
   console.error(`unknown module ${unknown.join(', ')}: expected one of ${Object.keys(MUTATION_MODULES).join(', ')}`);
@@ -14,7 +18,7 @@ if (unknown.length) {
 }
 const scores = [];
 for (const name of wanted) {
-  const res = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs'], { stdio: 'inherit', env: { ...process.env, SNO_MUTATION_MODULE: name } });
+  const res = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs', ...flags], { stdio: 'inherit', env: { ...process.env, SNO_MUTATION_MODULE: name } });
   if (res.status !== 0) {
     console.error(`mutation testing of ${name} did not complete (exit ${res.status})`);
     process.exit(1);
