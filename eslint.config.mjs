@@ -37,7 +37,7 @@ const NODE_FS = ['node:fs', 'fs', 'node:fs/promises', 'fs/promises'].map((name) 
 }));
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'build/**', '.cache/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'build/**', '.cache/**', '.stryker-tmp/**', 'reports/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

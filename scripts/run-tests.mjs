@@ -1,5 +1,7 @@
 // Runs the test files with Node's built-in runner and the tsx loader. Node 20's `--test` takes no globs,
-// so the files are collected here. Optional arguments narrow to suites: unit, integration, e2e.
+// so the files are collected here. Optional arguments narrow to suites (unit, integration, e2e), folders or files
+// (test/unit/csr, test/unit/csr/policy.test.ts).
+// Every test has a time limit (./test-timeout.mjs, issue 41), and every file one more as a backstop.
 // The runner's closing lines (# pass / # fail) are the counts CI reads; the reporter (./test-reporter.mjs, the
 // spec reporter's) prints the ten slowest test files just before them.
 import { readdirSync, statSync } from 'node:fs';
@@ -17,7 +19,10 @@ const walk = (dir) => {
   }
 };
 for (const suite of suites) {
-  try { walk(join('test', suite)); } catch (e) { if (e.code !== 'ENOENT') throw e; }
+  const named = [suite, join('test', suite)].find((p) => { try { statSync(p); return true; } catch { return false; } });
+  if (named === undefined) continue;
+  if (statSync(named).isDirectory()) walk(named);
+  else files.push(named);
 }
 if (files.length === 0) {
   console.error(`no test files under ${suites.map((s) => `test/${s}`).join(', ')}`);
@@ -27,5 +32,11 @@ if (files.length === 0) {
 // CPU in 812 s), most files waiting on the simulator's clock, systemd or a testbed node; the tests' deadlines are
 // sized for a loaded machine (issue 31). SNO_TEST_CONCURRENCY overrides it.
 const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '3';
-const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-reporter=${fileURLToPath(new URL('./test-reporter.mjs', import.meta.url))}`, ...files], { stdio: 'inherit' });
+// Each test's own limit (./test-timeout.mjs) names the test that hung. A file's limit catches what a test's cannot:
+// code that never yields to the event loop (a synchronous loop, a promise chain that never sleeps), where no timer
+// fires; the file is then reported by its path. It is above the longest file's sum of test limits (the network
+// retry's 40 min). SNO_TEST_FILE_TIMEOUT_MS overrides it.
+const fileTimeout = process.env.SNO_TEST_FILE_TIMEOUT_MS ?? String(60 * 60_000);
+const limits = ['--import', fileURLToPath(new URL('./test-timeout.mjs', import.meta.url)), '--test-force-exit', `--test-timeout=${fileTimeout}`];
+const res = spawnSync(process.execPath, ['--import', 'tsx', ...limits, '--test', `--test-concurrency=${concurrency}`, `--test-reporter=${fileURLToPath(new URL('./test-reporter.mjs', import.meta.url))}`, ...files], { stdio: 'inherit' });
 process.exit(res.status ?? 1);

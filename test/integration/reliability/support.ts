@@ -9,6 +9,7 @@ import type { KubeObject, ResourceType } from '../../../src/cluster/types';
 import type { StepName } from '../../../src/engine/step';
 import { DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
 import { STEPS } from '../../../src/steps/index';
+import { HELD_BY } from '../../../src/steps/pool-hold';
 import type { Simulator } from '../../sim/index';
 import { siteConfigFor, startScenario, type AgentRun, type Scenario } from '../../support/scenario';
 
@@ -85,6 +86,10 @@ export function convergenceProblems(s: Scenario): string[] {
   if (node?.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True') problems.push('the node is not Ready');
   if (s.node.units()['kubelet.service']?.active !== 'active') problems.push(`kubelet is ${s.node.units()['kubelet.service']?.active ?? 'unknown'}`);
   if (!existsSync(path.join(s.node.root, DONE_MARKER))) problems.push('no done marker');
+  // A paused master pool holds back every node update and the kubelet CA rotation for good (src/steps/pool-hold.ts).
+  const pool = s.sim.store.get(R.machineConfigPools, 'master') as { spec?: { paused?: boolean }; metadata?: { annotations?: Record<string, string> } } | undefined;
+  if (pool?.spec?.paused === true) problems.push('the machine-config pool master is left paused');
+  if (pool?.metadata?.annotations?.[HELD_BY] !== undefined) problems.push(`the machine-config pool master still carries ${HELD_BY}`);
   return problems;
 }
 

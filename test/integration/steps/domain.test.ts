@@ -136,6 +136,25 @@ describe('domain step against the simulator', () => {
     const served = await checkServedCertificate(sim.endpoints.api, API, [ca], { now: new Date(sim.clock.now()) });
     assert.equal(served.fingerprint, new X509Certificate(secretPem(sim, 'openshift-config', SECRETS.api)).fingerprint256);
   });
+
+  test('a second domain change (store 42, then store 77 a year later): no certificate the first stored is reused for the new names', async () => {
+    const first = Object.fromEntries(Object.values(SECRETS).map((name) => [name, secretPem(sim, 'openshift-config', name)]));
+    const STORE77 = 'store77.example.com';
+    const h2 = await createHarness(sim, { root: h.root, site: { name: 'store-0077', baseDomain: STORE77 } });
+    try {
+      assert.equal(await h2.run(domainStep), 'applied');
+      for (const [name, before] of Object.entries(first)) {
+        const now = secretPem(sim, 'openshift-config', name);
+        assert.notEqual(now, before, `${name}: the certificate stored for ${NEW} was kept for ${STORE77}`);
+        const names = sanDnsNames(new X509Certificate(now));
+        assert.ok(names.some((n) => n.endsWith(`.sno1.${STORE77}`)), `${name} is for ${names.join(', ')}`);
+        assert.ok(!names.some((n) => n.endsWith(`.sno1.${NEW}`)), `${name} still names the first store: ${names.join(', ')}`);
+      }
+      assert.deepEqual(sanDnsNames(new X509Certificate(secretPem(sim, 'openshift-config', SECRETS.api))), [`api.sno1.${STORE77}`]);
+    } finally {
+      await h2.cleanup();
+    }
+  });
 });
 
 describe('domain step: a hand-off whose signer expires first', () => {

@@ -166,6 +166,21 @@ describe('serving CSRs (kubernetes.io/kubelet-serving)', () => {
     leavesPending(servingCsr({ sans: [...SERVING_SANS, 'IP:10.0.0.9'] }), 'serving', 'serving CSR has IP SAN 10.0.0.9 not among the node addresses [192.168.42.10, fd00::10]');
     leavesPending(servingCsr({ sans: ['IP:fd00::11'] }), 'serving', 'serving CSR has IP SAN fd00::11 not among the node addresses');
   });
+  test('a Node with no addresses yet (its status not patched): every IP SAN is refused, its names alone still pass', () => {
+    // An empty list means "no address may be certified", never "any address": otherwise a serving CSR sent before
+    // the Node's status lists its addresses could name any IP.
+    const noAddresses = { ...NODE, addresses: [] };
+    leavesPending(servingCsr(), 'serving', 'serving CSR has IP SAN 192.168.42.10 not among the node addresses []', noAddresses);
+    leavesPending(servingCsr({ sans: ['DNS:sno1', 'IP:10.0.0.9'] }), 'serving', 'IP SAN 10.0.0.9 not among the node addresses', noAddresses);
+    approves(servingCsr({ sans: ['DNS:sno1', 'DNS:sno1.store42.example.com'] }), 'serving', noAddresses);
+  });
+  test('an unparsable entry in the node\'s addresses is skipped, not compared: the other addresses still match', () => {
+    approves(servingCsr({ sans: ['DNS:sno1', 'IP:192.168.42.10'] }), 'serving', { ...NODE, addresses: ['not-an-address', '192.168.42.10'] });
+    leavesPending(servingCsr({ sans: ['DNS:sno1', 'IP:10.0.0.9'] }), 'serving', 'IP SAN 10.0.0.9 not among the node addresses', { ...NODE, addresses: ['not-an-address', '192.168.42.10'] });
+  });
+  test('the node\'s expected names compare without surrounding blanks', () => {
+    approves(servingCsr({ sans: ['DNS:sno1.store42.example.com', 'IP:192.168.42.10'] }), 'serving', { ...NODE, dnsNames: [' sno1.store42.example.com '] });
+  });
   test('email, URI and otherName SANs', () => {
     leavesPending(servingCsr({ sans: [...SERVING_SANS, 'email:admin@sno1'] }), 'serving', 'serving CSR has email SANs [admin@sno1]; none are allowed');
     leavesPending(servingCsr({ sans: [...SERVING_SANS, 'URI:https://sno1/'] }), 'serving', 'serving CSR has URI SANs [https://sno1/]; none are allowed');

@@ -236,3 +236,40 @@ test('a corrected stick swapped in at once is read at once (a /dev event), witho
     node.cleanup();
   }
 });
+
+// The second look at the drop directory (issue 41), each way a copy still being written shows, on its own: the
+// same bytes read twice dropStableMs apart are not enough when a file's mtime moved in between (a writer that
+// rewrote the file with the same bytes, or truncated and wrote it again between the two reads).
+test('the drop directory read twice with the same bytes is still not taken when a file was written again in between', { timeout: LOADED_MACHINE_MS }, async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    const file = path.join(drop, 'site-config.yaml');
+    mkdirSync(drop, { recursive: true });
+    writeFileSync(file, 'v1');
+    // Written a minute ago: the first look finds the directory quiet.
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    utimesSync(file, aMinuteAgo, aMinuteAgo);
+    let duringTheWait: (() => void) | undefined = () => {
+      writeFileSync(file, 'v1');
+      const now = new Date();
+      utimesSync(file, now, now);
+    };
+    const clock = { now: realClock.now, sleep: async (ms: number, signal?: AbortSignal) => { duringTheWait?.(); duringTheWait = undefined; await realClock.sleep(ms, signal); } };
+    const offered: string[] = [];
+    const consider = async (_c: Candidate, copy: { treeDigest: string }) => { offered.push(copy.treeDigest); return 'accepted' as const; };
+    const first = await waitForSiteConfig({ ...options(node, abort.signal, []), clock, once: true }, consider);
+    assert.equal(first, undefined, 'a drop directory written during the stability wait was taken');
+    assert.deepEqual(offered, []);
+    // Quiet since: the next look takes it, the same bytes.
+    const aLittleAgo = new Date(Date.now() - 10_000);
+    utimesSync(file, aLittleAgo, aLittleAgo);
+    const second = await waitForSiteConfig({ ...options(node, abort.signal, []), clock, once: true }, consider);
+    assert.equal(second?.kind, 'drop-dir');
+    assert.equal(offered.length, 1);
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});

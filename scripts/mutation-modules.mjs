@@ -1,0 +1,16 @@
+// The modules `npm run mutation` measures (issue 41): where a bug hurts most — the CSR approval rules, what the
+// node trusts of a site-config, the engine's journal and media detection, the pool hold — each with the tests
+// that exercise it, so one mutant costs one small test run, not the suite.
+export const MUTATION_MODULES = {
+  'csr-policy': { mutate: ['src/csr/policy.ts'], tests: ['test/unit/csr/policy.test.ts'] },
+  'csr-approver': { mutate: ['src/csr/approver.ts'], tests: ['test/unit/csr/approver.test.ts'] },
+  'siteconfig-signature': { mutate: ['src/siteconfig/signature.ts'], tests: ['test/unit/siteconfig/signature.test.ts'] },
+  'siteconfig-sealed': { mutate: ['src/siteconfig/sealed.ts'], tests: ['test/unit/siteconfig/sealed.test.ts'] },
+  'siteconfig-privileged': { mutate: ['src/siteconfig/privileged.ts'], tests: ['test/unit/siteconfig/privileged.test.ts'] },
+  'engine-journal': { mutate: ['src/engine/journal.ts'], tests: ['test/unit/engine/journal-status.test.ts', 'test/unit/engine/runner-interrupt.test.ts'] },
+  'engine-detect': { mutate: ['src/engine/detect.ts'], tests: ['test/unit/engine/detect.test.ts'] },
+  // The pool hold is exercised through the bundled agent against the simulator: the sandbox builds the bundle
+  // once (all mutants are in it, switched by Stryker's environment variable), and each mutant costs a relocation
+  // or two (~1 min): about an hour for the module.
+  'pool-hold': { mutate: ['src/steps/pool-hold.ts'], tests: ['test/integration/reliability/pool-restart.test.ts', 'test/integration/run/run-manifests.test.ts'], build: 'node esbuild.config.mjs' },
+};

@@ -1,0 +1,65 @@
+// Every test has a time limit (issue 41): a test that hangs — a "retry forever", a wait nobody ends — fails under
+// its own name instead of stalling `npm test`. The runner (scripts/run-tests.mjs) is run here on a test file of
+// its own, written to a temp directory, whose tests hang in the ways the suite's bugs did.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+const HANGING_FILE = `import { describe, test } from 'node:test';
+test('finishes at once', () => {});
+test('retries forever, a timer keeping the process alive', async () => {
+  for (;;) await new Promise((resolve) => setTimeout(resolve, 50));
+});
+describe('a suite', () => {
+  test('waits for an answer that never comes', () => new Promise(() => { setInterval(() => {}, 1000); }));
+});
+test('takes longer than the default but sets its own limit', { timeout: 60_000 }, () => new Promise((resolve) => setTimeout(resolve, 3_000)));
+`;
+
+/** The runner on `file`, the whole process group killed if it outlives `budgetMs` (the hang this guards against). */
+function runTests(file: string, env: NodeJS.ProcessEnv, budgetMs: number): Promise<{ code: number | null; out: string; killed: boolean }> {
+  // NODE_TEST_CONTEXT marks this file's process as a test runner's child: the runner run here must not inherit it.
+  const { NODE_TEST_CONTEXT: _child, ...inherited } = process.env;
+  const child = spawn(process.execPath, ['scripts/run-tests.mjs', file], { cwd: REPO, env: { ...inherited, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  let killed = false;
+  const timer = setTimeout(() => {
+    killed = true;
+    process.kill(-child.pid!, 'SIGKILL');
+  }, budgetMs);
+  return new Promise((resolve) => child.on('close', (code) => {
+    clearTimeout(timer);
+    resolve({ code, out, killed });
+  }));
+}
+
+test('a hanging test fails by its name after its time limit, the others pass, and the run ends', { timeout: 5 * 60_000 }, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sno-test-timeout-'));
+  try {
+    const file = path.join(dir, 'hangs.test.ts');
+    writeFileSync(file, HANGING_FILE);
+    // 2 s per test here; the file's backstop far above what the file needs.
+    const res = await runTests(file, { SNO_TEST_TIMEOUT_MS: '2000', SNO_TEST_CONCURRENCY: '1', SNO_TEST_FILE_TIMEOUT_MS: String(10 * 60_000) }, 3 * 60_000);
+    assert.equal(res.killed, false, `the run stalled and was killed after 3 min:\n${res.out}`);
+    assert.equal(res.code, 1, res.out);
+    for (const name of ['retries forever, a timer keeping the process alive', 'waits for an answer that never comes']) {
+      assert.match(res.out, new RegExp(`✖ ${name} \\(\\d+(\\.\\d+)?ms\\)\\n\\s+'test timed out after 2000ms'`), `${name} did not fail by its name:\n${res.out}`);
+    }
+    assert.match(res.out, /✔ finishes at once/);
+    assert.match(res.out, /✔ takes longer than the default but sets its own limit/);
+    assert.match(res.out, /ℹ pass 2\n/);
+    // A failure still points at the test in its own file, not at the file that sets the limits.
+    assert.match(res.out, /test at [^\n]*hangs\.test\.ts:\d+:\d+/);
+    assert.doesNotMatch(res.out, /test at [^\n]*test-timeout\.mjs/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
