@@ -8,6 +8,7 @@ import { validateCommand } from './validate';
 import { renewCertificatesCommand } from './renew-certificates';
 import { mediaCommand } from './media';
 import { workstationCommand } from './workstation';
+import { earlyNetworkCommand } from './early-network';
 
 // render and seal run on a workstation: the node bundle hands them to the workstation bundle (./workstation.ts).
 export const RENDER_SUMMARY = 'print the factory MachineConfig that installs this agent';
@@ -23,6 +24,7 @@ export const COMMANDS: Command[] = [
   renewCertificatesCommand,
   workstationCommand('render', RENDER_SUMMARY, embedSelf),
   prepareCommand,
+  earlyNetworkCommand,
   workstationCommand('seal', SEAL_SUMMARY),
   mediaCommand(),
 ];
