@@ -249,7 +249,10 @@ async function applyAtBoot(ctx: StepContext): Promise<void> {
   ctx.log.warn(`network pending for the next boot: ${headline}`);
   ctx.progress.status(headline);
   await ctx.progress.banner({ headline, tone: 'waiting', lines: ['Leave the node on and the media in: nothing to do.'] });
-  await ctx.host.runChecked('systemctl', ['reboot'], { timeoutMs: 60_000 });
+  const reboot = await ctx.host.run('systemctl', ['reboot'], { timeoutMs: 60_000 });
+  if (reboot.code !== 0) {
+    throw new StepError(`the node could not be restarted for the site network (systemctl reboot: ${reboot.stderr.trim().split('\n').pop() || `exit ${reboot.code}`})`, 'Restart the node (power button, or `systemctl reboot` on the console); the site network is applied at that boot.', true);
+  }
   // systemd stops this run for the reboot (the run resumes here at the next start and finds the outcome).
   await ctx.clock.sleep(REBOOT_WAIT_MS, ctx.signal);
   throw new StepError('the node did not restart for the site network', 'Restart the node (power button, or `systemctl reboot` on the console); the agent carries on after the boot.', true);
