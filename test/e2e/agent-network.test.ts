@@ -110,7 +110,8 @@ describe('the site network under br-ex, on real Open vSwitch', { concurrency: tr
       await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
       await node.boot();
       await node.waitForSuccess();
-      assert.deepEqual(await network(node), { brEx: [], eno1: [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`, INTERNAL_IP].sort(), ports: [] }, 'the site address first, the internal IP kept on the NIC');
+      // (this node was rendered without --internal-ip: only the site address)
+      assert.deepEqual(await network(node), { brEx: [], eno1: [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`], ports: [] });
       assert.deepEqual(changes(node), ['apply --no-commit', 'commit'], 'applied once, by the early phase at boot');
       assert.equal(await reaches(m, SITE_LAN.gateway), true);
     });
@@ -126,9 +127,13 @@ describe('the site network under br-ex, on real Open vSwitch', { concurrency: tr
     await node.boot({ waitFor: 'none' });
     const siteAddresses = [`${STORE_DHCP.address}/${STORE_DHCP.prefix}`, INTERNAL_IP, `${STORE_LAN6.nodeIp}/${STORE_LAN6.prefix}`].sort();
     // held in `nmstatectl commit`: the NIC holds the site state and the internal IP; configure-ovs has not run
-    await eventually(async () => assert.equal((await m.exec(['pgrep', '-f', 'nmstatectl commit'])).code, 0, 'nmstatectl commit is running'), 300_000, 200);
-    const held = await network(node);
-    assert.deepEqual({ eno1: held.eno1, brEx: held.brEx }, { eno1: siteAddresses, brEx: [] }, 'the site addresses (DHCP lease, IPv6) and the internal IP on eno1, before configure-ovs');
+    // (the early phase's own journal on the node's disk: pgrep could see another machine's nmstatectl)
+    await eventually(async () => assert.match(node.readIfExists('/var/lib/sno-reconfigure/network-early.json') ?? '', /"phase":"committing"/, 'the early phase is committing'), 300_000, 200);
+    // The kernel's view (the nmstatectl stand-in may still list eno1 as the port Open vSwitch re-added from its saved
+    // database at boot: observation 16).
+    const kernel = JSON.parse(await m.execOk(['ip', '-j', 'addr', 'show', 'dev', 'eno1'])) as { addr_info: { local: string; prefixlen: number; scope: string }[] }[];
+    const onEno1 = kernel.flatMap((l) => l.addr_info).filter((a) => a.scope === 'global').map((a) => `${a.local}/${a.prefixlen}`).sort();
+    assert.deepEqual(onEno1, siteAddresses, 'the site addresses (DHCP lease, IPv6) and the internal IP on eno1, before configure-ovs');
     await m.execOk(['systemctl', 'kill', '--signal=SIGKILL', EARLY_NETWORK_UNIT]);
     await m.powerCut();
     m.removeFile(hold);
