@@ -21,6 +21,18 @@ const isDefault = (dest: unknown) => dest === '0.0.0.0/0' || dest === '::/0';
 const bare = (cidr: string) => cidr.replace(/\/\d*$/, '');
 const family = (ip: string) => (ip.includes(':') ? 'ipv6' : 'ipv4');
 
+/**
+ * The prefix of an internal address: its own (`ip/prefix`), else the one the node holds it with now (the baseline
+ * may record bare addresses), else a host route's (/32, /128). nmstate refuses an address without one.
+ */
+function prefixOf(address: string, topo: Topology): number {
+  const own = address.split('/')[1];
+  if (own !== undefined && /^\d+$/.test(own)) return Number(own);
+  const held = topo.interfaces.flatMap((i) => [...(i.ipv4?.addresses ?? []), ...(i.ipv6?.addresses ?? [])]).find((a) => bare(a) === bare(address));
+  const prefix = held?.split('/')[1];
+  return prefix && /^\d+$/.test(prefix) ? Number(prefix) : address.includes(':') ? 128 : 32;
+}
+
 /** The interface that carries the node's default route today (before configure-ovs: the NIC itself). */
 export function defaultRouteInterface(topo: Topology): string | undefined {
   const via = topo.routes.find((r) => r.state !== 'absent' && isDefault(r.destination) && typeof r['next-hop-interface'] === 'string');
@@ -54,7 +66,7 @@ export function earlyState(site: NmState, topo: Topology, internal: readonly str
       const ip = raw[fam] as Record<string, unknown> | undefined;
       if (!wanted.length || !ip || ip.enabled === false) continue;
       const have = Array.isArray(ip.address) ? (ip.address as Record<string, unknown>[]) : [];
-      const extra = wanted.filter((a) => !have.some((h) => h.ip === bare(a))).map((a) => ({ ip: bare(a), 'prefix-length': Number(a.split('/')[1]) }));
+      const extra = wanted.filter((a) => !have.some((h) => h.ip === bare(a))).map((a) => ({ ip: bare(a), 'prefix-length': prefixOf(a, topo) }));
       out[fam] = { ...ip, enabled: true, address: [...have, ...extra] };
     }
     return out;

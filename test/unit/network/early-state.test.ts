@@ -33,6 +33,13 @@ describe('earlyState', () => {
       ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }, { ip: '192.168.111.20', 'prefix-length': 24 }] },
     },
     {
+      name: 'a bare internal address (as the baseline may record it) takes the prefix the node holds it with',
+      site: STATIC,
+      internal: ['192.168.111.20'],
+      routes: [{ 'next-hop-interface': 'eno1', state: 'absent' }, { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1' }],
+      ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }, { ip: '192.168.111.20', 'prefix-length': 24 }] },
+    },
+    {
       name: 'the internal IP the site already lists is not added twice',
       site: site({ ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }, { ip: '192.168.111.20', 'prefix-length': 24 }] } }),
       internal: INTERNAL,
