@@ -87,7 +87,9 @@ function sourceImportRules() {
     { dir: '', patterns: [] },
     { dir: 'steps', patterns: [above(['cli', 'factory', 'render'], 'steps/')] },
     { dir: 'engine', patterns: [above(['cli', 'steps', 'factory', 'render'], 'engine/')] },
-    ...['cluster', 'host', 'siteconfig', 'certs', 'csr'].map((dir) => ({ dir, patterns: [above(lowerThanEngine, `${dir}/`)] })),
+    // src/network/ (topology, uplink decisions, known-good profiles, the early phase) sits beside siteconfig: below
+    // the engine and the steps, above the host seam.
+    ...['cluster', 'host', 'siteconfig', 'certs', 'csr', 'network'].map((dir) => ({ dir, patterns: [above(lowerThanEngine, `${dir}/`)] })),
   ];
   // Where node:fs is allowed: the host seam itself, and files that never touch a node file.
   const FS_ALLOWED = [

@@ -2,6 +2,10 @@
 /** The daily certificate renewal (src/render/unit.ts renders it; the finish step enables it on request). */
 export const RENEW_TIMER = 'sno-reconfigure-renew.timer';
 export const UNIT_NAME = 'sno-reconfigure.service';
+/** The early network phase at boot (src/network/early.ts), rendered into the MachineConfig beside the agent's unit. */
+export const EARLY_NETWORK_UNIT = 'sno-reconfigure-network.service';
+/** Where Ignition writes it: the network step takes the early path when the node has it. */
+export const EARLY_NETWORK_UNIT_PATH = `/etc/systemd/system/${EARLY_NETWORK_UNIT}`;
 /** The unit's RestartSec=: how long after a failed run systemd starts the next (the banner says when). */
 export const SERVICE_RESTART_SEC = 30;
 export const KUBELET_UNIT = 'kubelet.service';

@@ -10,7 +10,7 @@ import type { LoadedSiteConfig } from '../siteconfig/types';
 import type { ValidationProblem as Problem } from '../siteconfig/types';
 import { ApiError, ConnectionError } from '../cluster/types';
 import { realClock } from './clock';
-import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, type MediaProblem, type Offer, type Verdict } from './detect';
+import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, type DetectMemory, type DetectOptions, type MediaProblem, type Offer, type Verdict } from './detect';
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { ProgressReporter } from './progress';
@@ -216,16 +216,22 @@ async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: 
   return { verdict: 'accepted', site: await takeAsConfigOfRecord(env, journal, c, where, site), invalid: false };
 }
 
-export async function runAgent(opts: AgentOptions): Promise<number> {
-  const { host, log } = opts;
-  const clock = opts.clock ?? realClock;
-  const abort = new AbortController();
-  const signal = opts.signal ? AbortSignal.any([opts.signal, abort.signal]) : abort.signal;
+/** Finding, validating and taking a site-config: shared by `run` and the early network phase at boot. */
+interface IntakeSetup {
+  journal: Journal | undefined;
+  notifier: Notifier;
+  reporter: ProgressReporter;
+  baseline: Baseline;
+  nodeName: string;
+  copyDir: string;
+  candidateDir: string;
+  detectOptions: DetectOptions & { memory: DetectMemory };
+  /** Looks for a config (resuming the one in progress, unless a different valid one is offered). */
+  find(once: boolean, waitingBanner: boolean): Promise<{ accepted?: LoadedSiteConfig; refusedInvalid: boolean; mediaProblem: boolean }>;
+}
 
-  if (!opts.dryRun && (await host.exists(DONE_MARKER))) {
-    await reportAlreadyDone(host, log, opts.stateDir);
-    return EXIT.ok;
-  }
+async function openIntake(opts: Pick<AgentOptions, 'host' | 'log' | 'env' | 'stateDir' | 'dropDir' | 'labels' | 'dryRun' | 'retryNetwork' | 'rescanMs' | 'dropStableMs'>, clock: Clock, signal: AbortSignal): Promise<IntakeSetup> {
+  const { host, log } = opts;
   const journal = opts.dryRun ? undefined : await Journal.open(host, opts.stateDir);
   if (journal?.recovered) {
     log.error(journal.recovered);
@@ -240,12 +246,6 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   const copyDir = `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`;
   const candidateDir = opts.dryRun ? `/run/sno-reconfigure/dry-run-${process.pid}` : `${opts.stateDir}/candidate`;
   const intake: Intake = { host, log, clock, journal, reporter, baseline, nodeName, dryRun: opts.dryRun, retryNetwork: opts.retryNetwork ?? false, copyDir };
-
-  if (!opts.dryRun) {
-    await notifier.ready('starting');
-    notifier.startWatchdog();
-    await host.mkdirp(opts.dropDir, 0o700);
-  }
 
   let accepted: LoadedSiteConfig | undefined;
   let lastRefusedInvalid = false;
@@ -284,39 +284,82 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     memory: newDetectMemory(),
   };
 
+  const find = async (once: boolean, waitingBanner: boolean) => {
+    accepted = undefined;
+    const inProgress = journal && (journal.data.phase === 'running' || journal.data.phase === 'failed') && journal.data.digest && (await host.exists(`${copyDir}/.`));
+    if (inProgress) {
+      // Restarted mid-run. A different, valid config on new media wins; otherwise resume from our copy.
+      await waitForSiteConfig({ ...detectOptions, once: true }, async (c, _copy, offer) => {
+        const verdict = await consider(c, candidateDir, undefined, offer);
+        return verdict === 'accepted' && accepted?.digest !== journal!.data.digest ? 'accepted' : 'refused';
+      });
+      if (!accepted) {
+        const verdict = await consider(undefined, copyDir, journal!.data.digest);
+        if (verdict === 'accepted') log.info({ config: journal!.data.configName, starts: journal!.data.starts + 1 }, `resuming site-config "${journal!.data.configName}" from the journal`);
+      }
+    }
+    if (!accepted) {
+      if (journal && journal.data.phase !== 'invalid-config') {
+        journal.data.phase = 'waiting';
+        await journal.save();
+      }
+      const refusal = journal?.data.phase === 'invalid-config' ? journal.data.lastError : undefined;
+      if (refusal && refusal.step !== 'validate') {
+        // A step refused the config while it ran: its failure stays on screen, with what to do.
+        await reporter.problem(refusal.message, remedyLines(refusal.remedy, refusal.office));
+      } else if (waitingBanner) {
+        const insert = `Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`;
+        await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: journal?.recovered ? [`Note: ${journal.recovered}.`, insert] : [insert] });
+      }
+      await waitForSiteConfig({ ...detectOptions, once }, (c, _copy, offer) => consider(c, candidateDir, undefined, offer));
+    }
+    return { ...(accepted ? { accepted } : {}), refusedInvalid: lastRefusedInvalid, mediaProblem };
+  };
+  return { journal, notifier, reporter, baseline, nodeName, copyDir, candidateDir, detectOptions, find };
+}
+
+/**
+ * The early network phase's intake (`sno-reconfigure early-network`, at boot): the site-config `run` would take
+ * now — the one in progress, or valid media present at boot — found, validated and taken by the same code and trust
+ * decisions as `run` (never waiting). undefined when there is none, or the node was reconfigured already.
+ */
+export async function siteConfigAtBoot(opts: Pick<AgentOptions, 'host' | 'log' | 'env' | 'stateDir' | 'dropDir' | 'labels'>, clock: Clock = realClock): Promise<{ site?: LoadedSiteConfig; internalAddresses: string[] } | undefined> {
+  if (await opts.host.exists(DONE_MARKER)) return undefined;
+  const abort = new AbortController();
+  const intake = await openIntake({ ...opts, dryRun: false, retryNetwork: false, dropStableMs: 0 }, clock, abort.signal);
+  try {
+    const found = await intake.find(true, false);
+    return { ...(found.accepted ? { site: found.accepted } : {}), internalAddresses: intake.baseline.internalAddresses ?? [] };
+  } finally {
+    await intake.reporter.flush();
+    await intake.notifier.close();
+  }
+}
+
+export async function runAgent(opts: AgentOptions): Promise<number> {
+  const { host, log } = opts;
+  const clock = opts.clock ?? realClock;
+  const abort = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, abort.signal]) : abort.signal;
+
+  if (!opts.dryRun && (await host.exists(DONE_MARKER))) {
+    await reportAlreadyDone(host, log, opts.stateDir);
+    return EXIT.ok;
+  }
+  const { journal, notifier, reporter, baseline, nodeName, candidateDir, detectOptions, find } = await openIntake(opts, clock, signal);
+
+  if (!opts.dryRun) {
+    await notifier.ready('starting');
+    notifier.startWatchdog();
+    await host.mkdirp(opts.dropDir, 0o700);
+  }
+
   const onSignal = () => abort.abort(new Error('stopped by a signal'));
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
     for (;;) {
-      accepted = undefined;
-      const inProgress = journal && (journal.data.phase === 'running' || journal.data.phase === 'failed') && journal.data.digest && (await host.exists(`${copyDir}/.`));
-      if (inProgress) {
-        // Restarted mid-run. A different, valid config on new media wins; otherwise resume from our copy.
-        await waitForSiteConfig({ ...detectOptions, once: true }, async (c, _copy, offer) => {
-          const verdict = await consider(c, candidateDir, undefined, offer);
-          return verdict === 'accepted' && accepted?.digest !== journal!.data.digest ? 'accepted' : 'refused';
-        });
-        if (!accepted) {
-          const verdict = await consider(undefined, copyDir, journal!.data.digest);
-          if (verdict === 'accepted') log.info({ config: journal!.data.configName, starts: journal!.data.starts + 1 }, `resuming site-config "${journal!.data.configName}" from the journal`);
-        }
-      }
-      if (!accepted) {
-        if (journal && journal.data.phase !== 'invalid-config') {
-          journal.data.phase = 'waiting';
-          await journal.save();
-        }
-        const refusal = journal?.data.phase === 'invalid-config' ? journal.data.lastError : undefined;
-        if (refusal && refusal.step !== 'validate') {
-          // A step refused the config while it ran: its failure stays on screen, with what to do.
-          await reporter.problem(refusal.message, remedyLines(refusal.remedy, refusal.office));
-        } else {
-          const insert = `Insert a USB stick or virtual media labelled ${opts.labels.map((l) => l.toUpperCase()).join(' or ')}, or copy it to ${opts.dropDir}.`;
-          await reporter.phase('waiting for the site-config', { tone: 'waiting', lines: journal?.recovered ? [`Note: ${journal.recovered}.`, insert] : [insert] });
-        }
-        await waitForSiteConfig({ ...detectOptions, once: opts.once || opts.dryRun }, (c, _copy, offer) => consider(c, candidateDir, undefined, offer));
-      }
+      const { accepted, refusedInvalid, mediaProblem } = await find(opts.once || opts.dryRun, true);
       if (!accepted) {
         if (signal.aborted) {
           log.info('stopped while waiting for a site-config');
@@ -328,7 +371,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
           return EXIT.failed;
         }
         log.info('no usable site-config found');
-        return lastRefusedInvalid || mediaProblem || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
+        return refusedInvalid || mediaProblem || journal?.data.phase === 'invalid-config' ? EXIT.failed : EXIT.ok;
       }
       const steps = await stepsOf(opts.steps);
       if (opts.dryRun) return await printPlan({ ...opts, steps }, accepted, nodeName, baseline, clock, signal);

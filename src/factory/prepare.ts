@@ -5,7 +5,7 @@
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
-import { BASELINE_FILE, DONE_MARKER, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
+import { BASELINE_FILE, DONE_MARKER, EARLY_NETWORK_UNIT, EARLY_NETWORK_UNIT_PATH, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
 import { generateNodeKeyPair, publicKeyOf, SealedFileError } from '../siteconfig/sealed';
 import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
 import { createHash } from 'node:crypto';
@@ -141,6 +141,24 @@ function earliest(certs: CertFacts, agentNotAfter: string | undefined): string |
   return all[0];
 }
 
+/**
+ * RHCOS 4.12 and 4.13 ship no nmstatectl (openshift/os, release-4.12/4.13 manifests: no nmstate package; the MCO of
+ * 4.13 runs nmstatectl from its own image, machine-config-operator release-4.13). The site network needs it at the
+ * site: refused here, at the factory, with the release named, unless an nmstatectl is installed and runs.
+ */
+export async function checkNmstatectl(host: Host, openshiftVersion: string | undefined): Promise<Check | undefined> {
+  const m = /^4\.(\d+)\./.exec(openshiftVersion ?? '');
+  if (!m || Number(m[1]) >= 14) return undefined;
+  const res = await host.run('nmstatectl', ['--version'], { timeoutMs: 30_000 }).catch(() => undefined);
+  const ok = res?.code === 0;
+  return {
+    id: 'nmstatectl',
+    ok,
+    detail: ok ? `OpenShift ${openshiftVersion}: nmstatectl is installed (${res!.stdout.trim() || 'it runs'})` : `OpenShift ${openshiftVersion} ships no nmstatectl on RHCOS, and the site network is applied with it`,
+    ...(ok ? {} : { remedy: `Ship this node on OpenShift 4.14 or later, or install nmstate on it (an image-mode layer), then prepare again. Nothing was changed.` }),
+  };
+}
+
 export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   const { host } = opts;
   const checks: Check[] = [];
@@ -163,6 +181,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (credential) checks.push(credential.check);
   const localDns = facts ? await planLocalDns(host, facts, install.install.internalAddresses) : undefined;
   if (localDns) checks.push(localDns.check);
+  const nmstate = await checkNmstatectl(host, facts?.openshiftVersion);
+  if (nmstate) checks.push(nmstate);
   const admin = await checkAdminKubeconfig(host, opts.adminKubeconfig, opts.now(), opts.minCertValidityMs);
   checks.push(admin.check);
   const media = await readMediaTrust(host);
@@ -178,7 +198,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (await host.exists(DONE_MARKER)) {
     actions.push({ id: 'clear-done-marker', description: `remove ${DONE_MARKER} (left by an earlier relocation; the agent would never start)`, apply: () => host.remove(DONE_MARKER) });
   }
-  for (const file of [STATE_FILES.journal, STATE_FILES.siteConfigCopy]) {
+  // network-early.json too: an attempt left in flight at the factory would make the site's first boot restore it.
+  for (const file of [STATE_FILES.journal, STATE_FILES.siteConfigCopy, 'network-early.json']) {
     const p = `${opts.stateDir}/${file}`;
     if (await host.exists(p)) actions.push({ id: `clear-${file}`, description: `remove ${p} (an earlier run's state; the agent would resume it at the site)`, apply: () => host.remove(p) });
   }
@@ -218,11 +239,13 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (baseline) {
     actions.push({ id: 'baseline', description: `record the factory baseline in ${BASELINE_FILE}`, apply: () => host.writeFileAtomic(BASELINE_FILE, `${JSON.stringify(baseline, null, 2)}\n`, 0o644) });
   }
+  // The early network phase (src/network/early.ts) is armed with the agent: before prepare it has nothing to do.
+  const units = (await host.exists(EARLY_NETWORK_UNIT_PATH)) ? [UNIT_NAME, EARLY_NETWORK_UNIT] : [UNIT_NAME];
   actions.push({
     id: 'enable-agent',
-    description: `systemctl enable ${UNIT_NAME}`,
+    description: `systemctl enable ${units.join(' ')}`,
     apply: async () => {
-      await systemctl(host, ['enable', UNIT_NAME], 60_000);
+      await systemctl(host, ['enable', ...units], 60_000);
     },
   });
   actions.push({

@@ -12,7 +12,7 @@ import { DISPATCHER_PATHS, KUBELET_HOLD_DROPIN, MC_BUNDLE_PATH, MC_PAYLOAD_PATH,
 import { defaultPodmanSettings, parseNodeImageRef, renderPodmanLauncher, renderRuntimeEnv } from './podman';
 import { compressBundle, renderLoader } from './payload';
 import type { TrustedKey } from './trusted-keys';
-import { RENEW_SERVICE, RENEW_TIMER, renderAgentUnit, renderKubeletHoldDropin, renderRenewService, renderRenewTimer } from './unit';
+import { EARLY_NETWORK_UNIT, RENEW_SERVICE, RENEW_TIMER, renderAgentUnit, renderEarlyNetworkUnit, renderKubeletHoldDropin, renderRenewService, renderRenewTimer } from './unit';
 import { LOCAL_DNS_DISPATCHER, LOCAL_DNS_NM_CONF, LOCAL_DNS_UNIT, renderLocalDnsDispatcher, renderLocalDnsNmConf, renderLocalDnsUnit } from './local-dns';
 
 export type Runtime = 'host' | 'podman';
@@ -131,6 +131,8 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
 
   const agentUnit: IgnitionUnit = { name: UNIT_NAME, contents: renderAgentUnit(unitVariant), ...(opts.enable ? { enabled: true } : {}) };
   units.push(agentUnit, { name: KUBELET_UNIT, dropins: kubeletDropins });
+  // Armed with the agent (prepare enables both).
+  units.push({ name: EARLY_NETWORK_UNIT, contents: renderEarlyNetworkUnit(unitVariant), ...(opts.enable ? { enabled: true } : {}) });
   // Shipped disabled: the run enables the timer when the site-config asks for renewal (spec.certificateRenewal).
   units.push({ name: RENEW_SERVICE, contents: renderRenewService(unitVariant) }, { name: RENEW_TIMER, contents: renderRenewTimer() });
 

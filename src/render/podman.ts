@@ -138,7 +138,7 @@ export function renderPodmanLauncher(paths: Partial<LauncherPaths> = {}): string
 # Rendered by \`sno-reconfigure render --runtime podman\` (src/render/podman.ts has the reason for every option).
 # Usage: sno-reconfigure-podman COMMAND [ARGS...]
 #   run                       the agent's main loop; sno-reconfigure.service runs it, never run it by hand
-#   status | plan | prepare | renew-certificates   act on this node (given --root /host)
+#   status | plan | prepare | renew-certificates | early-network   act on this node (given --root /host)
 #   validate /host/PATH       this node's files are under /host inside the container
 # Commands other than run pull the image (authfile ${authfile}) when neither it nor its archive is here.
 set -euo pipefail
@@ -282,7 +282,7 @@ for var in WATCHDOG_USEC JOURNAL_STREAM SNO_RECONFIGURE_LOG_LEVEL SNO_RECONFIGUR
 done
 
 case "$command" in
-  run|plan|status|prepare|renew-certificates) set -- "$command" --root /host "$@" ;;
+  run|plan|status|prepare|renew-certificates|early-network) set -- "$command" --root /host "$@" ;;
   *) set -- "$command" "$@" ;;
 esac
 exec podman "\${args[@]}" "$ref" node "/host$bundle" "$@"

@@ -1,7 +1,7 @@
 // The one template for sno-reconfigure.service. Three deliveries render it: the MachineConfig with Node on the
 // host, the MachineConfig with the podman runtime, and the RPM (rpm/build-rpm.ts). Every directive carries its
 // reason in the unit itself, so whoever reads `systemctl cat sno-reconfigure` on a node sees why.
-import { DONE_MARKER } from '../paths';
+import { DONE_MARKER, EARLY_NETWORK_UNIT } from '../paths';
 import { MC_BUNDLE_PATH, PODMAN_LAUNCHER_PATH, RPM_BUNDLE_PATH, RUNTIME_ENV_PATH } from './layout';
 import { KUBELET_HOLD_FILE, RENEW_TIMER, SERVICE_RESTART_SEC } from '../paths';
 
@@ -155,6 +155,50 @@ export function renderKubeletHoldDropin(): string {
     '# To start kubelet by hand: rm ' + KUBELET_HOLD_FILE + ' && systemctl start kubelet',
     '[Unit]',
     `ConditionPathExists=!${KUBELET_HOLD_FILE}`,
+    '',
+  ].join('\n');
+}
+
+export { EARLY_NETWORK_UNIT };
+
+/**
+ * The early network phase (src/network/early.ts): at boot, while the NIC's own profile is the active one. Ordered
+ * as lifecycle-agent orders its ip-configuration.service (openshift-kni/lifecycle-agent 0e1bf18,
+ * lca-cli/ipconfig: after NetworkManager, before the units that read the node's address), and before
+ * nodeip-configuration.service (baremetal-runtimecfg `node-ip set`: picks the node IP from the addresses present)
+ * and ovs-configuration.service (configure-ovs clones the NIC's profile into br-ex), both from
+ * machine-config-operator templates/common/_base/units (release-4.14 … 4.16).
+ */
+export function renderEarlyNetworkUnit(variant: UnitVariant): string {
+  const podman = variant === 'podman';
+  return [
+    "# sno-reconfigure: the site network, applied at boot before configure-ovs builds br-ex (or the known good brought back).",
+    `# Rendered by \`sno-reconfigure render\` (variant: ${variant}); edit src/render/unit.ts, not this file.`,
+    '[Unit]',
+    'Description=Apply the edge site network before configure-ovs (sno-reconfigure)',
+    `ConditionPathExists=!${DONE_MARKER}`,
+    '# nmstatectl asks NetworkManager over D-Bus; NetworkManager has activated the NIC\'s own profile by then.',
+    'Wants=NetworkManager.service',
+    'After=NetworkManager.service',
+    ...(podman ? ['# The image lives in containers-storage: crio-wipe first (as for the agent).', 'Wants=crio-wipe.service', 'After=crio-wipe.service'] : []),
+    '# Before configure-ovs clones the NIC profile into br-ex and before nodeip-configuration picks the node IP.',
+    'Before=nodeip-configuration.service ovs-configuration.service kubelet-dependencies.target',
+    `Before=${'sno-reconfigure.service'}`,
+    '',
+    '[Service]',
+    'Type=oneshot',
+    ...(podman ? [`EnvironmentFile=${RUNTIME_ENV_PATH}`] : []),
+    `ExecStart=${execStart(variant, 'early-network')}`,
+    '# Bounded: a checkpoint of at most 3 minutes, its verification and a restore fit well inside; past it the boot',
+    '# carries on and the next boot restores what is journaled.',
+    'TimeoutStartSec=10min',
+    'SyslogIdentifier=sno-reconfigure-network',
+    ...(podman ? ['Delegate=yes'] : []),
+    '',
+    '[Install]',
+    '# Pulled in with the units it must precede.',
+    'WantedBy=network-online.target',
+    'WantedBy=multi-user.target',
     '',
   ].join('\n');
 }

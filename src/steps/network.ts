@@ -1,28 +1,32 @@
-// Step "network": apply the site network with nmstate under a checkpoint, verify connectivity, commit — or
-// roll back so a bad config can never strand the node (DESIGN.md section 1, step 3; docs/network.md).
+// Step "network": the site network (DESIGN.md section 1, step 3; docs/network.md).
 //
-// On an OVN-Kubernetes node the uplink is a port of br-ex: the site's state (the uplink, never br-ex) is applied
-// in one state with br-ex released, configure-ovs rebuilds br-ex on the new uplink, the result is verified on that
-// final topology and committed. Every failure — a refused or failed verification, an agent killed between apply
-// and commit, a reboot in the middle — ends in the one restoreKnownGood: roll the checkpoint back, rebuild br-ex,
-// and when br-ex is not back as it was (the checkpoint is gone after a reboot) apply the saved factory uplink and
-// rebuild again. The phase is journaled before each change, so a power cut resumes in the right place.
+// On a node whose MachineConfig ships the early network phase (sno-reconfigure-network.service: src/network/early.ts)
+// the change is made at boot, before configure-ovs and nodeip-configuration, where NetworkManager's checkpoint covers
+// the NIC's own profile. This step only reads the outcome: committed → done; a failed attempt at boot → reported
+// (attempt n of 3, or refused); not attempted yet (media that arrived after boot, or a retry) → "network pending for
+// the next boot" journaled, said on the console, and the node reboots once so the early phase does the work.
+//
+// Without that unit (the stand-in nodes of the integration suite) the step applies the state after boot, with br-ex
+// released and rebuilt by configure-ovs under one checkpoint, as before the early phase existed. Every failure — a
+// refused or failed verification, an agent killed between apply and commit, a reboot in the middle — ends in the
+// one restoreKnownGood; the phase is journaled before each change, so a power cut resumes in the right place.
 //
 // On retry: a committed network is never re-applied for the same desired state (the journal marks the step
 // done, and network-committed.sha256 in the state directory outlives the journal of one config).
-import { createHash } from 'node:crypto';
 import { emitYaml, parseYamlCore } from '../util/yaml';
 import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError, rerunConfigureOvs } from '../host/nmstate';
-import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
+import { currentAddresses, pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
 import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { apiIntCheck, installedNamesPlan, publishSiteNames, siteDnsWarnings } from './node-names';
 import { retryNetworkCommand } from '../host/banner';
+import { EARLY_NETWORK_UNIT_PATH } from '../paths';
 import { NEW_MEDIA } from '../util/remedy';
-import { BR_EX, parseTopology, type Topology } from './network/topology';
-import { brExAddresses, brExProblems, factoryState, refusalsAgainst, releaseState, siteUplink, staticAddresses, type NmState, type Refusal } from './network/uplink';
+import { BR_EX, parseTopology, type Topology } from '../network/topology';
+import { committedFile as committedFileIn, desiredDigest, isCommitted, nmstateConfigError, readEarlyRecord, verifyWindows, earlyRecordFile } from '../network/early';
+import { configuredGateways, MAX_NETWORK_ATTEMPTS } from '../network/early-state';
+import { brExAddresses, brExProblems, factoryState, refusalsAgainst, releaseState, siteUplink, staticAddresses, type NmState, type Refusal } from '../network/uplink';
 
-/** After this many failed verifications of the same config it is rejected: a technician must correct it. */
-export const MAX_NETWORK_ATTEMPTS = 3;
+export { MAX_NETWORK_ATTEMPTS, nmstateConfigError, verifyWindows };
 const RETRY_EVERY_MS = 2_000;
 /** While verification waits, the journal hears from it this often (the banner and STATUS= every check). */
 const LOG_WAIT_EVERY_MS = 30_000;
@@ -30,22 +34,20 @@ const LOG_WAIT_EVERY_MS = 30_000;
 /** configure-ovs normally takes seconds; past this its run counts as failed (it would retry in 15 minutes). */
 const REBUILD_MS = 180_000;
 
-type NetworkPhase = 'applying' | 'restoring' | 'committed' | 'rolled-back';
+type NetworkPhase = 'applying' | 'restoring' | 'committed' | 'rolled-back' | 'pending-reboot';
 
 interface NetworkData {
   phase?: NetworkPhase;
   failures?: number;
   lastVerification?: CheckOutcome[];
+  /** Early phase: the failed boot attempts already reported (the early record counts them). */
+  reportedFailures?: number;
+  /** Early phase: the reboot asked for `<digest>:<failures>`; the same again means the phase did not run. */
+  rebootFor?: string;
 }
 
 const desiredFile = (ctx: StepContext) => `${ctx.stateDir}/network-desired.yaml`;
-/**
- * sha256 of the last desired state that was verified and committed: outlives the journal of one config. Of
- * emitYaml's text: a digest an agent from before emitYaml committed does not match it, so that agent's network is
- * applied and verified once more (under a checkpoint, as always), never skipped wrongly.
- */
-const committedFile = (ctx: StepContext) => `${ctx.stateDir}/network-committed.sha256`;
-const desiredDigest = (state: Record<string, unknown>) => createHash('sha256').update(emitYaml(state)).digest('hex');
+const committedFile = (ctx: StepContext) => committedFileIn(ctx.stateDir);
 const backupFile = (ctx: StepContext) => `${ctx.stateDir}/backups/network-before.yaml`;
 /** The factory uplink with br-ex released (OVN nodes): what restoreKnownGood applies when the checkpoint is gone. */
 const factoryFile = (ctx: StepContext) => `${ctx.stateDir}/backups/network-factory.yaml`;
@@ -53,25 +55,6 @@ const factoryFile = (ctx: StepContext) => `${ctx.stateDir}/backups/network-facto
 function interfaceNames(state: Record<string, unknown>): string[] {
   const ifaces = Array.isArray(state.interfaces) ? (state.interfaces as { name?: unknown }[]) : [];
   return ifaces.map((i) => String(i.name ?? '?'));
-}
-
-/**
- * nmstate's error kinds that say the desired state itself is wrong: nmstate does not retry them either
- * (nmstate/nmstate rust/src/lib/error.rs, ErrorKind::can_retry covers only PluginFailure, Bug,
- * VerificationError and SrIovVfNotFound). nmstatectl prints them as "NmstateError: <Kind>: <message>".
- */
-const CONFIG_ERROR_KINDS = ['InvalidArgument', 'NotImplementedError', 'NotSupportedError', 'KernelIntegerRoundedError', 'DependencyError', 'PolicyError', 'SrIovOperatorOverlap'];
-
-/** The nmstate message when nmstatectl refused the state as wrong (a config error), else undefined. */
-export function nmstateConfigError(stderr: string): string | undefined {
-  const m = new RegExp(`\\b(${CONFIG_ERROR_KINDS.join('|')}): (.*)`).exec(stderr);
-  return m ? `${m[1]}: ${m[2]!.split(" | ")[0]!.trim()}` : undefined;
-}
-
-/** How long connectivity may take to come up after the change, and the checkpoint that outlives it. */
-export function verifyWindows(networkTimeoutMs: number): { verifyMs: number; checkpointSeconds: number } {
-  const verifyMs = Math.max(10_000, Math.min(120_000, Math.floor(networkTimeoutMs / 2)));
-  return { verifyMs, checkpointSeconds: Math.ceil(verifyMs / 1000) + 60 };
 }
 
 async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{ ok: boolean; outcomes: CheckOutcome[] }> {
@@ -198,6 +181,83 @@ async function saveKnownGood(ctx: StepContext, showText: string, topo: Topology)
   else await ctx.host.remove(factoryFile(ctx));
 }
 
+/** The node runs the early network phase at boot (its MachineConfig ships the unit). */
+const hasEarlyPhase = (ctx: StepContext) => ctx.host.exists(EARLY_NETWORK_UNIT_PATH);
+
+/** How long the step waits for the reboot it asked for before saying the node did not restart. */
+const REBOOT_WAIT_MS = 600_000;
+
+/** The site network committed (by the early phase at boot): what the run reports, and the local names. */
+async function finishCommitted(ctx: StepContext): Promise<void> {
+  const net = ctx.site.resolved.network!;
+  const data = ctx.data as NetworkData;
+  data.phase = 'committed';
+  await ctx.save();
+  const held = [...new Set((await currentAddressesOf(ctx)).filter((a) => !internalOf(ctx).some((i) => i.replace(/\/\d*$/, '') === a)))];
+  await publishSiteNames(ctx, held.find((a) => !a.includes(':')) ?? held[0]);
+  const where = siteUplink(net.nmstate)?.name ?? interfaceNames(net.nmstate).join(', ');
+  ctx.changed({ kind: 'network', target: interfaceNames(net.nmstate).join(', '), action: 'apply', detail: `applied at boot on ${where} before configure-ovs, verified and committed${held.length ? `; the node holds ${held.join(', ')}` : ''}` });
+  ctx.log.info(`the site network on ${where} was applied at boot, verified and committed`);
+  if (net.verify.ping.length + net.verify.resolve.length === 0) ctx.warn('the site network was committed without connectivity checks besides its gateway: spec.network.verify lists none');
+  for (const warning of await siteDnsWarnings(ctx)) ctx.warn(warning);
+}
+
+const currentAddressesOf = (ctx: StepContext) => currentAddresses(ctx.host);
+
+/**
+ * The early path: read what the boot's early phase did with this config; report a failed attempt; else journal
+ * "pending for the next boot", say so, and reboot once (src/network/early.ts does the work at that boot).
+ */
+async function applyAtBoot(ctx: StepContext): Promise<void> {
+  const net = ctx.site.resolved.network!;
+  const data = ctx.data as NetworkData;
+  if (await isCommitted(ctx.host, ctx.stateDir, net.nmstate)) return finishCommitted(ctx);
+  const digest = desiredDigest(net.nmstate);
+  const rec = await readEarlyRecord(ctx.host, ctx.stateDir);
+  const mine = rec?.digest === digest ? rec : undefined;
+  if (mine && data.reportedFailures === undefined && (mine.refused || mine.failures >= MAX_NETWORK_ATTEMPTS)) {
+    // Offered again after its refusal (re-inserted, or `run --retry-network`): the runner dropped this step's
+    // record, so the early phase's count starts over.
+    mine.failures = 0;
+    delete mine.refused;
+    await ctx.host.writeFileAtomic(earlyRecordFile(ctx.stateDir), `${JSON.stringify(mine)}\n`, 0o600);
+  }
+  const office = `${NEW_MEDIA} if the address, gateway, VLAN or DNS servers in spec.network are wrong for this site`;
+  if (mine?.refused) {
+    data.reportedFailures = mine.failures;
+    await ctx.save();
+    throw new ConfigRejectedError(`${mine.lastFailure ?? 'nmstate refused the site network'}; nothing was kept and the node keeps its previous network`, 'Nothing at the node changes this: the site-config names the network for another server. If a second stick or image came for this node, try that one.', { office: `${NEW_MEDIA}: spec.network.nmstate must use this node's interface names (\`ip -br link\` on the node lists them)` });
+  }
+  if (mine && mine.failures > (data.reportedFailures ?? 0)) {
+    data.reportedFailures = mine.failures;
+    await ctx.save();
+    const message = `the site network did not verify at boot and was rolled back (attempt ${mine.failures} of ${MAX_NETWORK_ATTEMPTS}): ${mine.lastFailure ?? 'see the journal of sno-reconfigure-network'}`;
+    const remedy = 'Check that the network cable is in and the switch port is on (its link light); the node is back on its previous network.';
+    if (mine.failures >= MAX_NETWORK_ATTEMPTS) {
+      throw new ConfigRejectedError(message, `${remedy} Then re-insert the media, or ${retryNetworkCommand()}, to try it again.`, { retryOnRequest: true, office });
+    }
+    throw new StepError(`${message}; the next attempt is made at the next boot`, remedy, true, { office, attempt: { n: mine.failures, of: MAX_NETWORK_ATTEMPTS } });
+  }
+  const rebootFor = `${digest}:${mine?.failures ?? 0}`;
+  if (data.rebootFor === rebootFor) {
+    throw new StepError('the node restarted, but the site network was not applied at boot (sno-reconfigure-network.service did not run or did not finish)', 'Call the office: they read `journalctl -b -u sno-reconfigure-network` on the console.', false);
+  }
+  data.rebootFor = rebootFor;
+  data.phase = 'pending-reboot';
+  await ctx.save();
+  const headline = `the site network of "${ctx.site.resolved.name}" is applied at the next boot: the node restarts now, once, and carries on by itself (about 2 minutes)`;
+  ctx.log.warn(`network pending for the next boot: ${headline}`);
+  ctx.progress.status(headline);
+  await ctx.progress.banner({ headline, tone: 'waiting', lines: ['Leave the node on and the media in: nothing to do.'] });
+  const reboot = await ctx.host.run('systemctl', ['reboot'], { timeoutMs: 60_000 });
+  if (reboot.code !== 0) {
+    throw new StepError(`the node could not be restarted for the site network (systemctl reboot: ${reboot.stderr.trim().split('\n').pop() || `exit ${reboot.code}`})`, 'Restart the node (power button, or `systemctl reboot` on the console); the site network is applied at that boot.', true);
+  }
+  // systemd stops this run for the reboot (the run resumes here at the next start and finds the outcome).
+  await ctx.clock.sleep(REBOOT_WAIT_MS, ctx.signal);
+  throw new StepError('the node did not restart for the site network', 'Restart the node (power button, or `systemctl reboot` on the console); the agent carries on after the boot.', true);
+}
+
 const pickAddress = (cidrs: string[]) => (cidrs.find((a) => !a.includes(':')) ?? cidrs[0])?.replace(/\/\d*$/, '');
 
 export const networkStep: Step = {
@@ -214,13 +274,30 @@ export const networkStep: Step = {
     const builtIn = await apiIntCheck(ctx.host);
     const checks = [...net.verify.ping.map((p) => `ping ${p}`), ...net.verify.resolve.map((r) => `resolve ${r}`), ...(builtIn ? [`${builtIn.key} to this node (built in: kubelet's API name)`] : [])];
     const uplink = siteUplink(net.nmstate);
+    const target = interfaceNames(net.nmstate).join(', ') || 'nmstate state';
+    if (await hasEarlyPhase(ctx)) {
+      const gateways = configuredGateways(net.nmstate).map((g) => `ping ${g} (the configured gateway)`);
+      const committed = await isCommitted(ctx.host, ctx.stateDir, net.nmstate);
+      return [
+        {
+          kind: 'network',
+          target,
+          action: committed ? 'leave' : 'apply',
+          detail: committed
+            ? 'already applied and committed at an earlier boot'
+            : `at the next boot, before configure-ovs and nodeip-configuration (the node reboots once for it when the media came after boot): the network profiles saved as known good, nmstatectl apply with a checkpoint on ${uplink?.name ?? target}${uplink && staticAddresses(uplink).length ? ` holding ${staticAddresses(uplink).join(', ')}` : ''}, the old default route removed and the internal IP kept after the site address; verify ${[...gateways, ...checks].join(', ') || 'nothing (no checks given)'}; commit, or bring the known-good profiles back; configure-ovs then builds ${BR_EX} from the result`,
+        },
+        ...[await installedNamesPlan(ctx)].filter((c): c is Change => c !== undefined),
+        ...(await siteDnsWarnings(ctx)).map((warning): Change => ({ kind: 'DNS', target: 'the site DNS servers in spec.network', action: 'leave', detail: warning })),
+      ];
+    }
     const how = topo.brEx && uplink
       ? `nmstatectl apply with a checkpoint, ${BR_EX} released from ${topo.brEx.uplink ?? '?'} and rebuilt by configure-ovs on ${uplink.name}${staticAddresses(uplink).length ? ` holding ${staticAddresses(uplink).join(', ')}` : ' (address by DHCP)'}`
       : 'nmstatectl apply with a checkpoint';
     return [
       {
         kind: 'network',
-        target: interfaceNames(net.nmstate).join(', ') || 'nmstate state',
+        target,
         action: 'apply',
         detail: `${how}; ${checks.length ? `verify ${checks.join(', ')}` : 'no verification checks given'}; commit, or roll back to the network it has now${topo.brEx ? ` (${BR_EX} included)` : ''} on failure`,
       },
@@ -233,11 +310,14 @@ export const networkStep: Step = {
   async check(ctx) {
     const net = ctx.site.resolved.network;
     if (!net || (ctx.data as NetworkData).phase === 'committed') return true;
+    // Early phase: apply() reads and reports what the boot did, committed or not.
+    if (await hasEarlyPhase(ctx)) return false;
     // The same state verified and committed by an earlier run (a re-run, or another config with the same network).
-    return (await ctx.host.readTextIfExists(committedFile(ctx)))?.trim() === desiredDigest(net.nmstate);
+    return isCommitted(ctx.host, ctx.stateDir, net.nmstate);
   },
 
   async apply(ctx) {
+    if (await hasEarlyPhase(ctx)) return applyAtBoot(ctx);
     const net = ctx.site.resolved.network!;
     const data = ctx.data as NetworkData;
     const { verifyMs, checkpointSeconds: verifySeconds } = verifyWindows(ctx.site.resolved.timeouts.network);
@@ -323,7 +403,7 @@ export const networkStep: Step = {
 
   async verify(ctx) {
     const net = ctx.site.resolved.network;
-    if (net && (ctx.data as NetworkData).phase !== 'committed' && (await ctx.host.readTextIfExists(committedFile(ctx)))?.trim() !== desiredDigest(net.nmstate)) {
+    if (net && (ctx.data as NetworkData).phase !== 'committed' && !(await isCommitted(ctx.host, ctx.stateDir, net.nmstate))) {
       throw new StepError('the site network is not committed', 'See the previous errors of the network step.');
     }
   },

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { LocalHost } from '../../src/host/host';
 import { loadSiteConfig } from '../../src/siteconfig/load';
 import { networkStep } from '../../src/steps/network';
-import { siteUplink, staticAddresses } from '../../src/steps/network/uplink';
+import { siteUplink, staticAddresses } from '../../src/network/uplink';
 import { PROJECT_ROOT } from '../support/bundle';
 import { createStandInNode, defaultLan, type StandInLan } from '../support/standin-host';
 import { fastClock, testContext } from '../support/step-context';

@@ -2,7 +2,7 @@
 // and an unknown command evaluate none of them, and each command only what it imports (issue 39).
 import type { CommandEntry } from '../command';
 import { workstationCommand } from './workstation';
-import { MEDIA_SUMMARY, PLAN_SUMMARY, PREPARE_SUMMARY, RENDER_SUMMARY, RENEW_SUMMARY, RUN_SUMMARY, SEAL_SUMMARY, STATUS_SUMMARY, VALIDATE_SUMMARY } from './summaries';
+import { EARLY_NETWORK_SUMMARY, MEDIA_SUMMARY, PLAN_SUMMARY, PREPARE_SUMMARY, RENDER_SUMMARY, RENEW_SUMMARY, RUN_SUMMARY, SEAL_SUMMARY, STATUS_SUMMARY, VALIDATE_SUMMARY } from './summaries';
 
 export { RENDER_SUMMARY, SEAL_SUMMARY };
 
@@ -17,6 +17,7 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'renew-certificates', summary: RENEW_SUMMARY, load: async () => (await import('./renew-certificates')).renewCertificatesCommand },
   workstationCommand('render', RENDER_SUMMARY, embedSelf),
   { name: 'prepare', summary: PREPARE_SUMMARY, load: async () => (await import('./prepare')).prepareCommand },
+  { name: 'early-network', summary: EARLY_NETWORK_SUMMARY, load: async () => (await import('./early-network')).earlyNetworkCommand },
   workstationCommand('seal', SEAL_SUMMARY),
   { name: 'media', summary: MEDIA_SUMMARY, load: async () => (await import('./media')).mediaCommand() },
 ];

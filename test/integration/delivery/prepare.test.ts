@@ -142,7 +142,7 @@ describe('prepare', () => {
       assert.equal(existsSync(path.join(node.root, DONE_MARKER)), false, 'done marker removed');
       assert.equal(existsSync(path.join(node.root, DEFAULT_STATE_DIR, STATE_FILES.journal)), false, 'stale journal removed');
       assert.ok(existsSync(path.join(node.root, KUBELET_HOLD_FILE)), 'kubelet held');
-      assert.deepEqual(node.calls('systemctl').map((c) => c.args), [['try-restart', LOCAL_DNS_UNIT], ['enable', 'sno-reconfigure.service']]);
+      assert.deepEqual(node.calls('systemctl').map((c) => c.args), [['try-restart', LOCAL_DNS_UNIT], ['enable', 'sno-reconfigure.service', 'sno-reconfigure-network.service']]);
       // The node-local DNS answers for the installed names with the internal IP (issue 14 item 2).
       const ip = sim.options.nodeIPs[0];
       assert.deepEqual(readFileSync(path.join(node.root, INSTALLED_NAMES_CONF), 'utf8').split('\n').filter((l) => l.startsWith('address=')), [

@@ -67,7 +67,15 @@ describe('render machineconfig', () => {
     for (const p of [MC_PAYLOAD_PATH, MC_BUNDLE_PATH]) assert.equal(cfg.storage?.files?.find((x) => x.path === p)?.contents?.compression, undefined, `${p}: Ignition writes it as it is`);
     assert.match(String(f.get(MC_WRAPPER_PATH)?.text), new RegExp(`exec /usr/bin/node ${MC_BUNDLE_PATH} "\\$@"`));
     const units = new Map((cfg.systemd?.units ?? []).map((u) => [u.name, u]));
-    assert.deepEqual([...units.keys()], ['kubelet.service', LOCAL_DNS_UNIT, 'sno-reconfigure-renew.service', 'sno-reconfigure-renew.timer', 'sno-reconfigure.service'].sort());
+    assert.deepEqual([...units.keys()], ['kubelet.service', LOCAL_DNS_UNIT, 'sno-reconfigure-network.service', 'sno-reconfigure-renew.service', 'sno-reconfigure-renew.timer', 'sno-reconfigure.service'].sort());
+    // The early network phase: before configure-ovs and nodeip-configuration, bounded, armed by prepare with the agent.
+    const early = units.get('sno-reconfigure-network.service');
+    assert.match(early?.contents ?? '', new RegExp(`^ExecStart=/usr/bin/node ${MC_BUNDLE_PATH} early-network$`, 'm'));
+    assert.match(early?.contents ?? '', /^Type=oneshot$/m);
+    assert.match(early?.contents ?? '', /^After=NetworkManager\.service$/m);
+    assert.match(early?.contents ?? '', /^Before=nodeip-configuration\.service ovs-configuration\.service/m);
+    assert.match(early?.contents ?? '', /^TimeoutStartSec=\d+min$/m);
+    assert.equal(early?.enabled, undefined);
     assert.equal(units.get('sno-reconfigure-renew.timer')?.enabled, undefined, 'the renewal timer ships disabled: the run enables it when the site-config asks');
     assert.match(units.get('sno-reconfigure-renew.service')?.contents ?? '', new RegExp(`^ExecStart=/usr/bin/node ${MC_BUNDLE_PATH} renew-certificates$`, 'm'));
     const agent = units.get('sno-reconfigure.service');

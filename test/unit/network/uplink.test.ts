@@ -3,8 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
-import { parseTopology } from '../../../src/steps/network/topology';
-import { brExProblems, factoryState, refusalsAgainst, releaseState, siteUplink, type NmState } from '../../../src/steps/network/uplink';
+import { parseTopology } from '../../../src/network/topology';
+import { brExProblems, factoryState, refusalsAgainst, releaseState, siteUplink, type NmState } from '../../../src/network/uplink';
 
 const eth = (name: string, extra: Record<string, unknown> = {}) => ({ name, type: 'ethernet', state: 'up', ipv4: { enabled: false }, ipv6: { enabled: false }, ...extra });
 const addr = (ip: string, prefix: number) => ({ enabled: true, dhcp: false, address: [{ ip, 'prefix-length': prefix }] });

@@ -5,8 +5,8 @@
 // a bond under `link-aggregation.port` (`slaves` before nmstate 2), a VLAN its parent under `vlan.base-iface`.
 // The uplink is the br-ex port that is neither br-ex itself nor an OVS patch port to br-int, as lifecycle-agent's
 // detectBrExNetworkInterface picks it (openshift-kni/lifecycle-agent lca-cli/ipconfig/prepivot.go, 0e1bf18).
-import { parseYamlCore } from '../../util/yaml';
-import { portsOf } from '../../siteconfig/nmstate';
+import { parseYamlCore } from '../util/yaml';
+import { portsOf } from '../siteconfig/nmstate';
 
 export const BR_EX = 'br-ex';
 
