@@ -28,7 +28,7 @@ async function main(): Promise<number> {
     // The demo's stick is not signed: this factory rendered its MachineConfig with --allow-unsigned-media, which records the choice.
     mkdirSync(path.join(s.node.root, path.dirname(UNSIGNED_MEDIA_FILE)), { recursive: true });
     writeFileSync(path.join(s.node.root, UNSIGNED_MEDIA_FILE), '# rendered with --allow-unsigned-media\n');
-    say('the factory chose --allow-unsigned-media: the stick needs no signature (objects that grant privileges are still refused from it)');
+    say('the factory chose --allow-unsigned-media: the stick needs no signature (it may carry only the network, names, pull secret, digest mirrors, NTP and timeouts)');
 
     // The site-config volume a technician brings: every change the agent can make.
     const files = demoSiteConfigFiles(sim);
