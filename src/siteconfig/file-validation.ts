@@ -12,7 +12,7 @@ import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
 import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
-import { unsignedProblems } from './trust';
+import { signedProblems, unsignedProblems } from './trust';
 import { Findings, describeType, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
@@ -58,6 +58,8 @@ export interface FileValidationContext {
    * each is for is reported and its content is checked on that node. Present: on the node, which must open them.
    */
   nodeKey?: { privateKeyPem?: string; plaintextOf?: (ref: string) => Buffer | undefined };
+  /** metadata.issued of the config this node applied last (run and plan): an older signed config is refused. */
+  lastIssued?: string;
 }
 
 export interface FileValidation {
@@ -145,9 +147,11 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   const match = matchKnown ? validValue(matchSchema, get(spec, 'match')) : undefined;
   const known = { ...(match ? { match } : {}), matchKnown };
 
-  // 3b. Trust (trust.ts): what unsigned media may carry. Judged on the document as written (an image-based
-  // manifest.json's fields are named back by their own names), before any referenced file is opened.
-  if (!signature.signed) for (const p of unsignedProblems(document)) f.error(p.path, p.message);
+  // 3b. Trust (trust.ts): what unsigned media may carry, and what binds signed media to a machine and a date.
+  // Judged on the document as written (an image-based manifest.json's fields are named back by their own
+  // names), before any referenced file is opened. An image-based manifest.json has no field to bind it with.
+  const trustProblems = !signature.signed ? unsignedProblems(document) : imageBased ? [] : signedProblems(document, ctx.now, ctx.lastIssued);
+  for (const p of trustProblems) f.error(p.path, p.message);
 
   // 4. Cross-field rules.
   const fields = checkFields(f, spec);
@@ -169,7 +173,8 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
 
   // 7. Resolved form.
-  const resolved = { ...resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents), ...(imageBased ? { imageBased } : {}) };
+  const { issued, expires } = signature.signed ? schema.document.metadata : {};
+  const resolved = { ...resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents), ...(imageBased ? { imageBased } : {}), ...(issued !== undefined ? { issued } : {}), ...(expires !== undefined ? { expires } : {}) };
   const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: named(f.warnings) };
   return result({ ...known, site });
 }

@@ -71,3 +71,26 @@ export function unsignedProblems(document: unknown): ValidationProblem[] {
   }
   return problems;
 }
+
+/** Milliseconds of a timestamp the schema accepted, or undefined. */
+const timeOf = (v: unknown): number | undefined => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : undefined);
+
+/**
+ * Signed means bound: a signed site-config names its machine (spec.match) and when it was issued
+ * (metadata.issued); it is refused once expired (metadata.expires, by this machine's clock) and when it was issued
+ * before `lastIssued`, the config this node applied last (no replay of older signed media).
+ */
+export function signedProblems(document: unknown, now: Date, lastIssued?: string): ValidationProblem[] {
+  const metadata = isPlainObject(document) && isPlainObject(document.metadata) ? document.metadata : {};
+  const spec = isPlainObject(document) && isPlainObject(document.spec) ? document.spec : {};
+  const problems: ValidationProblem[] = [];
+  if (spec.match === undefined) problems.push({ path: 'spec.match', message: 'is required on signed media: name the machine the config is for (systemUUID, serialNumber or macAddress), or the same signed file would be taken by any other node' });
+  const issued = timeOf(metadata.issued);
+  const expires = timeOf(metadata.expires);
+  if (metadata.issued === undefined) problems.push({ path: 'metadata.issued', message: 'is required on signed media: when the config was issued (RFC 3339, like 2026-11-27T09:00:00Z), so that a node never goes back to older media' });
+  if (expires !== undefined && issued !== undefined && expires <= issued) problems.push({ path: 'metadata.expires', message: `(${String(metadata.expires)}) is not after metadata.issued (${String(metadata.issued)})` });
+  else if (expires !== undefined && expires <= now.getTime()) problems.push({ path: 'metadata.expires', message: `the config expired at ${String(metadata.expires)} (this machine's clock says ${now.toISOString()}): the office must issue new media` });
+  const last = timeOf(lastIssued);
+  if (issued !== undefined && last !== undefined && issued < last) problems.push({ path: 'metadata.issued', message: `${String(metadata.issued)} is before ${lastIssued}, when the config this node applied last was issued: older media are never applied again (the office must issue new media)` });
+  return problems;
+}

@@ -36,6 +36,8 @@ interface Setup {
    * then signed with the trusted key factory.pem (an Ed25519 key added to trustedKeys).
    */
   signed?: string[];
+  /** Signed files are left without the spec.match and metadata.issued that every signed file gets otherwise. */
+  unbound?: boolean;
   /** Appended after signing (tampering). */
   append?: Array<{ file: string; text: string }>;
   symlinks?: Array<{ path: string; target: string }>;
@@ -132,6 +134,18 @@ async function generate(file: string, kind: NonNullable<Setup['generate']>[numbe
   }
 }
 
+/** The serial number a signed case's machine has when the case gives no identity (and its spec.match names). */
+const CORPUS_SERIAL = 'CORPUS-0001';
+
+/** Adds metadata.issued and, when absent, spec.match (the case's serial number) to a signed YAML site-config. */
+async function bind(file: string, identity: Setup['identity']): Promise<void> {
+  if (!/\.ya?ml$/.test(file)) return;
+  const doc = parseDocument(await fs.readFile(file, 'utf8'));
+  if (!doc.hasIn(['metadata', 'issued'])) doc.setIn(['metadata', 'issued'], '2026-11-01T09:00:00Z');
+  if (!doc.hasIn(['spec', 'match'])) doc.setIn(['spec', 'match'], identity?.serialNumber ? { serialNumber: identity.serialNumber } : identity?.systemUUID ? { systemUUID: identity.systemUUID } : { serialNumber: CORPUS_SERIAL });
+  await fs.writeFile(file, doc.toString());
+}
+
 /** Pins every file a site-config references (fields ending in File, extraManifestFiles, folders expanded) in its spec.sha256. */
 async function pinReferences(file: string): Promise<void> {
   const doc = parseDocument(await fs.readFile(file, 'utf8'));
@@ -189,7 +203,12 @@ export async function prepareCase(kind: CaseKind, name: string): Promise<Prepare
       if (made.privateKey) privateKeys.set(k.name, made.privateKey);
     }
     for (const file of signed) await pinReferences(path.join(caseDir, file));
-    for (const s of [...(setup.sign ?? []), ...signed.map((file) => ({ file, key: 'factory.pem' }))]) {
+    const signs: NonNullable<Setup['sign']> = [...(setup.sign ?? []), ...signed.map((file) => ({ file, key: 'factory.pem' }))];
+    // Signed means bound (src/siteconfig/trust.ts): each signed file names a machine and its issue date, unless
+    // the case is about a file that does not.
+    if (!setup.unbound) for (const s of signs) await bind(path.join(caseDir, s.file), setup.identity);
+    if (signs.length > 0 && !setup.unbound && !setup.identity) setup.identity = { serialNumber: CORPUS_SERIAL };
+    for (const s of signs) {
       const key = s.key === 'untrusted' ? generateKeyPairSync('ed25519').privateKey : privateKeys.get(s.key);
       if (!key) throw new Error(`case ${name}: no private key ${s.key}`);
       const data = await fs.readFile(path.join(caseDir, s.file));
