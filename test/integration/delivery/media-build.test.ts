@@ -380,7 +380,7 @@ spec:
     const res = spawnSync('bash', ['-ec', `sno-reconfigure() { "${process.execPath}" "${bundle}" "$@"; }\n${commands!}`], { cwd: fleet, encoding: 'utf8' });
     assert.equal(res.status, 0, `${res.stdout}${res.stderr}`);
     const lines = res.stdout.split('\n');
-    assert.equal(lines.filter((l) => /^store-\d{4}\.(fat\.img|iso): ok — sha256 as in the manifest, site "store-\d{4}", signature verified with key SHA256:\S+; secrets sealed for node key SHA256:\S+$/.test(l)).length, SITES * 2, res.stdout);
+    assert.equal(lines.filter((l) => /^store-\d{4}\.(fat\.img|iso): ok — sha256 as in the manifest, site "store-\d{4}", signature verified with key SHA256:\S+ \(for serialNumber \S+, issued \S+Z, expires \S+Z\); secrets sealed for node key SHA256:\S+$/.test(l)).length, SITES * 2, res.stdout);
     assert.ok(lines.includes(`${SITES * 2} of ${SITES * 2} image(s) good`), res.stdout);
     const manifest = JSON.parse(readFileSync(path.join(fleet, 'media', 'manifest.json'), 'utf8')) as Manifest;
     assert.equal(manifest.sites.length, SITES);
