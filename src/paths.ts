@@ -68,6 +68,8 @@ export const STATE_FILES = {
   siteConfigCopy: 'site-config',
   backups: 'backups',
   kubeconfig: 'kubeconfig-new-api',
+  /** metadata.issued of the last signed config taken (src/engine/last-issued.ts); `prepare` keeps it. */
+  lastIssued: 'last-issued.json',
 } as const;
 export const DEFAULT_LABELS = ['site-config', 'cluster-config', 'relocation-config'];
 /**

@@ -45,7 +45,7 @@ export async function renderPlan(input: PlanInput): Promise<string> {
   const lines = [
     `Plan for site-config "${site.resolved.name}" (sha256 ${site.digest.slice(0, 12)}…) on node ${input.nodeName || '<unknown>'} — nothing is changed.`,
     `New domain: api.${site.resolved.clusterName ?? input.baseline.clusterName ?? '<cluster>'}.${site.resolved.baseDomain}, *.apps.${site.resolved.clusterName ?? input.baseline.clusterName ?? '<cluster>'}.${site.resolved.baseDomain}`,
-    // The validation's warnings, among them every object that grants privileges (src/siteconfig/privileged.ts).
+    // The validation's warnings.
     ...site.warnings.map((w) => `Warning: ${w.path}: ${w.message}`),
     '',
   ];

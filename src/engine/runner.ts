@@ -13,6 +13,7 @@ import { realClock } from './clock';
 import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, type DetectMemory, type DetectOptions, type MediaProblem, type Offer, type Verdict } from './detect';
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
+import { readLastIssued, recordIssued } from './last-issued';
 import { ProgressReporter } from './progress';
 import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step, type StepName } from './step';
 
@@ -109,6 +110,7 @@ interface Intake {
   retryNetwork: boolean;
   /** Node path of the config of record: the copy a restart resumes from. */
   copyDir: string;
+  stateDir: string;
 }
 
 /**
@@ -168,16 +170,24 @@ async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate 
     await host.remove(env.copyDir);
     await host.rename(where, env.copyDir);
   }
-  const reloaded = await (await siteIntake()).loadSiteConfig(host.resolve(env.copyDir), { host });
+  const reloaded = await (await siteIntake()).loadSiteConfig(host.resolve(env.copyDir), { host, ...(await lastIssuedOption(env)) });
   if (reloaded.status !== 'valid' || reloaded.site.digest !== site.digest) throw new Error('the site-config changed while it was being taken into the state directory');
   if (journal.data.digest !== site.digest || journal.data.steps.finish?.state === 'done') {
     // The device as the technician reads it everywhere: "the stick /dev/sdb1 (SITE-CONFIG)".
     journal.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.medium, copiedTo: env.copyDir } : undefined, new Date(env.clock.now()));
+    // From here on no signed config issued earlier is taken (trust.ts), whatever happens to this run.
+    if (site.resolved.issued !== undefined) await recordIssued(host, env.stateDir, site.resolved.issued, site.resolved.name);
     env.log.info({ config: site.resolved.name, digest: site.digest, media: c?.location ?? where }, `accepted site-config "${site.resolved.name}" from ${c?.medium ?? where}`);
   }
   journal.data.phase = 'running';
   await journal.save();
   return reloaded.site;
+}
+
+/** The last signed config's issue date, for loadSiteConfig (an older signed config is refused). */
+async function lastIssuedOption(env: Intake): Promise<{ lastIssued?: string }> {
+  const lastIssued = await readLastIssued(env.host, env.stateDir);
+  return lastIssued !== undefined ? { lastIssued } : {};
 }
 
 const NOT_HERE_REMEDY = 'Check that this is the stick or image for this node (the label on the box names the store); if another one came, try it.';
@@ -187,7 +197,7 @@ const NOT_HERE_OFFICE = 'they must send the site-config for this machine';
 async function considerSiteConfig(env: Intake, c: Candidate | undefined, where: string, resumeDigest?: string, offer: Offer = { reinserted: false }): Promise<Consideration> {
   const { host, log, journal } = env;
   const { loadSiteConfig, problemsOf } = await siteIntake();
-  const result = await loadSiteConfig(host.resolve(where), { host });
+  const result = await loadSiteConfig(host.resolve(where), { host, ...(await lastIssuedOption(env)) });
   const from = c?.medium ?? where;
   if (result.status === 'valid' && c && !(await retryNetworkIfAsked(env, result.site, from, offer))) return { verdict: 'refused', invalid: true };
   if (result.status === 'not-for-this-machine') {
@@ -245,7 +255,7 @@ async function openIntake(opts: Pick<AgentOptions, 'host' | 'log' | 'env' | 'sta
   const nodeName = await nodeNameOf(host, baseline);
   const copyDir = `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`;
   const candidateDir = opts.dryRun ? `/run/sno-reconfigure/dry-run-${process.pid}` : `${opts.stateDir}/candidate`;
-  const intake: Intake = { host, log, clock, journal, reporter, baseline, nodeName, dryRun: opts.dryRun, retryNetwork: opts.retryNetwork ?? false, copyDir };
+  const intake: Intake = { host, log, clock, journal, reporter, baseline, nodeName, dryRun: opts.dryRun, retryNetwork: opts.retryNetwork ?? false, copyDir, stateDir: opts.stateDir };
 
   let accepted: LoadedSiteConfig | undefined;
   let lastRefusedInvalid = false;

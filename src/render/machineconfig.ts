@@ -63,7 +63,7 @@ export const ANNOTATIONS = {
   siteConfigMedia: 'sno-reconfigure.io/site-config-media',
 } as const;
 
-const UNSIGNED_MEDIA_RECORD = '# Rendered with --allow-unsigned-media: the factory accepts site-config media without a signature.\n# Objects that grant privileges are still refused from unsigned media. Installing a trusted key overrides this.\n';
+const UNSIGNED_MEDIA_RECORD = '# Rendered with --allow-unsigned-media: the factory accepts site-config media without a signature.\n# Unsigned media may carry only the network, names, pull secret, digest mirrors, NTP and timeouts. Installing a trusted key overrides this.\n';
 
 export function defaultMachineConfigName(role: string): string {
   return `50-${role}-sno-reconfigure`;

@@ -12,9 +12,9 @@ import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
 import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
-import { privilegeOf } from './privileged';
 import { agentObjectProblem } from './agent-objects';
 import { checkVerifyTargets } from './verify-checks';
+import { signedProblems, unsignedProblems } from './trust';
 import { Findings, describeType, isPlainObject, subPath } from './problems';
 import { validatePullSecret } from './pull-secret';
 import { distinctKeys, keysOfFile } from './ssh-keys';
@@ -60,6 +60,8 @@ export interface FileValidationContext {
    * each is for is reported and its content is checked on that node. Present: on the node, which must open them.
    */
   nodeKey?: { privateKeyPem?: string; plaintextOf?: (ref: string) => Buffer | undefined };
+  /** metadata.issued of the config this node applied last (run and plan): an older signed config is refused. */
+  lastIssued?: string;
 }
 
 export interface FileValidation {
@@ -107,7 +109,8 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   const baseDir = path.dirname(ctx.filePath);
 
   // 1. Signature, over the exact bytes, before any parser sees them.
-  if (!(await checkSignature(f, ctx, baseDir, bytes))) return result();
+  const signature = await checkSignature(f, ctx, baseDir, bytes);
+  if (signature === false) return result();
 
   // 2. Parse.
   const parsed = parseConfigBytes(bytes);
@@ -128,7 +131,8 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     // (openshift/installer pkg/asset/imagebased/configimage/configiso.go): only one with files is mapped.
     const hasExtraManifests = (await manifestFilesIn(ctx, baseDir, SEED_EXTRA_MANIFESTS_DIR)).length > 0;
     const t = fromSeedReconfiguration(document, await seedManifests(f, ctx, baseDir), hasExtraManifests);
-    named = (ps) => ps.map((p) => ({ ...p, path: seedPathOf(t.origins, p.path) }));
+    // Several site-config fields may come from one manifest.json field (proxy): each problem is named once.
+    named = (ps) => [...new Map(ps.map((p) => ({ ...p, path: seedPathOf(t.origins, p.path) })).map((p) => [`${p.path}\0${p.message}`, p])).values()];
     for (const p of t.problems) f.error(p.path, p.message);
     for (const w of t.warnings) f.warn(w.path, w.message);
     // A manifest.json of another version (or none) is not judged field by field: its fields may mean other things.
@@ -145,6 +149,12 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   const match = matchKnown ? validValue(matchSchema, get(spec, 'match')) : undefined;
   const known = { ...(match ? { match } : {}), matchKnown };
 
+  // 3b. Trust (trust.ts): what unsigned media may carry, and what binds signed media to a machine and a date.
+  // Judged on the document as written (an image-based manifest.json's fields are named back by their own
+  // names), before any referenced file is opened. An image-based manifest.json has no field to bind it with.
+  const trustProblems = !signature.signed ? unsignedProblems(document) : imageBased ? [] : signedProblems(document, ctx.now, ctx.lastIssued);
+  for (const p of trustProblems) f.error(p.path, p.message);
+
   // 4. Cross-field rules.
   const fields = checkFields(f, spec);
 
@@ -159,13 +169,14 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     trustBundle: checkTrustBundleContent(f, spec, bytesOf, ctx.now),
     certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now: ctx.now }),
     sshKeys: checkSshKeys(f, spec, bytesOf),
-    manifests: checkManifests(f, refs, ctx.trusted.required),
+    manifests: checkManifests(f, refs),
     proxyCa: checkBundle(f, get(spec, 'proxy'), 'spec.proxy', 'trustedCA', bytesOf, ctx.now),
   };
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
 
   // 7. Resolved form.
-  const resolved = { ...resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents), ...(imageBased ? { imageBased } : {}) };
+  const { issued, expires } = signature.signed ? schema.document.metadata : {};
+  const resolved = { ...resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents), ...(imageBased ? { imageBased } : {}), ...(issued !== undefined ? { issued } : {}), ...(expires !== undefined ? { expires } : {}) };
   const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: named(f.warnings) };
   return result({ ...known, site });
 }
@@ -195,16 +206,19 @@ type BytesOf = (field: string) => Buffer | undefined;
 
 /**
  * The detached signature beside the file: required and verified when the node holds trusted keys, noted when
- * it does not. false when validation must stop here (nothing unverified reaches a parser).
+ * it does not. false when validation must stop here (nothing unverified reaches a parser). `signed`: the file
+ * is judged as signed media — verified, or, on a workstation without the node's keys (no `nodeKey`), signed
+ * at all (the node verifies it; its content is judged as the node will judge it). A node without trusted keys
+ * cannot verify anything, so there every file is unsigned media.
  */
-async function checkSignature(f: Findings, ctx: FileValidationContext, baseDir: string, bytes: Buffer): Promise<boolean> {
+async function checkSignature(f: Findings, ctx: FileValidationContext, baseDir: string, bytes: Buffer): Promise<false | { signed: boolean }> {
   const sigRef = `${path.basename(ctx.filePath)}.sig`;
   const sigDisplay = `${ctx.display}.sig`;
   for (const p of ctx.trusted.problems) f.warn(p.path, `trusted key ${p.message}`);
   const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
   if (!ctx.trusted.required) {
     if (sig.ok) f.warn(sigDisplay, 'not verified: no trusted key given (--trusted-key on a workstation, /etc/sno-reconfigure/trusted-keys/*.pem on a node), so the signature is optional');
-    return true;
+    return { signed: sig.ok && !ctx.nodeKey };
   }
   if (!sig.ok) {
     f.error(sigDisplay, sig.message.includes('does not exist')
@@ -227,7 +241,7 @@ async function checkSignature(f: Findings, ctx: FileValidationContext, baseDir: 
     return false;
   }
   f.note(sigDisplay, `signature verified with key ${keyFingerprint(by.key)} (${by.file})`);
-  return true;
+  return { signed: true };
 }
 
 /** Names, inline-or-file pairs, mirrors and timeouts: the rules that span more than one field. */
@@ -428,13 +442,11 @@ function checkPemBundleFile(f: Findings, ref: unknown, field: string, bytesOf: B
 }
 
 /**
- * spec.extraManifestFiles (folders expanded): every object of every file, each object once across them. Objects
- * that grant privileges (privileged.ts) are named: a warning on signed media (`signed`: the node required and
- * verified the signature), refused from unsigned media.
+ * spec.extraManifestFiles (folders expanded): every object of every file, each object once across them. They
+ * come only from signed media (trust.ts): the signer answers for what they grant.
  */
-function checkManifests(f: Findings, refs: Reference[], signed: boolean): { file: string; object: ManifestObject }[] {
+function checkManifests(f: Findings, refs: Reference[]): { file: string; object: ManifestObject }[] {
   const out: { file: string; object: ManifestObject }[] = [];
-  const fields: string[] = [];
   const seen = new Map<string, string>();
   refs.forEach(({ field, ref, bytes }) => {
     if (!field.startsWith('spec.extraManifestFiles') || !bytes) return;
@@ -449,16 +461,7 @@ function checkManifests(f: Findings, refs: Reference[], signed: boolean): { file
       const agents = agentObjectProblem(object);
       if (agents !== undefined) f.error(field, `'${ref}' holds ${label}, which ${agents}`);
       out.push({ file: ref, object });
-      fields.push(field);
     }
-  });
-  const objects = out.map((o) => o.object);
-  out.forEach(({ file, object }, i) => {
-    const why = privilegeOf(object, objects);
-    if (why === undefined) return;
-    const said = `'${file}' holds ${objectLabel(object)}, which grants privileges: ${why}`;
-    if (signed) f.warn(fields[i]!, said);
-    else f.error(fields[i]!, `${said}. Objects that grant privileges need signed media: sign the site-config with a key this node trusts`);
   });
   if (out.length > MAX_MANIFEST_OBJECTS) f.error('spec.extraManifestFiles', `hold ${out.length} objects; at most ${MAX_MANIFEST_OBJECTS} are applied at a site`);
   return out;

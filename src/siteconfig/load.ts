@@ -85,7 +85,7 @@ export async function locateSiteConfigs(location: string): Promise<Located> {
   return fail(`holds no ${SITE_CONFIG_NAMES.join(', ')}, no ${MULTI_DIR}/ directory and no ${SEED_RECONFIGURATION_FILE}`);
 }
 
-async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date, nodeKey?: NodeKey): Promise<FileValidation> {
+async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date, nodeKey?: NodeKey, lastIssued?: string): Promise<FileValidation> {
   const real = await realPathIfExists(c.filePath);
   if (real === undefined || !isInside(c.rootDir, real)) {
     return {
@@ -94,7 +94,7 @@ async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date, 
       matchKnown: false,
     };
   }
-  return validateSiteConfigFile({ filePath: real, display: c.display, rootDir: c.rootDir, trusted, now, ...(nodeKey ? { nodeKey } : {}) });
+  return validateSiteConfigFile({ filePath: real, display: c.display, rootDir: c.rootDir, trusted, now, ...(nodeKey ? { nodeKey } : {}), ...(lastIssued !== undefined ? { lastIssued } : {}) });
 }
 
 export type NodeKey = NonNullable<Parameters<typeof validateSiteConfigFile>[0]['nodeKey']>;
@@ -117,7 +117,8 @@ function asResult(v: FileValidation, sourcePath: string): LoadResult {
   return { status: 'invalid', errors: v.errors, warnings: v.warnings, sourcePath };
 }
 
-export async function loadSiteConfig(location: string, opts: { host: Host; now?: Date; identity?: MachineIdentity; trusted?: TrustedKeys }): Promise<LoadResult> {
+/** `lastIssued`: metadata.issued of the config this node applied last (src/engine/last-issued.ts). */
+export async function loadSiteConfig(location: string, opts: { host: Host; now?: Date; identity?: MachineIdentity; trusted?: TrustedKeys; lastIssued?: string }): Promise<LoadResult> {
   const now = opts.now ?? new Date();
   const located = await locateSiteConfigs(location);
   if (located.kind === 'error') return { status: 'invalid', errors: [located.problem], warnings: [] };
@@ -129,7 +130,7 @@ export async function loadSiteConfig(location: string, opts: { host: Host; now?:
 
   if (located.kind === 'single') {
     const c = located.candidate;
-    const v = await validateCandidate(c, trusted, now, nodeKey);
+    const v = await validateCandidate(c, trusted, now, nodeKey, opts.lastIssued);
     if (v.matchKnown && v.match) {
       const reasons = matchProblems(v.match, await machine());
       if (reasons.length > 0) return { status: 'not-for-this-machine', reasons: reasons.map((r) => `${c.display}: ${r}`) };
@@ -137,7 +138,7 @@ export async function loadSiteConfig(location: string, opts: { host: Host; now?:
     return asResult(v, c.filePath);
   }
 
-  const results = await Promise.all(located.candidates.map(async (c) => ({ c, v: await validateCandidate(c, trusted, now, nodeKey) })));
+  const results = await Promise.all(located.candidates.map(async (c) => ({ c, v: await validateCandidate(c, trusted, now, nodeKey, opts.lastIssued) })));
   const id = await machine();
   const fitting = results.filter(({ v }) => v.matchKnown && matchProblems(v.match, id).length === 0);
   const unknown = results.filter(({ v }) => !v.matchKnown);

@@ -19,6 +19,7 @@
 // - `spec.proxy`: the cluster-wide proxy — `httpProxy`, `httpsProxy`, `noProxy` (a list) and `trustedCAFile`,
 //   checked the way the network operator checks Proxy/cluster (proxy-urls.ts); `trustedCA` (PEM) or `trustedCAFile`.
 // - `spec.extraManifestFiles`: files of Kubernetes objects to add to the cluster (manifests.ts).
+// - `metadata.issued`, `metadata.expires`: RFC 3339 date-times; signed media must carry `issued` (trust.ts).
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
 import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamilyWithZone, isMacAddress, repositoryProblem } from './net';
@@ -218,6 +219,10 @@ export const specSchema = z.strictObject({
   sha256: z.optional(z.record(z.string(), ruled((s) => (SHA256_HEX.test(s) ? undefined : 'must be a sha256 digest: 64 hex characters (sha256sum output), optionally prefixed with sha256:')))),
 });
 
+/** An RFC 3339 date-time with its offset (2026-11-27T09:00:00Z, 2026-11-27T10:00:00+01:00), as `date -Is` prints it. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+export const timestampSchema = ruled((s) => (RFC3339.test(s) && !Number.isNaN(Date.parse(s)) ? undefined : `'${s.slice(0, 40)}' is not an RFC 3339 date and time with its offset, like 2026-11-27T09:00:00Z (date -u +%Y-%m-%dT%H:%M:%SZ prints one)`));
+
 export const metadataSchema = z.strictObject({
   name: ruled((s) => {
     if (s.trim() === '') return 'must not be empty';
@@ -225,6 +230,9 @@ export const metadataSchema = z.strictObject({
     if (controlCharIndex(s) >= 0) return 'must not contain control characters';
     return undefined;
   }),
+  // Signed media (trust.ts): when the config was issued (no replay of older media) and until when it holds.
+  issued: z.optional(timestampSchema),
+  expires: z.optional(timestampSchema),
 });
 
 export const siteConfigSchema = z.strictObject({

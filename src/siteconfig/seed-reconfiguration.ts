@@ -181,6 +181,7 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
     ['spec.pullSecret', 'pull_secret'],
     ['spec.pullSecretMode', 'pull_secret'],
     ['spec.ssh', 'ssh_key'],
+    ['spec.ssh.authorizedKeys', 'ssh_key'],
     ['spec.kubeadminPassword', 'kubeadmin_password_hash'],
     ['spec.kubeadminPassword.hash', 'kubeadmin_password_hash'],
     ['spec.proxy', 'proxy'],

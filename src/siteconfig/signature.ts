@@ -44,7 +44,7 @@ export async function readMediaTrust(host: Host): Promise<MediaTrust> {
 /** The media policy in one sentence, for `prepare` and `status`. */
 export function mediaTrustLine(t: MediaTrust): string {
   if (t.signed) return `media must be signed by one of this node's trusted keys (${t.keyFiles.join(', ')} in ${TRUSTED_KEYS_DIR})`;
-  return `unsigned media are accepted ${t.chosen ? '(the factory chose --allow-unsigned-media)' : 'though the factory never chose --allow-unsigned-media (no trusted keys on this node)'}; objects that grant privileges are refused from them`;
+  return `unsigned media are accepted ${t.chosen ? '(the factory chose --allow-unsigned-media)' : 'though the factory never chose --allow-unsigned-media (no trusted keys on this node)'}; they may carry only the network, names, pull secret, digest mirrors, NTP and timeouts (anything else needs signed media)`;
 }
 
 export function sha256Hex(data: Uint8Array): string {

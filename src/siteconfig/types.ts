@@ -55,6 +55,9 @@ export const DEFAULT_TIMEOUTS: Timeouts = {
 export interface ResolvedSiteConfig {
   /** metadata.name */
   name: string;
+  /** metadata.issued and metadata.expires of signed media (absent on unsigned media, where they carry no weight). */
+  issued?: string;
+  expires?: string;
   match?: MachineMatch;
   clusterName?: string;
   hostname?: string;

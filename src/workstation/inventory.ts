@@ -5,6 +5,7 @@
 import { createPublicKey } from 'node:crypto';
 import { LineCounter, isMap, isSeq, parseDocument } from 'yaml';
 import { INVENTORY_ROW_FILE } from '../paths';
+import { controlCharIndex } from '../siteconfig/problems';
 
 export class BuildError extends Error {
   override name = 'BuildError';
@@ -22,6 +23,23 @@ export interface InventoryRow {
 /** `row 2 (line 3), store-0002`: how messages name a row. */
 export function rowName(row: InventoryRow): string {
   return `row ${row.row} (line ${row.line})${row.values.name ? `, ${row.values.name}` : ''}`;
+}
+
+/** The one column whose value may span lines: the node's PEM public key, as `prepare` writes it (never templated). */
+const PEM_COLUMN = 'nodePublicKey';
+/** Line breaks beyond ASCII's (NEL, LINE and PARAGRAPH SEPARATOR): YAML 1.1 readers break lines at them too. */
+const UNICODE_BREAK = /[\u0085\u2028\u2029]/;
+
+/**
+ * Why an inventory value cannot be used, or undefined: a line break or control character (a value is one line,
+ * whatever the template does with it) and, in a CSV cell, a leading =, +, - or @, which a spreadsheet opening the
+ * file runs as a formula (OWASP, "CSV Injection").
+ */
+export function cellProblem(column: string, value: string, csv: boolean): string | undefined {
+  if (column === PEM_COLUMN) return undefined;
+  if (controlCharIndex(value) >= 0 || UNICODE_BREAK.test(value)) return 'holds a line break or control character: a value is one line of text';
+  if (csv && /^[=+\-@]/.test(value)) return `starts with '${value[0]!}', which a spreadsheet runs as a formula: write the value without it`;
+  return undefined;
 }
 
 /** The rows of a file, or the problems of the file (each naming its row and line). */
@@ -46,11 +64,15 @@ export function parseInventory(text: string, fileName: string): Parsed {
       return;
     }
     const values: Record<string, string> = {};
+    let usable = true;
     for (const [k, v] of Object.entries(item.toJSON() as Record<string, unknown>)) {
-      if (v !== null && typeof v === 'object') problems.push(`${at}, ${k}: a value must be a string or a number, not a ${Array.isArray(v) ? 'list' : 'map'}`);
-      else values[k] = String(v ?? '');
+      const problem = v !== null && typeof v === 'object' ? `a value must be a string or a number, not a ${Array.isArray(v) ? 'list' : 'map'}` : cellProblem(k, String(v ?? ''), false);
+      if (problem) {
+        problems.push(`${at}, ${k}: ${problem}`);
+        usable = false;
+      } else values[k] = String(v ?? '');
     }
-    rows.push({ row: i + 1, line, values });
+    if (usable) rows.push({ row: i + 1, line, values });
   });
   return { rows, problems };
 }
@@ -97,8 +119,14 @@ function parseCsv(text: string, fileName: string): Parsed {
   const problems: string[] = [];
   const out: InventoryRow[] = [];
   rows.forEach((r, i) => {
-    if (r.fields.length !== header.fields.length) problems.push(`${fileName}: row ${i + 1} (line ${r.line}): ${r.fields.length} columns, but the header has ${header.fields.length}`);
-    else out.push({ row: i + 1, line: r.line, values: Object.fromEntries(header.fields.map((h, j) => [h.trim(), r.fields[j]!.trim()])) });
+    if (r.fields.length !== header.fields.length) {
+      problems.push(`${fileName}: row ${i + 1} (line ${r.line}): ${r.fields.length} columns, but the header has ${header.fields.length}`);
+      return;
+    }
+    const values = Object.fromEntries(header.fields.map((h, j) => [h.trim(), r.fields[j]!.trim()]));
+    const bad = header.fields.map((h, j) => [j, h.trim(), cellProblem(h.trim(), values[h.trim()]!, true)] as const).filter(([, , p]) => p !== undefined);
+    for (const [j, h, p] of bad) problems.push(`${fileName}: row ${i + 1} (line ${r.line}), column ${j + 1} (${h}): ${p!}`);
+    if (bad.length === 0) out.push({ row: i + 1, line: r.line, values });
   });
   return { rows: out, problems };
 }

@@ -22,8 +22,10 @@ import { trustedKeysFrom } from '../siteconfig/signature';
 import type { MachineMatch } from '../siteconfig/types';
 import { LABEL, checkTools, fatImage, isoImage } from './images';
 import { BuildError, joinNodes, nodeKeyOf, parseInventory, rowName, type InventoryRow } from './inventory';
+import { ANY_TYPES, PLACEHOLDER, SITE_CONFIG_TYPES, fillTemplate } from './template';
 
 export { BuildError } from './inventory';
+export { fillTemplate } from './template';
 export type { InventoryRow } from './inventory';
 
 /** Fields whose files carry secrets: sealed when the row names the node's public key. */
@@ -34,19 +36,17 @@ const SECRET_FIELDS = new Set(['pullSecretFile', 'keyFile']);
  * and a placeholder in it is refused (a pull secret or a key with `${…}` is a template mistake, not a value).
  */
 const EXPANDED_FIELDS = new Set(['nmstateFile', 'extraManifestFiles']);
-const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g;
 const SITE_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+/** The inventory columns that name a node (spec.match's fields; `serial` as joinNodes takes it too). */
+const MATCH_COLUMNS: ReadonlyArray<[string, keyof MachineMatch]> = [['systemUUID', 'systemUUID'], ['serialNumber', 'serialNumber'], ['serial', 'serialNumber'], ['macAddress', 'macAddress']];
+/** How long signed media stay valid by default (metadata.expires): a quarter, time for a node to reach its store. */
+export const DEFAULT_VALID_DAYS = 90;
 
-/** The template with every ${column} replaced by the row's value; a placeholder the row lacks is an error. */
-export function fillTemplate(template: string, row: InventoryRow): string {
-  const missing = new Set<string>();
-  const text = template.replace(PLACEHOLDER, (_, key: string) => {
-    const v = row.values[key];
-    if (v === undefined || v === '') missing.add(key);
-    return v ?? '';
-  });
-  if (missing.size > 0) throw new BuildError(`the template needs ${[...missing].map((k) => `\${${k}}`).join(', ')}, which this row does not give`);
-  return text;
+/** spec.match from the row's identity columns (systemUUID, serialNumber or serial, macAddress). */
+export function matchOfRow(row: InventoryRow): MachineMatch {
+  const match: MachineMatch = {};
+  for (const [column, field] of MATCH_COLUMNS) if (row.values[column] && match[field] === undefined) match[field] = row.values[column];
+  return match;
 }
 
 /** Every file a parsed site-config names: its key, where it is, and the path (a folder ends in '/'). */
@@ -63,6 +63,11 @@ function fileFields(value: unknown): { key: string; at: (string | number)[]; ref
   };
   walk(value, []);
   return out;
+}
+
+/** 2026-11-27T09:00:00Z: seconds, UTC. */
+function rfc3339(d: Date): string {
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 function sha256(data: Buffer | string): string {
@@ -82,6 +87,10 @@ export interface BuildOptions {
   multiNode?: boolean;
   /** Every timestamp in the images (seconds since 1970). */
   epoch: number;
+  /** metadata.issued of signed site-configs (default: now). */
+  issued?: Date;
+  /** metadata.expires of signed site-configs, in days after issued (default DEFAULT_VALID_DAYS; 0: none). */
+  validDays?: number;
 }
 
 export interface ManifestImage {
@@ -255,7 +264,7 @@ async function sourcesOf(host: Host, templateDir: string, ref: string): Promise<
 /** One site's folder: the filled template, its files (filled or sealed), pins and signature; then validated. */
 async function buildSite(opts: BuildOptions, row: InventoryRow, name: string, template: string, templateDir: string, layout: Layout, signer: Signer | undefined): Promise<ManifestEntry> {
   const { host } = opts;
-  const text = fillTemplate(template, row);
+  const text = fillTemplate(template, row, SITE_CONFIG_TYPES);
   const doc = parseDocument(text);
   if (doc.errors.length > 0) throw new BuildError(`the filled template is not YAML (${doc.errors[0]!.message.split('\n')[0]})`);
   const nodeKey = row.values.nodePublicKey ? await nodeKeyOf(row.values.nodePublicKey, (f) => host.readFile(path.resolve(path.dirname(path.resolve(opts.inventoryPath)), f)).then((b) => b.toString('utf8'), () => undefined)) : undefined;
@@ -276,7 +285,7 @@ async function buildSite(opts: BuildOptions, row: InventoryRow, name: string, te
       } catch {
         throw new BuildError(`${key} names '${file}', which is not beside the template`);
       }
-      if (EXPANDED_FIELDS.has(key)) data = Buffer.from(fillTemplate(data.toString('utf8'), row));
+      if (EXPANDED_FIELDS.has(key)) data = Buffer.from(fillTemplate(data.toString('utf8'), row, ANY_TYPES));
       else {
         const found = data.toString('latin1').match(PLACEHOLDER);
         if (found) throw new BuildError(`${key} '${file}' holds ${found[0]}: placeholders are expanded only in the template, its nmstateFile and its extraManifestFiles; write the value, or name a file per site with \${name} in its path (e.g. secrets/\${name}/pull-secret.json)`);
@@ -292,7 +301,16 @@ async function buildSite(opts: BuildOptions, row: InventoryRow, name: string, te
     }
   }
   if (signer && Object.keys(pins).length > 0) doc.setIn(['spec', 'sha256'], pins);
-  const final = Buffer.from(signer || layout.refPrefix ? doc.toString() : text);
+  // Signed means bound (src/siteconfig/trust.ts): the machine it is for, when it was issued, until when it holds.
+  if (signer) {
+    const match = matchOfRow(row);
+    if (!doc.hasIn(['spec', 'match']) && Object.keys(match).length > 0) doc.setIn(['spec', 'match'], match);
+    const issued = opts.issued ?? new Date();
+    const days = opts.validDays ?? DEFAULT_VALID_DAYS;
+    doc.setIn(['metadata', 'issued'], rfc3339(issued));
+    if (days > 0) doc.setIn(['metadata', 'expires'], rfc3339(new Date(issued.getTime() + days * 86_400_000)));
+  }
+  const final = Buffer.from(doc.toString());
   const configPath = path.posix.join(layout.volume, layout.config);
   await host.writeFileAtomic(configPath, final, 0o644);
   if (signer) await host.writeFileAtomic(`${configPath}.sig`, `${signer.sign(final)}\n`, 0o644);

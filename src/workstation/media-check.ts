@@ -22,6 +22,8 @@ export interface ImageCheck {
   signature?: string;
   /** Neither wrong nor risky: which node key the secrets are sealed for. */
   notes: string[];
+  /** What binds each signed site-config (DESIGN.md section 4): the machine, when it was issued, until when. */
+  bound: string[];
 }
 
 const sameMatch = (a: MachineMatch | undefined, b: MachineMatch) => JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b).sort());
@@ -43,7 +45,7 @@ export function parseManifest(text: string, file: string): Manifest {
 
 /** One image: its bytes against the manifest, then the node's judgement of what it holds. */
 export async function checkImage(host: Host, dir: string, image: ManifestImage, entries: readonly ManifestEntry[], trusted: TrustedKeys | undefined): Promise<ImageCheck> {
-  const check: ImageCheck = { file: image.file, ok: false, problems: [], sites: entries.map((e) => e.site), notes: [] };
+  const check: ImageCheck = { file: image.file, ok: false, problems: [], sites: entries.map((e) => e.site), notes: [], bound: [] };
   const file = path.join(dir, image.file);
   let bytes: Buffer;
   try {
@@ -88,6 +90,8 @@ export async function checkImage(host: Host, dir: string, image: ManifestImage, 
     if (by) verified.add(by);
     if (trusted && entry.signedBy !== 'unsigned' && by !== entry.signedBy) check.problems.push(`${entry.site}: the signature verified with ${by ?? 'no key'}, but the manifest says it was signed with ${entry.signedBy}`);
     if (entry.sealedFor) check.notes.push(`${entry.site}: secrets sealed for node key ${entry.sealedFor}`);
+    const { issued, expires } = report.site.resolved;
+    if (issued !== undefined) check.bound.push(`for ${Object.entries(report.match ?? {}).map(([k, v]) => `${k} ${String(v)}`).join(' and ') || 'any machine'}, issued ${issued}, ${expires !== undefined ? `expires ${expires}` : 'never expires'}`);
   }
   if (verified.size === 1 && check.problems.length === 0) check.signature = `verified with key ${[...verified][0]!}`;
   check.ok = check.problems.length === 0;
@@ -99,5 +103,6 @@ export function checkLine(c: ImageCheck, trusted: boolean): string {
   if (!c.ok) return `${c.file}: FAILED — ${c.problems.join('; ')}`;
   const what = c.sites.length === 1 ? `site "${c.sites[0]!}"` : `${c.sites.length} site-configs, each for its machine`;
   const signature = c.signature ? `signature ${c.signature}` : trusted ? 'unsigned' : 'signature not checked (no trusted key given)';
-  return `${c.file}: ok — sha256 as in the manifest, ${what}, ${signature}${c.notes.length === 1 ? `; ${c.notes[0]!.replace(/^[^:]+: /, '')}` : c.notes.length > 1 ? `; secrets of ${c.notes.length} sites sealed to their nodes` : ''}`;
+  const bound = c.bound.length === 1 ? ` (${c.bound[0]!})` : c.bound.length > 1 ? ' (each bound to its machine and issue date)' : '';
+  return `${c.file}: ok — sha256 as in the manifest, ${what}, ${signature}${bound}${c.notes.length === 1 ? `; ${c.notes[0]!.replace(/^[^:]+: /, '')}` : c.notes.length > 1 ? `; secrets of ${c.notes.length} sites sealed to their nodes` : ''}`;
 }

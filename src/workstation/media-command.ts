@@ -20,6 +20,12 @@ export async function mediaBuild(args: ParsedArgs, io: CliIo): Promise<number> {
   const epochText = stringOpt(args, 'source-date-epoch') ?? io.env.SOURCE_DATE_EPOCH;
   const epoch = epochText === undefined ? DEFAULT_EPOCH : Number(epochText);
   if (!Number.isInteger(epoch) || epoch < 315_532_800) throw new UsageError(`--source-date-epoch ${epochText}: expected seconds since 1970, from 1980 on (FAT keeps no earlier date)`);
+  const issuedText = stringOpt(args, 'issued');
+  const issued = issuedText !== undefined ? new Date(issuedText) : epochText !== undefined ? new Date(epoch * 1000) : new Date();
+  if (issuedText !== undefined && (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(issuedText) || Number.isNaN(issued.getTime()))) throw new UsageError(`--issued ${issuedText}: expected an RFC 3339 date and time like 2026-11-27T09:00:00Z`);
+  const daysText = stringOpt(args, 'valid-days');
+  const validDays = daysText === undefined ? undefined : Number(daysText);
+  if (validDays !== undefined && (!Number.isInteger(validDays) || validDays < 0 || validDays > 3650)) throw new UsageError(`--valid-days ${daysText}: expected whole days from 0 (never expires) to 3650`);
   const host = new LocalHost({ root: '/', env: io.env });
   const at = (p: string) => path.resolve(io.cwd, p);
   try {
@@ -35,6 +41,8 @@ export async function mediaBuild(args: ParsedArgs, io: CliIo): Promise<number> {
       formats: formats as ('fat' | 'iso')[],
       multiNode: boolOpt(args, 'multi-node'),
       epoch,
+      issued,
+      ...(validDays !== undefined ? { validDays } : {}),
     });
     // Nothing is said per site until the build is in place: a failed build has shown no site as done.
     const images = imagesOf(manifest);

@@ -11,6 +11,7 @@ import { startSimulator, type Simulator, type SimulatorOptions } from '../sim/in
 import { DEFAULT_KUBECONFIG, STATIC_POD_RESOURCES_DIR } from '../../src/paths';
 import { createStandInNode, type StandInLan, type StandInNode } from './standin-host';
 import { ensureBundle } from './bundle';
+import { signedMedia } from './signed-media';
 
 export interface Scenario {
   sim: Simulator;
@@ -66,8 +67,17 @@ export function siteConfigFor(sim: Simulator, opts: SiteConfigOptions = {}): str
 }
 
 /**
+ * Files of a site-config volume made signed media for the node at `nodeRoot` (test/support/signed-media.ts): every
+ * file beside site-config.yaml pinned. Tag mirrors and a registry CA need signed media (src/siteconfig/trust.ts).
+ */
+export function signedSiteConfigFiles(nodeRoot: string, files: Record<string, string>): Record<string, string> {
+  return signedMedia(nodeRoot, files, Object.keys(files).filter((f) => f !== 'site-config.yaml'));
+}
+
+/**
  * The demo's site-config volume (`npm run demo`, and the version matrix in npm test): every change the agent
- * can make — the site network in its own file, a pull secret, digest and tag mirrors and their registry CA.
+ * can make — the site network in its own file, a pull secret, digest and tag mirrors and their registry CA. Tag
+ * mirrors and the CA need signed media: sign it for the node with signedSiteConfigFiles.
  * The demo holds the settled cluster 5 s for the person watching; tests pass the 2 s of siteConfigFor.
  */
 export function demoSiteConfigFiles(sim: Simulator, opts: { settleStability?: string } = {}): Record<string, string> {

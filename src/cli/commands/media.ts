@@ -35,6 +35,8 @@ export function mediaCommand(build?: MediaBuild, checkManifest?: MediaCheckManif
       format: { type: 'string' },
       'source-date-epoch': { type: 'string' },
       'multi-node': { type: 'boolean' },
+      issued: { type: 'string' },
+      'valid-days': { type: 'string' },
       nodes: { type: 'string' },
       manifest: { type: 'string' },
     },

@@ -3,6 +3,7 @@ import { realClock } from '../../engine/clock';
 import { nodeNameOf, readBaseline } from '../../engine/identity';
 import { renderPlan } from '../../engine/plan';
 import { loadSiteConfig } from '../../siteconfig/load';
+import { readLastIssued } from '../../engine/last-issued';
 import { STEPS } from '../../steps/index';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIo, type Command, type ParsedArgs } from '../command';
 import { imageAt } from './validate';
@@ -47,7 +48,9 @@ Exit status: 0 planned, 1 invalid site-config, 2 usage.
 async function planAt(location: string, shown: string, args: ParsedArgs, io: CliIo): Promise<number> {
   const host = hostFrom(args, io);
   const log = loggerFor(io, { level: 'warn' });
-  const result = await loadSiteConfig(location, { host });
+  // As run judges it: a signed config issued before the one this node applied last is refused.
+  const lastIssued = await readLastIssued(host, stateDirFrom(args));
+  const result = await loadSiteConfig(location, { host, ...(lastIssued !== undefined ? { lastIssued } : {}) });
   if (result.status === 'not-for-this-machine') {
     io.err(`${shown}: not for this machine:\n${result.reasons.map((r) => `  - ${r}`).join('\n')}\n`);
     return EXIT_FAILURE;

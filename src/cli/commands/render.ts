@@ -52,7 +52,8 @@ Options:
                          installed in ${TRUSTED_KEYS_DIR}/). Signed media are the default: one of
                          --trusted-key and --allow-unsigned-media is required
   --allow-unsigned-media accept site-configs without a signature (anyone with a stick at the node can then
-                         reconfigure it; objects that grant privileges are still refused from unsigned media)
+                         reconfigure it; unsigned media may carry only the network, names, pull secret,
+                         digest mirrors, NTP and timeouts)
   --bundle PATH          the bundle to embed (default: this program's own file)
   --no-local-dns         no node-local DNS for the cluster's own names (the site DNS must serve them)
   --enable               enable the unit right away (default: \`prepare\` enables it just before shipping)

@@ -93,7 +93,7 @@ before(() => {
 });
 
 const build = (out: string, inventory = 'sites.yaml', extra: string[] = []) =>
-  cli(['media', 'build', '--inventory', inventory, '--template', 'template/site-config.yaml', '--signing-key', 'signing.key.pem', '--out', out, ...extra]);
+  cli(['media', 'build', '--inventory', inventory, '--template', 'template/site-config.yaml', '--signing-key', 'signing.key.pem', '--issued', '2026-11-20T09:00:00Z', '--out', out, ...extra]);
 
 describe('media build', () => {
   test(`${SITES} sites: signed FAT and ISO images that real tools read and the node-side validate accepts, each for its machine`, async () => {
@@ -240,14 +240,15 @@ spec:
     writeFileSync(path.join(t, 'secrets', 'store-0001', 'pull-secret.json'), PULL_SECRET);
     writeFileSync(path.join(t, 'secrets', 'store-0002', 'pull-secret.json'), PULL_SECRET.replace('fleet:', 'other:'));
     writeInventory('two.yaml', [row(1), row(2)]);
-    const res = cli(['media', 'build', '--inventory', 'two.yaml', '--template', 'tpl-files/site-config.yaml', '--format', 'fat', '--out', 'out-files']);
+    // Extra manifests need signed media (src/siteconfig/trust.ts).
+    const res = cli(['media', 'build', '--inventory', 'two.yaml', '--template', 'tpl-files/site-config.yaml', '--signing-key', 'signing.key.pem', '--format', 'fat', '--out', 'out-files']);
     assert.equal(res.code, 0, res.out);
     const network = execFileSync('mtype', ['-i', path.join(dir, 'out-files', 'store-0002.fat.img'), '::/network.yaml'], { encoding: 'utf8' });
     assert.match(network, /ip: 10\.0\.2\.10,/);
     assert.match(execFileSync('mtype', ['-i', path.join(dir, 'out-files', 'store-0002.fat.img'), '::/manifests/store.yaml'], { encoding: 'utf8' }), /store: store-0002/);
     assert.match(execFileSync('mtype', ['-i', path.join(dir, 'out-files', 'store-0002.fat.img'), '::/secrets/store-0002/pull-secret.json'], { encoding: 'utf8' }), /auths/);
     writeFileSync(path.join(t, 'secrets', 'store-0002', 'pull-secret.json'), '{"auths":{"r.example.com":{"auth":"${token}"}}}');
-    const refused = cli(['media', 'build', '--inventory', 'two.yaml', '--template', 'tpl-files/site-config.yaml', '--format', 'fat', '--out', 'out-files2']);
+    const refused = cli(['media', 'build', '--inventory', 'two.yaml', '--template', 'tpl-files/site-config.yaml', '--signing-key', 'signing.key.pem', '--format', 'fat', '--out', 'out-files2']);
     assert.equal(refused.code, 1);
     assert.match(refused.out, /row 2 \(line 7\), store-0002: pullSecretFile 'secrets\/store-0002\/pull-secret\.json' holds \$\{token\}: placeholders are expanded only in the template, its nmstateFile and its extraManifestFiles/);
   });
@@ -379,7 +380,7 @@ spec:
     const res = spawnSync('bash', ['-ec', `sno-reconfigure() { "${process.execPath}" "${bundle}" "$@"; }\n${commands!}`], { cwd: fleet, encoding: 'utf8' });
     assert.equal(res.status, 0, `${res.stdout}${res.stderr}`);
     const lines = res.stdout.split('\n');
-    assert.equal(lines.filter((l) => /^store-\d{4}\.(fat\.img|iso): ok — sha256 as in the manifest, site "store-\d{4}", signature verified with key SHA256:\S+; secrets sealed for node key SHA256:\S+$/.test(l)).length, SITES * 2, res.stdout);
+    assert.equal(lines.filter((l) => /^store-\d{4}\.(fat\.img|iso): ok — sha256 as in the manifest, site "store-\d{4}", signature verified with key SHA256:\S+ \(for serialNumber \S+, issued \S+Z, expires \S+Z\); secrets sealed for node key SHA256:\S+$/.test(l)).length, SITES * 2, res.stdout);
     assert.ok(lines.includes(`${SITES * 2} of ${SITES * 2} image(s) good`), res.stdout);
     const manifest = JSON.parse(readFileSync(path.join(fleet, 'media', 'manifest.json'), 'utf8')) as Manifest;
     assert.equal(manifest.sites.length, SITES);

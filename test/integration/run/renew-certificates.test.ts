@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { Report } from '../../../src/engine/report';
 import { BUNDLE_PATH } from '../../support/bundle';
-import { demoSiteConfigFiles, startScenario } from '../../support/scenario';
+import { demoSiteConfigFiles, signedSiteConfigFiles, startScenario } from '../../support/scenario';
 
 test('after a run: expiries in status, report and banner; renew-certificates renews on --force and is idempotent otherwise', async () => {
   const s = await startScenario();
@@ -29,7 +29,7 @@ test('after a run: expiries in status, report and banner; renew-certificates ren
     const files = demoSiteConfigFiles(s.sim);
     const doc = parse(files['site-config.yaml']!) as { spec: Record<string, unknown> };
     doc.spec.certificateRenewal = 'timer';
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { ...files, 'site-config.yaml': stringify(doc) });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { ...files, 'site-config.yaml': stringify(doc) }));
     const run = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(run.code, 0, run.stdout.slice(-2000));
     assert.ok(s.node.calls('systemctl').some((c) => c.args.join(' ') === 'enable --now sno-reconfigure-renew.timer'), 'the renewal timer was enabled');

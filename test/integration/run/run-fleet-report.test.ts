@@ -16,7 +16,7 @@ import { FLEET_REPORT, fleetReportObjects, LEGACY_FLEET_REPORT_NAMESPACE, publis
 import type { Report } from '../../../src/engine/report';
 import { createLogger } from '../../../src/log';
 import { realTimer } from '../../../src/util/backoff';
-import { demoSiteConfigFiles, siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
+import { demoSiteConfigFiles, signedSiteConfigFiles, siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
 import { startSimulator } from '../../sim';
 
 async function withScenario(fn: (s: Scenario) => Promise<void>): Promise<void> {
@@ -41,7 +41,7 @@ function assertKubernetesValid(obj: KubeObject, Model: typeof ConfigMap | typeof
 
 test('a finished run records its outcome as a ConfigMap: the node report as data, no secret, valid Kubernetes objects; a re-run updates it', async () => {
   await withScenario(async (s) => {
-    const files = demoSiteConfigFiles(s.sim);
+    const files = signedSiteConfigFiles(s.node.root, demoSiteConfigFiles(s.sim));
     s.node.attachVolume('sdb1', 'SITE-CONFIG', files);
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));

@@ -16,8 +16,6 @@ import { parseLogs, startScenario, type AgentRun, type Scenario } from '../../su
 import { BUNDLE_PATH } from '../../support/bundle';
 import { LONG_PATH_RELEASES } from '../../support/releases';
 
-const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
-const HASH = '$2y$10$abcdefghijklmnopqrstuuN3kQ3v1Yb7Qm2uR0l6sT8pWc5xZy9Ae';
 const CLUSTER_ID = '5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
 
 function manifest(s: Scenario, over: Record<string, unknown> = {}): string {
@@ -36,14 +34,11 @@ function manifest(s: Scenario, over: Record<string, unknown> = {}): string {
     node_ips: [ip],
     hostname: s.sim.options.nodeName,
     KubeconfigCryptoRetention: { KubeAPICrypto: { ServingCrypto: {}, ClientAuthCrypto: {} }, IngresssCrypto: {} },
-    ssh_key: KEY,
-    kubeadmin_password_hash: HASH,
     raw_nm_state_config: stringify(nmstate),
     pull_secret: JSON.stringify({ auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('store42:pw').toString('base64') } } }),
     machine_networks: [`${gw.replace(/\.1$/, '.0')}/24`],
     chrony_config: 'server 10.20.0.5 iburst\ndriftfile /var/lib/chrony/drift\nmakestep 1.0 3\n',
     additionalTrustBundle: { userCaBundle: '', proxyConfigmapName: '', proxyConfigmapBundle: '' },
-    node_labels: { 'store.example.com/region': 'emea' },
     ...over,
   });
 }
@@ -51,10 +46,13 @@ function manifest(s: Scenario, over: Record<string, unknown> = {}): string {
 // What openshift-install writes there: the install-config's imageDigestSources as they are
 // (openshift/installer pkg/asset/imagebased/configimage/imagedigestsources.go).
 const DIGEST_SOURCES = [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'], sourcePolicy: '' }];
-const EXTRA = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: store-settings, namespace: openshift-config}\ndata: {store: "42"}\n';
 
+/**
+ * Unsigned media (the node holds no trusted key): only what unsigned media may carry (src/siteconfig/trust.ts) —
+ * no ssh_key, kubeadmin_password_hash, node_labels or extra manifests, which need signed media.
+ */
 function volume(s: Scenario, over: Record<string, unknown> = {}): Record<string, string> {
-  return { 'cluster-configuration/manifest.json': manifest(s, over), 'cluster-configuration/manifests/image-digest-sources.json': JSON.stringify(DIGEST_SOURCES), 'extra-manifests/settings.yaml': EXTRA };
+  return { 'cluster-configuration/manifest.json': manifest(s, over), 'cluster-configuration/manifests/image-digest-sources.json': JSON.stringify(DIGEST_SOURCES) };
 }
 
 function writeBaseline(s: Scenario): void {
@@ -133,15 +131,12 @@ describe('image-based install configuration media', { concurrency: 2 }, () => {
       const journal = JSON.parse(readFileSync(path.join(s.node.root, DEFAULT_STATE_DIR, STATE_FILES.journal), 'utf8')) as JournalData;
       const before = STEPS.slice(0, STEPS.findIndex((st) => st.name === 'settle')).map((st) => st.name);
       assert.deepEqual(before.filter((n) => journal.steps[n]?.state !== 'done'), [], 'every step before settle is done');
-      assert.deepEqual((['domain', 'mirrors', 'pull-secret', 'network', 'ssh-key', 'chrony', 'node-labels', 'kubeadmin', 'manifests'] as const).filter((n) => journal.steps[n]?.notRequested), [], 'each step the media asks for ran');
+      assert.deepEqual((['domain', 'mirrors', 'pull-secret', 'network', 'chrony', 'kubeadmin'] as const).filter((n) => journal.steps[n]?.notRequested), [], 'each step the media asks for ran');
       assert.equal(res.logs.filter((l) => l.level === 'error').length, 0, 'no errors logged');
       const idms = s.sim.store.list(R.imageDigestMirrorSets).flatMap((o) => (o.spec as { imageDigestMirrors: { source: string; mirrors: string[] }[] }).imageDigestMirrors);
       assert.ok(idms.some((m) => m.source === 'quay.io/openshift-release-dev/ocp-release' && m.mirrors.includes('registry.store42.example.com:8443/ocp/release')), JSON.stringify(idms));
-      assert.equal(s.sim.store.get(R.nodes, s.sim.options.nodeName)?.metadata?.labels?.['store.example.com/region'], 'emea');
-      assert.equal(Buffer.from((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system')?.data as Record<string, string>).kubeadmin!, 'base64').toString(), HASH);
-      assert.deepEqual(s.sim.store.get(R.configMaps, 'store-settings', 'openshift-config')?.data, { store: '42' });
-      const ssh = s.sim.store.get(R.machineConfigs, '99-master-ssh') as { spec: { config: { passwd: { users: { name: string; sshAuthorizedKeys: string[] }[] } } } };
-      assert.deepEqual(ssh.spec.config.passwd.users.find((u) => u.name === 'core')?.sshAuthorizedKeys, [KEY], 'ssh_key replaces the keys, as image-based install does');
+      // No kubeadmin_password_hash: image-based install leaves no kubeadmin login, and neither does the agent.
+      assert.equal(s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system'), undefined);
       assert.ok(s.sim.store.get(R.machineConfigs, '99-master-chrony'));
     } finally {
       await s.cleanup();
@@ -185,8 +180,8 @@ describe('image-based install configuration media', { concurrency: 2 }, () => {
     }
   });
 
-  // Issue 27: image-based install's extra-manifests/ is judged like spec.extraManifestFiles — unsigned media may
-  // not carry an object that grants privileges (here a ClusterRoleBinding of cluster-admin to every user).
+  // Issues 27, 36: image-based install's extra-manifests/ is judged like spec.extraManifestFiles — unsigned media
+  // carry no extra manifests at all (here a ClusterRoleBinding of cluster-admin to every user).
   test('an image-based config volume whose extra-manifests/ grants cluster-admin to everyone is refused from unsigned media', async () => {
     const s = await startScenario();
     try {
@@ -198,7 +193,7 @@ describe('image-based install configuration media', { concurrency: 2 }, () => {
       }
       const validated = await cli(s, ['validate', dir]);
       assert.equal(validated.code, 1, validated.out);
-      assert.match(validated.out, /'\.\.\/extra-manifests\/admins\.yaml' holds ClusterRoleBinding store-admins, which grants privileges: it grants its role to system:authenticated\. Objects that grant privileges need signed media/);
+      assert.match(validated.out, /extra-manifests\/: needs signed media: extra manifests are applied to the cluster as its administrator/);
     } finally {
       await s.cleanup();
     }

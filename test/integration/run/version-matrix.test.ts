@@ -17,7 +17,7 @@ import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import type { Report } from '../../../src/engine/report';
 import { MIRROR_OBJECT_NAME } from '../../../src/steps/mirrors';
-import { demoSiteConfigFiles, startScenario } from '../../support/scenario';
+import { demoSiteConfigFiles, signedSiteConfigFiles, startScenario } from '../../support/scenario';
 import { LONG_PATH_RELEASES, SUPPORTED_RELEASES, UNSUPPORTED_MODELLED_RELEASES } from '../../support/releases';
 import { countRelocation, fullSiteConfigFiles } from '../../support/site-configs';
 
@@ -30,7 +30,7 @@ describe('the demo relocation on each OpenShift release', { concurrency: 3 }, ()
     test(`OpenShift ${version}: a full run to done, the report names the version`, async () => {
       const s = await startScenario({ sim: { version } });
       try {
-        s.node.attachVolume('sdb1', 'SITE-CONFIG', demoSiteConfigFiles(s.sim, { settleStability: '2s' }));
+        s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, demoSiteConfigFiles(s.sim, { settleStability: '2s' })));
         const run = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
         assert.equal(run.code, 0, run.stdout.slice(-3000) + run.stderr.slice(-2000));
         const report = readReport(s.node.root);

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs, readdirSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parseDocument } from 'yaml';
 import type { LoadResult } from '../../../src/siteconfig/load';
 import { PROJECT_ROOT } from '../../support/bundle';
 
@@ -30,6 +31,13 @@ interface Setup {
   pins?: boolean;
   /** Detached signatures; key 'untrusted' signs with a fresh key the node does not hold. */
   sign?: Array<{ file: string; key: string; encoding?: 'der' | 'p1363' }>;
+  /**
+   * Site-configs (relative to the case) made signed media: every file each references pinned in its spec.sha256,
+   * then signed with the trusted key factory.pem (an Ed25519 key added to trustedKeys).
+   */
+  signed?: string[];
+  /** Signed files are left without the spec.match and metadata.issued that every signed file gets otherwise. */
+  unbound?: boolean;
   /** Appended after signing (tampering). */
   append?: Array<{ file: string; text: string }>;
   symlinks?: Array<{ path: string; target: string }>;
@@ -126,6 +134,41 @@ async function generate(file: string, kind: NonNullable<Setup['generate']>[numbe
   }
 }
 
+/** The serial number a signed case's machine has when the case gives no identity (and its spec.match names). */
+const CORPUS_SERIAL = 'CORPUS-0001';
+
+/** Adds metadata.issued and, when absent, spec.match (the case's serial number) to a signed YAML site-config. */
+async function bind(file: string, identity: Setup['identity']): Promise<void> {
+  if (!/\.ya?ml$/.test(file)) return;
+  const doc = parseDocument(await fs.readFile(file, 'utf8'));
+  if (!doc.hasIn(['metadata', 'issued'])) doc.setIn(['metadata', 'issued'], '2026-11-01T09:00:00Z');
+  if (!doc.hasIn(['spec', 'match'])) doc.setIn(['spec', 'match'], identity?.serialNumber ? { serialNumber: identity.serialNumber } : identity?.systemUUID ? { systemUUID: identity.systemUUID } : { serialNumber: CORPUS_SERIAL });
+  await fs.writeFile(file, doc.toString());
+}
+
+/** Pins every file a site-config references (fields ending in File, extraManifestFiles, folders expanded) in its spec.sha256. */
+async function pinReferences(file: string): Promise<void> {
+  const doc = parseDocument(await fs.readFile(file, 'utf8'));
+  const dir = path.dirname(file);
+  const refs: string[] = [];
+  const walk = (v: unknown): void => {
+    if (v === null || typeof v !== 'object') return;
+    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+      if (k.endsWith('File') && typeof child === 'string') refs.push(child);
+      else if (k === 'extraManifestFiles' && Array.isArray(child)) refs.push(...child.filter((c): c is string => typeof c === 'string'));
+      else walk(child);
+    }
+  };
+  walk((doc.toJS() as { spec?: unknown }).spec);
+  const pins: Record<string, string> = {};
+  for (const ref of refs) {
+    const names = ref.endsWith('/') ? readdirSync(path.join(dir, ref)).filter((n) => /\.(ya?ml|json)$/i.test(n)).map((n) => `${ref}${n}`) : [ref];
+    for (const n of names) pins[n] = createHash('sha256').update(readFileSync(path.join(dir, n))).digest('hex');
+  }
+  if (Object.keys(pins).length > 0) doc.setIn(['spec', 'sha256'], pins);
+  await fs.writeFile(file, doc.toString());
+}
+
 export async function prepareCase(kind: CaseKind, name: string): Promise<PreparedCase> {
   const expect = readExpect(kind, name);
   const setup = expect.setup ?? {};
@@ -151,14 +194,21 @@ export async function prepareCase(kind: CaseKind, name: string): Promise<Prepare
       }
     }
     const privateKeys = new Map<string, KeyObject>();
-    for (const k of setup.trustedKeys ?? []) {
+    const signed = setup.signed ?? [];
+    for (const k of [...(setup.trustedKeys ?? []), ...(signed.length > 0 ? [{ name: 'factory.pem', type: 'ed25519' as const }] : [])]) {
       const made = makeKey(k.type);
       const dir = path.join(root, 'etc/sno-reconfigure/trusted-keys');
       await fs.mkdir(dir, { recursive: true });
       await fs.writeFile(path.join(dir, k.name), made.publicPem);
       if (made.privateKey) privateKeys.set(k.name, made.privateKey);
     }
-    for (const s of setup.sign ?? []) {
+    for (const file of signed) await pinReferences(path.join(caseDir, file));
+    const signs: NonNullable<Setup['sign']> = [...(setup.sign ?? []), ...signed.map((file) => ({ file, key: 'factory.pem' }))];
+    // Signed means bound (src/siteconfig/trust.ts): each signed file names a machine and its issue date, unless
+    // the case is about a file that does not.
+    if (!setup.unbound) for (const s of signs) await bind(path.join(caseDir, s.file), setup.identity);
+    if (signs.length > 0 && !setup.unbound && !setup.identity) setup.identity = { serialNumber: CORPUS_SERIAL };
+    for (const s of signs) {
       const key = s.key === 'untrusted' ? generateKeyPairSync('ed25519').privateKey : privateKeys.get(s.key);
       if (!key) throw new Error(`case ${name}: no private key ${s.key}`);
       const data = await fs.readFile(path.join(caseDir, s.file));

@@ -14,13 +14,12 @@ after(async () => {
 });
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
+// Unsigned media (no trusted keys under the root): only what unsigned media may carry (src/siteconfig/trust.ts).
 const BASE = {
   api_version: 1,
   base_domain: 'store42.example.com',
   cluster_name: 'sno1',
   hostname: 'sno1-node',
-  kubeadmin_password_hash: '$2a$10$abcdefghijklmnopqrstuuY5y2OQKYn0vXyvCEmE/Hh0YhQF8Zr1u',
-  ssh_key: KEY,
   raw_nm_state_config: 'interfaces:\n- name: eno1\n  type: ethernet\n  state: up\n  ipv4: {enabled: true, dhcp: false, address: [{ip: 192.168.111.20, prefix-length: 24}]}\n',
 };
 

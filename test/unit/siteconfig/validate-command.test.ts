@@ -167,7 +167,7 @@ test('an image-based install config ISO as openshift-install writes it: an empty
     cluster_id: '5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0',
     infra_id: 'sno1-x7k2p',
     hostname: 'sno1-node',
-    kubeadmin_password_hash: '$2a$10$abcdefghijklmnopqrstuuY5y2OQKYn0vXyvCEmE/Hh0YhQF8Zr1u',
+    // No kubeadmin_password_hash: a new kubeadmin password needs signed media (this volume is unsigned).
     pull_secret: JSON.stringify({ auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('u:p').toString('base64') } } }),
     chrony_config: '\npool 0.rhel.pool.ntp.org iburst\ndriftfile /var/lib/chrony/drift\nmakestep 1.0 3\nrtcsync\nlogdir /var/log/chrony\nserver 10.20.0.5 iburst',
     additionalTrustBundle: { userCaBundle: '', proxyConfigmapName: '', proxyConfigmapBundle: '' },

@@ -4,15 +4,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
+import { parse } from 'yaml';
 import { BuildError, fillTemplate } from '../../../src/workstation/media-build';
+import { ANY_TYPES } from '../../../src/workstation/template';
 import { joinNodes, nodeKeyOf, parseInventory, rowName } from '../../../src/workstation/inventory';
 
-test('CSV: a header, one row per site, each with its line; quoted fields keep commas, quotes and line breaks; CRLF and blank lines are fine', () => {
-  const parsed = parseInventory('name,serial,note\r\nstore-0001,SER1,"a, b"\r\n\r\nstore-0002,SER2,"say ""hi""\nthere"\nstore-0003,SER3,x\n', 'sites.csv');
+test('CSV: a header, one row per site, each with its line; quoted fields keep commas and quotes, and may span lines (a PEM); CRLF and blank lines are fine', () => {
+  const parsed = parseInventory('name,serial,note,nodePublicKey\r\nstore-0001,SER1,"a, b",\r\n\r\nstore-0002,SER2,"say ""hi""","-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"\nstore-0003,SER3,x,\n', 'sites.csv');
   assert.deepEqual(parsed.rows, [
-    { row: 1, line: 2, values: { name: 'store-0001', serial: 'SER1', note: 'a, b' } },
-    { row: 2, line: 4, values: { name: 'store-0002', serial: 'SER2', note: 'say "hi"\nthere' } },
-    { row: 3, line: 6, values: { name: 'store-0003', serial: 'SER3', note: 'x' } },
+    { row: 1, line: 2, values: { name: 'store-0001', serial: 'SER1', note: 'a, b', nodePublicKey: '' } },
+    { row: 2, line: 4, values: { name: 'store-0002', serial: 'SER2', note: 'say "hi"', nodePublicKey: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----' } },
+    { row: 3, line: 7, values: { name: 'store-0003', serial: 'SER3', note: 'x', nodePublicKey: '' } },
   ]);
   assert.deepEqual(parsed.problems, []);
   assert.deepEqual(parseInventory('name,serial\nstore-0001\nstore-0002,SER2\nstore-0003,a,b\n', 'sites.csv').problems, [
@@ -30,6 +32,29 @@ test('YAML: "sites:" or a bare list of maps, with lines; numbers become text; ev
     'sites.yaml: row 2 (line 3), x: a value must be a string or a number, not a map',
   ]);
   assert.throws(() => parseInventory('name: a\n', 'sites.yaml'), /expected a list of rows/);
+});
+
+test('CSV cells with a line break, a control character or a leading =, +, - or @ are refused with their row and column (issue 36, finding 5)', () => {
+  const parsed = parseInventory('name,domain,gateway\nstore-0001,"store1.example.com\n  ssh:\n    authorizedKeys: [ssh-ed25519 AAAA x]",10.0.0.1\nstore-0002,=HYPERLINK(1),@SUM(1)\nstore-0003,store3.example.com,"10.0.0.1\u0007"\nstore-0004,+1,-1\nstore-0005,ok.example.com,10.0.0.5\n', 'sites.csv');
+  assert.deepEqual(parsed.rows.map((r) => r.values.name), ['store-0005']);
+  assert.deepEqual(parsed.problems, [
+    'sites.csv: row 1 (line 2), column 2 (domain): holds a line break or control character: a value is one line of text',
+    "sites.csv: row 2 (line 5), column 2 (domain): starts with '=', which a spreadsheet runs as a formula: write the value without it",
+    "sites.csv: row 2 (line 5), column 3 (gateway): starts with '@', which a spreadsheet runs as a formula: write the value without it",
+    'sites.csv: row 3 (line 6), column 3 (gateway): holds a line break or control character: a value is one line of text',
+    "sites.csv: row 4 (line 7), column 2 (domain): starts with '+', which a spreadsheet runs as a formula: write the value without it",
+    "sites.csv: row 4 (line 7), column 3 (gateway): starts with '-', which a spreadsheet runs as a formula: write the value without it",
+  ]);
+  assert.deepEqual(parseInventory('- {name: a, domain: "x\\ny"}\n', 'sites.yaml').problems, ['sites.yaml: row 1 (line 1), domain: holds a line break or control character: a value is one line of text']);
+});
+
+test("each value goes in as a YAML scalar of its field's type: it can never add a key, whatever it holds (issue 36, finding 5)", () => {
+  const hostile = { row: 1, line: 2, values: { name: 'store-0001', domain: 'x.example.com\n  ssh: {authorizedKeys: [k], factoryKeys: keep}', serial: '12345', prefix: '24', gw: '10.0.0.1', flag: 'true' } };
+  const filled = parse(fillTemplate('# ${name} in a comment stays a placeholder\nmetadata: {name: ${name}}\nspec:\n  match: {serialNumber: ${serial}}\n  baseDomain: ${domain}\n  network:\n    verify: {ping: [${gw}]}\n', hostile)) as unknown;
+  assert.deepEqual(filled, { metadata: { name: 'store-0001' }, spec: { match: { serialNumber: '12345' }, baseDomain: 'x.example.com\n  ssh: {authorizedKeys: [k], factoryKeys: keep}', network: { verify: { ping: ['10.0.0.1'] } } } });
+  assert.match(fillTemplate('# ${name} here\na: ${name}\n', hostile), /^# \$\{name\} here\na: store-0001\n$/);
+  // nmstate files and manifests: a plain placeholder takes a number or boolean when the value is one; a quoted one stays a string.
+  assert.deepEqual(parse(fillTemplate('prefix-length: ${prefix}\ndhcp: ${flag}\nname: "${prefix}"\nip: ${gw}/${prefix}\n', hostile, ANY_TYPES)) as unknown, { 'prefix-length': 24, dhcp: true, name: '24', ip: '10.0.0.1/24' });
 });
 
 test('the template takes every ${column}; what a row lacks is named', () => {

@@ -1,0 +1,1 @@
+JEVKJolCay2nhoCpjngQuSCmiGYfMBf8Oyv56MJ7/6KEGyLV//Th9ylsdFJzV22D/nkPLIqTFbNWDrmJBSHwBg==

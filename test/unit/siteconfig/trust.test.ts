@@ -1,0 +1,44 @@
+// The trust rule's replay and binding checks (src/siteconfig/trust.ts) and the record that carries the last
+// issue date across re-arming (src/engine/last-issued.ts), as rows.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LocalHost } from '../../../src/host/host';
+import { readLastIssued, recordIssued } from '../../../src/engine/last-issued';
+import { signedProblems, unsignedProblems } from '../../../src/siteconfig/trust';
+
+const NOW = new Date('2026-11-27T09:00:00Z');
+const doc = (metadata: Record<string, unknown>, spec: Record<string, unknown> = { match: { serialNumber: 'S1' } }) => ({ metadata: { name: 'x', ...metadata }, spec: { baseDomain: 'd.example.com', ...spec } });
+
+test('signed media: bound to a machine and a date; expired, inverted and replayed configs are refused', () => {
+  const rows: Array<[string, unknown, string | undefined, string[]]> = [
+    ['bound', doc({ issued: '2026-11-20T09:00:00Z' }), undefined, []],
+    ['no match, no issued', doc({}, {}), undefined, ['spec.match', 'metadata.issued']],
+    ['expired', doc({ issued: '2026-10-01T00:00:00Z', expires: '2026-11-01T00:00:00Z' }), undefined, ['metadata.expires']],
+    ['issued before the last applied', doc({ issued: '2026-10-01T00:00:00Z' }), '2026-11-01T00:00:00Z', ['metadata.issued']],
+    ['issued at the same time as the last applied (a resumed run)', doc({ issued: '2026-11-01T01:00:00+01:00' }), '2026-11-01T00:00:00Z', []],
+  ];
+  for (const [name, d, last, paths] of rows) assert.deepEqual(signedProblems(d, NOW, last).map((p) => p.path), paths, name);
+});
+
+test('unsigned media: the allowlist names each field that needs signed media', () => {
+  const d = doc({}, { network: {}, ntp: {}, ssh: { authorizedKeys: ['k'], factoryKeys: 'keep' }, kubeadminPassword: { remove: true }, proxy: { httpProxy: 'x' } });
+  assert.deepEqual(unsignedProblems(d).map((p) => p.path), ['spec.ssh.authorizedKeys', 'spec.proxy.httpProxy']);
+});
+
+test('the last issue date is kept, only ever moving forward, and unreadable records are none', async () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-last-issued-'));
+  try {
+    const host = new LocalHost({ root });
+    assert.equal(await readLastIssued(host, '/state'), undefined);
+    await recordIssued(host, '/state', '2026-11-01T00:00:00Z', 'a');
+    await recordIssued(host, '/state', '2026-10-01T00:00:00Z', 'older');
+    assert.equal(await readLastIssued(host, '/state'), '2026-11-01T00:00:00Z');
+    await host.writeFileAtomic('/state/last-issued.json', 'garbage');
+    assert.equal(await readLastIssued(host, '/state'), undefined);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
