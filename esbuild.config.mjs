@@ -74,6 +74,10 @@ export const bundleOptions = {
   // output is byte for byte the one of node20 and node24 today (esbuild 0.28.2, 2026-11-27): the target only says
   // what esbuild may leave unlowered.
   target: 'node22',
+  // import() becomes require() wrapped in a promise, builtins included: the MachineConfig's loader runs the bundle
+  // through vm.Script (src/render/payload.ts), where a native import() throws ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING
+  // (no importModuleDynamically callback), and the lazily loaded parts of the agent (issue 39) use import().
+  supported: { 'dynamic-import': false },
   format: 'cjs',
   minify: true,
   legalComments: 'none',

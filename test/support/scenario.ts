@@ -70,8 +70,8 @@ export function siteConfigFor(sim: Simulator, opts: SiteConfigOptions = {}): str
  * Files of a site-config volume made signed media for the node at `nodeRoot` (test/support/signed-media.ts): every
  * file beside site-config.yaml pinned. Tag mirrors and a registry CA need signed media (src/siteconfig/trust.ts).
  */
-export function signedSiteConfigFiles(nodeRoot: string, files: Record<string, string>): Record<string, string> {
-  return signedMedia(nodeRoot, files, Object.keys(files).filter((f) => f !== 'site-config.yaml'));
+export function signedSiteConfigFiles(nodeRoot: string, files: Record<string, string>, opts: { issued?: string } = {}): Record<string, string> {
+  return signedMedia(nodeRoot, files, Object.keys(files).filter((f) => f !== 'site-config.yaml'), opts);
 }
 
 /**

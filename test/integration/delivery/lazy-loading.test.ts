@@ -5,7 +5,13 @@
 // (esbuild initialises what only import() reaches on first use, inside the one file).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { build, type Metafile } from 'esbuild';
+import { compressBundle, renderLoader } from '../../../src/render/payload';
+import { ensureBundle, PROJECT_ROOT } from '../../support/bundle';
 // @ts-expect-error -- the build script is plain JavaScript (esbuild.config.mjs)
 import { bundleOptions } from '../../../esbuild.config.mjs';
 
@@ -46,4 +52,27 @@ test('a waiting `run` evaluates neither the site-config code, the steps, the clu
   // ...and they are still in the one file, for when media appear.
   const all = Object.keys(meta.inputs);
   for (const re of WAITING_AGENT_NEVER.slice(0, 5)) assert.ok(all.some((f) => re.test(f)), `${re} is in the bundle`);
+});
+
+// The MachineConfig runs the bundle through its loader's vm.Script, where a native import() throws
+// ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING (no importModuleDynamically callback): every lazily loaded part must be a
+// require() in the bundle. Seen on the testbed: `run` failed at its first look at the media.
+test('the bundle holds no native import(), and its lazily loaded commands run through the MachineConfig\'s loader', () => {
+  const bundle = readFileSync(ensureBundle());
+  assert.equal(/\bimport\(/.test(bundle.toString()), false, 'a native import() is left in dist/sno-reconfigure.cjs');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sno-lazy-'));
+  try {
+    const loader = path.join(dir, 'sno-reconfigure.cjs');
+    writeFileSync(loader, renderLoader());
+    writeFileSync(`${loader}.br`, compressBundle(bundle));
+    const example = path.join(PROJECT_ROOT, 'examples', 'signed-vlan-store');
+    const validate = spawnSync(process.execPath, [loader, 'validate', example, '--trusted-key', path.join(PROJECT_ROOT, 'examples', 'signing-key', 'EXAMPLE-site-signing.pub.pem'), '--json'], { encoding: 'utf8' });
+    assert.equal(validate.stderr, '');
+    assert.equal((JSON.parse(validate.stdout) as { valid: boolean }).valid, true, validate.stdout);
+    const help = spawnSync(process.execPath, [loader, 'status', '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: sno-reconfigure status/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -11,7 +11,7 @@ import { DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths'
 import { STEPS } from '../../../src/steps/index';
 import { HELD_BY } from '../../../src/steps/pool-hold';
 import type { Simulator } from '../../sim/index';
-import { siteConfigFor, startScenario, type AgentRun, type Scenario } from '../../support/scenario';
+import { signedSiteConfigFiles, siteConfigFor, startScenario, type AgentRun, type Scenario } from '../../support/scenario';
 
 /**
  * Simulated ms per real ms of the reliability scenarios: a 2-minute API start takes 240 ms, a 6-minute
@@ -41,7 +41,8 @@ export function titleOf(step: StepName): string {
 
 export async function newScenario(opts: { timeScale?: number } = {}): Promise<Scenario> {
   const s = await startScenario({ sim: { timeScale: opts.timeScale ?? TIME_SCALE } });
-  s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: siteExtras(s.sim) }) });
+  // Signed: a registry CA needs signed media (src/siteconfig/trust.ts).
+  s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: siteExtras(s.sim) }) }));
   return s;
 }
 

@@ -5,16 +5,16 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
-import { siteConfigFor, startScenario } from '../../support/scenario';
+import { signedSiteConfigFiles, siteConfigFor, startScenario } from '../../support/scenario';
 import { bootstrapUserEnabled } from '../../sim/cluster/bootstrap-user';
 
 test('the node carries the site labels after the run, and a re-run leaves them as they are', async () => {
   const s = await startScenario();
   try {
     const node = () => s.sim.store.get(R.nodes, s.sim.options.nodeName) as { metadata: { labels: Record<string, string> } };
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, {
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { nodeLabels: { set: { 'store.example.com/region': 'emea', 'store.example.com/store': '0042' }, remove: ['store.example.com/staging'] }, timeouts: { settleStability: '2s' } } }),
-    });
+    }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     const labels = node().metadata.labels;
@@ -41,7 +41,7 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
   const hash = `$2y$10$${'Q'.repeat(53)}`;
   try {
     // The simulator seeds the installer's kube-system/kubeadmin, dated with the cluster's install (test/sim/cluster/seed.ts).
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     const secret = s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> };
@@ -52,7 +52,7 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
     assert.deepEqual(bootstrapUserEnabled(s.sim.store), { ok: true }, 'the installer\'s Secret, updated in place, is still honoured');
 
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { remove: true }, timeouts: { settleStability: '2s' } } }) });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { remove: true }, timeouts: { settleStability: '2s' } } }) }));
     const removed = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(removed.code, 0, removed.stdout.slice(-3000));
     assert.equal(s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system'), undefined);
@@ -61,7 +61,7 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
     // bootstrapauthenticator, "kubeadmin secret cannot be recreated"), so a hash is refused before anything changes.
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
     rmSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), { force: true });
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) }));
     const before = s.sim.api.requests.length;
     const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 1, again.stdout.slice(-3000));

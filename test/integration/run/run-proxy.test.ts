@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { splitCertificates } from '../../../src/certs/pem';
 import { createCa } from '../../sim/pki';
-import { siteConfigFor, startScenario } from '../../support/scenario';
+import { signedSiteConfigFiles, siteConfigFor, startScenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
 
 const PASSWORD = 'Pr0xy-s3cret-42';
@@ -34,7 +34,7 @@ test('spec.proxy: Proxy/cluster, a merged CA bundle, the operator noProxy plan a
     const factoryProxy = s.sim.store.get(R.proxies, 'cluster')!;
     s.sim.store.update(R.proxies, { ...factoryProxy, spec: { trustedCA: { name: 'user-ca-bundle' } } });
     const siteCa = createCa('store42 proxy CA');
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { proxy: PROXY } }), 'proxy-ca.pem': siteCa.certPem });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { proxy: PROXY } }), 'proxy-ca.pem': siteCa.certPem }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
@@ -83,7 +83,7 @@ test('a proxy the network operator refuses (a factory readiness endpoint the sit
     // The factory set a readiness endpoint the site cannot reach through its proxy.
     const factoryProxy = s.sim.store.get(R.proxies, 'cluster')!;
     s.sim.store.update(R.proxies, { ...factoryProxy, spec: { trustedCA: { name: '' }, readinessEndpoints: ['https://www.redhat.com'] } });
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { proxy: { httpsProxy: 'http://proxy.store42.example.com:3128' } } }) });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { proxy: { httpsProxy: 'http://proxy.store42.example.com:3128' } } }) }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(res.code, 0);
     assert.match(res.stdout, /the network operator refused the proxy: The configuration is invalid for proxy 'cluster' \(readinessEndpoint probe failed for endpoint 'https:\/\/www\.redhat\.com'/);

@@ -13,7 +13,7 @@ import type { KubeObject } from '../../../src/cluster/types';
 import { sanDnsNames } from '../../../src/certs/verify';
 import { DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
 import { SECRETS } from '../../../src/steps/domain/names';
-import { siteConfigFor } from '../../support/scenario';
+import { signedSiteConfigFiles, siteConfigFor } from '../../support/scenario';
 import { convergenceProblems, duplicateProblems, newScenario, runUntilDone, siteExtras } from '../reliability/support';
 
 const storeSpec = (store: string) => ({
@@ -35,9 +35,9 @@ test('factory → store 42 → store 77, each with its own stick: the second rel
 
     node.detachVolume('sdb1');
     rmSync(path.join(node.root, DONE_MARKER));
-    node.attachVolume('sdc1', 'SITE-CONFIG', {
+    node.attachVolume('sdc1', 'SITE-CONFIG', signedSiteConfigFiles(node.root, {
       'site-config.yaml': siteConfigFor(sim, { name: 'store-0077', baseDomain: 'store77.example.com', extraSpec: { ...siteExtras(sim), ...storeSpec('store77') } }),
-    });
+    }, { issued: '2026-11-20T09:00:00Z' }));
     const { runs } = await runUntilDone(s);
     assert.deepEqual(convergenceProblems(s), []);
     assert.deepEqual(duplicateProblems(sim), []);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
-import { siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
+import { signedSiteConfigFiles, siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
 import { FACTORY_SSH_KEY } from '../../support/standin-host';
 
 const SITE_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
@@ -23,10 +23,10 @@ test('factoryKeys replace: keys on the node before the network, then only the si
   try {
     let reboots = 0;
     s.sim.events.on('reboot', () => reboots++);
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, {
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], authorizedKeysFile: 'core-keys.pub', factoryKeys: 'replace' }, timeouts: { settleStability: '2s' } } }),
       'core-keys.pub': `# store team\n${FILE_KEY}\n${SITE_KEY}\n`,
-    });
+    }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     const messages = res.logs.map((l) => l.msg);
@@ -56,7 +56,7 @@ test('the early file is 0600, owned by core, in a 0700 directory, and stays when
   try {
     // Stop the run after the early keys, where a wrong site network would leave it: the file must be usable then.
     s.node.fail('nmstatectl', 'the site network does not come up');
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) }));
     const failed = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(failed.code, 0);
     const file = path.join(s.node.root, EARLY);
@@ -73,7 +73,7 @@ test('the early file is 0600, owned by core, in a 0700 directory, and stays when
 test('factoryKeys keep: the factory key stays beside the site key in 99-master-ssh', async () => {
   const s = await startScenario();
   try {
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY, FACTORY_SSH_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY, FACTORY_SSH_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY], 'the factory key first, the site key added, none twice');
@@ -93,7 +93,7 @@ test('RHCOS 8: the early keys go into authorized_keys between markers, and finis
     const factory = `# installed by Ignition\n${FACTORY_SSH_KEY}\n`;
     writeFileSync(keysFile, factory, { mode: 0o600 });
     s.node.fail('nmstatectl', 'the site network does not come up');
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) }));
     const failed = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(failed.code, 0);
     const early = readFileSync(keysFile, 'utf8');
