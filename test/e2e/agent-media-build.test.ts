@@ -13,6 +13,7 @@ import { TRUSTED_KEYS_DIR } from '../../src/paths';
 import { ensureBundle } from '../support/bundle';
 import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
 import { factoryNode, siteConfigYaml } from './testbed/sno-node';
+import { NIC_MAC } from './testbed/node-network';
 
 const bed = new Testbed();
 after(async () => {
@@ -27,7 +28,8 @@ test('an image from media build, signed, drives a full relocation on a node that
   writeFileSync(path.join(dir, 'signing.key.pem'), signing.privateKey.export({ type: 'pkcs8', format: 'pem' }));
   // The template: the testbed's site-config with its name from the inventory.
   writeFileSync(path.join(dir, 'site-config.yaml'), siteConfigYaml({ name: '${name}' }));
-  writeFileSync(path.join(dir, 'sites.yaml'), stringify({ sites: [{ name: 'store-0042' }] }));
+  // Signed means bound: the row names the machine by its NIC's MAC (the testbed has no DMI serial or UUID).
+  writeFileSync(path.join(dir, 'sites.yaml'), stringify({ sites: [{ name: 'store-0042', macAddress: NIC_MAC.toLowerCase() }] }));
   execFileSync(process.execPath, [ensureBundle(), 'media', 'build', '--inventory', 'sites.yaml', '--template', 'site-config.yaml', '--signing-key', 'signing.key.pem', '--format', 'fat', '--out', 'out'], { cwd: dir, stdio: 'pipe' });
 
   const node = await factoryNode(bed);

@@ -9,7 +9,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { STEPS } from '../../src/steps/index';
 import { BANNER_PATH, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, UNIT_NAME } from '../../src/paths';
 import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
-import { CORE, eventually, factoryNode, siteConfigYaml, SITE_LAN, SITE_NTP, SITE_SSH_KEY, type AgentJournal, type SnoNode } from './testbed/sno-node';
+import { CORE, eventually, factoryNode, signedStickFiles, siteConfigYaml, SITE_LAN, SITE_NTP, SITE_SSH_KEY, type AgentJournal, type SnoNode } from './testbed/sno-node';
 import type { Machine } from './testbed/machine';
 
 const bed = new Testbed();
@@ -19,7 +19,8 @@ after(async () => {
 });
 
 // spec.ntp: the site's NTP server is the real chronyd the testbed runs on the node's loopback (sno-node.ts).
-const SITE_CONFIG = siteConfigYaml({ spec: { ntp: { servers: [SITE_NTP] } } });
+// SSH keys need signed media (src/siteconfig/trust.ts): the stick is signed for the node (signedStickFiles).
+const SITE_CONFIG = siteConfigYaml({ spec: { ntp: { servers: [SITE_NTP] }, ssh: { authorizedKeys: [SITE_SSH_KEY], factoryKeys: 'replace' } } });
 /** A step's title as this agent logs it. */
 const titleOf = (name: string) => STEPS.find((s) => s.name === name)?.title ?? `(no step ${name})`;
 const CONFIG_NAME = 'store-0042';
@@ -100,7 +101,7 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
         // --- the technician plugs the stick in
         const sampler = node.sampleStatusText();
         const earlyKeys = watchEarlyKeys(m);
-        await bed.insertMedia(m, { 'site-config.yaml': SITE_CONFIG });
+        await bed.insertMedia(m, signedStickFiles(m, { 'site-config.yaml': SITE_CONFIG }));
         let samples: string[] = [];
         try {
           await node.waitForSuccess();
@@ -209,7 +210,7 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
       const node = await factoryNode(bed, { durations: { apiStartup: 10 * 60_000 } });
       const m = node.machine;
       // The stick is in before the technician powers the node on.
-      await bed.insertMedia(m, { 'site-config.yaml': SITE_CONFIG });
+      await bed.insertMedia(m, signedStickFiles(m, { 'site-config.yaml': SITE_CONFIG }));
       const order: string[] = STEPS.map((st) => st.name);
       /** The step the journal file says is running (the agent saves it before the step's first action). */
       const runningStep = (j: AgentJournal | undefined) => order.find((name) => j?.steps[name]?.state === 'running');

@@ -21,7 +21,7 @@ import { chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync
 import { X509Certificate } from 'node:crypto';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
+import { parseDocument, stringify } from 'yaml';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
 import { BANNER_PATH, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, STATE_FILES, UNIT_NAME } from '../../../src/paths';
@@ -29,13 +29,14 @@ import { STEPS } from '../../../src/steps/index';
 import { createStore } from '../../sim/apiserver/index';
 import { startSimulator, type SimDurations, type SimulatorOptions } from '../../sim/index';
 import { ensureBundle, PROJECT_ROOT } from '../../support/bundle';
+import { signedMedia } from '../../support/signed-media';
 import type { IgnConfig } from '../../support/ignition';
 import type { Testbed } from './index';
 import type { Bind, Machine } from './machine';
 import type { NodeImage } from './node-image';
 import { installNmstatectlOnRealNm } from './nmstatectl-standin';
 import { pollUntil } from './proc';
-import { FACTORY_LAN, LAN_ENV, nodeNetworkIgnition, persistentProfiles, plugCable, SITE_LAN, type Lan, type NodeNetworkOptions } from './node-network';
+import { FACTORY_LAN, LAN_ENV, NIC_MAC, nodeNetworkIgnition, persistentProfiles, plugCable, SITE_LAN, type Lan, type NodeNetworkOptions } from './node-network';
 import { statusExitCode, STATUS_EXIT_PENDING, type StatusView } from '../../../src/engine/status';
 
 const STAND_INS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins');
@@ -555,12 +556,23 @@ export function siteConfigYaml(opts: { name?: string; spec?: Record<string, unkn
     },
     pullSecret: { auths: { [registryPort]: { auth: Buffer.from('store42:not-a-real-password').toString('base64'), email: 'ops@store42.example.com' } } },
     imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: [`${registryPort}/ocp/release`] }],
-    ssh: { authorizedKeys: [SITE_SSH_KEY], factoryKeys: 'replace' },
     // Short waits: the simulated cluster is fast, and a test must fail in minutes, not the field's 45.
     timeouts: { network: '2m', clock: '1m', kubelet: '2m', apiReady: '3m', csr: '3m', settle: '5m', settleStability: '2s' },
     ...opts.spec,
   };
   return stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: opts.name ?? 'store-0042' }, spec });
+}
+
+/**
+ * The files of a signed stick for this machine: a fresh signing key trusted on the node (as a factory installs it),
+ * bound to the machine by its NIC's MAC (the testbed has no DMI serial or UUID) with an issue date, every other file
+ * pinned. What unsigned media may not carry — SSH keys, a proxy, a CA — needs one (src/siteconfig/trust.ts).
+ */
+export function signedStickFiles(m: Machine, files: Record<string, string>): Record<string, string> {
+  const doc = parseDocument(files['site-config.yaml'] ?? '');
+  doc.setIn(['spec', 'match'], { macAddress: NIC_MAC.toLowerCase() });
+  const root = m.running ? m.livePath('/') : m.path('/');
+  return signedMedia(root, { ...files, 'site-config.yaml': doc.toString() }, Object.keys(files).filter((f) => f !== 'site-config.yaml'));
 }
 
 /** RHCOS's `core` user as Ignition leaves it (uid 1000, home under /var/home), with the MCD's key fragment. */
