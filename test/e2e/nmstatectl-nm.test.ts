@@ -6,8 +6,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Testbed, ensureRootfsImage, type Machine } from './testbed/index';
-import { FACTORY_PROFILE_UUID, NM_FACTORY_PROFILE, realNetworkNode } from './testbed/node-network';
+import { FACTORY_PROFILE_UUID, NM_FACTORY_PROFILE, networkProgramsInUse, realNetworkNode } from './testbed/node-network';
 import { eventually } from './testbed/sno-node';
+
+/** Named in every suite title: the report says which network programs ran (issue 38). */
+const PROGRAMS = networkProgramsInUse();
 
 const bed = new Testbed();
 after(() => bed.cleanup());
@@ -99,7 +102,7 @@ function helpers(get: () => Machine) {
   return { nmstatectl, apply, profiles, checkpoints, addrs, routes, file };
 }
 
-describe('nmstatectl stand-in on the real NetworkManager, br-ex built by configure-ovs at boot', { concurrency: 1 }, () => {
+describe(`nmstatectl stand-in on the real NetworkManager, br-ex built by configure-ovs at boot [${PROGRAMS}]`, { concurrency: 1 }, () => {
   let m: Machine;
   const h = helpers(() => m);
   before(async () => {
@@ -159,7 +162,7 @@ describe('nmstatectl stand-in on the real NetworkManager, br-ex built by configu
   });
 });
 
-describe('nmstatectl stand-in on the real NetworkManager: the checkpoint expires in NetworkManager', { concurrency: 1 }, () => {
+describe(`nmstatectl stand-in on the real NetworkManager: the checkpoint expires in NetworkManager [${PROGRAMS}]`, { concurrency: 1 }, () => {
   let m: Machine;
   const h = helpers(() => m);
   before(async () => {
@@ -182,7 +185,7 @@ describe('nmstatectl stand-in on the real NetworkManager: the checkpoint expires
   });
 });
 
-describe('nmstatectl stand-in on the real NetworkManager: ovs-if-phys0 still active when nmstate looks (issue 35 point 2)', { concurrency: 1 }, () => {
+describe(`nmstatectl stand-in on the real NetworkManager: ovs-if-phys0 still active when nmstate looks (issue 35 point 2) [${PROGRAMS}]`, { concurrency: 1 }, () => {
   let m: Machine;
   const h = helpers(() => m);
   before(async () => {
@@ -204,7 +207,7 @@ describe('nmstatectl stand-in on the real NetworkManager: ovs-if-phys0 still act
   });
 });
 
-describe('nmstatectl stand-in on the real NetworkManager: the early network phase (the NIC\'s own profile active, before configure-ovs)', { concurrency: 1 }, () => {
+describe(`nmstatectl stand-in on the real NetworkManager: the early network phase (the NIC's own profile active, before configure-ovs) [${PROGRAMS}]`, { concurrency: 1 }, () => {
   let m: Machine;
   const h = helpers(() => m);
   before(async () => {

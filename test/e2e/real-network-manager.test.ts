@@ -10,8 +10,11 @@ import { lstatSync, mkdirSync, symlinkSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Testbed, type Machine } from './testbed/index';
-import { FACTORY_LAN, IFACE_DEFAULT_HINT, KUBELET_NODENET_DROPIN, NM_FACTORY_PROFILE, NIC_MAC, PRIMARY_IP_FILE, PROFILE_DIR, RUN_PROFILE_DIR, SITE_LAN, STORE_DHCP, plugCable, realNetworkNode } from './testbed/node-network';
+import { FACTORY_LAN, IFACE_DEFAULT_HINT, KUBELET_NODENET_DROPIN, NM_FACTORY_PROFILE, NIC_MAC, PRIMARY_IP_FILE, PROFILE_DIR, RUN_PROFILE_DIR, SITE_LAN, STORE_DHCP, networkProgramsInUse, plugCable, realNetworkNode } from './testbed/node-network';
 import { pollUntil } from './testbed/proc';
+
+/** Named in every suite title: the report says which network programs ran (issue 38). */
+const PROGRAMS = networkProgramsInUse();
 
 const bed = new Testbed();
 after(() => bed.cleanup());
@@ -89,7 +92,7 @@ async function configureOvsLog(m: Machine, since = '-b'): Promise<string> {
   return (await m.journalctl(...(since === '-b' ? ['-b'] : ['--since', since]), '-u', 'ovs-configuration.service', '-o', 'cat')).stdout;
 }
 
-describe('real NetworkManager, configure-ovs 4.16 (static factory profile)', () => {
+describe(`real NetworkManager, configure-ovs 4.16 (static factory profile) [${PROGRAMS}]`, () => {
   let m: Machine;
   before(async () => {
     m = await realNetworkNode(bed, { release: '4.16', configureOvsEnv: FAST, retry: '' });
@@ -170,7 +173,7 @@ describe('real NetworkManager, configure-ovs 4.16 (static factory profile)', () 
   });
 });
 
-describe('real NetworkManager, configure-ovs 4.14', () => {
+describe(`real NetworkManager, configure-ovs 4.14 [${PROGRAMS}]`, () => {
   let m: Machine;
   before(async () => {
     m = await realNetworkNode(bed, { release: '4.14', configureOvsEnv: FAST, retry: '20s' });
@@ -228,7 +231,7 @@ describe('real NetworkManager, configure-ovs 4.14', () => {
   });
 });
 
-describe('real NetworkManager, DHCP factory profile (configure-ovs 4.16)', () => {
+describe(`real NetworkManager, DHCP factory profile (configure-ovs 4.16) [${PROGRAMS}]`, () => {
   test('configure-ovs gives br-ex a DHCP ovs-if-br-ex with the NIC\'s MAC: the store\'s dnsmasq hands it the NIC\'s reserved lease', async () => {
     const m = await realNetworkNode(bed, { release: '4.16', factoryDhcp: true, cable: 'store', configureOvsEnv: FAST, retry: '' });
     await m.boot({ network: 'private', timeoutMs: 120_000 });
@@ -243,7 +246,7 @@ describe('real NetworkManager, DHCP factory profile (configure-ovs 4.16)', () =>
   });
 });
 
-describe('real NetworkManager before configure-ovs (ovs-configuration held back for the boot)', () => {
+describe(`real NetworkManager before configure-ovs (ovs-configuration held back for the boot) [${PROGRAMS}]`, () => {
   let m: Machine;
   before(async () => {
     m = await realNetworkNode(bed, { release: '4.16', configureOvsEnv: FAST, retry: '', ovsConfigurationAtBoot: false });

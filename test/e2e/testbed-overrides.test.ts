@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Testbed } from './testbed/index';
-import { FACTORY_LAN, RELEASE_FILE, realNetworkNode, toolOverrides } from './testbed/node-network';
+import { FACTORY_LAN, RELEASE_FILE, networkProgramsInUse, realNetworkNode, toolOverrides } from './testbed/node-network';
 
 const bed = new Testbed();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sno-testbed-overrides-'));
@@ -43,4 +43,11 @@ test('SNO_TESTBED_CONFIGURE_OVS: the node runs the given configure-ovs.sh (and i
   assert.equal(m.readFile(RELEASE_FILE).trim(), '4.14');
   assert.notEqual((await m.exec(['ip', 'link', 'show', 'br-ex'])).code, 0, 'no br-ex: the stand-in did not run');
   assert.match(await m.execOk(['ip', '-4', '-o', 'addr', 'show', 'dev', 'eno1']), new RegExp(`${FACTORY_LAN.nodeIp}/24`));
+});
+
+test('the network test files\' suite titles say which programs ran: the stand-ins, or each real one with its path', () => {
+  assert.equal(networkProgramsInUse({}), 'configure-ovs stand-in, nmstatectl stand-in');
+  const ovs = script('named.sh', '#!/bin/bash\n');
+  const nmstatectl = script('nmstatectl-real', '#!/bin/sh\necho nmstatectl 2.2.23\n');
+  assert.equal(networkProgramsInUse({ SNO_TESTBED_CONFIGURE_OVS: ovs, SNO_TESTBED_CONFIGURE_OVS_RELEASE: '4.14', SNO_TESTBED_NMSTATECTL: nmstatectl }), `REAL configure-ovs ${ovs} (release 4.14), REAL nmstatectl ${nmstatectl}`);
 });

@@ -391,6 +391,16 @@ export function toolOverrides(env: NodeJS.ProcessEnv = process.env): ToolOverrid
 toolOverrides();
 
 /**
+ * Which configure-ovs and nmstatectl the real-NetworkManager node runs, for the network test files' suite titles: the
+ * test report says whether the real programs or the stand-ins were checked (issue 38; README "Testing with real parts").
+ */
+export function networkProgramsInUse(env: NodeJS.ProcessEnv = process.env): string {
+  const o = toolOverrides(env);
+  const configureOvs = o.configureOvs ? `REAL configure-ovs ${o.configureOvs.path} (release ${o.configureOvs.release})` : 'configure-ovs stand-in';
+  return `${configureOvs}, ${o.nmstatectl ? `REAL nmstatectl ${o.nmstatectl}` : 'nmstatectl stand-in'}`;
+}
+
+/**
  * The real-NetworkManager node's network (README "The node's network"): Debian's NetworkManager (with the testbed's OVS
  * plugin build) and its dbus, Open vSwitch, the configure-ovs and nodeip-configuration stand-ins on them, and the
  * testbed-only adaptations (each says why; RHCOS needs none).
