@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBundle, PROJECT_ROOT } from '../support/bundle';
 import { Testbed, cgroupBase, ensureRootfsImage, isAlive, leftovers, sweepStaleNow, type IgnConfig, type IgnUnit, type RootfsImage } from './testbed/index';
+import { pollUntil } from './testbed/proc';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -216,6 +217,24 @@ describe('systemd testbed: boot and units', { concurrency: 3 }, () => {
     assert.equal(readFileSync(m.path('/var/lib/once/runs'), 'utf8'), 'run\n');
     // the journal keeps both boots apart
     assert.equal(lines(await m.execOk(['journalctl', '--list-boots'])).length, 1 + 2);
+  });
+
+  test('a reboot the node asks for (systemctl reboot) boots it again on the same disk, as a server does; a poweroff stays off', async () => {
+    await ready();
+    const m = await bed.machine();
+    await m.boot();
+    m.writeFile('/var/lib/before-reboot', 'kept\n');
+    await m.exec(['systemctl', 'reboot', '--no-block'], { timeoutMs: 10_000 });
+    await pollUntil(() => (m.bootCount === 2 && m.running ? true : undefined), 60_000, () => new Error(`no second boot (boots ${m.bootCount}, error ${m.requestedRebootError?.message ?? 'none'})`), 50);
+    await m.waitForSystemState(['running'], 60_000);
+    assert.equal(m.requestedReboots, 1);
+    assert.equal(m.readFile('/var/lib/before-reboot'), 'kept\n');
+    assert.equal(lines(await m.execOk(['journalctl', '--list-boots'])).length, 1 + 2);
+    await m.exec(['systemctl', 'poweroff', '--no-block'], { timeoutMs: 10_000 });
+    await pollUntil(() => (m.running ? undefined : true), 60_000, () => new Error('poweroff did not stop the machine'), 50);
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(m.running, false, 'a poweroff is not a reboot');
+    assert.equal(m.bootCount, 2);
   });
 
   test('a power cut mid-unit kills everything at once; the unit starts again on the next boot', async () => {

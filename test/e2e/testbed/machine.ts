@@ -144,6 +144,9 @@ export class Machine {
   bootCount = 0;
   /** Milliseconds from spawning PID 1 to the awaited system state, for the last boot. */
   lastBootMs: number | undefined;
+  /** Reboots the node asked for itself (`systemctl reboot`), each booted again as a server would; the last error, if any. */
+  requestedReboots = 0;
+  requestedRebootError: Error | undefined;
   private live: Live | undefined;
   private readonly plugged = new Map<string, LoopDevice>();
   private nodeLibs: string[] | undefined;
@@ -249,6 +252,18 @@ export class Machine {
     child.unref();
     const unsharePid = child.pid;
     if (!unsharePid) throw new Error(`machine ${this.name}: spawning unshare failed`);
+    // A reboot the node asks for (`systemctl reboot`, e.g. the agent's reboot for the early network phase): reboot(2)
+    // in a PID namespace ends its init with SIGHUP (poweroff/halt: SIGINT; pid_namespaces(7)), and unshare --fork
+    // dies of the same signal. The machine boots again on the same disk and wiring, as a server does.
+    child.once('exit', (_code, signal) => {
+      if (signal !== 'SIGHUP' || this.live?.unsharePid !== unsharePid) return;
+      this.requestedReboots += 1;
+      void this.powerCut()
+        .then(() => this.boot({ waitFor: 'none' }))
+        .catch((e: unknown) => {
+          this.requestedRebootError = e as Error;
+        });
+    });
     try {
       await this.attach(unsharePid, cgroup);
     } catch (e) {
