@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { ensureBundle, PROJECT_ROOT } from '../support/bundle';
 import { Testbed, cgroupBase, ensureRootfsImage, isAlive, leftovers, sweepStaleNow, type IgnConfig, type IgnUnit, type RootfsImage } from './testbed/index';
 import { pollUntil } from './testbed/proc';
+import { TESTBED_NODE } from './testbed/node-runtime';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -59,13 +60,13 @@ describe('systemd testbed: boot and units', { concurrency: 3 }, () => {
     assert.match(readFileSync(`/proc/${m.pid}/cmdline`, 'utf8'), /systemd/);
   });
 
-  test("the host's node runs inside the machine", async () => {
+  test("the testbed's node runs inside the machine", async () => {
     await ready();
     const m = await bed.machine();
     await m.boot();
     const out = await m.execOk(['node', '-e', 'console.log(JSON.stringify({v: process.version, pid: process.pid > 1, cwd: process.cwd()}))']);
-    assert.deepEqual(JSON.parse(out), { v: process.version, pid: true, cwd: '/' });
-    // the binary is the host's, bind-mounted read-only
+    // the testbed's Node (the podman runtime image's major: testbed/node-runtime.ts), bind-mounted read-only
+    assert.deepEqual(JSON.parse(out), { v: `v${TESTBED_NODE.version}`, pid: true, cwd: '/' });
     assert.match(await m.execOk(['findmnt', '-n', '-o', 'OPTIONS', '/usr/bin/node']), /^ro,/);
   });
 

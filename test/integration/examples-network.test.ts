@@ -7,6 +7,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { LocalHost } from '../../src/host/host';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { TRUSTED_KEYS_DIR } from '../../src/paths';
+import { parse } from 'yaml';
 import { loadSiteConfig } from '../../src/siteconfig/load';
 import { networkStep } from '../../src/steps/network';
 import { siteUplink, staticAddresses } from '../../src/network/uplink';
@@ -38,7 +41,15 @@ describe('every example network commits on a br-ex node cabled into its store LA
   for (const name of WITH_NETWORK) {
     test(name, async () => {
       const probe = createStandInNode();
-      const loaded = await loadSiteConfig(path.join(EXAMPLES, name), { host: new LocalHost({ root: probe.root, env: probe.env }) });
+      // A signed example names its machine (spec.match): this stand-in node is that machine, and trusts the examples'
+      // signing key as a factory would (examples/signing-key).
+      if (existsSync(path.join(EXAMPLES, name, 'site-config.yaml.sig'))) {
+        mkdirSync(path.join(probe.root, TRUSTED_KEYS_DIR), { recursive: true });
+        copyFileSync(path.join(EXAMPLES, 'signing-key', 'EXAMPLE-site-signing.pub.pem'), path.join(probe.root, TRUSTED_KEYS_DIR, 'examples.pem'));
+      }
+      const match = (parse(readFileSync(path.join(EXAMPLES, name, 'site-config.yaml'), 'utf8')) as { spec?: { match?: { serialNumber?: string; systemUUID?: string } } }).spec?.match ?? {};
+      const identity = { ...(match.serialNumber ? { serialNumber: match.serialNumber } : {}), ...(match.systemUUID ? { systemUUID: match.systemUUID } : {}), macAddresses: [] };
+      const loaded = await loadSiteConfig(path.join(EXAMPLES, name), { host: new LocalHost({ root: probe.root, env: probe.env }), identity });
       probe.cleanup();
       assert.equal(loaded.status, 'valid', JSON.stringify(loaded));
       const site = (loaded as { site: Parameters<typeof testContext>[1]['site'] & object }).site;

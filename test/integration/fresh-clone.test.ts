@@ -54,6 +54,6 @@ test('a fresh clone of HEAD with nothing beside it builds the bundle and runs th
   assert.match(demo.output, /==> the agent exited with status 0\n/, demo.output);
   assert.match(demo.output, /^\s+Phase:\s+succeeded$/m, demo.output);
   assert.match(demo.output, /==> report \(\/var\/lib\/sno-reconfigure\/report\.json\): succeeded in \d+ s on OpenShift 4\.\d+\.\d+/, demo.output);
-  assert.match(demo.output, /==> the stick's site-config\.yaml \(beside it: network\.yaml, pull-secret\.json, registry-ca\.pem\):\n {4}apiVersion: sno-reconfigure\.io\/v1\n/, 'the demo shows the site-config it inserts');
+  assert.match(demo.output, /==> the stick's site-config\.yaml \(beside it: network\.yaml, pull-secret\.json, registry-ca\.pem, site-config\.yaml\.sig\):\n {4}apiVersion: sno-reconfigure\.io\/v1\n/, 'the demo shows the site-config it inserts');
   assert.deepEqual(readdirSync(parent), ['clone'], 'the demo wrote nothing beside the clone');
 });
