@@ -113,6 +113,8 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
         // --- the service is done with this node
         assert.deepEqual(await node.unit(UNIT_NAME, ['ActiveState', 'Result', 'UnitFileState', 'NRestarts']), { ActiveState: 'inactive', Result: 'success', UnitFileState: 'disabled', NRestarts: '0' });
         assert.equal(node.exists(DONE_MARKER), true);
+        // The stick came after boot: the agent rebooted the node once, for the early network phase (docs/network.md).
+        assert.equal(m.requestedReboots, 1);
         // kubelet released: no hold, not masked, enabled and running
         assert.deepEqual(await node.unit(KUBELET_UNIT, ['ActiveState', 'UnitFileState', 'ConditionResult']), { ActiveState: 'active', UnitFileState: 'enabled', ConditionResult: 'yes' });
         assert.equal(node.exists(KUBELET_HOLD_FILE), false);
@@ -126,7 +128,12 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
           assert.ok(all.some((e) => e.log?.msg === `site-config "${CONFIG_NAME}" applied: reconfiguration complete`), 'the last line is in');
           return all;
         });
-        const expectedPhases = ['waiting for the site-config', `applying site-config "${CONFIG_NAME}"`, ...titles];
+        // Before the reboot: the config is taken and the network step asks for the reboot; after it, the run resumes at
+        // the network step (applied by the early phase at that boot) and goes on.
+        const [sshTitle, networkTitle, ...afterNetwork] = titles;
+        assert.deepEqual([sshTitle, networkTitle], ['Let the site log in over SSH', 'Apply the site network']);
+        const applying = `applying site-config "${CONFIG_NAME}"`;
+        const expectedPhases = ['waiting for the site-config', applying, sshTitle!, networkTitle!, applying, networkTitle!, ...afterNetwork];
         const phases = entries.flatMap((e) => (e.log && expectedPhases.includes(e.log.msg) ? [e.log.msg] : []));
         assert.deepEqual(phases, expectedPhases);
         // The journal reads as prose (issue 17): no JSON record, and each step's lines name their step.

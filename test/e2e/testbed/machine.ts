@@ -359,7 +359,10 @@ export class Machine {
   private async stateError(wanted: string[], last: string): Promise<Error> {
     const failed = this.running ? (await this.systemctl('--failed', '--no-legend', '--plain')).stdout.trim() : '';
     const journal = this.running ? (await this.journalctl('-b', '-n', '40', '-o', 'short-monotonic')).stdout : '';
-    return new Error(`machine ${this.name}: system state is "${last}", wanted ${wanted.join('|')}.\nfailed units:\n${failed || '(none)'}\nlast journal lines:\n${journal}\nboot log:\n${this.bootLog()}`);
+    // What each failed unit said, which the last lines of the whole journal rarely hold.
+    const units = failed.split('\n').map((l) => l.trim().split(/\s+/)[0]).filter((u): u is string => !!u);
+    const said = this.running ? (await Promise.all(units.map(async (u) => `--- ${u}:\n${(await this.journalctl('-b', '-u', u, '-n', '25', '-o', 'cat')).stdout}`))).join('\n') : '';
+    return new Error(`machine ${this.name}: system state is "${last}", wanted ${wanted.join('|')}.\nfailed units:\n${failed || '(none)'}\n${said}\nlast journal lines:\n${journal}\nboot log:\n${this.bootLog()}`);
   }
 
   /** `systemctl show` properties of a unit, e.g. {ActiveState: 'active', StatusText: '...'}. */
