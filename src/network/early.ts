@@ -213,7 +213,16 @@ export async function earlyNetwork(o: EarlyOptions): Promise<{ outcome: EarlyOut
 
   if (failed.length === 0) {
     await journal(o, rec, 'committing');
-    await nmstateCommit(host);
+    try {
+      await nmstateCommit(host);
+    } catch (e) {
+      // A commit that failed or hung leaves the checkpoint to NetworkManager's timer: a failed attempt like any other,
+      // restored from the known good below, never a boot that stops here.
+      if (!(e instanceof NmstateError)) throw e;
+      failed = [e.message];
+    }
+  }
+  if (failed.length === 0) {
     await host.writeFileAtomic(committedFile(stateDir), `${digest}\n`, 0o600);
     const hint = hintAfter(await host.readTextIfExists(IFACE_HINT_FILE), site);
     if (hint) {

@@ -11,6 +11,7 @@ import { BANNER_PATH, DONE_MARKER, KUBELET_HOLD_FILE, KUBELET_UNIT, UNIT_NAME } 
 import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
 import { CORE, eventually, factoryNode, signedStickFiles, siteConfigYaml, SITE_LAN, SITE_NTP, SITE_SSH_KEY, type AgentJournal, type SnoNode } from './testbed/sno-node';
 import type { Machine } from './testbed/machine';
+import { pollUntil } from './testbed/proc';
 
 const bed = new Testbed();
 after(async () => {
@@ -70,8 +71,6 @@ function watchEarlyKeys(m: Machine): { stop(): EarlyKeys | undefined } {
     },
   };
 }
-
-const cut = (j: AgentJournal | undefined, step: string) => j?.steps[step]?.state === 'running';
 
 describe('sno-reconfigure on real systemd: a relocation', { concurrency: true }, () => {
   describe('scenarios 1 and 2: one node, no incident', { concurrency: 1 }, () => {
@@ -227,19 +226,26 @@ describe('sno-reconfigure on real systemd: a relocation', { concurrency: true },
         return running !== undefined && order.indexOf(running) >= order.indexOf(step);
       };
       const cuts: { at: string; step: string; note: string }[] = [];
-      const cutWhen = async (at: string, when: (j: AgentJournal | undefined) => boolean, note: () => string = () => '') => {
-        await node.boot();
-        await node.waitForAgent(at, when, 120_000, 5);
+      const cutWhen = async (at: string, when: (j: AgentJournal | undefined) => boolean, note: () => string = () => '', opts: { beforeRunning?: () => boolean } = {}) => {
+        if (opts.beforeRunning) {
+          // The early network phase runs during boot, before the system is up: cut while it is in the state asked for.
+          await node.boot({ waitFor: 'none' });
+          await pollUntil(() => (opts.beforeRunning!() ? true : undefined), 120_000, () => new Error(`${at}: never reached; nmstatectl calls: ${node.nmstateCalls().join(', ')}`), 5);
+        } else {
+          await node.boot();
+          await node.waitForAgent(at, when, 120_000, 5);
+        }
         await m.powerCut();
         // where it really was: the journal file on the disk as the power went
         cuts.push({ at, step: runningStep(node.agentJournal()) ?? '(between steps)', note: note() });
       };
 
-      // 1: the site network is applied with a checkpoint, not yet committed: the stand-in holds the commit, so
-      // the cut lands between the two however busy this machine is.
+      // 1: the site network is applied with a checkpoint, not yet committed — at boot, by the early network phase (the
+      // stick was in at power-on): the stand-in holds the commit, so the cut lands between the two however busy this
+      // machine is.
       const holdCommit = '/etc/nmstate-standin/hold-commit';
       m.writeFile(holdCommit, '');
-      await cutWhen('network apply', (j) => cut(j, 'network') && node.nmstateCalls().includes('apply --no-commit'), () => `nmstatectl calls at the cut: ${node.nmstateCalls().join(', ')}`);
+      await cutWhen('network apply', () => true, () => `nmstatectl calls at the cut: ${node.nmstateCalls().join(', ')}`, { beforeRunning: () => /"phase":\s*"committing"/.test(node.readIfExists('/var/lib/sno-reconfigure/network-early.json') ?? '') });
       m.removeFile(holdCommit);
       // 2: kubelet started, the API not answering yet
       await cutWhen('waiting for the API', (j) => atOrPast(j, 'api'));

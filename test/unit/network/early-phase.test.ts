@@ -5,7 +5,7 @@
 // chosen call; the next boot is a new host over the same disk.
 import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LocalHost, type CommandResult, type RunOptions } from '../../../src/host/host';
@@ -26,6 +26,8 @@ class EarlyBootNode extends LocalHost {
   checkpoint?: string;
   calls: Call[] = [];
   cutAt?: string;
+  /** `commit` fails as a hung one killed by the seam's time limit does. */
+  commitFails = false;
   applied?: Record<string, unknown>;
   constructor(root: string, readonly answering: Set<string>) {
     super({ root });
@@ -63,6 +65,7 @@ class EarlyBootNode extends LocalHost {
         }
         case 'commit':
           if (cutHere) throw new PowerCut(key);
+          if (this.commitFails) return fail('');
           if (!this.checkpoint) return fail('NmstateError: Bug: NotFound: Not active checkpoints');
           delete this.checkpoint;
           return ok();
@@ -139,6 +142,18 @@ describe('early network phase', () => {
     assert.match(disk(), /192\.168\.111\.20\/24,192\.168\.111\.1/);
     assert.equal(statSync(path.join(root, PROFILE)).mode & 0o777, 0o600);
     assert.equal(record().phase, 'rolled-back');
+  });
+
+  test('a commit that fails (hung, killed) is a failed attempt: the known good comes back, the boot goes on', async () => {
+    const host = boot();
+    host.commitFails = true;
+    const { outcome, record: rec } = await phaseOnce(host);
+    assert.equal(outcome, 'failed');
+    assert.equal(rec!.failures, 1);
+    assert.deepEqual(host.calls.filter((c) => c.args[0] === 'nmstatectl' && c.args[1] !== 'show').map((c) => `${c.args[1]}@${c.phase}`), ['apply@applying', 'commit@committing', 'rollback@restoring']);
+    assert.match(disk(), /192\.168\.111\.20\/24,192\.168\.111\.1/);
+    assert.equal(record().phase, 'rolled-back');
+    assert.equal(existsSync(path.join(root, committedFile(STATE_DIR))), false);
   });
 
   for (const [phase, cutAt] of [['applying', 'nmstatectl apply'], ['verifying', 'ping -c'], ['committing', 'nmstatectl commit'], ['restoring', 'nmstatectl rollback']] as const) {
