@@ -39,9 +39,15 @@ referenceEndState.catch(() => undefined);
  * Where each sampled StatusText belongs among the run's phases (the headlines the agent logged at info, in
  * order, then the final line); -1 for a status that is none of them.
  */
+/** Each sample's phase, searched from the last one found: a phase seen again after the reboot is the later one. */
 function phaseIndexes(samples: string[], phases: string[]): number[] {
   const all = [...phases, `site-config "${CONFIG_NAME}" applied`];
-  return samples.map((s) => all.findIndex((p) => s === p || s.startsWith(`${p}: `)));
+  let from = 0;
+  return samples.map((s) => {
+    const i = all.findIndex((p, k) => k >= from && (s === p || s.startsWith(`${p}: `)));
+    if (i >= 0) from = i;
+    return i;
+  });
 }
 
 const EARLY_KEYS = `${CORE.home}/.ssh/authorized_keys.d/sno-reconfigure`;

@@ -435,7 +435,12 @@ export class SnoNode {
     const seen: string[] = [];
     let running = true;
     const loop = (async () => {
-      while (running && this.machine.running) {
+      // Across reboots (the agent's own, for the early network phase): while the node is down there is nothing to read.
+      while (running) {
+        if (!this.machine.running) {
+          await new Promise((r) => setTimeout(r, intervalMs));
+          continue;
+        }
         const res = await this.machine.exec(['systemctl', 'show', '-p', 'StatusText', '--value', UNIT_NAME], { timeoutMs: 10_000 }).catch(() => undefined);
         const text = res?.code === 0 ? res.stdout.trim() : '';
         if (text && seen[seen.length - 1] !== text) seen.push(text);
