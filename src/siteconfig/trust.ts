@@ -89,7 +89,7 @@ export function signedProblems(document: unknown, now: Date, lastIssued?: string
   const expires = timeOf(metadata.expires);
   if (metadata.issued === undefined) problems.push({ path: 'metadata.issued', message: 'is required on signed media: when the config was issued (RFC 3339, like 2026-11-27T09:00:00Z), so that a node never goes back to older media' });
   if (expires !== undefined && issued !== undefined && expires <= issued) problems.push({ path: 'metadata.expires', message: `(${String(metadata.expires)}) is not after metadata.issued (${String(metadata.issued)})` });
-  else if (expires !== undefined && expires <= now.getTime()) problems.push({ path: 'metadata.expires', message: `the config expired at ${String(metadata.expires)} (this machine's clock says ${now.toISOString()}): the office must issue new media` });
+  else if (expires !== undefined && expires <= now.getTime()) problems.push({ path: 'metadata.expires', message: `the config expired at ${String(metadata.expires)} (this machine's clock says ${now.toISOString().replace(/\.\d+Z$/, 'Z')}): the office must issue new media` });
   const last = timeOf(lastIssued);
   if (issued !== undefined && last !== undefined && issued < last) problems.push({ path: 'metadata.issued', message: `${String(metadata.issued)} is before ${lastIssued}, when the config this node applied last was issued: older media are never applied again (the office must issue new media)` });
   return problems;

@@ -44,7 +44,7 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
     const replace = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site-replace', namespace: 'openshift-config' }, data: { new: 'y' } };
     const merge = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site-merge', namespace: 'openshift-config', annotations: { 'lca.openshift.io/apply-type': 'merge' } }, data: { new: 'y', old: null } };
     // The ConfigMap comes before its Namespace in the file: the agent orders Namespaces first.
-    // A MachineConfig grants privileges (src/siteconfig/privileged.ts): only signed media may carry it.
+    // Extra manifests are outside the unsigned allowlist (src/siteconfig/trust.ts): only signed media carry them.
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedMedia(s.node.root, {
       // A folder, as image-based install's extra-manifests/ (its .yaml/.yml/.json files by name), and a file.
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['extra-manifests/', 'manifests/mc.yaml'] } }),
@@ -55,7 +55,6 @@ test('extra manifests: created in order, replaced and merged, the replaced one s
       'manifests/mc.yaml': stringify(MC),
     }, ['extra-manifests/10-store.yaml', 'extra-manifests/20-cluster.json', 'manifests/mc.yaml']));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
-    assert.ok(res.logs.some((l) => l.msg === "site-config warning: spec.extraManifestFiles[1]: 'manifests/mc.yaml' holds MachineConfig 50-master-store-motd, which grants privileges: the machine-config-operator writes it to the node as root"), 'the privileged object is named in the journal');
     assert.equal(res.code, 0, res.stdout.slice(-3000));
 
     assert.deepEqual(s.sim.store.get(R.configMaps, 'pos-settings', 'store-apps')?.data, SETTINGS.data);
@@ -139,12 +138,12 @@ test('a kind this cluster does not serve refuses the site-config before the firs
   const s = await startScenario();
   try {
     const profile = { apiVersion: 'performance.openshift.io/v2', kind: 'PerformanceProfile', metadata: { name: 'store-du' }, spec: { cpu: { isolated: '2-7', reserved: '0-1' } } };
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedMedia(s.node.root, {
       // A pull secret: the pool is held (pool-hold) before the manifests step refuses the config.
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['ns.yaml', 'perf.yaml'], pullSecret: { auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('a:b').toString('base64') } } } } }),
       'ns.yaml': stringify(NS),
       'perf.yaml': stringify(profile),
-    });
+    }, ['ns.yaml', 'perf.yaml']));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(res.code, 0);
     assert.match(res.stdout, /this cluster has no API for PerformanceProfile \(performance\.openshift\.io\/v2\) in 'perf\.yaml'/);
@@ -167,10 +166,10 @@ test('extra manifests as image-based install applies them: no namespace means de
   const s = await startScenario();
   try {
     const cm = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...extra }, data: { name } });
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedMedia(s.node.root, {
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { extraManifestFiles: ['cms.yaml'] } }),
       'cms.yaml': [cm('zeta', { namespace: 'openshift-config' }), cm('alpha', { namespace: 'openshift-config' }), cm('no-namespace')].map((o) => stringify(o)).join('---\n'),
-    });
+    }, ['cms.yaml']));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(s.sim.store.get(R.configMaps, 'no-namespace', 'default')?.data, { name: 'no-namespace' }, 'in namespace default');

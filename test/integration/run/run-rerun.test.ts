@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
-import { demoSiteConfigFiles, startScenario } from '../../support/scenario';
+import { demoSiteConfigFiles, signedSiteConfigFiles, startScenario } from '../../support/scenario';
 
 const WRITES = ['POST', 'PUT', 'PATCH', 'DELETE'];
 
 test('a re-run of the applied demo config writes only its report: the master pool is neither paused nor unpaused', async () => {
   const s = await startScenario();
   try {
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', demoSiteConfigFiles(s.sim, { settleStability: '2s' }));
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, demoSiteConfigFiles(s.sim, { settleStability: '2s' })));
     const first = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(first.code, 0, first.stdout.slice(-3000));
     const poolPatches = (from: number) => s.sim.api.requests.slice(from).filter((r) => r.method === 'PATCH' && r.path.includes(`/${R.machineConfigPools.plural}/master`));

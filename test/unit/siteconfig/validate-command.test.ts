@@ -6,6 +6,7 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parseDocument } from 'yaml';
 import { EXIT_USAGE, UsageError, parseCommandArgs, type CliIo } from '../../../src/cli/command';
 import { validateCommand } from '../../../src/cli/commands/validate';
 import { prepareCase } from './corpus';
@@ -127,6 +128,11 @@ test('--trusted-key: a missing or foreign signature is an error, as on a node ho
     const theirs = key('theirs');
     for (const k of [ours, theirs]) await fs.writeFile(path.join(dir, `${k.name}.pub.pem`), k.pub);
     const file = path.join(c.location, 'site-config.yaml');
+    // Signed means bound (src/siteconfig/trust.ts): a signed config names its machine and when it was issued.
+    const doc = parseDocument(await fs.readFile(file, 'utf8'));
+    doc.setIn(['metadata', 'issued'], '2026-11-01T09:00:00Z');
+    doc.setIn(['spec', 'match'], { serialNumber: 'S1' });
+    await fs.writeFile(file, doc.toString());
     const unsigned = await run([c.location, '--trusted-key', path.join(dir, 'ours.pub.pem')]);
     assert.equal(unsigned.code, 1);
     assert.match(unsigned.out, /site-config\.yaml\.sig: .*must be signed/);
