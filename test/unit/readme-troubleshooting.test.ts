@@ -1,8 +1,8 @@
-// Every message docs/troubleshooting.md (the README's Troubleshooting until issue 40) quotes is one the program can print (issue 20: quoted texts the
-// program never printed sent people the wrong way). A quote is the backticked text of the table's first
-// column; its variable parts are written `…` or `<name>`. Each literal piece between them must stand in the
-// program's own source — src/ (and the podman launcher it renders) — where template expressions count as
-// variable parts too.
+// Every message docs/troubleshooting.md quotes (the README's Troubleshooting until issue 40) is one the program
+// can print (issue 20: quoted texts the program never printed sent people the wrong way). A quote is the
+// backticked text of the table's first column; its variable parts are written `…` or `<name>`. Each literal
+// piece between them must stand in the program's own source — src/ (and the podman launcher it renders) — where
+// template expressions count as variable parts too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
