@@ -86,8 +86,9 @@ export interface SnoNodeOptions {
   networkManager?: NodeNetworkOptions['networkManager'];
   release?: NodeNetworkOptions['release'];
   /**
-   * Render with `--internal-ip` (the factory address, kept on br-ex by the product's dispatcher script) and
-   * `--node-ip-pinning dropin` (no nodeip-configuration.service in the testbed). Without it, `--no-local-dns`:
+   * Render with `--internal-ip` (the factory address, kept on br-ex by the product's dispatcher script), on the model
+   * node with `--node-ip-pinning dropin` (it has no nodeip-configuration.service), on the real-NetworkManager node with
+   * the default pinning (nodeip-configuration's hint). Without it, `--no-local-dns`:
    * `prepare` refuses a node-local DNS that would answer with the factory address, gone at the site.
    */
   internalIp?: boolean;
@@ -624,7 +625,10 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
   const m = await bed.machine({ hostname: CLUSTER.nodeName, realNetworkManager: realNm, nmstatectl: !realNm });
   if (realNm) installNmstatectlOnRealNm(m.root);
   const podman = opts.podman;
-  const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined, opts.internalIp ? ['--internal-ip', INTERNAL_IP, '--node-ip-pinning', 'dropin'] : ['--no-local-dns']));
+  // The model node has no nodeip-configuration: kubelet's node IP is pinned by the agent's drop-in. The real-NetworkManager
+  // node runs nodeip-configuration (stand-ins/nodeip-configuration.cjs): the product's default, its hint.
+  const internalIpArgs = realNm ? ['--internal-ip', INTERNAL_IP] : ['--internal-ip', INTERNAL_IP, '--node-ip-pinning', 'dropin'];
+  const installed = await bed.installMachineConfig(m, renderedMachineConfig(podman ? nodeImageRef(podman.image) : undefined, opts.internalIp ? internalIpArgs : ['--no-local-dns']));
   if (!installed.units.includes(UNIT_NAME)) throw new Error(`the rendered MachineConfig installed no ${UNIT_NAME}: ${JSON.stringify(installed)}`);
   const simOptions: SimulatorOptions = {
     clusterName: CLUSTER.clusterName,
@@ -636,7 +640,17 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
     ...(opts.durations ? { durations: opts.durations } : {}),
   };
   await bed.installIgnition(m, baseIgnition(simOptions));
-  await bed.installIgnition(m, nodeNetworkIgnition({ kind: opts.network ?? 'ovn', cable: 'factory', networkManager: opts.networkManager ?? 'model', ...(opts.release ? { release: opts.release } : {}) }));
+  await bed.installIgnition(
+    m,
+    nodeNetworkIgnition({
+      kind: opts.network ?? 'ovn',
+      cable: 'factory',
+      networkManager: opts.networkManager ?? 'model',
+      ...(opts.release ? { release: opts.release } : {}),
+      // on the real NetworkManager an OpenShiftSDN-style node is one without ovs-configuration: no br-ex
+      ...(realNm && opts.network === 'sdn' ? { ovsConfigurationAtBoot: false } : {}),
+    }),
+  );
   addCoreUser(m);
   let binds: Bind[] = PROJECT_BINDS;
   if (podman) {

@@ -1,8 +1,8 @@
 // The drop directory never takes a file a copy is still writing (issues 27, 36): a real writer process holds
 // site-config.yaml open, writes a prefix that is a valid site-config on its own, stalls for 30 s and then writes
 // the rest. Written in place, the file is never taken on a node that takes unsigned media (the agent says how to
-// move it in); renamed away and back, the whole file is applied (its last lines set a node label the prefix
-// does not have).
+// move it in); renamed away and back, the whole file is applied (its last lines add a digest mirror the prefix
+// does not have: a field unsigned media may carry, src/siteconfig/trust.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -27,8 +27,8 @@ setTimeout(() => {
 test('a copy written in place that stalls for 30 s with the file held open is never taken, not even complete; renamed in, the whole file is applied', { timeout: 20 * 60_000 }, async () => {
   const s = await startScenario();
   try {
-    const full = siteConfigFor(s.sim, { extraSpec: { nodeLabels: { set: { 'store.example.com/complete': 'yes' } } } });
-    const cut = full.indexOf('  nodeLabels:');
+    const full = siteConfigFor(s.sim, { extraSpec: { imageDigestMirrors: [{ source: 'quay.io/store/complete', mirrors: ['registry.store42.example.com:8443/complete'] }] } });
+    const cut = full.indexOf('  imageDigestMirrors:');
     assert.ok(cut > 0, full);
     const drop = path.join(s.node.root, 'etc/sno-reconfigure/site-config.d');
     mkdirSync(drop, { recursive: true });
@@ -56,8 +56,8 @@ test('a copy written in place that stalls for 30 s with the file held open is ne
     const code = await new Promise<number | null>((resolve) => agent.on('exit', resolve));
     assert.equal(code, 0, out.slice(-3000));
     assert.deepEqual(acceptedBeforeRename, [], 'nothing written in place is accepted, before or after the writer finished');
-    const labels = (s.sim.store.get(R.nodes, s.sim.options.nodeName) as { metadata: { labels: Record<string, string> } }).metadata.labels;
-    assert.equal(labels['store.example.com/complete'], 'yes', 'the whole file was applied, not its prefix');
+    const mirrored = s.sim.store.list(R.imageDigestMirrorSets).flatMap((o) => ((o.spec as { imageDigestMirrors?: { source: string }[] } | undefined)?.imageDigestMirrors ?? []).map((m) => m.source));
+    assert.ok(mirrored.includes('quay.io/store/complete'), `the whole file was applied, not its prefix: ${mirrored.join(', ')}`);
   } finally {
     await s.cleanup();
   }

@@ -1,0 +1,179 @@
+// The site network end to end on the real NetworkManager (issue 35; test/e2e/testbed/README.md "The real
+// NetworkManager"): Debian's NetworkManager 1.42 with its OVS plugin, real Open vSwitch, the configure-ovs and
+// nodeip-configuration stand-ins driving them with nmcli, and the nmstatectl stand-in that applies nmstate's rules
+// through NetworkManager's D-Bus API with its real checkpoints. The node is rendered as the product ships it: the
+// internal IP, nodeip-configuration's hint (no drop-in pinning), the early network phase (sno-reconfigure-network.service)
+// ordered before nodeip-configuration and ovs-configuration.
+//
+// Each case ends with a reboot, because the failures this proves absent show only then (reference
+// real-node-network): a failed attempt that a checkpoint rollback did not take back from the NIC's /etc profile comes
+// back at the next boot (point 1); the node IP that nodeip-configuration picks at boot, before br-ex exists (point 3).
+// Covered: a correct static site (reboot: site address and internal IP on br-ex, node IP unchanged); a wrong gateway
+// (rolled back, a power cut right after; the next boot comes up on the factory profile, and the node's known good is
+// still the factory one); DHCP with static IPv6, the early phase killed between apply and commit and a power cut (the
+// next boot writes the known good back, tries again and commits; a reboot keeps it); the early phase killed and the
+// checkpoint left to NetworkManager's own timeout (rolled back by NetworkManager; the next boot starts from the known
+// good). Two nodes at a time (two cores); every node is a copy of one prepared at the factory (SnoNode.clone).
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EARLY_NETWORK_UNIT, KUBELET_UNIT } from '../../src/paths';
+import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
+import { FACTORY_LAN, KUBELET_NODENET_DROPIN, NM_FACTORY_PROFILE, PRIMARY_IP_FILE, SITE_LAN, STORE_DHCP, STORE_LAN6, networkProgramsInUse, reaches } from './testbed/node-network';
+import { INTERNAL_IP, eventually, factoryNode, siteConfigYaml, SITE_REGISTRY, type SnoNode } from './testbed/sno-node';
+
+const bed = new Testbed();
+after(async () => {
+  await bed.cleanup();
+  assert.deepEqual(leftovers(), { processes: [], loopDevices: [], mounts: [], cgroups: [], tempDirs: [] });
+});
+
+/** The OVN node as the factory ships it on the real NetworkManager, prepared once; each case boots its own copy. */
+let factory: Promise<SnoNode> | undefined;
+async function siteNode(): Promise<SnoNode> {
+  factory ??= ensureRootfsImage().then(() => factoryNode(bed, { internalIp: true, networkManager: 'real', release: '4.16' }));
+  return (await factory).clone();
+}
+
+/** Short network windows: a verification takes 10 s (verifyWindows), the checkpoint 70 s. */
+const TIMEOUTS = { network: '20s', clock: '1m', kubelet: '2m', apiReady: '3m', csr: '3m', settle: '5m', settleStability: '2s' };
+const siteConfig = (network: Record<string, unknown>, name: string) => siteConfigYaml({ name, spec: { network, timeouts: TIMEOUTS } });
+const staticNetwork = (gateway: string = SITE_LAN.gateway) => ({
+  nmstate: {
+    interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: SITE_LAN.nodeIp, 'prefix-length': SITE_LAN.prefix }] } }],
+    routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': gateway, 'next-hop-interface': 'eno1' }] },
+    'dns-resolver': { config: { server: [SITE_LAN.gateway] } },
+  },
+  verify: { ping: [gateway], resolve: [SITE_REGISTRY.name] },
+});
+/** DHCPv4 from the store's dnsmasq and a static IPv6 address: dual stack. */
+const dhcpDualStackNetwork = {
+  nmstate: {
+    interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: true }, ipv6: { enabled: true, dhcp: false, autoconf: false, address: [{ ip: STORE_LAN6.nodeIp, 'prefix-length': STORE_LAN6.prefix }] } }],
+    routes: { config: [{ destination: '::/0', 'next-hop-address': STORE_LAN6.gateway, 'next-hop-interface': 'eno1' }] },
+  },
+  verify: { ping: [SITE_LAN.gateway, STORE_LAN6.gateway], resolve: [SITE_REGISTRY.name] },
+};
+
+/** Global addresses the kernel holds on `dev` (ip/prefix, sorted). */
+async function addresses(node: SnoNode, dev: string): Promise<string[]> {
+  const r = await node.machine.exec(['ip', '-j', 'addr', 'show', 'dev', dev]);
+  if (r.code !== 0) return [];
+  const links = JSON.parse(r.stdout) as { addr_info: { local: string; prefixlen: number; scope: string }[] }[];
+  return links.flatMap((l) => l.addr_info).filter((a) => a.scope === 'global').map((a) => `${a.local}/${a.prefixlen}`).sort();
+}
+/** br-ex's ports other than its own internal port. */
+async function uplinks(node: SnoNode): Promise<string[]> {
+  return (await node.machine.exec(['ovs-vsctl', 'list-ports', 'br-ex'])).stdout.split('\n').filter((p) => p !== '' && p !== 'br-ex');
+}
+/** The nmstatectl calls so far that are not `show`. */
+const changes = (node: SnoNode) => node.nmstateCalls().filter((c) => !c.startsWith('show'));
+/** The NIC's /etc profile: what NetworkManager activates at the next boot, and configure-ovs clones onto br-ex. */
+const nicProfile = (node: SnoNode) => node.readIfExists(NM_FACTORY_PROFILE) ?? '';
+const FACTORY_ADDRESS_LINE = new RegExp(`address1=${FACTORY_LAN.nodeIp.replace(/\./g, '\\.')}/${FACTORY_LAN.prefix},${FACTORY_LAN.gateway.replace(/\./g, '\\.')}`);
+
+/** After a boot: configure-ovs has built br-ex and kubelet runs. */
+async function networkUp(node: SnoNode): Promise<void> {
+  await node.machine.waitForUnit('ovs-configuration.service', ['Result', 'ActiveState'], (u) => u.Result === 'success' && u.ActiveState !== 'activating', 180_000);
+  await node.machine.waitForUnit(KUBELET_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 120_000);
+}
+
+/** The node IP nodeip-configuration chose at this boot, and the one kubelet is given. */
+function nodeIp(node: SnoNode): { primary: string; kubelet: string } {
+  return { primary: (node.readIfExists(PRIMARY_IP_FILE) ?? '').trim(), kubelet: /KUBELET_NODE_IP=([^"\s]+)/.exec(node.readIfExists(KUBELET_NODENET_DROPIN) ?? '')?.[1] ?? '' };
+}
+const INTERNAL_NODE_IP = { primary: FACTORY_LAN.nodeIp, kubelet: FACTORY_LAN.nodeIp };
+
+describe(`the site network on the real NetworkManager [${networkProgramsInUse({ release: '4.16' })}]`, { concurrency: 2 }, () => {
+  test('a correct static site: the site address and the internal IP on br-ex, the node IP the internal one; after a reboot the same', async () => {
+    const node = await siteNode();
+    const m = node.machine;
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
+    await node.boot();
+    await node.waitForSuccess(600_000);
+    const site = [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`, INTERNAL_IP].sort();
+    assert.deepEqual(changes(node), ['apply --no-commit', 'commit'], 'applied once, by the early phase at boot');
+    assert.deepEqual(await addresses(node, 'br-ex'), site);
+    assert.deepEqual(await uplinks(node), ['eno1']);
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP, 'nodeip-configuration found the internal IP on the NIC profile at boot');
+    assert.equal(await reaches(m, SITE_LAN.gateway), true);
+
+    await m.reboot({ graceful: true });
+    await networkUp(node);
+    assert.deepEqual(await eventually(() => addresses(node, 'br-ex').then((a) => (assert.deepEqual(a, site), a)), 60_000), site, 'br-ex rebuilt from the committed NIC profile');
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP, 'the node IP is unchanged after the reboot (point 3)');
+    assert.match(nicProfile(node), new RegExp(`address1=${SITE_LAN.nodeIp.replace(/\./g, '\\.')}/`), 'the NIC profile holds the site address');
+    assert.deepEqual(changes(node), ['apply --no-commit', 'commit'], 'nothing applied again after the reboot');
+    assert.equal(await reaches(m, SITE_LAN.gateway), true);
+  });
+
+  test('a wrong gateway: verification fails and it is rolled back; a power cut right after; the next boot comes up on the factory profile and the known good is still the factory one', async () => {
+    const node = await siteNode();
+    const m = node.machine;
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork('192.168.42.254'), 'store-0042-typo') });
+    await node.boot({ waitFor: 'none' });
+    await eventually(() => assert.ok(changes(node).includes('rollback'), changes(node).join(', ')), 300_000, 100);
+    await m.powerCut();
+    assert.equal(changes(node).filter((c) => c === 'commit').length, 0);
+    // Point 1: the checkpoint restored the NIC's own profile (it was the active one at boot), so the failed attempt
+    // is not in /etc for the next boot.
+    assert.match(nicProfile(node), FACTORY_ADDRESS_LINE, 'the NIC profile on disk is the factory one');
+    await node.boot({ waitFor: 'none' });
+    await networkUp(node);
+    assert.deepEqual(await addresses(node, 'br-ex'), [INTERNAL_IP], 'br-ex holds the factory address only');
+    assert.deepEqual(await uplinks(node), ['eno1']);
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
+    assert.match(nicProfile(node), FACTORY_ADDRESS_LINE, 'still the factory profile after the boot');
+    const knownGood = node.readIfExists('/var/lib/sno-reconfigure/backups/known-good-profiles.json') ?? '';
+    assert.match(knownGood, new RegExp(FACTORY_LAN.nodeIp.replace(/\./g, '\\.')), 'the known good is the factory profile');
+    assert.doesNotMatch(knownGood, /192\.168\.42\.254/, 'the failed attempt never became the known good');
+  });
+
+  test('DHCP + static IPv6, the early phase killed between apply and commit and a power cut: the next boot writes the known good back, tries again and commits; a reboot keeps the site addresses and the node IP', async () => {
+    const node = await siteNode();
+    const m = node.machine;
+    const hold = '/etc/nmstate-standin/hold-commit';
+    m.writeFile(hold, '');
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(dhcpDualStackNetwork, 'store-0042') });
+    await node.boot({ waitFor: 'none' });
+    const site = [`${STORE_DHCP.address}/${STORE_DHCP.prefix}`, INTERNAL_IP, `${STORE_LAN6.nodeIp}/${STORE_LAN6.prefix}`].sort();
+    await eventually(async () => assert.match(node.readIfExists('/var/lib/sno-reconfigure/network-early.json') ?? '', /"phase":"committing"/), 300_000, 200);
+    assert.deepEqual(await addresses(node, 'eno1'), site, 'the site addresses and the internal IP on eno1, before configure-ovs');
+    await m.execOk(['systemctl', 'kill', '--signal=SIGKILL', EARLY_NETWORK_UNIT]);
+    await m.powerCut();
+    m.removeFile(hold);
+    const before = changes(node);
+    assert.deepEqual(before, ['apply --no-commit', 'commit'], 'cut while the commit was held');
+    await node.boot({ waitFor: 'none' });
+    await node.waitForSuccess(600_000);
+    const calls = changes(node).slice(before.length);
+    assert.deepEqual(calls, ['apply --no-commit', 'commit'], 'the next boot wrote the known good back itself (the checkpoint died with the boot) and tried again');
+    assert.deepEqual(await addresses(node, 'br-ex'), site);
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
+    assert.equal(await reaches(m, SITE_LAN.gateway), true);
+    assert.equal(await reaches(m, STORE_LAN6.gateway), true);
+
+    await m.reboot({ graceful: true });
+    await networkUp(node);
+    assert.deepEqual(await eventually(() => addresses(node, 'br-ex').then((a) => (assert.deepEqual(a, site), a)), 60_000), site);
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP, 'the node IP is unchanged after the reboot');
+  });
+
+  test('the early phase killed with the checkpoint pending: NetworkManager rolls back at its timeout, the NIC profile is the factory one again, and the next boot starts from the known good', async () => {
+    const node = await siteNode();
+    const m = node.machine;
+    const hold = '/etc/nmstate-standin/hold-commit';
+    m.writeFile(hold, '');
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
+    await node.boot({ waitFor: 'none' });
+    await eventually(async () => assert.match(node.readIfExists('/var/lib/sno-reconfigure/network-early.json') ?? '', /"phase":"committing"/), 300_000, 200);
+    await m.execOk(['systemctl', 'kill', '--signal=SIGKILL', EARLY_NETWORK_UNIT]);
+    await m.exec(['pkill', '-KILL', '-f', 'nmstatectl']);
+    // NetworkManager's own timer: the checkpoint (70 s here) rolls the NIC back to its factory profile.
+    await eventually(async () => assert.match(nicProfile(node), FACTORY_ADDRESS_LINE), 180_000, 500);
+    m.removeFile(hold);
+    await m.reboot({ graceful: true });
+    await node.waitForSuccess(600_000);
+    assert.deepEqual(await addresses(node, 'br-ex'), [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`, INTERNAL_IP].sort());
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
+  });
+});
