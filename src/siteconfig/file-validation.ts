@@ -10,7 +10,7 @@ import { describeSealed, keyFingerprint, openSealedFile, SealedFileError, SEALED
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from './names';
 import { nmstateHostname, validateNmstate } from './nmstate';
 import { decodeText, parseConfigBytes } from './parse-text';
-import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
+import { fromSeedReconfiguration, isSeedReconfiguration, isSeedReconfigurationFile, seedPathOf, SEED_BINDING_FIELD, SEED_EXTRA_MANIFESTS_DIR, SEED_MANIFESTS_DIR } from './seed-reconfiguration';
 import { MANIFEST_FILE, MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from './manifests';
 import { agentObjectProblem } from './agent-objects';
 import { checkVerifyTargets } from './verify-checks';
@@ -122,6 +122,9 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   // 2b. Image-based install's manifest.json: translated into the site-config it amounts to.
   let document = parsed.value;
   let imageBased: ResolvedSiteConfig['imageBased'];
+  // Image-based install's mirror sets (cluster-configuration/manifests/): read before the translation needs them,
+  // pinned with the other referenced files.
+  let seedRefs: (Reference & { text?: string })[] = [];
   if (isSeedReconfigurationFile(ctx.filePath) && !isPlainObject(document)) {
     f.error(ctx.display, `is not a JSON object (got ${describeType(document)}): image-based install writes its SeedReconfiguration here`);
     return result();
@@ -130,7 +133,9 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
     // openshift-install puts extra-manifests/ on every config ISO, empty when the site has none
     // (openshift/installer pkg/asset/imagebased/configimage/configiso.go): only one with files is mapped.
     const hasExtraManifests = (await manifestFilesIn(ctx, baseDir, SEED_EXTRA_MANIFESTS_DIR)).length > 0;
-    const t = fromSeedReconfiguration(document, await seedManifests(f, ctx, baseDir), hasExtraManifests);
+    seedRefs = await seedManifests(f, ctx, baseDir);
+    const texts = Object.fromEntries(seedRefs.flatMap((r) => (r.text === undefined ? [] : [[r.ref.slice(SEED_MANIFESTS_DIR.length), r.text]])));
+    const t = fromSeedReconfiguration(document, texts, hasExtraManifests);
     // Several site-config fields may come from one manifest.json field (proxy): each problem is named once.
     named = (ps) => [...new Map(ps.map((p) => ({ ...p, path: seedPathOf(t.origins, p.path) })).map((p) => [`${p.path}\0${p.message}`, p])).values()];
     for (const p of t.problems) f.error(p.path, p.message);
@@ -151,15 +156,15 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
 
   // 3b. Trust (trust.ts): what unsigned media may carry, and what binds signed media to a machine and a date.
   // Judged on the document as written (an image-based manifest.json's fields are named back by their own
-  // names), before any referenced file is opened. An image-based manifest.json has no field to bind it with.
-  const trustProblems = !signature.signed ? unsignedProblems(document) : imageBased ? [] : signedProblems(document, ctx.now, ctx.lastIssued);
+  // names, its binding is its sno_reconfigure field), before any referenced file is opened.
+  const trustProblems = !signature.signed ? unsignedProblems(document) : signedProblems(document, ctx.now, ctx.lastIssued);
   for (const p of trustProblems) f.error(p.path, p.message);
 
   // 4. Cross-field rules.
   const fields = checkFields(f, spec);
 
   // 5. Referenced files: confined, read, pinned.
-  const refs = await readReferences(f, ctx, baseDir, spec);
+  const refs = await readReferences(f, ctx, baseDir, spec, seedRefs, imageBased ? `${SEED_BINDING_FIELD}.sha256` : 'spec.sha256');
   const bytesOf = (field: string) => refs.find((r) => r.field === field)?.bytes;
 
   // 6. Contents.
@@ -303,9 +308,13 @@ async function manifestFilesIn(ctx: FileValidationContext, baseDir: string, rel:
   return (await listDirectory(path.resolve(baseDir, rel))).filter((x) => MANIFEST_FILE.test(x));
 }
 
-/** The files of cluster-configuration/manifests/ (name → text): image-based install's generated mirror sets. */
-async function seedManifests(f: Findings, ctx: FileValidationContext, baseDir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
+/**
+ * The files of cluster-configuration/manifests/, image-based install's generated mirror sets: references named by
+ * their own path (`manifests/NAME` relative to manifest.json, as sno_reconfigure.sha256 pins them), with their bytes
+ * and, when they are text, their text.
+ */
+async function seedManifests(f: Findings, ctx: FileValidationContext, baseDir: string): Promise<(Reference & { text?: string })[]> {
+  const out: (Reference & { text?: string })[] = [];
   for (const n of await manifestFilesIn(ctx, baseDir, SEED_MANIFESTS_DIR)) {
     const where = `cluster-configuration/${SEED_MANIFESTS_DIR}${n}`;
     const got = await readConfinedFile(ctx.rootDir, baseDir, `${SEED_MANIFESTS_DIR}${n}`);
@@ -315,17 +324,25 @@ async function seedManifests(f: Findings, ctx: FileValidationContext, baseDir: s
       continue;
     }
     const decoded = decodeText(got.bytes);
-    if (decoded.ok) out[n] = decoded.text;
-    else for (const m of decoded.messages) f.error(where, m);
+    if (!decoded.ok) for (const m of decoded.messages) f.error(where, m);
+    out.push({ field: where, ref: `${SEED_MANIFESTS_DIR}${n}`, bytes: got.bytes, ...(decoded.ok ? { text: decoded.text } : {}) });
   }
   return out;
 }
 
-/** Every file a field names, read inside the site-config's directory and checked against its spec.sha256 pin. */
-async function readReferences(f: Findings, ctx: FileValidationContext, baseDir: string, spec: unknown): Promise<Reference[]> {
-  const refs = await expandFolders(f, ctx, baseDir, collectReferences(f, spec));
+/**
+ * Every file a field names, read inside the site-config's directory, and every file `read` already holds (image-based
+ * install's mirror sets): each checked against its spec.sha256 pin.
+ */
+async function readReferences(f: Findings, ctx: FileValidationContext, baseDir: string, spec: unknown, read: readonly Reference[], pinsAt: string): Promise<Reference[]> {
+  const refs = [...read.map(({ field, ref, bytes }) => ({ field, ref, ...(bytes ? { bytes } : {}) })), ...(await expandFolders(f, ctx, baseDir, collectReferences(f, spec)))];
   const pins = readPins(f, get(spec, 'sha256'), refs);
   for (const r of refs) {
+    if (r.bytes) {
+      const problem = pinProblem(r.ref, sha256Hex(r.bytes), pins.get(path.posix.normalize(r.ref)), ctx.trusted.required, pinsAt);
+      if (problem !== undefined) f.error(r.field, problem);
+      continue;
+    }
     const sealedRef = `${r.ref}${SEALED_SUFFIX}`;
     const sealed = (await statKind(path.resolve(baseDir, sealedRef))) === 'missing' ? undefined : await readConfinedFile(ctx.rootDir, baseDir, sealedRef);
     if (sealed && (await statKind(path.resolve(baseDir, r.ref))) !== 'missing') {
@@ -338,7 +355,7 @@ async function readReferences(f: Findings, ctx: FileValidationContext, baseDir: 
       continue;
     }
     // A pin covers the bytes on the media: for a sealed file, the sealed container.
-    const problem = pinProblem(r.ref, sha256Hex(got.bytes), pins.get(path.posix.normalize(r.ref)), ctx.trusted.required);
+    const problem = pinProblem(r.ref, sha256Hex(got.bytes), pins.get(path.posix.normalize(r.ref)), ctx.trusted.required, pinsAt);
     if (problem !== undefined) f.error(r.field, problem);
     if (sealed) openSealed(f, ctx, r, sealedRef, got.bytes);
     else r.bytes = got.bytes;
@@ -365,9 +382,9 @@ function openSealed(f: Findings, ctx: FileValidationContext, r: Reference, seale
  * Whether a referenced file's digest is acceptable: it must match its pin when pinned, and be pinned at all
  * when the node requires signed media (the signature covers the site-config, the pins what it references).
  */
-export function pinProblem(ref: string, digest: string, pin: string | undefined, signedMediaRequired: boolean): string | undefined {
-  if (pin !== undefined && pin !== digest) return `sha256 of '${ref}' is ${digest}, but spec.sha256 pins ${pin}: the file was changed after the site-config was written`;
-  if (pin === undefined && signedMediaRequired) return `this node requires signed media, so '${ref}' must be pinned in spec.sha256 (its sha256 is ${digest})`;
+export function pinProblem(ref: string, digest: string, pin: string | undefined, signedMediaRequired: boolean, pins = 'spec.sha256'): string | undefined {
+  if (pin !== undefined && pin !== digest) return `sha256 of '${ref}' is ${digest}, but ${pins} pins ${pin}: the file was changed after the site-config was written`;
+  if (pin === undefined && signedMediaRequired) return `this node requires signed media, so '${ref}' must be pinned in ${pins} (its sha256 is ${digest})`;
   return undefined;
 }
 
