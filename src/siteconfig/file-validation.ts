@@ -409,8 +409,8 @@ function checkNetworkContent(f: Findings, spec: unknown, hostname: string | unde
       }
     }
   }
-  if (isPlainObject(network)) checkVerifyTargets(f, network.verify, nmstate);
   const nmHost = nmstate ? nmstateHostname(nmstate) : undefined;
+  if (isPlainObject(network)) checkVerifyTargets(f, network.verify, nmstate, [hostname, nmHost]);
   if (hostname !== undefined && nmHost !== undefined && nmHost !== hostname) {
     f.error('spec.network.nmstate.hostname.config', `sets the host name '${nmHost}', but spec.hostname is '${hostname}': the node's host name cannot change (unsupported by OpenShift)`);
   }
