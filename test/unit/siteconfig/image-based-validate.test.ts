@@ -8,6 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../../src/cli/cli';
 import { signedImageBasedMedia } from '../../support/signed-media';
+import { LocalHost } from '../../../src/host/host';
+import { loadSiteConfig } from '../../../src/siteconfig/load';
 
 const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
@@ -173,4 +175,25 @@ test('sno_reconfigure holds only match, issued, expires and sha256, and is a map
   assert.deepEqual(wrong.report.errors.map((e) => `${e.path}: ${e.message}`), ['sno_reconfigure: expected a mapping, got a string']);
   const typo = await validateVolume({ ...BASE, sno_reconfigure: { match: { serial: 'X1' } } });
   assert.ok(typo.report.errors.some((e) => e.path.startsWith('sno_reconfigure.match')), JSON.stringify(typo.report.errors));
+});
+
+test('on the node, signed image-based media for another machine are not taken, and older ones than the last applied are refused', async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-ibi-bound-'));
+  cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
+  const files = signedImageBasedMedia(dir, { 'cluster-configuration/manifest.json': JSON.stringify(BASE), [SOURCES]: MIRRORS }, { issued: '2026-11-01T09:00:00Z' });
+  for (const [rel, text] of Object.entries(files)) {
+    await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+    await fs.writeFile(path.join(dir, rel), text);
+  }
+  const host = new LocalHost({ root: dir });
+  const now = new Date('2026-11-27T09:00:00Z');
+  const taken = await loadSiteConfig(dir, { host, now, lastIssued: '2026-10-01T00:00:00Z' });
+  assert.equal(taken.status, 'valid', JSON.stringify(taken));
+  assert.equal(taken.status === 'valid' && taken.site.resolved.issued, '2026-11-01T09:00:00Z', 'the date recorded once applied');
+  const replayed = await loadSiteConfig(dir, { host, now, lastIssued: '2026-11-20T00:00:00Z' });
+  assert.equal(replayed.status, 'invalid');
+  assert.deepEqual(replayed.status === 'invalid' && replayed.errors.map((e) => e.path), ['sno_reconfigure.issued']);
+  await fs.writeFile(path.join(dir, 'sys/class/dmi/id/product_serial'), 'ANOTHER-STORE\n');
+  const other = await loadSiteConfig(dir, { host, now });
+  assert.equal(other.status, 'not-for-this-machine', JSON.stringify(other));
 });
