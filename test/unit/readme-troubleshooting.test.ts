@@ -1,8 +1,8 @@
-// Every message README's Troubleshooting quotes is one the program can print (issue 20: quoted texts the
-// program never printed sent people the wrong way). A quote is the backticked text of the table's first
-// column; its variable parts are written `…` or `<name>`. Each literal piece between them must stand in the
-// program's own source — src/ (and the podman launcher it renders) — where template expressions count as
-// variable parts too.
+// Every message docs/troubleshooting.md quotes (the README's Troubleshooting until issue 40) is one the program
+// can print (issue 20: quoted texts the program never printed sent people the wrong way). A quote is the
+// backticked text of the table's first column; its variable parts are written `…` or `<name>`. Each literal
+// piece between them must stand in the program's own source — src/ (and the podman launcher it renders) — where
+// template expressions count as variable parts too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -29,19 +29,21 @@ export function literalPieces(quote: string): string[] {
     .filter((p) => p.length >= 6);
 }
 
-function troubleshootingQuotes(readme: string): string[] {
-  const section = readme.split(/^## Troubleshooting$/m)[1]?.split(/^## /m)[0] ?? '';
-  const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| message') && !l.startsWith('|---'));
+/** The quotes in the first column of the table of messages (the rows under its `| message …` header). */
+function troubleshootingQuotes(doc: string): string[] {
+  const lines = doc.split('\n');
+  const header = lines.findIndex((l) => l.startsWith('| message '));
+  const end = lines.findIndex((l, i) => i > header && !l.startsWith('|'));
+  const rows = header < 0 ? [] : lines.slice(header + 1, end < 0 ? undefined : end).filter((l) => !l.startsWith('|---'));
   return rows.flatMap((row) => [...(row.split(' | ')[0] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
 }
 
-test('every message quoted in README Troubleshooting is one the program can print', () => {
-  const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
-  const quotes = troubleshootingQuotes(readme);
+test('every message quoted in docs/troubleshooting.md is one the program can print', () => {
+  const quotes = troubleshootingQuotes(readFileSync(path.join(PROJECT_ROOT, 'docs', 'troubleshooting.md'), 'utf8'));
   assert.ok(quotes.length >= 15, `found ${quotes.length} quoted messages`);
   const src = searchable(sources(path.join(PROJECT_ROOT, 'src')).join('\n'));
   const missing = quotes.flatMap((q) => literalPieces(q).filter((piece) => !src.includes(piece)).map((piece) => `"${piece}" (from \`${q}\`)`));
-  assert.deepEqual(missing, [], `quoted in Troubleshooting but printed nowhere in src/:\n${missing.join('\n')}`);
+  assert.deepEqual(missing, [], `quoted in docs/troubleshooting.md but printed nowhere in src/:\n${missing.join('\n')}`);
 });
 
 test('the check finds a quote the program never prints', () => {

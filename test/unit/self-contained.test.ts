@@ -1,7 +1,7 @@
 // The repository stands on its own: nothing it runs, tests, demos or builds reads a path outside it. A clone
 // has nothing beside it (least of all the folder of shared material beside the development clone), so
-// every tracked file under the folders and build files below (and README.md, which may point a reader at nothing
-// outside the repository) is scanned for a read that leaves the repository:
+// every tracked file under the folders and build files below (and README.md and docs/, which may point a reader at
+// nothing outside the repository) is scanned for a read that leaves the repository:
 //
 //   sibling-shared   that folder as a sibling (dot-dot, slash, its name), or dot-dot and its name as path-join
 //                    arguments
@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_ROOT } from '../support/bundle';
 
-const SCANNED = ['src', 'test', 'scripts', 'rpm', 'machineconfigs', 'systemd', 'esbuild.config.mjs', 'eslint.config.mjs', 'package.json', 'tsconfig.json', 'README.md'];
+const SCANNED = ['src', 'test', 'scripts', 'rpm', 'machineconfigs', 'systemd', 'esbuild.config.mjs', 'eslint.config.mjs', 'package.json', 'tsconfig.json', 'README.md', 'docs'];
 const THIS_FILE = path.relative(PROJECT_ROOT, fileURLToPath(import.meta.url));
 
 interface OutsideRead {
@@ -86,7 +86,7 @@ function trackedFiles(): string[] | undefined {
 
 const tracked = trackedFiles();
 
-test('no tracked file under src, test, scripts, rpm, machineconfigs, systemd, the build files or README.md reads outside the repository', { skip: tracked ? false : 'not a git checkout, or git is not installed: nothing tracked to scan' }, () => {
+test('no tracked file under src, test, scripts, rpm, machineconfigs, systemd, the build files, README.md or docs/ reads outside the repository', { skip: tracked ? false : 'not a git checkout, or git is not installed: nothing tracked to scan' }, () => {
   assert.ok(tracked && tracked.some((f) => f.startsWith('src/')) && tracked.includes('package.json'), 'git ls-files lists the project');
   const found = tracked.flatMap((file) => outsideReads(file, readFileSync(path.join(PROJECT_ROOT, file), 'utf8'))).map((r) => `${r.file}:${r.line}: ${r.rule}: ${r.text}`);
   assert.deepEqual(found, [], `${found.length} line(s) read outside the repository; state the facts they need in the repository, citing their source (as test/sim/schemas/openshift-api/ does):\n${found.join('\n')}`);

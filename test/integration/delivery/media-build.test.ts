@@ -3,7 +3,7 @@
 // `validate` with the signing key trusted; byte-identical on a second build; secrets sealed to a node open
 // only there; every invalid row is reported in one run naming its row, line and field, with nothing written; a
 // missing tool is named with its package. Issue 30: a 50-node fleet from the nodes' rows (as prepare writes them)
-// to checked media with the README's own commands; volume serials from the content; the manifest's digests and keys.
+// to checked media with the commands docs/fleet.md shows; volume serials from the content; the manifest's digests and keys.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
@@ -325,7 +325,7 @@ spec:
     }
   });
 
-  test('the README example (examples/fleet) builds as shown, joined to its nodes\' rows, and checks clean', () => {
+  test('the docs/fleet.md example (examples/fleet) builds as shown, joined to its nodes\' rows, and checks clean', () => {
     const fleet = path.join(PROJECT_ROOT, 'examples', 'fleet');
     const res = cli(['media', 'build', '--inventory', path.join(fleet, 'sites.csv'), '--nodes', path.join(fleet, 'nodes.yaml'), '--template', path.join(fleet, 'template', 'site-config.yaml'), '--signing-key', path.join(PROJECT_ROOT, 'examples', 'signing-key', 'EXAMPLE-site-signing.key.pem'), '--out', 'out-example']);
     assert.equal(res.code, 0, res.out);
@@ -346,12 +346,12 @@ spec:
     assert.match(res.out, /row 2 \(line 3\), store-0042: spec\.clusterName is sno/);
   });
 
-  test(`a ${SITES}-node fleet: from the rows prepare wrote on each node to checked media, with the README's commands`, async () => {
-    // The README's block, run as written with sno-reconfigure being this build.
-    const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### Media for many sites'));
+  test(`a ${SITES}-node fleet: from the rows prepare wrote on each node to checked media, with the commands docs/fleet.md shows`, async () => {
+    // The block of docs/fleet.md "Media for many sites", run as written with sno-reconfigure being this build.
+    const doc = readFileSync(path.join(PROJECT_ROOT, 'docs', 'fleet.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Media for many sites'));
     const commands = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
-    assert.ok(commands?.includes('media check --manifest'), 'the README shows the fleet commands');
+    assert.ok(commands?.includes('media check --manifest'), 'docs/fleet.md shows the fleet commands');
     const fleet = mkdtempSync(path.join(os.tmpdir(), 'sno-fleet-'));
     mkdirSync(path.join(fleet, 'nodes'));
     cpSync(path.join(PROJECT_ROOT, 'examples', 'fleet', 'template'), path.join(fleet, 'template'), { recursive: true });

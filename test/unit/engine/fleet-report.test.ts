@@ -1,6 +1,6 @@
-// The sample ACM policy (examples/fleet/report-policy.yaml, quoted in the README) is a valid ConfigurationPolicy
+// The sample ACM policy (examples/fleet/report-policy.yaml, quoted in docs/fleet.md) is a valid ConfigurationPolicy
 // by the schema of ACM's ConfigurationPolicy (test/fixtures/acm: facts of config-policy-controller at d63122c), and its object template tells a succeeded outcome from a failed or refused one as the
-// agent writes them (fleetReportObjects), so a policy copied from the README works on the ConfigMap as it is.
+// agent writes them (fleetReportObjects), so a policy copied from docs/fleet.md works on the ConfigMap as it is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -38,7 +38,7 @@ function mustHave(template: unknown, actual: unknown): boolean {
 
 const report = (result: Report['result']): Report => ({ result, siteConfig: { name: 'store-0042', digest: 'a'.repeat(64) }, starts: 1, node: { name: 'sno1-node' }, cluster: {}, steps: [], changes: [], warnings: [] });
 
-test('the README sample is a valid ConfigurationPolicy by the schema of config-policy-controller', () => {
+test('the sample policy is a valid ConfigurationPolicy by the schema of config-policy-controller', () => {
   const v1 = loadCrds(ACM_SCHEMAS).find((c) => c.kind === 'ConfigurationPolicy' && c.version === 'v1');
   assert.ok(v1, 'test/fixtures/acm states ConfigurationPolicy v1');
   const policy = samplePolicy();
@@ -65,8 +65,8 @@ test('the sample policy is compliant for a succeeded outcome and not for a faile
   }
 });
 
-test('the README quotes the sample policy as it is in examples/fleet', () => {
-  const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+test('docs/fleet.md quotes the sample policy as it is in examples/fleet', () => {
+  const readme = readFileSync(path.join(PROJECT_ROOT, 'docs', 'fleet.md'), 'utf8');
   const body = readFileSync(POLICY_FILE, 'utf8').split('\n').filter((l) => !l.startsWith('#')).join('\n').trim();
-  assert.ok(readme.includes(body), 'README "For a fleet" shows examples/fleet/report-policy.yaml (without its comment lines)');
+  assert.ok(readme.includes(body), 'docs/fleet.md "Reading the outcome from a fleet" shows examples/fleet/report-policy.yaml (without its comment lines)');
 });
