@@ -159,9 +159,11 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   const names = await host.listDir(fromNode);
   await host.mkdirp(toNode, 0o700);
   const entries = configEntries(names, opts.caseInsensitive ?? false);
-  // Image-based install's configuration ISO: manifest.json, the mirror sets beside it and extra-manifests/.
+  // Image-based install's configuration ISO: manifest.json (and its .sig), the mirror sets beside it and extra-manifests/.
   if (!entries.some(([, c]) => !c.endsWith('.sig')) && (await host.stat(under(fromNode, SEED_RECONFIGURATION_FILE)))?.kind === 'file') {
     const seed = await copyFile(SEED_RECONFIGURATION_FILE, SEED_RECONFIGURATION_FILE);
+    // Its signature travels with it, as site-config.yaml's does: a node that requires signed media verifies it.
+    await copyFile(`${SEED_RECONFIGURATION_FILE}.sig`, `${SEED_RECONFIGURATION_FILE}.sig`);
     const parsed = seed && parseConfigBytes(seed);
     const site = parsed && parsed.ok ? siteName(parsed.value) : undefined;
     if (site !== undefined) sites.push(site);

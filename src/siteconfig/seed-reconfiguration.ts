@@ -128,11 +128,21 @@ export function seedManifestMirrors(name: string, text: string): Found {
   return out;
 }
 
+/**
+ * The one field the agent adds to a SeedReconfiguration: what binds signed media to a machine and a date and pins
+ * the files beside manifest.json (its `.sig` covers manifest.json's bytes only). lifecycle-agent reads manifest.json
+ * with apimachinery's YAMLOrJSONDecoder (utils/client_helper.go ReadSeedReconfigurationFromFile → ReadYamlOrJSONFile),
+ * which decodes JSON with encoding/json and skips a field it does not know, so the same ISO still installs. Its keys are the site-config's: `match` becomes spec.match,
+ * `issued` and `expires` metadata.issued and metadata.expires, `sha256` spec.sha256 (paths relative to manifest.json).
+ */
+export const SEED_BINDING_FIELD = 'sno_reconfigure';
+const BINDING_KEYS = ['match', 'issued', 'expires', 'sha256'];
+
 /** The json tags of SeedReconfiguration version 1 (lifecycle-agent api/seedreconfig/seedreconfig.go): these and IGNORED_SEED_FIELDS. */
 /** RHEL's default public NTP pool (chrony's rhel chrony.conf: `pool 2.rhel.pool.ntp.org iburst`; 0–3). */
 const RHEL_PUBLIC_POOL = /^[0-3]\.rhel\.pool\.ntp\.org$/i;
 
-const SEED_FIELDS = ['api_version', 'base_domain', 'cluster_name', 'cluster_id', 'node_ip', 'node_ips', 'hostname', 'ssh_key', 'kubeadmin_password_hash', 'raw_nm_state_config', 'pull_secret', 'proxy', 'chrony_config', 'additionalTrustBundle', 'node_labels'];
+const SEED_FIELDS = ['api_version', 'base_domain', 'cluster_name', 'cluster_id', 'node_ip', 'node_ips', 'hostname', 'ssh_key', 'kubeadmin_password_hash', 'raw_nm_state_config', 'pull_secret', 'proxy', 'chrony_config', 'additionalTrustBundle', 'node_labels', SEED_BINDING_FIELD];
 const given = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
 
 /**
@@ -142,7 +152,7 @@ const given = (v: unknown): boolean => v !== undefined && v !== null && v !== ''
 function typeProblems(seed: Record<string, unknown>): SeedTranslation['problems'] {
   const wrong: [string, string][] = [];
   for (const f of ['raw_nm_state_config', 'pull_secret', 'ssh_key', 'chrony_config', 'cluster_id', 'node_ip']) if (given(seed[f]) && typeof seed[f] !== 'string') wrong.push([f, 'a string']);
-  for (const f of ['proxy', 'additionalTrustBundle']) if (given(seed[f]) && !isPlainObject(seed[f])) wrong.push([f, 'a mapping']);
+  for (const f of ['proxy', 'additionalTrustBundle', SEED_BINDING_FIELD]) if (given(seed[f]) && !isPlainObject(seed[f])) wrong.push([f, 'a mapping']);
   const problems = wrong.map(([path, what]) => ({ path, message: `expected ${what}, got ${describeType(seed[path])}` }));
   if (given(seed.node_ips) && !(Array.isArray(seed.node_ips) && seed.node_ips.every((ip) => typeof ip === 'string'))) problems.push({ path: 'node_ips', message: 'must be a list of IP address strings' });
   return problems;
@@ -192,6 +202,10 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
     ['spec.nodeLabels.set', 'node_labels'],
     ['spec.imageDigestMirrors', `cluster-configuration/${SEED_MANIFESTS_DIR}`],
     ['spec.extraManifestFiles', 'extra-manifests/'],
+    ['spec.match', `${SEED_BINDING_FIELD}.match`],
+    ['spec.sha256', `${SEED_BINDING_FIELD}.sha256`],
+    ['metadata.issued', `${SEED_BINDING_FIELD}.issued`],
+    ['metadata.expires', `${SEED_BINDING_FIELD}.expires`],
   ];
   if (seed.api_version === undefined) problems.push({ path: 'api_version', message: "is required (1): cluster-configuration/manifest.json is image-based install's SeedReconfiguration, version 1" });
   else if (seed.api_version !== 1) problems.push({ path: 'api_version', message: `is ${JSON.stringify(seed.api_version) ?? describeType(seed.api_version)}: only version 1 of image-based install's SeedReconfiguration is understood` });
@@ -203,6 +217,11 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
     if (given(v) && !(typeof v === 'object' && Object.keys(v!).length === 0)) warnings.push({ path: field, message: `is not applied: ${why}` });
   }
   const spec: Record<string, unknown> = { baseDomain: seed.base_domain };
+  const binding = isPlainObject(seed[SEED_BINDING_FIELD]) ? seed[SEED_BINDING_FIELD] : {};
+  for (const key of Object.keys(binding).filter((k) => !BINDING_KEYS.includes(k))) problems.push({ path: `${SEED_BINDING_FIELD}.${key.slice(0, 100)}`, message: `is not a field of ${SEED_BINDING_FIELD}: it holds match, issued, expires and sha256 (what binds signed media to a machine and a date, and pins the files beside manifest.json)` });
+  if (binding.match !== undefined) spec.match = binding.match;
+  if (binding.sha256 !== undefined) spec.sha256 = binding.sha256;
+  const bound = Object.fromEntries(['issued', 'expires'].filter((k) => binding[k] !== undefined).map((k) => [k, binding[k]]));
   if (given(seed.cluster_name)) spec.clusterName = seed.cluster_name;
   if (given(seed.hostname)) spec.hostname = seed.hostname;
   if (str(seed.raw_nm_state_config)) {
@@ -266,7 +285,7 @@ export function fromSeedReconfiguration(seed: Record<string, unknown>, manifests
   const nodeIPs = Array.isArray(seed.node_ips) && seed.node_ips.length > 0 ? seed.node_ips.filter((ip): ip is string => typeof ip === 'string') : str(seed.node_ip) ? [seed.node_ip as string] : [];
   const name = `image-based config ${str(seed.cluster_name) ?? ''}.${str(seed.base_domain) ?? ''}`;
   return {
-    document: { apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name }, spec },
+    document: { apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name, ...bound }, spec },
     identity: { ...(nodeIPs.length > 0 ? { nodeIPs } : {}), ...(str(seed.cluster_id) ? { clusterID: seed.cluster_id as string } : {}) },
     origins,
     problems,

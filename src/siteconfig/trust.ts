@@ -1,5 +1,5 @@
 // The media trust rule (DESIGN.md section 4, "Trust model"), in the one place `validate`, `plan` and `run` all
-// pass through (file-validation.ts calls it right after the schema): what unsigned media may carry.
+// pass through (src/siteconfig/validation/trust-decision.ts calls it right after the schema): what unsigned media may carry.
 //
 // Unsigned means limited. A node whose factory chose `--allow-unsigned-media` takes from a stick anyone can
 // plug in only what *moves* the node: its network, its names, the pull secret and digest mirrors it pulls with,

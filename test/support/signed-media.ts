@@ -32,3 +32,21 @@ export function signedMedia(nodeRoot: string, files: Record<string, string>, pin
   const text = doc.toString();
   return { ...files, 'site-config.yaml': text, 'site-config.yaml.sig': sign(null, Buffer.from(text), privateKey).toString('base64') };
 }
+
+/**
+ * Signed image-based install media: manifest.json gets its sno_reconfigure binding (the node root's serial number,
+ * `issued`) and pins of every other file under cluster-configuration/ and extra-manifests/ (relative to
+ * manifest.json), and manifest.json.sig over its final bytes.
+ */
+export function signedImageBasedMedia(nodeRoot: string, files: Record<string, string>, opts: { issued?: string; binding?: Record<string, unknown>; unpinned?: readonly string[] } = {}): Record<string, string> {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  mkdirSync(path.join(nodeRoot, TRUSTED_KEYS_DIR), { recursive: true });
+  writeFileSync(path.join(nodeRoot, TRUSTED_KEYS_DIR, 'factory.pem'), publicKey.export({ type: 'spki', format: 'pem' }));
+  const manifestFile = 'cluster-configuration/manifest.json';
+  const pinned = Object.keys(files).filter((f) => f !== manifestFile && !opts.unpinned?.includes(f));
+  const sha256 = Object.fromEntries(pinned.map((f) => [path.posix.relative('cluster-configuration', f), createHash('sha256').update(files[f]!).digest('hex')]));
+  const seed = JSON.parse(files[manifestFile]!) as Record<string, unknown>;
+  seed.sno_reconfigure = opts.binding ?? { match: { serialNumber: serialOf(nodeRoot) }, issued: opts.issued ?? SIGNED_MEDIA_ISSUED, sha256 };
+  const text = JSON.stringify(seed);
+  return { ...files, [manifestFile]: text, [`${manifestFile}.sig`]: sign(null, Buffer.from(text), privateKey).toString('base64') };
+}

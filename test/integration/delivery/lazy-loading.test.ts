@@ -33,7 +33,7 @@ function staticallyReached(meta: Metafile, entry: string): Set<string> {
   return seen;
 }
 
-const WAITING_AGENT_NEVER = [/^src\/siteconfig\/(load|schema|file-validation|parse-text|nmstate|seed-reconfiguration)\.ts$/, /^src\/steps\//, /^src\/cluster\/(client|http)\.ts$/, /^src\/csr\//, /^node_modules\/(yaml|zod)\//, /^node:crypto$/];
+const WAITING_AGENT_NEVER = [/^src\/siteconfig\/(load|schema|file-validation|parse-text|nmstate|seed-reconfiguration)\.ts$/, /^src\/siteconfig\/validation\//, /^src\/steps\//, /^src\/cluster\/(client|http)\.ts$/, /^src\/csr\//, /^node_modules\/(yaml|zod)\//, /^node:crypto$/];
 
 test('--version and --help evaluate the command table, no command', async () => {
   const meta = await metafile();

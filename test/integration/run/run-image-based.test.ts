@@ -15,6 +15,7 @@ import { STEPS } from '../../../src/steps/index';
 import { parseLogs, startScenario, type AgentRun, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
 import { LONG_PATH_RELEASES } from '../../support/releases';
+import { signedImageBasedMedia } from '../../support/signed-media';
 
 const CLUSTER_ID = '5f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
 
@@ -175,6 +176,31 @@ describe('image-based install configuration media', { concurrency: 2 }, () => {
       assert.doesNotMatch(res.stdout, /internal error|TypeError/);
       assert.deepEqual(s.node.nmstateHistory().filter((l) => /apply/.test(l)), [], 'the network was never touched');
       assert.ok(!s.node.calls('systemctl').some((c) => c.args[0] === 'start' && c.args.includes('kubelet.service')), 'kubelet never started');
+    } finally {
+      await s.cleanup();
+    }
+  });
+
+  // Issue 36: on a node that requires signatures, image-based media are taken when manifest.json.sig verifies and
+  // sno_reconfigure binds them and pins the files beside it; a mirror set changed after signing is refused. The
+  // signed volume here asks for another cluster ID, so the run stops at the node's check that follows validation:
+  // reaching it proves the signature came off the media and verified.
+  test('signed image-based media pass the signature check on a node that requires one; a mirror set changed after signing is refused by name', async () => {
+    const s = await startScenario();
+    try {
+      writeBaseline(s);
+      const signed = signedImageBasedMedia(s.node.root, { ...volume(s, { cluster_id: '00000000-0000-0000-0000-000000000001' }), 'extra-manifests/settings.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: store-settings, namespace: default}\ndata: {store: "42"}\n' });
+      s.node.attachVolume('sr0', 'cluster-config', signed);
+      const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+      assert.notEqual(res.code, 0);
+      assert.doesNotMatch(res.stdout, /must be signed|must be pinned|does not verify/);
+      assert.match(res.stdout, /cluster_id: is 00000000-0000-0000-0000-000000000001, but this cluster's ID is/);
+      s.node.detachVolume('sr0');
+      s.node.attachVolume('sr0', 'cluster-config', { ...signed, 'cluster-configuration/manifests/image-digest-sources.json': JSON.stringify([{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.evil.example.com/ocp/release'] }]) });
+      const tampered = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+      assert.equal(tampered.code, 1, tampered.stdout.slice(-3000));
+      assert.match(tampered.stdout, /cluster-configuration\/manifests\/image-digest-sources\.json: sha256 of 'manifests\/image-digest-sources\.json' is [0-9a-f]{64}, but sno_reconfigure\.sha256 pins/);
+      assert.deepEqual(s.node.nmstateHistory().filter((l) => /apply/.test(l)), [], 'the network was never touched');
     } finally {
       await s.cleanup();
     }

@@ -42,6 +42,10 @@ test('verify checks that point at the node itself, or too many of them, are refu
   assert.equal(self.code, 1, self.out);
   assert.match(self.out, /spec\.network\.verify\.ping\[0\]: '127\.0\.0\.1' is this node's own loopback address: it always answers, so it proves nothing about the site network/);
   assert.match(self.out, /spec\.network\.verify\.ping\[1\]: '192\.168\.42\.10' is an address spec\.network gives this node itself: it answers even with the cable out/);
+  const local = validate('      ping: [0.0.0.0, 192.168.42.1]\n      resolve: [localhost, api.sno1.store42.example.com]');
+  assert.equal(local.code, 1, local.out);
+  assert.match(local.out, /spec\.network\.verify\.ping\[0\]: '0\.0\.0\.0' is the unspecified address, which Linux answers from this node itself/);
+  assert.match(local.out, /spec\.network\.verify\.resolve\[0\]: 'localhost' is localhost, which this node resolves from its own \/etc\/hosts, even with the cable out/);
   const many = validate(`      ping: [${Array.from({ length: 401 }, (_, i) => `10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`).join(', ')}]`);
   assert.equal(many.code, 1, many.out.slice(0, 2000));
   assert.match(many.out, /spec\.network\.verify: lists 401 checks; at most 32 are allowed, because every one must answer within the verification window/);

@@ -92,6 +92,21 @@ describe('reading the media', () => {
     await assert.rejects(copyFromVolume(host, '/dev/loop0', '/c', 'vfat'), (e: unknown) => e instanceof MediaError && e.message === 'was removed while it was being read (the device disappeared)');
   });
 
+  // Issue 36: image-based media can be accepted on a node that requires signatures only if the signature comes along.
+  test("an image-based config ISO is copied with manifest.json's signature, its mirror sets and extra manifests, and nothing else", async () => {
+    node.attachVolume('sr0', 'cluster-config', {
+      'cluster-configuration/manifest.json': '{"api_version": 1}',
+      'cluster-configuration/manifest.json.sig': 'c2lnbmF0dXJl',
+      'cluster-configuration/manifests/image-digest-sources.json': '[]',
+      'extra-manifests/settings.yaml': 'kind: ConfigMap\n',
+      'auth/kubeconfig': 'not copied',
+    });
+    const res = await copyFromVolume(host, '/dev/sr0', '/c', 'iso9660');
+    assert.equal(res.files, 4);
+    assert.equal(readFileSync(path.join(node.root, 'c/cluster-configuration/manifest.json.sig'), 'utf8'), 'c2lnbmF0dXJl');
+    assert.ok(!existsSync(path.join(node.root, 'c/auth')));
+  });
+
   test('on FAT, the files a site-config names match whatever their case', async () => {
     node.attachVolume('loop0', 'SITE-CONFIG', { 'Site-Config.YAML': 'spec:\n  pullSecretFile: secrets/ps.json\n', 'SECRETS/PS.JSON': '{}' });
     await copyFromVolume(host, '/dev/loop0', '/c', 'vfat');

@@ -7,6 +7,9 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../../src/cli/cli';
+import { signedImageBasedMedia } from '../../support/signed-media';
+import { LocalHost } from '../../../src/host/host';
+import { loadSiteConfig } from '../../../src/siteconfig/load';
 
 const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
@@ -106,4 +109,91 @@ test('a manifest.json that is not a JSON object says so, naming the file', async
     assert.deepEqual(report.errors.map((e) => e.path), ['cluster-configuration/manifest.json'], text);
     assert.match(report.errors[0]!.message, /^is not a JSON object \(got .*\): image-based install writes its SeedReconfiguration here$/);
   }
+});
+
+// Issue 36: image-based media on a node that requires signatures. manifest.json.sig covers manifest.json's bytes;
+// its sno_reconfigure field binds it (match, issued) and pins the mirror sets and extra manifests beside it.
+const MIRRORS = JSON.stringify([{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] }]);
+const EXTRA = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: store-settings, namespace: default}\ndata: {store: "42"}\n';
+
+/** The files of a signed image-based volume (keys trusted under the volume as --root), then `change` applied after signing. */
+async function validateSigned(opts: Parameters<typeof signedImageBasedMedia>[2] & { change?: Record<string, string> } = {}): Promise<{ code: number; report: Report }> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-ibi-signed-'));
+  cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
+  const files = signedImageBasedMedia(dir, { 'cluster-configuration/manifest.json': JSON.stringify(BASE), [SOURCES]: MIRRORS, 'extra-manifests/settings.yaml': EXTRA }, opts);
+  for (const [rel, text] of Object.entries({ ...files, ...opts.change })) {
+    await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+    await fs.writeFile(path.join(dir, rel), text);
+  }
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(['validate', dir, '--json', '--root', dir], { out: (s) => (stdout += s), err: (s) => (stderr += s), env: {}, cwd: dir });
+  assert.doesNotMatch(stderr, /internal error/);
+  return { code, report: JSON.parse(stdout) as Report };
+}
+
+test('signed image-based media whose manifest.json binds and pins its mirror sets and extra manifests are valid on a node that requires signatures', async () => {
+  const { code, report } = await validateSigned();
+  assert.deepEqual(report.errors, []);
+  assert.equal(code, 0);
+  assert.deepEqual(report.warnings.filter((w) => w.path.startsWith('sno_reconfigure')), [], 'sno_reconfigure is a known field');
+});
+
+test('an unpinned mirror set of signed image-based media is refused on a node that requires signatures, naming the file and where to pin it', async () => {
+  const { code, report } = await validateSigned({ unpinned: [SOURCES] });
+  assert.equal(code, 1);
+  assert.deepEqual(report.errors.map((e) => e.path), [SOURCES]);
+  assert.match(report.errors[0]!.message, /^this node requires signed media, so 'manifests\/image-digest-sources\.json' must be pinned in sno_reconfigure\.sha256 \(its sha256 is [0-9a-f]{64}\)$/);
+});
+
+test('a mirror set or extra manifest changed after signing is refused by name', async () => {
+  const mirrors = await validateSigned({ change: { [SOURCES]: MIRRORS.replace('registry.store42', 'evil.example') } });
+  assert.equal(mirrors.code, 1);
+  assert.deepEqual(mirrors.report.errors.map((e) => e.path), [SOURCES]);
+  assert.match(mirrors.report.errors[0]!.message, /^sha256 of 'manifests\/image-digest-sources\.json' is [0-9a-f]{64}, but sno_reconfigure\.sha256 pins [0-9a-f]{64}: the file was changed after the site-config was written$/);
+  const extra = await validateSigned({ change: { 'extra-manifests/settings.yaml': EXTRA.replace('"42"', '"43"') } });
+  assert.equal(extra.code, 1);
+  assert.deepEqual(extra.report.errors.map((e) => e.path), ['extra-manifests/']);
+  assert.match(extra.report.errors[0]!.message, /^sha256 of '\.\.\/extra-manifests\/settings\.yaml' is [0-9a-f]{64}, but sno_reconfigure\.sha256 pins/);
+});
+
+test('signed image-based media are bound like a signed site-config: without sno_reconfigure.match and .issued they are refused', async () => {
+  const { code, report } = await validateSigned({ binding: {} });
+  assert.equal(code, 1);
+  const paths = report.errors.map((e) => e.path);
+  assert.ok(paths.includes('sno_reconfigure.match'), paths.join(', '));
+  assert.ok(paths.includes('sno_reconfigure.issued'), paths.join(', '));
+  assert.match(report.errors.find((e) => e.path === 'sno_reconfigure.match')!.message, /^is required on signed media: name the machine/);
+});
+
+test('sno_reconfigure holds only match, issued, expires and sha256, and is a mapping', async () => {
+  const { code, report } = await validateVolume({ ...BASE, sno_reconfigure: { match: { serialNumber: 'X1' }, issued: '2026-11-01T09:00:00Z', machine: 'x' } });
+  assert.equal(code, 1);
+  assert.deepEqual(report.errors.map((e) => e.path), ['sno_reconfigure.machine']);
+  assert.match(report.errors[0]!.message, /^is not a field of sno_reconfigure: it holds match, issued, expires and sha256/);
+  const wrong = await validateVolume({ ...BASE, sno_reconfigure: 'signed' });
+  assert.deepEqual(wrong.report.errors.map((e) => `${e.path}: ${e.message}`), ['sno_reconfigure: expected a mapping, got a string']);
+  const typo = await validateVolume({ ...BASE, sno_reconfigure: { match: { serial: 'X1' } } });
+  assert.ok(typo.report.errors.some((e) => e.path.startsWith('sno_reconfigure.match')), JSON.stringify(typo.report.errors));
+});
+
+test('on the node, signed image-based media for another machine are not taken, and older ones than the last applied are refused', async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-ibi-bound-'));
+  cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
+  const files = signedImageBasedMedia(dir, { 'cluster-configuration/manifest.json': JSON.stringify(BASE), [SOURCES]: MIRRORS }, { issued: '2026-11-01T09:00:00Z' });
+  for (const [rel, text] of Object.entries(files)) {
+    await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+    await fs.writeFile(path.join(dir, rel), text);
+  }
+  const host = new LocalHost({ root: dir });
+  const now = new Date('2026-11-27T09:00:00Z');
+  const taken = await loadSiteConfig(dir, { host, now, lastIssued: '2026-10-01T00:00:00Z' });
+  assert.equal(taken.status, 'valid', JSON.stringify(taken));
+  assert.equal(taken.status === 'valid' && taken.site.resolved.issued, '2026-11-01T09:00:00Z', 'the date recorded once applied');
+  const replayed = await loadSiteConfig(dir, { host, now, lastIssued: '2026-11-20T00:00:00Z' });
+  assert.equal(replayed.status, 'invalid');
+  assert.deepEqual(replayed.status === 'invalid' && replayed.errors.map((e) => e.path), ['sno_reconfigure.issued']);
+  await fs.writeFile(path.join(dir, 'sys/class/dmi/id/product_serial'), 'ANOTHER-STORE\n');
+  const other = await loadSiteConfig(dir, { host, now });
+  assert.equal(other.status, 'not-for-this-machine', JSON.stringify(other));
 });

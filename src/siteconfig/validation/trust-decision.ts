@@ -1,0 +1,61 @@
+// The trust decision, in two parts around the parser. Before it: the detached signature over the file's exact bytes
+// (nothing unverified reaches a parser on a node that requires signatures), which says whether the file is signed
+// media. After the schema: what that allows (src/siteconfig/trust.ts, the rule validate, plan and run share) —
+// the allowlist of unsigned media, or the binding of signed media to a machine and a date.
+import * as path from 'node:path';
+import { readConfinedFile } from '../files';
+import type { Findings } from '../problems';
+import { keyFingerprint } from '../sealed';
+import { decodeSignature, verifyWithTrustedKeys } from '../signature';
+import { signedProblems, unsignedProblems } from '../trust';
+import type { FileValidationContext } from './context';
+
+/**
+ * The detached signature beside the file: required and verified when the node holds trusted keys, noted when
+ * it does not. false when validation must stop here (nothing unverified reaches a parser). `signed`: the file
+ * is judged as signed media — verified, or, on a workstation without the node's keys (no `nodeKey`), signed
+ * at all (the node verifies it; its content is judged as the node will judge it). A node without trusted keys
+ * cannot verify anything, so there every file is unsigned media.
+ */
+export async function verifySignature(f: Findings, ctx: FileValidationContext, bytes: Buffer): Promise<false | { signed: boolean }> {
+  const baseDir = path.dirname(ctx.filePath);
+  const sigRef = `${path.basename(ctx.filePath)}.sig`;
+  const sigDisplay = `${ctx.display}.sig`;
+  for (const p of ctx.trusted.problems) f.warn(p.path, `trusted key ${p.message}`);
+  const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
+  if (!ctx.trusted.required) {
+    if (sig.ok) f.warn(sigDisplay, 'not verified: no trusted key given (--trusted-key on a workstation, /etc/sno-reconfigure/trusted-keys/*.pem on a node), so the signature is optional');
+    return { signed: sig.ok && !ctx.nodeKey };
+  }
+  if (!sig.ok) {
+    f.error(sigDisplay, sig.message.includes('does not exist')
+      ? `this node holds trusted keys, so the site-config must be signed: ${sigDisplay} (base64 detached Ed25519 or ECDSA P-256 signature) is missing`
+      : sig.message);
+    return false;
+  }
+  const signature = decodeSignature(sig.bytes.toString('latin1'));
+  if (typeof signature === 'string') {
+    f.error(sigDisplay, `${signature}: expected the base64 of a detached Ed25519 or ECDSA P-256 signature over ${ctx.display}`);
+    return false;
+  }
+  if (ctx.trusted.keys.length === 0) {
+    f.error(sigDisplay, 'cannot be verified: none of the node\'s trusted keys is usable (see the warnings)');
+    return false;
+  }
+  const by = verifyWithTrustedKeys(bytes, signature, ctx.trusted.keys);
+  if (!by) {
+    f.error(sigDisplay, `does not verify ${ctx.display} with any of the node's ${ctx.trusted.keys.length} trusted key(s): the file was changed after signing, or signed with another key`);
+    return false;
+  }
+  f.note(sigDisplay, `signature verified with key ${keyFingerprint(by.key)} (${by.file})`);
+  return { signed: true };
+}
+
+/**
+ * The trust rule on the document as written (an image-based manifest.json's fields are named back by their own
+ * names, its binding is its sno_reconfigure field), before any referenced file is opened.
+ */
+export function judgeTrust(f: Findings, ctx: FileValidationContext, document: unknown, signed: boolean): void {
+  const problems = !signed ? unsignedProblems(document) : signedProblems(document, ctx.now, ctx.lastIssued);
+  for (const p of problems) f.error(p.path, p.message);
+}
