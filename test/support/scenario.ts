@@ -6,7 +6,7 @@ import { cpSync, mkdirSync, copyFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { createCa } from '../sim/pki';
-import { minorVersion } from '../sim/cluster/options';
+import { csrRefileAtLeast, minorVersion } from '../sim/cluster/options';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../sim/index';
 import { DEFAULT_KUBECONFIG, STATIC_POD_RESOURCES_DIR } from '../../src/paths';
 import { createStandInNode, type StandInLan, type StandInNode } from './standin-host';
@@ -115,7 +115,8 @@ export function parseLogs(stdout: string): AgentRun['logs'] {
 /** `recoveryToken: false` leaves out the kube-apiserver's localhost-recovery-client token (the agent's fallback credential). */
 export async function startScenario(opts: { sim?: SimulatorOptions; recoveryToken?: boolean; node?: { lan?: StandInLan; extraEnv?: NodeJS.ProcessEnv } } = {}): Promise<Scenario> {
   const bundle = ensureBundle();
-  const sim = await startSimulator({ timeScale: 0.002, ...opts.sim });
+  const timeScale = opts.sim?.timeScale ?? 0.002;
+  const sim = await startSimulator({ timeScale, ...opts.sim, durations: { csrRefile: csrRefileAtLeast(60_000, timeScale), ...opts.sim?.durations } });
   const node = createStandInNode({ nodeName: sim.options.nodeName, nodeIps: sim.options.kubeletIPs, siteAddress: sim.options.nodeIPs[0]!, simControlUrl: sim.controlUrl, ...opts.node });
   const kubeconfig = path.join(node.root, DEFAULT_KUBECONFIG);
   mkdirSync(path.dirname(kubeconfig), { recursive: true });

@@ -28,6 +28,7 @@ import { BANNER_PATH, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, KUBELE
 import { STEPS } from '../../../src/steps/index';
 import { createStore } from '../../sim/apiserver/index';
 import { startSimulator, type SimDurations, type SimulatorOptions } from '../../sim/index';
+import { csrRefileAtLeast } from '../../sim/cluster/options';
 import { ensureBundle, PROJECT_ROOT } from '../../support/bundle';
 import { signedMedia } from '../../support/signed-media';
 import type { IgnConfig } from '../../support/ignition';
@@ -637,7 +638,7 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
     nodeIPs: [FACTORY_LAN.nodeIp],
     version: CLUSTER.version,
     timeScale: opts.timeScale ?? 0.005,
-    ...(opts.durations ? { durations: opts.durations } : {}),
+    durations: { csrRefile: csrRefileAtLeast(60_000, opts.timeScale ?? 0.005), ...opts.durations },
   };
   await bed.installIgnition(m, baseIgnition(simOptions));
   await bed.installIgnition(

@@ -41,6 +41,17 @@ export interface SimDurations {
   nodeMonitorGrace: number;
 }
 
+/**
+ * csrRefile for a compressed clock: the kubelet gives an unsigned CSR 15 minutes of real time, and the agent approves
+ * it in real time (seconds, longer on a loaded machine). Scaled down to 1.8–4.5 real seconds, a loaded test machine
+ * had the kubelet abandon each CSR just before its approval landed, ten times over, until the run timed out (a
+ * fresh-clone run at load 10, 2026-11-27). A run's refiling must not depend on the machine's load: at least
+ * `realMs` of real time (the bench keeps 15 real minutes for the same reason, test/bench/latency.ts).
+ */
+export function csrRefileAtLeast(realMs: number, timeScale: number): number {
+  return Math.max(DEFAULT_DURATIONS.csrRefile, Math.ceil(realMs / timeScale));
+}
+
 export const DEFAULT_DURATIONS: SimDurations = {
   apiStartup: 2 * 60_000,
   kubeApiserverRollout: 6 * 60_000,
