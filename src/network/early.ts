@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { Host } from '../host/host';
 import type { Logger } from '../log';
 import { emitYaml } from '../util/yaml';
-import { pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
+import { checkUntilAllPass, connectivityChecks, type CheckOutcome } from '../host/netcheck';
 import { nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError } from '../host/nmstate';
 import { parseTopology } from './topology';
 import { refusalsAgainst, siteUplink, type NmState } from './uplink';
@@ -133,22 +133,9 @@ async function reactivate(o: EarlyOptions, written: readonly SavedProfile[]): Pr
 
 async function verify(o: EarlyOptions, gateways: readonly string[], windowMs: number): Promise<{ ok: boolean; outcomes: CheckOutcome[] }> {
   const v = o.network!.verify;
-  const pending = new Map<string, () => Promise<CheckOutcome>>([
-    ...[...new Set([...gateways, ...v.ping])].map((ip) => [`ping ${ip}`, () => pingOnce(o.host, ip)] as const),
-    ...v.resolve.map((name) => [`resolve ${name}`, () => resolveOnce(o.host, name)] as const),
-  ]);
-  const results = new Map<string, CheckOutcome>();
   const deadline = o.clock.now() + windowMs;
-  for (;;) {
-    for (const [key, check] of pending) {
-      const outcome = await check();
-      results.set(key, outcome);
-      if (outcome.ok) pending.delete(key);
-    }
-    if (pending.size === 0) return { ok: true, outcomes: [...results.values()] };
-    if (o.clock.now() >= deadline) return { ok: false, outcomes: [...results.values()] };
-    await o.clock.sleep(Math.min(2_000, deadline - o.clock.now()));
-  }
+  const window = { expired: () => o.clock.now() >= deadline, remainingMs: () => deadline - o.clock.now() };
+  return checkUntilAllPass(connectivityChecks(o.host, [...gateways, ...v.ping], v.resolve), window, (ms) => o.clock.sleep(ms));
 }
 
 const describe = (outcomes: CheckOutcome[]) => outcomes.filter((x) => !x.ok).map((x) => `${x.kind} ${x.target}: ${x.detail}`);

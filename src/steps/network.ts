@@ -15,7 +15,7 @@
 // done, and network-committed.sha256 in the state directory outlives the journal of one config).
 import { emitYaml, parseYamlCore } from '../util/yaml';
 import { nmstateApply, nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError, rerunConfigureOvs } from '../host/nmstate';
-import { currentAddresses, pingOnce, resolveOnce, type CheckOutcome } from '../host/netcheck';
+import { checkUntilAllPass, connectivityChecks, currentAddresses, type CheckOutcome } from '../host/netcheck';
 import { ConfigRejectedError, StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { apiIntCheck, installedNamesPlan, publishSiteNames, siteDnsWarnings } from './node-names';
 import { retryNetworkCommand } from '../host/banner';
@@ -27,7 +27,6 @@ import { configuredGateways, MAX_NETWORK_ATTEMPTS } from '../network/early-state
 import { brExAddresses, brExProblems, factoryState, refusalsAgainst, releaseState, siteUplink, staticAddresses, type NmState, type Refusal } from '../network/uplink';
 
 export { MAX_NETWORK_ATTEMPTS, nmstateConfigError, verifyWindows };
-const RETRY_EVERY_MS = 2_000;
 /** While verification waits, the journal hears from it this often (the banner and STATUS= every check). */
 const LOG_WAIT_EVERY_MS = 30_000;
 
@@ -60,32 +59,20 @@ function interfaceNames(state: Record<string, unknown>): string[] {
 async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{ ok: boolean; outcomes: CheckOutcome[] }> {
   const verify = ctx.site.resolved.network?.verify ?? { ping: [], resolve: [] };
   const deadline = ctx.deadline('network verification', windowMs);
-  const pending = new Map<string, () => Promise<CheckOutcome>>([
-    ...verify.ping.map((ip) => [`ping ${ip}`, () => pingOnce(ctx.host, ip)] as const),
-    ...verify.resolve.map((name) => [`resolve ${name}`, () => resolveOnce(ctx.host, name)] as const),
-  ]);
+  const checks = connectivityChecks(ctx.host, verify.ping, verify.resolve);
   // Built in: kubelet's api-int name must resolve to this node on the new network (src/steps/node-names.ts).
   const builtIn = await apiIntCheck(ctx.host);
-  if (builtIn) pending.set(builtIn.key, builtIn.run);
-  const results = new Map<string, CheckOutcome>();
+  if (builtIn) checks.set(builtIn.key, builtIn.run);
   // The first wait is logged at once, then every LOG_WAIT_EVERY_MS: the journal is never silent for the whole window.
   let loggedAt = -Infinity;
-  for (;;) {
-    for (const [key, check] of pending) {
-      const outcome = await check();
-      results.set(key, outcome);
-      if (outcome.ok) pending.delete(key);
-    }
-    if (pending.size === 0) return { ok: true, outcomes: [...results.values()] };
-    if (deadline.expired()) return { ok: false, outcomes: [...results.values()] };
-    const waiting = `verifying the site network: waiting for ${[...pending.keys()].join(', ')} (${deadline.progress()})`;
+  return checkUntilAllPass(checks, deadline, (ms) => ctx.clock.sleep(ms, ctx.signal), (pending) => {
+    const waiting = `verifying the site network: waiting for ${pending.join(', ')} (${deadline.progress()})`;
     ctx.progress.status(waiting);
     if (ctx.clock.now() - loggedAt >= LOG_WAIT_EVERY_MS) {
       loggedAt = ctx.clock.now();
       ctx.log.info(waiting);
     }
-    await ctx.clock.sleep(Math.min(RETRY_EVERY_MS, deadline.remainingMs()), ctx.signal);
-  }
+  });
 }
 
 async function readNetwork(ctx: StepContext): Promise<{ text: string; topo: Topology }> {

@@ -117,15 +117,19 @@ describe(`the site network on the real NetworkManager [${networkProgramsInUse({ 
     // Point 1: the checkpoint restored the NIC's own profile (it was the active one at boot), so the failed attempt
     // is not in /etc for the next boot.
     assert.match(nicProfile(node), FACTORY_ADDRESS_LINE, 'the NIC profile on disk is the factory one');
+    // The next boots try it again (the agent restarts the node for each attempt) until the third fails: refused.
     await node.boot({ waitFor: 'none' });
+    await node.waitForAgent('the third failed attempt', (j) => /attempt 3 of 3/.test(j?.lastError?.message ?? ''), 900_000, 500);
+    await eventually(() => assert.equal(m.running, true), 120_000, 500);
     await networkUp(node);
+    assert.equal(changes(node).filter((c) => c === 'commit').length, 0, changes(node).join(', '));
     assert.deepEqual(await addresses(node, 'br-ex'), [INTERNAL_IP], 'br-ex holds the factory address only');
     assert.deepEqual(await uplinks(node), ['eno1']);
     assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
-    assert.match(nicProfile(node), FACTORY_ADDRESS_LINE, 'still the factory profile after the boot');
-    const knownGood = node.readIfExists('/var/lib/sno-reconfigure/backups/known-good-profiles.json') ?? '';
-    assert.match(knownGood, new RegExp(FACTORY_LAN.nodeIp.replace(/\./g, '\\.')), 'the known good is the factory profile');
-    assert.doesNotMatch(knownGood, /192\.168\.42\.254/, 'the failed attempt never became the known good');
+    assert.match(nicProfile(node), FACTORY_ADDRESS_LINE, 'still the factory profile after every attempt');
+    const knownGood = (JSON.parse(node.readIfExists('/var/lib/sno-reconfigure/backups/known-good-profiles.json') ?? '[]') as { name: string; content: string }[]).map((p) => Buffer.from(p.content, 'base64').toString('utf8'));
+    assert.ok(knownGood.some((text) => FACTORY_ADDRESS_LINE.test(text)), 'the known good is the factory profile');
+    assert.ok(!knownGood.some((text) => text.includes('192.168.42.')), 'the failed attempt never became the known good');
   });
 
   test('DHCP + static IPv6, the early phase killed between apply and commit and a power cut: the next boot writes the known good back, tries again and commits; a reboot keeps the site addresses and the node IP', async () => {
@@ -142,7 +146,7 @@ describe(`the site network on the real NetworkManager [${networkProgramsInUse({ 
     await m.powerCut();
     m.removeFile(hold);
     const before = changes(node);
-    assert.deepEqual(before, ['apply --no-commit', 'commit'], 'cut while the commit was held');
+    assert.deepEqual(before, ['apply --no-commit'], 'cut while the commit was held (a call is logged when it ends)');
     await node.boot({ waitFor: 'none' });
     await node.waitForSuccess(600_000);
     const calls = changes(node).slice(before.length);
@@ -158,7 +162,7 @@ describe(`the site network on the real NetworkManager [${networkProgramsInUse({ 
     assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP, 'the node IP is unchanged after the reboot');
   });
 
-  test('the early phase killed with the checkpoint pending: NetworkManager rolls back at its timeout, the NIC profile is the factory one again, and the next boot starts from the known good', async () => {
+  test('the early phase killed with its checkpoint pending and nothing to start it again: NetworkManager rolls back at the checkpoint timeout, to the factory profile on disk too; the next boot starts from the known good and commits', async (t) => {
     const node = await siteNode();
     const m = node.machine;
     const hold = '/etc/nmstate-standin/hold-commit';
@@ -166,13 +170,23 @@ describe(`the site network on the real NetworkManager [${networkProgramsInUse({ 
     await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
     await node.boot({ waitFor: 'none' });
     await eventually(async () => assert.match(node.readIfExists('/var/lib/sno-reconfigure/network-early.json') ?? '', /"phase":"committing"/), 300_000, 200);
+    assert.match(nicProfile(node), new RegExp(`address1=${SITE_LAN.nodeIp.replace(/\./g, '\\.')}/`), 'the site state is on disk, uncommitted');
+    // Nothing may start the agent again in this boot (network-online.target would start a failed early phase again,
+    // and the agent would reboot for it): only NetworkManager's own checkpoint timer is left.
+    await m.execOk(['systemctl', 'mask', '--runtime', EARLY_NETWORK_UNIT, 'sno-reconfigure.service']);
     await m.execOk(['systemctl', 'kill', '--signal=SIGKILL', EARLY_NETWORK_UNIT]);
+    await m.exec(['systemctl', 'kill', '--signal=SIGKILL', 'sno-reconfigure.service']);
     await m.exec(['pkill', '-KILL', '-f', 'nmstatectl']);
-    // NetworkManager's own timer: the checkpoint (70 s here) rolls the NIC back to its factory profile.
+    const killedAt = Date.now();
     await eventually(async () => assert.match(nicProfile(node), FACTORY_ADDRESS_LINE), 180_000, 500);
+    t.diagnostic(`the factory profile was back ${Date.now() - killedAt} ms after the kill`);
+    assert.deepEqual(changes(node), ['apply --no-commit'], 'no rollback call: NetworkManager\'s own timer restored it');
+    await eventually(async () => assert.ok(!(await addresses(node, 'eno1')).includes(`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`)), 30_000, 500);
     m.removeFile(hold);
     await m.reboot({ graceful: true });
     await node.waitForSuccess(600_000);
+    const calls = changes(node);
+    assert.deepEqual(calls.slice(1), ['rollback', 'apply --no-commit', 'commit'], `the next boot brought the known good back, then applied and committed: ${calls.join(', ')}`);
     assert.deepEqual(await addresses(node, 'br-ex'), [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`, INTERNAL_IP].sort());
     assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
   });

@@ -301,6 +301,7 @@ export interface AgentJournal {
   digest?: string;
   starts: number;
   steps: Record<string, { state: string; attempts: number }>;
+  lastError?: { message: string; step?: string };
 }
 
 export class SnoNode {

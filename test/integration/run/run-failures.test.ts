@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { startScenario, siteConfigFor, parseLogs, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
+import { signedMedia } from '../../support/signed-media';
 import { statusExitCode } from '../../../src/engine/status';
 import { R } from '../../../src/cluster/resources';
 
@@ -166,7 +167,8 @@ test('a kubeadmin hash for a node whose kubeadmin was removed at the factory is 
     s.sim.store.delete(R.secrets, 'kubeadmin', 'kube-system');
     mkdirSync(path.join(s.node.root, 'etc/sno-reconfigure'), { recursive: true });
     writeFileSync(path.join(s.node.root, 'etc/sno-reconfigure/baseline.json'), JSON.stringify({ clusterName: s.sim.options.clusterName, nodeName: s.sim.options.nodeName, kubeadmin: { kubeSystemCreated } }));
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash: `$2y$10$${'Q'.repeat(53)}` } } }) });
+    // The kubeadmin hash needs signed media (src/siteconfig/trust.ts).
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedMedia(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash: `$2y$10$${'Q'.repeat(53)}` } } }) }, []));
     const plan = await s.run(['--dry-run']);
     assert.notEqual(plan.code, 0, plan.stdout.slice(-2000));
     assert.match(plan.stdout + plan.stderr, /spec\.kubeadminPassword\.hash: cannot take effect: this cluster has no Secret kube-system\/kubeadmin/, 'the plan says so too');

@@ -215,7 +215,12 @@ function merge(state, current) {
 /** The IP settings that say what is configured (addresses, DHCP, enabled), for comparing a listed interface with its current one. */
 function stripIp(ip) {
   if (!ip) return undefined;
-  return { enabled: !!ip.enabled, dhcp: !!ip.dhcp, address: ip.dhcp ? [] : (ip.address ?? []).map((a) => `${a.ip}/${a['prefix-length']}`) };
+  return { enabled: !!ip.enabled, dhcp: !!ip.dhcp, address: (ip.address ?? []).filter((a) => !isDynamicAddress(a)).map((a) => `${a.ip}/${a['prefix-length']}`) };
+}
+
+/** ip.rs InterfaceIpAddr::is_auto (nmstate v2.2.23): learned (DHCP, autoconf), shown with a lifetime that is not forever. */
+function isDynamicAddress(a) {
+  return a['valid-left'] !== undefined && a['valid-left'] !== 'forever';
 }
 
 /** ip.rs InterfaceIpv4/6 merge: what the state says over what is there; `enabled: false` drops the rest. */
@@ -390,13 +395,16 @@ function ipSection(fam, ip, base, routes, dns) {
     if (!base) sec.method = v('s', 'disabled');
     return sec;
   }
-  const addrs = ip.enabled ? (ip.address ?? []).filter((a) => !a['valid-left'] || !ip.dhcp) : [];
+  // nm/settings/ip.rs gen_nm_ipv4_setting/gen_nm_ipv6_setting (nmstate v2.2.23): the static addresses are written
+  // whatever the method — with DHCP on, NetworkManager adds them beside the lease (method auto + address1=) — and
+  // only dynamic ones (InterfaceIpAddr::is_auto: a valid lifetime that is not forever) are left out.
+  const addrs = ip.enabled ? (ip.address ?? []).filter((a) => !isDynamicAddress(a)) : [];
   let method;
   if (!ip.enabled) method = 'disabled';
   else if (six) method = ip.dhcp ? (ip.autoconf ? 'auto' : 'dhcp') : addrs.length ? 'manual' : 'link-local';
   else method = ip.dhcp ? 'auto' : addrs.length ? 'manual' : 'disabled';
   sec.method = v('s', method);
-  sec['address-data'] = v('aa{sv}', ip.dhcp ? [] : addrs.map((a) => ({ address: v('s', a.ip), prefix: v('u', a['prefix-length']) })));
+  sec['address-data'] = v('aa{sv}', addrs.map((a) => ({ address: v('s', a.ip), prefix: v('u', a['prefix-length']) })));
   if (six) sec['addr-gen-mode'] = v('i', ip['addr-gen-mode'] === 'stable-privacy' ? 1 : ADDR_GEN_MODE_EUI64);
   if (ip.enabled && ip.dhcp) {
     if (ip['auto-route-metric'] !== undefined) sec['route-metric'] = v('x', ip['auto-route-metric']);

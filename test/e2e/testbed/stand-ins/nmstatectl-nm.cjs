@@ -262,7 +262,9 @@ function readCurrent() {
       const key = `ipv${fam}`;
       const method = settings?.[key]?.method?.data;
       const list = (a?.addr_info ?? []).filter((x) => x.family === (fam === 4 ? 'inet' : 'inet6') && (x.scope === 'global' || (type === 'loopback' && x.scope === 'host')));
-      const address = list.map((x) => ({ ip: x.local, 'prefix-length': x.prefixlen }));
+      // nmstate shows a learned address with its lifetimes (nispor: "<n>sec"); a static one has none
+      const FOREVER = 4294967295;
+      const address = list.map((x) => ({ ip: x.local, 'prefix-length': x.prefixlen, ...(x.valid_life_time !== undefined && x.valid_life_time !== FOREVER ? { 'valid-left': `${x.valid_life_time}sec`, 'preferred-left': `${x.preferred_life_time}sec` } : {}) }));
       if (ctrl && type !== 'ovs-interface') iface[key] = { enabled: false };
       else if (method === 'auto' || method === 'dhcp') iface[key] = { enabled: true, dhcp: true, ...(fam === 6 ? { autoconf: method === 'auto' } : {}), address };
       else if (method === 'manual' || address.length) iface[key] = { enabled: true, dhcp: false, ...(fam === 6 ? { autoconf: false } : {}), address };
@@ -546,7 +548,8 @@ function verify(stored) {
   for (const p of stored.filter((x) => x.activate)) {
     for (const fam of [4, 6]) {
       const ip = p.iface[`ipv${fam}`];
-      if (ip?.enabled && !ip.dhcp) for (const a of ip.address ?? []) want.push({ name: p.iface.name, fam, addr: `${a.ip}/${a['prefix-length']}` });
+      // static addresses are verified with DHCP on too (ip.rs: only dynamic ones are dropped before the comparison)
+      if (ip?.enabled) for (const a of (ip.address ?? []).filter((x) => x['valid-left'] === undefined || x['valid-left'] === 'forever')) want.push({ name: p.iface.name, fam, addr: `${a.ip}/${a['prefix-length']}` });
     }
   }
   for (let n = 0; ; n++) {
