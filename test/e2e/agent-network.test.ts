@@ -1,21 +1,25 @@
-// The site network on a node whose uplink is a port of br-ex (issues 26, 35), end to end on the testbed's real Open
-// vSwitch (test/e2e/testbed/README.md, "The node's network"): the rendered MachineConfig installs the early network
-// phase (sno-reconfigure-network.service), which applies the site's NIC state at boot, before configure-ovs, under a
-// checkpoint, verifies the configured gateway and commits — or rolls back to the factory profile; configure-ovs then
-// builds br-ex from whatever profile is on disk. Covered: a wrong gateway (rolled back, a power cut right after, br-ex
-// factory), the early phase killed between apply and commit followed by a power cut (the next boot writes the
-// known-good profile back and tries again), a reboot after success (the site addresses and the internal IP on br-ex,
-// kubelet's node IP). An OpenShiftSDN-style node (no br-ex) gets the state on its NIC at boot.
-// On the current stand-ins (NetworkManager model, nmstatectl stand-in): with the NIC's own profile active they give
-// what the real programs gave (reference early-apply.md); the real-NetworkManager run waits for its nmstatectl.
-// Two cases run at once (two cores); the SDN-style one runs after the first. The two OVN nodes are copies of one
-// node prepared at the factory (SnoNode.clone): the factory work is the same for both, the cases stay independent.
-// The SDN-style node is prepared while the OVN cases run.
+// The site network end to end on the real NetworkManager (issue 35; test/e2e/testbed/README.md "The real
+// NetworkManager"): Debian's NetworkManager 1.42 with its OVS plugin, real Open vSwitch, the configure-ovs and
+// nodeip-configuration stand-ins driving them with nmcli, and the nmstatectl stand-in that applies nmstate's rules
+// through NetworkManager's D-Bus API with its real checkpoints. The node is rendered as the product ships it: the
+// internal IP, nodeip-configuration's hint (no drop-in pinning), the early network phase (sno-reconfigure-network.service)
+// ordered before nodeip-configuration and ovs-configuration.
+//
+// Each case ends with a reboot, because the failures this proves absent show only then (reference
+// real-node-network): a failed attempt that a checkpoint rollback did not take back from the NIC's /etc profile comes
+// back at the next boot (point 1); the node IP that nodeip-configuration picks at boot, before br-ex exists (point 3).
+// Covered: a correct static site (reboot: site address and internal IP on br-ex, node IP unchanged); a wrong gateway
+// (rolled back, a power cut right after; the next boot comes up on the factory profile, and the node's known good is
+// still the factory one, after the two more attempts the next boots make); DHCP with static IPv6, the early phase killed
+// between apply and commit and a power cut (the next boot writes the known good back, tries again and commits; a
+// reboot keeps it); the early phase hung and the checkpoint left to NetworkManager's own timeout (rolled back by
+// NetworkManager, on disk too; after a power cut the next boot starts from the known good); an OpenShiftSDN-style node on the NetworkManager model (the state on the NIC). Two nodes at a time (two
+// cores); every OVN node is a copy of one prepared at the factory (SnoNode.clone).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EARLY_NETWORK_UNIT, KUBELET_UNIT } from '../../src/paths';
 import { Testbed, ensureRootfsImage, leftovers } from './testbed/index';
-import { FACTORY_LAN, SITE_LAN, STORE_DHCP, STORE_LAN6, reaches } from './testbed/node-network';
+import { FACTORY_LAN, KUBELET_NODENET_DROPIN, NM_FACTORY_PROFILE, PRIMARY_IP_FILE, SITE_LAN, STORE_DHCP, STORE_LAN6, networkProgramsInUse, reaches } from './testbed/node-network';
 import { INTERNAL_IP, eventually, factoryNode, siteConfigYaml, SITE_REGISTRY, type SnoNode } from './testbed/sno-node';
 
 const bed = new Testbed();
@@ -24,28 +28,23 @@ after(async () => {
   assert.deepEqual(leftovers(), { processes: [], loopDevices: [], mounts: [], cgroups: [], tempDirs: [] });
 });
 
-/**
- * The OVN node as the factory ships it (internal IP on br-ex), prepared once: each OVN case boots its own copy of
- * that disk (SnoNode.clone), as a factory images servers, instead of installing and preparing a node per case.
- */
-let ovnFactory: Promise<SnoNode> | undefined;
-async function ovnNode(): Promise<SnoNode> {
-  ovnFactory ??= ensureRootfsImage().then(() => factoryNode(bed, { internalIp: true }));
-  const factory = await ovnFactory;
-  // The SDN-style node goes through the factory while the OVN cases run, ready when its case's turn comes; a
-  // failure there is its case's to report.
-  sdnNode().catch(() => undefined);
-  return factory.clone();
+/** The OVN node as the factory ships it on the real NetworkManager, prepared once; each case boots its own copy. */
+let factory: Promise<SnoNode> | undefined;
+async function siteNode(): Promise<SnoNode> {
+  factory ??= ensureRootfsImage().then(() => factoryNode(bed, { internalIp: true, networkManager: 'real', release: '4.16' }));
+  return (await factory).clone();
 }
-let sdnFactory: Promise<SnoNode> | undefined;
-const sdnNode = (): Promise<SnoNode> => (sdnFactory ??= factoryNode(bed, { network: 'sdn' }));
+
+/**
+ * An OpenShiftSDN-style node (4.14-4.16: no br-ex), rendered without the internal IP, on the NetworkManager model: the
+ * configure-ovs stand-in on the real NetworkManager knows only its OVNKubernetes mode (RHCOS runs configure-ovs with
+ * OpenShiftSDN there, which removes br-ex), so this case stays on the faster approximation.
+ */
+const sdnNode = (): Promise<SnoNode> => factoryNode(bed, { network: 'sdn' });
 
 /** Short network windows: a verification takes 10 s (verifyWindows), the checkpoint 70 s. */
 const TIMEOUTS = { network: '20s', clock: '1m', kubelet: '2m', apiReady: '3m', csr: '3m', settle: '5m', settleStability: '2s' };
-
-function siteConfig(network: Record<string, unknown>, name: string): string {
-  return siteConfigYaml({ name, spec: { network, timeouts: TIMEOUTS } });
-}
+const siteConfig = (network: Record<string, unknown>, name: string) => siteConfigYaml({ name, spec: { network, timeouts: TIMEOUTS } });
 const staticNetwork = (gateway: string = SITE_LAN.gateway) => ({
   nmstate: {
     interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: SITE_LAN.nodeIp, 'prefix-length': SITE_LAN.prefix }] } }],
@@ -63,102 +62,157 @@ const dhcpDualStackNetwork = {
   verify: { ping: [SITE_LAN.gateway, STORE_LAN6.gateway], resolve: [SITE_REGISTRY.name] },
 };
 
-interface Iface {
-  name: string;
-  type: string;
-  controller?: string;
-  ipv4?: { address?: { ip: string; 'prefix-length': number }[] };
-  ipv6?: { address?: { ip: string; 'prefix-length': number }[] };
+/** Global addresses the kernel holds on `dev` (ip/prefix, sorted). */
+async function addresses(node: SnoNode, dev: string): Promise<string[]> {
+  const r = await node.machine.exec(['ip', '-j', 'addr', 'show', 'dev', dev]);
+  if (r.code !== 0) return [];
+  const links = JSON.parse(r.stdout) as { addr_info: { local: string; prefixlen: number; scope: string }[] }[];
+  return links.flatMap((l) => l.addr_info).filter((a) => a.scope === 'global').map((a) => `${a.local}/${a.prefixlen}`).sort();
 }
-async function network(node: SnoNode): Promise<{ brEx: string[]; eno1: string[]; eno1Controller?: string; ports: string[] }> {
-  const shown = JSON.parse(await node.machine.execOk(['nmstatectl', 'show', '--json'])) as { interfaces: Iface[] };
-  const addrs = (i?: Iface) => [...(i?.ipv4?.address ?? []), ...(i?.ipv6?.address ?? [])].map((a) => `${a.ip}/${a['prefix-length']}`).sort();
-  const eno1 = shown.interfaces.find((i) => i.name === 'eno1');
-  const ports = (await node.machine.exec(['ovs-vsctl', 'list-ports', 'br-ex'])).stdout.split('\n').filter(Boolean);
-  return { brEx: addrs(shown.interfaces.find((i) => i.name === 'br-ex' && i.type === 'ovs-interface')), eno1: addrs(eno1), ...(eno1?.controller ? { eno1Controller: eno1.controller } : {}), ports };
+/** br-ex's ports other than its own internal port. */
+async function uplinks(node: SnoNode): Promise<string[]> {
+  return (await node.machine.exec(['ovs-vsctl', 'list-ports', 'br-ex'])).stdout.split('\n').filter((p) => p !== '' && p !== 'br-ex');
 }
 /** The nmstatectl calls so far that are not `show`. */
 const changes = (node: SnoNode) => node.nmstateCalls().filter((c) => !c.startsWith('show'));
+/** The NIC's /etc profile: what NetworkManager activates at the next boot, and configure-ovs clones onto br-ex. */
+const nicProfile = (node: SnoNode) => node.readIfExists(NM_FACTORY_PROFILE) ?? '';
+const FACTORY_ADDRESS_LINE = new RegExp(`address1=${FACTORY_LAN.nodeIp.replace(/\./g, '\\.')}/${FACTORY_LAN.prefix},${FACTORY_LAN.gateway.replace(/\./g, '\\.')}`);
 
-describe('the site network under br-ex, on real Open vSwitch', { concurrency: true }, () => {
-  describe('one node after the other', { concurrency: 1 }, () => {
-    test('OVN node: a wrong gateway fails verification and is rolled back; a power cut right after the rollback leaves br-ex rebuilt with the factory address', async (t) => {
-      const node = await ovnNode();
-      const m = node.machine;
-      await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork('192.168.42.254'), 'store-0042-typo') });
-      await node.boot();
-      // at the site: br-ex holds the factory address, the store gateway does not answer it. The agent may already have
-      // moved the site address onto br-ex beside it (the internal IP stays), so the echo leaves from the factory address.
-      // (No look at br-ex's ports here: the agent starts with the boot and may already have released br-ex — a final
-      // fresh-clone run caught it so. The factory br-ex on eno1 is asserted after the power cut below.)
-      assert.equal(await reaches(m, SITE_LAN.gateway, { once: true, from: FACTORY_LAN.nodeIp }), false, 'the store gateway is unreachable from the factory address');
-      // the verification fails (nobody answers at .254): cut the power as soon as the rollback returned
-      await node.waitForAgent('the rollback', () => changes(node).includes('rollback'), 180_000, 5);
-      await m.powerCut();
-      t.diagnostic(`nmstatectl calls before the cut: ${changes(node).join(', ')}`);
-      assert.equal(changes(node).filter((c) => c === 'commit').length, 0);
-      await node.boot();
-      await m.waitForUnit('ovs-configuration.service', ['Result', 'ActiveState'], (u) => u.Result === 'success' && u.ActiveState === 'inactive', 60_000);
-      const net = await network(node);
-      assert.deepEqual({ brEx: net.brEx, ports: net.ports, eno1Controller: net.eno1Controller }, { brEx: [INTERNAL_IP], ports: ['eno1'], eno1Controller: 'br-ex' }, 'br-ex rebuilt with the factory address, the NIC its port');
-      assert.match(m.readFile('/etc/NetworkManager/system-connections/eno1.ethernet.nmstate.yaml'), new RegExp(FACTORY_LAN.nodeIp.replace(/\./g, '\\.')), 'the persistent NIC profile is the factory one');
-    });
+/** After a boot: configure-ovs has built br-ex and kubelet runs. */
+async function networkUp(node: SnoNode): Promise<void> {
+  await node.machine.waitForUnit('ovs-configuration.service', ['Result', 'ActiveState'], (u) => u.Result === 'success' && u.ActiveState !== 'activating', 180_000);
+  await node.machine.waitForUnit(KUBELET_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 120_000);
+}
 
-    test('SDN-style node (no br-ex): the site state applies to the NIC at boot', async () => {
-      const node = await sdnNode();
-      const m = node.machine;
-      await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
-      await node.boot();
-      await node.waitForSuccess();
-      // (this node was rendered without --internal-ip: only the site address)
-      assert.deepEqual(await network(node), { brEx: [], eno1: [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`], ports: [] });
-      assert.deepEqual(changes(node), ['apply --no-commit', 'commit'], 'applied once, by the early phase at boot');
-      assert.equal(await reaches(m, SITE_LAN.gateway), true);
-    });
+/** The node IP nodeip-configuration chose at this boot, and the one kubelet is given. */
+function nodeIp(node: SnoNode): { primary: string; kubelet: string } {
+  return { primary: (node.readIfExists(PRIMARY_IP_FILE) ?? '').trim(), kubelet: /KUBELET_NODE_IP=([^"\s]+)/.exec(node.readIfExists(KUBELET_NODENET_DROPIN) ?? '')?.[1] ?? '' };
+}
+const INTERNAL_NODE_IP = { primary: FACTORY_LAN.nodeIp, kubelet: FACTORY_LAN.nodeIp };
+
+describe(`the site network on the real NetworkManager [${networkProgramsInUse({ release: '4.16' })}]`, { concurrency: 2 }, () => {
+  test('a correct static site: the site address and the internal IP on br-ex, the node IP the internal one; after a reboot the same', async () => {
+    const node = await siteNode();
+    const m = node.machine;
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
+    await node.boot();
+    await node.waitForSuccess(600_000);
+    const site = [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`, INTERNAL_IP].sort();
+    assert.deepEqual(changes(node), ['apply --no-commit', 'commit'], 'applied once, by the early phase at boot');
+    assert.deepEqual(await addresses(node, 'br-ex'), site);
+    assert.deepEqual(await uplinks(node), ['eno1']);
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP, 'nodeip-configuration found the internal IP on the NIC profile at boot');
+    assert.equal(await reaches(m, SITE_LAN.gateway), true);
+
+    await m.reboot({ graceful: true });
+    await networkUp(node);
+    assert.deepEqual(await eventually(() => addresses(node, 'br-ex').then((a) => (assert.deepEqual(a, site), a)), 60_000), site, 'br-ex rebuilt from the committed NIC profile');
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP, 'the node IP is unchanged after the reboot (point 3)');
+    assert.match(nicProfile(node), new RegExp(`address1=${SITE_LAN.nodeIp.replace(/\./g, '\\.')}/`), 'the NIC profile holds the site address');
+    assert.deepEqual(changes(node), ['apply --no-commit', 'commit'], 'nothing applied again after the reboot');
+    assert.equal(await reaches(m, SITE_LAN.gateway), true);
   });
 
-  test("OVN node, DHCP + static IPv6: the early phase killed between apply and commit and a power cut: the next boot writes the known-good profile back before configure-ovs and commits; a reboot keeps the site addresses on br-ex, the internal IP and kubelet's node IP", async () => {
-    const node = await ovnNode();
+  test('an OpenShiftSDN-style node (no br-ex, NetworkManager model): the site state goes on the NIC at boot, applied once and committed; after a reboot the same', async () => {
+    const node = await sdnNode();
+    const m = node.machine;
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
+    await node.boot();
+    await node.waitForSuccess(600_000);
+    const site = [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`];
+    assert.deepEqual(changes(node), ['apply --no-commit', 'commit'], 'applied once, by the early phase at boot');
+    assert.deepEqual(await addresses(node, 'eno1'), site);
+    assert.deepEqual(await uplinks(node), []);
+    await m.reboot({ graceful: true });
+    await m.waitForUnit(KUBELET_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 120_000);
+    assert.deepEqual(await eventually(() => addresses(node, 'eno1').then((a) => (assert.deepEqual(a, site), a)), 60_000), site);
+    assert.equal(await reaches(m, SITE_LAN.gateway), true);
+  });
+
+  test('a wrong gateway: verification fails and it is rolled back; a power cut right after; the next boot comes up on the factory profile and the known good is still the factory one', async () => {
+    const node = await siteNode();
+    const m = node.machine;
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork('192.168.42.254'), 'store-0042-typo') });
+    await node.boot({ waitFor: 'none' });
+    await eventually(() => assert.ok(changes(node).includes('rollback'), changes(node).join(', ')), 300_000, 100);
+    await m.powerCut();
+    assert.equal(changes(node).filter((c) => c === 'commit').length, 0);
+    // Point 1: the checkpoint restored the NIC's own profile (it was the active one at boot), so the failed attempt
+    // is not in /etc for the next boot.
+    assert.match(nicProfile(node), FACTORY_ADDRESS_LINE, 'the NIC profile on disk is the factory one');
+    // The next boots try it again (the agent restarts the node for each attempt) until the third fails: refused.
+    await node.boot({ waitFor: 'none' });
+    await node.waitForAgent('the third failed attempt', (j) => /attempt 3 of 3/.test(j?.lastError?.message ?? ''), 900_000, 500);
+    await eventually(() => assert.equal(m.running, true), 120_000, 500);
+    // (kubelet stays held: the refused config moved nothing, and the node waits for new media)
+    await m.waitForUnit('ovs-configuration.service', ['Result', 'ActiveState'], (u) => u.Result === 'success' && u.ActiveState !== 'activating', 180_000);
+    assert.equal(changes(node).filter((c) => c === 'commit').length, 0, changes(node).join(', '));
+    assert.deepEqual(await addresses(node, 'br-ex'), [INTERNAL_IP], 'br-ex holds the factory address only');
+    assert.deepEqual(await uplinks(node), ['eno1']);
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
+    assert.match(nicProfile(node), FACTORY_ADDRESS_LINE, 'still the factory profile after every attempt');
+    const knownGood = (JSON.parse(node.readIfExists('/var/lib/sno-reconfigure/backups/known-good-profiles.json') ?? '[]') as { name: string; content: string }[]).map((p) => Buffer.from(p.content, 'base64').toString('utf8'));
+    assert.ok(knownGood.some((text) => FACTORY_ADDRESS_LINE.test(text)), 'the known good is the factory profile');
+    assert.ok(!knownGood.some((text) => text.includes('192.168.42.')), 'the failed attempt never became the known good');
+  });
+
+  test('DHCP + static IPv6, the early phase killed between apply and commit and a power cut: the next boot writes the known good back, tries again and commits; a reboot keeps the site addresses and the node IP', async (t) => {
+    const node = await siteNode();
     const m = node.machine;
     const hold = '/etc/nmstate-standin/hold-commit';
     m.writeFile(hold, '');
     await bed.insertMedia(m, { 'site-config.yaml': siteConfig(dhcpDualStackNetwork, 'store-0042') });
-    // The boot waits for nothing: the early phase holds it (ovs-configuration is ordered after it).
     await node.boot({ waitFor: 'none' });
-    const siteAddresses = [`${STORE_DHCP.address}/${STORE_DHCP.prefix}`, INTERNAL_IP, `${STORE_LAN6.nodeIp}/${STORE_LAN6.prefix}`].sort();
-    // held in `nmstatectl commit`: the NIC holds the site state and the internal IP; configure-ovs has not run
-    // (the early phase's own journal on the node's disk: pgrep could see another machine's nmstatectl)
-    await eventually(async () => assert.match(node.readIfExists('/var/lib/sno-reconfigure/network-early.json') ?? '', /"phase":"committing"/, 'the early phase is committing'), 300_000, 200);
-    // The kernel's view (the nmstatectl stand-in may still list eno1 as the port Open vSwitch re-added from its saved
-    // database at boot: observation 16).
-    const kernel = JSON.parse(await m.execOk(['ip', '-j', 'addr', 'show', 'dev', 'eno1'])) as { addr_info: { local: string; prefixlen: number; scope: string }[] }[];
-    const onEno1 = kernel.flatMap((l) => l.addr_info).filter((a) => a.scope === 'global').map((a) => `${a.local}/${a.prefixlen}`).sort();
-    assert.deepEqual(onEno1, siteAddresses, 'the site addresses (DHCP lease, IPv6) and the internal IP on eno1, before configure-ovs');
+    const site = [`${STORE_DHCP.address}/${STORE_DHCP.prefix}`, INTERNAL_IP, `${STORE_LAN6.nodeIp}/${STORE_LAN6.prefix}`].sort();
+    await eventually(async () => assert.match(node.readIfExists('/var/lib/sno-reconfigure/network-early.json') ?? '', /"phase":"committing"/), 300_000, 200);
+    assert.deepEqual(await addresses(node, 'eno1'), site, 'the site addresses and the internal IP on eno1, before configure-ovs');
     await m.execOk(['systemctl', 'kill', '--signal=SIGKILL', EARLY_NETWORK_UNIT]);
     await m.powerCut();
     m.removeFile(hold);
     const before = changes(node);
-    assert.equal(before[0], 'apply --no-commit', before.join(', '));
+    assert.deepEqual(before, ['apply --no-commit'], 'cut while the commit was held (a call is logged when it ends)');
     await node.boot({ waitFor: 'none' });
     await node.waitForSuccess(600_000);
     const calls = changes(node).slice(before.length);
-    assert.ok(calls.indexOf('rollback') >= 0 && calls.indexOf('rollback') < calls.indexOf('apply --no-commit'), `the cut attempt was restored before the next: ${calls.join(', ')}`);
-    assert.equal(calls.at(-1), 'commit', calls.join(', '));
-    let net = await network(node);
-    assert.deepEqual(net, { brEx: siteAddresses, eno1: [], eno1Controller: 'br-ex', ports: ['eno1'] }, 'the site addresses and the internal IP on br-ex, the NIC its port');
+    assert.deepEqual(calls, ['rollback', 'apply --no-commit', 'commit'], 'the next boot wrote the known good back itself (the checkpoint died with the boot: its rollback finds none) and tried again');
+    assert.deepEqual(await addresses(node, 'br-ex'), site);
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
     assert.equal(await reaches(m, SITE_LAN.gateway), true);
     assert.equal(await reaches(m, STORE_LAN6.gateway), true);
 
-    // a reboot after success: configure-ovs rebuilds br-ex from the committed NIC profile, internal IP included
     await m.reboot({ graceful: true });
-    await m.waitForUnit(KUBELET_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 90_000);
-    net = await eventually(async () => {
-      const n = await network(node);
-      assert.deepEqual(n.brEx, siteAddresses);
-      return n;
-    }, 30_000);
-    assert.deepEqual(net.ports, ['eno1']);
-    // kubelet's node IP stays the internal one: pinned by the agent's drop-in, and present on br-ex
-    assert.match(m.readFile('/etc/systemd/system/kubelet.service.d/30-sno-reconfigure-nodeip.conf'), new RegExp(`\\b${FACTORY_LAN.nodeIp.replace(/\./g, '\\.')}\\b`));
+    await networkUp(node);
+    t.diagnostic(`store DHCP leases after the reboot: ${node.readIfExists('/run/testbed-store-dnsmasq.leases') ?? '(none)'}`);
+    t.diagnostic(`br-ex's clone: ${(await m.exec(['nmcli', '-g', 'ipv4.dhcp-client-id,802-3-ethernet.cloned-mac-address', 'connection', 'show', 'ovs-if-br-ex'])).stdout.trim()}`);
+    assert.deepEqual(await eventually(() => addresses(node, 'br-ex').then((a) => (assert.deepEqual(a, site), a)), 60_000), site);
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP, 'the node IP is unchanged after the reboot');
+  });
+
+  test('the early phase hung with its checkpoint pending: NetworkManager rolls back at the checkpoint timeout, to the factory profile on disk too; after a power cut the next boot starts from the known good and commits', async (t) => {
+    const node = await siteNode();
+    const m = node.machine;
+    const hold = '/etc/nmstate-standin/hold-commit';
+    m.writeFile(hold, '');
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
+    await node.boot({ waitFor: 'none' });
+    await eventually(async () => assert.match(node.readIfExists('/var/lib/sno-reconfigure/network-early.json') ?? '', /"phase":"committing"/), 300_000, 200);
+    assert.match(nicProfile(node), new RegExp(`address1=${SITE_LAN.nodeIp.replace(/\./g, '\\.')}/`), 'the site state is on disk, uncommitted');
+    // Hung, not killed: a killed early phase is started again at once (network-online.target wants it), and that
+    // start restores the known good itself. Frozen, it leaves only NetworkManager's own checkpoint timer.
+    await m.execOk(['systemctl', 'kill', '--signal=SIGSTOP', EARLY_NETWORK_UNIT]);
+    const frozenAt = Date.now();
+    await eventually(async () => assert.match(nicProfile(node), FACTORY_ADDRESS_LINE), 180_000, 500);
+    t.diagnostic(`the factory profile was back ${Date.now() - frozenAt} ms after the freeze`);
+    await eventually(async () => assert.deepEqual(await addresses(node, 'eno1'), [INTERNAL_IP]), 30_000, 500);
+    assert.deepEqual(changes(node), ['apply --no-commit'], 'no rollback call: NetworkManager\'s own timer restored it');
+    await m.powerCut();
+    m.removeFile(hold);
+    await node.boot({ waitFor: 'none' });
+    await node.waitForSuccess(600_000);
+    const calls = changes(node);
+    assert.deepEqual(calls.slice(1), ['rollback', 'apply --no-commit', 'commit'], `the next boot brought the known good back, then applied and committed: ${calls.join(', ')}`);
+    assert.deepEqual(await addresses(node, 'br-ex'), [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`, INTERNAL_IP].sort());
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
   });
 });

@@ -406,6 +406,18 @@ function ipSection(fam, ip, base, routes, dns) {
   sec.method = v('s', method);
   sec['address-data'] = v('aa{sv}', addrs.map((a) => ({ address: v('s', a.ip), prefix: v('u', a['prefix-length']) })));
   if (six) sec['addr-gen-mode'] = v('i', ip['addr-gen-mode'] === 'stable-privacy' ? 1 : ADDR_GEN_MODE_EUI64);
+  if (ip.enabled && (ip.dhcp || (six && ip.autoconf))) {
+    // nm/settings/ip.rs (nmstate v2.2.23): a dynamic IPv4 gets dhcp-client-id "mac" unless the state names one
+    // (Dhcpv4ClientId: ll → mac, iaid+duid → duid); a dynamic IPv6 dhcp-duid "ll" and dhcp-iaid "mac". configure-ovs
+    // copies both into br-ex's clone, so the lease follows the NIC's MAC through the move.
+    if (six) {
+      sec['dhcp-duid'] = v('s', ip['dhcp-duid'] ?? 'll');
+      sec['dhcp-iaid'] = v('s', 'mac');
+    } else {
+      const id = ip['dhcp-client-id'];
+      sec['dhcp-client-id'] = v('s', id === undefined || id === 'll' ? 'mac' : id === 'iaid+duid' ? 'duid' : String(id));
+    }
+  }
   if (ip.enabled && ip.dhcp) {
     if (ip['auto-route-metric'] !== undefined) sec['route-metric'] = v('x', ip['auto-route-metric']);
     if (ip['auto-dns'] !== undefined) sec['ignore-auto-dns'] = v('b', !ip['auto-dns']);
