@@ -45,9 +45,9 @@ const sdnNode = (): Promise<SnoNode> => factoryNode(bed, { network: 'sdn' });
 /** Short network windows: a verification takes 10 s (verifyWindows), the checkpoint 70 s. */
 const TIMEOUTS = { network: '20s', clock: '1m', kubelet: '2m', apiReady: '3m', csr: '3m', settle: '5m', settleStability: '2s' };
 const siteConfig = (network: Record<string, unknown>, name: string) => siteConfigYaml({ name, spec: { network, timeouts: TIMEOUTS } });
-const staticNetwork = (gateway: string = SITE_LAN.gateway) => ({
+const staticNetwork = (gateway: string = SITE_LAN.gateway, address: string = SITE_LAN.nodeIp) => ({
   nmstate: {
-    interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: SITE_LAN.nodeIp, 'prefix-length': SITE_LAN.prefix }] } }],
+    interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: address, 'prefix-length': SITE_LAN.prefix }] } }],
     routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': gateway, 'next-hop-interface': 'eno1' }] },
     'dns-resolver': { config: { server: [SITE_LAN.gateway] } },
   },
@@ -92,10 +92,10 @@ function nodeIp(node: SnoNode): { primary: string; kubelet: string } {
 const INTERNAL_NODE_IP = { primary: FACTORY_LAN.nodeIp, kubelet: FACTORY_LAN.nodeIp };
 
 describe(`the site network on the real NetworkManager [${networkProgramsInUse({ release: '4.16' })}]`, { concurrency: 2 }, () => {
-  test('a correct static site: the site address and the internal IP on br-ex, the node IP the internal one; after a reboot the same', async () => {
+  test("a correct static site: the site address and the internal IP on br-ex, the node IP the internal one; after a reboot the same; a second relocation with a wrong gateway comes back on this site's network, not the factory's", async () => {
     const node = await siteNode();
     const m = node.machine;
-    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
+    const stick = await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork(), 'store-0042') });
     await node.boot();
     await node.waitForSuccess(600_000);
     const site = [`${SITE_LAN.nodeIp}/${SITE_LAN.prefix}`, INTERNAL_IP].sort();
@@ -112,6 +112,24 @@ describe(`the site network on the real NetworkManager [${networkProgramsInUse({ 
     assert.match(nicProfile(node), new RegExp(`address1=${SITE_LAN.nodeIp.replace(/\./g, '\\.')}/`), 'the NIC profile holds the site address');
     assert.deepEqual(changes(node), ['apply --no-commit', 'commit'], 'nothing applied again after the reboot');
     assert.equal(await reaches(m, SITE_LAN.gateway), true);
+
+    // A second relocation (issue 41) whose gateway is wrong: each attempt is rolled back to the known good taken
+    // before it — store 42's network, not the factory's — and so is the node after the third.
+    // Re-armed as docs/site-config.md says: `prepare` at store 42, shipped, store 77's stick instead of store 42's.
+    const rearmed = await m.exec([node.cli, 'prepare'], { timeoutMs: 300_000 });
+    assert.equal(rearmed.code, 0, `${rearmed.stdout}${rearmed.stderr}`);
+    const off = await m.shutdown(60_000);
+    assert.ok(off.graceful);
+    await m.unplug(stick);
+    await bed.insertMedia(m, { 'site-config.yaml': siteConfig(staticNetwork('192.168.42.254', '192.168.42.77'), 'store-0077') });
+    await node.boot({ waitFor: 'none' });
+    await node.waitForAgent('the third failed attempt at store 77', (j) => /attempt 3 of 3/.test(j?.lastError?.message ?? ''), 900_000, 500);
+    await eventually(() => assert.equal(m.running, true), 120_000, 500);
+    await m.waitForUnit('ovs-configuration.service', ['Result', 'ActiveState'], (u) => u.Result === 'success' && u.ActiveState !== 'activating', 180_000);
+    assert.deepEqual(await eventually(() => addresses(node, 'br-ex').then((a) => (assert.deepEqual(a, site), a)), 60_000), site, "back on store 42's address, with the internal IP");
+    assert.match(nicProfile(node), new RegExp(`address1=${SITE_LAN.nodeIp.replace(/\./g, '\\.')}/`), "the NIC profile is store 42's");
+    assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
+    assert.equal(changes(node).filter((c) => c === 'commit').length, 1, 'store 77 was never committed');
   });
 
   test('an OpenShiftSDN-style node (no br-ex, NetworkManager model): the site state goes on the NIC at boot, applied once and committed; after a reboot the same', async () => {

@@ -317,18 +317,24 @@ export interface NodeNetworkOptions {
   ovsConfigurationAtBoot?: boolean;
 }
 
+const dataUrl = (text: string | Buffer) => `data:;base64,${Buffer.from(text).toString('base64')}`;
+const file = (p: string, text: string | Buffer, mode = 0o644) => ({ path: p, mode, overwrite: true, contents: { source: dataUrl(text) } });
+
+/** The LANs, the store's dnsmasq and Open vSwitch: the same on both kinds of node. */
+const lanAndSwitchUnits = (): IgnUnit[] => [
+  { name: 'testbed-lan.service', enabled: true, contents: LAN_SERVICE },
+  { name: 'testbed-store-dnsmasq.service', enabled: true, contents: STORE_DNSMASQ_SERVICE },
+  { name: 'ovsdb-server.service', contents: OVSDB_SERVICE },
+  { name: 'ovs-vswitchd.service', contents: VSWITCHD_SERVICE },
+  { name: 'openvswitch.service', enabled: true, contents: OPENVSWITCH_SERVICE },
+];
+
 /** Files and units of the node's network, installed like the rest of the node (Ignition). */
 export function nodeNetworkIgnition(opts: NodeNetworkOptions = {}): IgnConfig {
   if (opts.networkManager === 'real') return realNodeNetworkIgnition(opts);
-  const dataUrl = (text: string | Buffer) => `data:;base64,${Buffer.from(text).toString('base64')}`;
-  const file = (p: string, text: string | Buffer, mode = 0o644) => ({ path: p, mode, overwrite: true, contents: { source: dataUrl(text) } });
   const profile = opts.profile ?? factoryProfile();
   const units: IgnUnit[] = [
-    { name: 'testbed-lan.service', enabled: true, contents: LAN_SERVICE },
-    { name: 'testbed-store-dnsmasq.service', enabled: true, contents: STORE_DNSMASQ_SERVICE },
-    { name: 'ovsdb-server.service', contents: OVSDB_SERVICE },
-    { name: 'ovs-vswitchd.service', contents: VSWITCHD_SERVICE },
-    { name: 'openvswitch.service', enabled: true, contents: OPENVSWITCH_SERVICE },
+    ...lanAndSwitchUnits(),
     { name: 'NetworkManager.service', enabled: true, contents: NM_SERVICE },
     { name: 'NetworkManager-wait-online.service', enabled: true, contents: NM_WAIT_ONLINE_SERVICE },
     { name: 'kubelet-dependencies.target', enabled: true, contents: KUBELET_DEPENDENCIES_TARGET },
@@ -406,17 +412,11 @@ export function networkProgramsInUse(env: NodeJS.ProcessEnv = process.env): stri
  * testbed-only adaptations (each says why; RHCOS needs none).
  */
 function realNodeNetworkIgnition(opts: NodeNetworkOptions): IgnConfig {
-  const dataUrl = (text: string | Buffer) => `data:;base64,${Buffer.from(text).toString('base64')}`;
-  const file = (p: string, text: string | Buffer, mode = 0o644) => ({ path: p, mode, overwrite: true, contents: { source: dataUrl(text) } });
   const overrides = toolOverrides();
   const release = overrides.configureOvs?.release ?? opts.release ?? '4.16';
   const env = { ...(opts.retry !== undefined ? { RETRY: opts.retry } : {}), ...opts.configureOvsEnv };
   const units: IgnUnit[] = [
-    { name: 'testbed-lan.service', enabled: true, contents: LAN_SERVICE },
-    { name: 'testbed-store-dnsmasq.service', enabled: true, contents: STORE_DNSMASQ_SERVICE },
-    { name: 'ovsdb-server.service', contents: OVSDB_SERVICE },
-    { name: 'ovs-vswitchd.service', contents: VSWITCHD_SERVICE },
-    { name: 'openvswitch.service', enabled: true, contents: OPENVSWITCH_SERVICE },
+    ...lanAndSwitchUnits(),
     { name: 'NetworkManager.service', enabled: true, dropins: [{ name: '10-testbed-lan.conf', contents: NM_REAL_DROPIN }] },
     { name: 'NetworkManager-wait-online.service', enabled: true },
     { name: 'kubelet-dependencies.target', enabled: true, contents: KUBELET_DEPENDENCIES_TARGET },
