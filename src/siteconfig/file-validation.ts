@@ -39,7 +39,7 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   judgeTrust(f, ctx, document, signature.signed);
   const fields = checkFields(f, spec);
   const refs = await readReferences(f, ctx, spec, seedRefs, imageBased ? `${SEED_BINDING_FIELD}.sha256` : 'spec.sha256');
-  const contents = checkContents(f, spec, fields, refs, ctx.now);
+  const contents = checkContents(f, spec, fields, refs, ctx.now, signature.signed);
   if (!f.ok || schema.document === undefined || fields.baseDomain === undefined) return result(known);
 
   const { issued, expires } = signature.signed ? schema.document.metadata : {};

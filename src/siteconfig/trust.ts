@@ -13,7 +13,8 @@
 // Allowed, and why each cannot add a way in:
 // - metadata (name; issued/expires carry no weight without a signature), spec.match (only narrows which machine).
 // - clusterName, hostname: must equal the installed ones (checked against the cluster); baseDomain: new names only.
-// - network: the uplink's addresses, routes, DNS, verified before commit and rolled back otherwise.
+// - network: the uplink's addresses, routes, DNS, verified before commit and rolled back otherwise; within its
+//   nmstate state only the uplink itself (src/siteconfig/nmstate-unsigned.ts, judged once the state is read).
 // - pullSecret (+ pullSecretMode): credentials the node presents to registries; a bad one only fails pulls.
 // - imageDigestMirrors: images pulled by digest are checked against the digest whatever mirror serves them.
 // - ntp: where chronyd takes the time from; timeouts: the agent's own deadlines (at most 24h each).

@@ -7,6 +7,7 @@ import { agentObjectProblem } from '../agent-objects';
 import { MAX_MANIFEST_OBJECTS, objectLabel, parseManifestFile, type ManifestObject } from '../manifests';
 import { CLUSTER_NAME_PLACEHOLDER, checkComposedNames } from '../names';
 import { nmstateHostname, validateNmstate } from '../nmstate';
+import { unsignedNmstateProblems } from '../nmstate-unsigned';
 import { decodeText, parseConfigBytes } from '../parse-text';
 import { isPlainObject, subPath, type Findings } from '../problems';
 import { validatePullSecret } from '../pull-secret';
@@ -45,11 +46,11 @@ export function checkFields(f: Findings, spec: unknown): CheckedFields {
   };
 }
 
-/** What the referenced (or inline) contents give, section by section, when valid. */
-export function checkContents(f: Findings, spec: unknown, fields: CheckedFields, refs: Reference[], now: Date): Contents {
+/** What the referenced (or inline) contents give, section by section, when valid; `signed`: the trust decision (trust-decision.ts). */
+export function checkContents(f: Findings, spec: unknown, fields: CheckedFields, refs: Reference[], now: Date, signed: boolean): Contents {
   const bytesOf: BytesOf = (field) => refs.find((r) => r.field === field)?.bytes;
   return {
-    nmstate: checkNetworkContent(f, spec, fields.hostname, bytesOf),
+    nmstate: checkNetworkContent(f, spec, fields.hostname, bytesOf, signed),
     pullSecret: checkPullSecretContent(f, spec, bytesOf),
     trustBundle: checkTrustBundleContent(f, spec, bytesOf, now),
     certificates: checkCertificates(f, spec, bytesOf, { clusterName: fields.clusterName, baseDomain: fields.baseDomain, now }),
@@ -59,8 +60,11 @@ export function checkContents(f: Findings, spec: unknown, fields: CheckedFields,
   };
 }
 
-/** spec.network's nmstate (inline or from its file), and that it does not rename the host. */
-function checkNetworkContent(f: Findings, spec: unknown, hostname: string | undefined, bytesOf: BytesOf): Record<string, unknown> | undefined {
+/**
+ * spec.network's nmstate (inline or from its file), that it does not rename the host, and, from unsigned media,
+ * that it holds only the uplink (nmstate-unsigned.ts: the file's content is judged once it is read).
+ */
+function checkNetworkContent(f: Findings, spec: unknown, hostname: string | undefined, bytesOf: BytesOf, signed: boolean): Record<string, unknown> | undefined {
   const network = get(spec, 'network');
   let nmstate: Record<string, unknown> | undefined;
   if (isPlainObject(network)) {
@@ -69,6 +73,7 @@ function checkNetworkContent(f: Findings, spec: unknown, hostname: string | unde
     if (network.nmstate !== undefined && network.nmstateFile === undefined) {
       const nf = validateNmstate(network.nmstate, 'spec.network.nmstate');
       f.addAll(nf);
+      if (!signed) for (const p of unsignedNmstateProblems(network.nmstate, 'spec.network.nmstate')) f.error(p.path, p.message);
       if (nf.ok && isPlainObject(network.nmstate)) nmstate = network.nmstate;
     } else if (fileBytes && ref !== undefined) {
       const content = parseConfigBytes(fileBytes);
@@ -76,6 +81,7 @@ function checkNetworkContent(f: Findings, spec: unknown, hostname: string | unde
       else {
         const nf = validateNmstate(content.value, 'spec.network.nmstate', noteFor(ref));
         f.addAll(nf);
+        if (!signed) for (const p of unsignedNmstateProblems(content.value, 'spec.network.nmstate', noteFor(ref))) f.error(p.path, p.message);
         if (nf.ok && isPlainObject(content.value)) nmstate = content.value;
       }
     }

