@@ -8,6 +8,7 @@
 //   await sim.waitFor(() => sim.apiUp(), 5000, 'API up');
 //   ...
 //   await sim.stop();
+import { stablePort } from './ports';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -301,7 +302,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
 
   const endpoints = new Endpoints({ ctx, api, kubeApiserver, authentication, console: consoleOp, ingress, router });
   late.endpoints = endpoints;
-  await endpoints.start({ ingress: file.state.ports.ingress });
+  await endpoints.start({ ingress: file.state.ports.ingress ?? (await stablePort()) });
   file.state.ports.ingress = endpoints.ingressEndpoint!.port;
 
   // --- kubeconfigs and the CA file -----------------------------------------------------------------------
@@ -518,7 +519,7 @@ export async function startSimulator(input: SimulatorOptions = {}): Promise<Simu
     },
   };
 
-  const control = await startControlServer(sim, file.state.ports.control ?? 0);
+  const control = await startControlServer(sim, file.state.ports.control ?? (await stablePort()));
   file.state.ports.control = control.port;
   (sim as { controlUrl: string }).controlUrl = control.url;
   writeFileSync(join(dir, 'control-url'), `${control.url}\n`);

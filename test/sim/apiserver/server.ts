@@ -1,6 +1,7 @@
 // The simulated kube-apiserver: HTTPS with its own CA, client-certificate and bearer-token authentication,
 // the REST verbs over the SimObjectStore, discovery, health endpoints, watch streams, injectable faults
 // (ApiFaults), availability gating (down = the port refuses connections) and a request log.
+import { stablePort } from '../ports';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
@@ -321,6 +322,8 @@ export class ApiServer {
 
   /** Picks the port now (while down) so the URL and kubeconfigs stay valid when the API comes up later. */
   async reservePort(): Promise<void> {
+    if (this.portNumber !== 0) return;
+    this.portNumber = await stablePort(this.host);
     if (this.portNumber !== 0) return;
     this.portNumber = await new Promise<number>((resolve, reject) => {
       const probe = createNetServer();
