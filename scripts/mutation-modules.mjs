@@ -6,7 +6,8 @@ export const MUTATION_MODULES = {
   'csr-approver': { mutate: ['src/csr/approver.ts'], tests: ['test/unit/csr/approver.test.ts'] },
   'siteconfig-signature': { mutate: ['src/siteconfig/signature.ts'], tests: ['test/unit/siteconfig/signature.test.ts'] },
   'siteconfig-sealed': { mutate: ['src/siteconfig/sealed.ts'], tests: ['test/unit/siteconfig/sealed.test.ts'] },
-  'siteconfig-privileged': { mutate: ['src/siteconfig/privileged.ts'], tests: ['test/unit/siteconfig/privileged.test.ts'] },
+  'siteconfig-trust': { mutate: ['src/siteconfig/trust.ts', 'src/siteconfig/nmstate-unsigned.ts'], tests: ['test/unit/siteconfig/trust.test.ts', 'test/unit/siteconfig/nmstate-unsigned.test.ts'] },
+  'network-early': { mutate: ['src/network/early.ts', 'src/network/early-state.ts'], tests: ['test/unit/network/early-phase.test.ts', 'test/unit/network/early-state.test.ts'] },
   'engine-journal': { mutate: ['src/engine/journal.ts'], tests: ['test/unit/engine/journal-status.test.ts', 'test/unit/engine/runner-interrupt.test.ts'] },
   'engine-detect': { mutate: ['src/engine/detect.ts'], tests: ['test/unit/engine/detect.test.ts'] },
   // The pool hold is exercised through the bundled agent against the simulator: the sandbox builds the bundle
