@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../../src/cli/cli';
 import { signedImageBasedMedia } from '../../support/signed-media';
+import { validateFolder } from '../../support/validate-folder';
 import { LocalHost } from '../../../src/host/host';
 import { loadSiteConfig } from '../../../src/siteconfig/load';
 
@@ -118,18 +119,7 @@ const EXTRA = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: store-settings,
 
 /** The files of a signed image-based volume (keys trusted under the volume as --root), then `change` applied after signing. */
 async function validateSigned(opts: Parameters<typeof signedImageBasedMedia>[2] & { change?: Record<string, string> } = {}): Promise<{ code: number; report: Report }> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-ibi-signed-'));
-  cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
-  const files = signedImageBasedMedia(dir, { 'cluster-configuration/manifest.json': JSON.stringify(BASE), [SOURCES]: MIRRORS, 'extra-manifests/settings.yaml': EXTRA }, opts);
-  for (const [rel, text] of Object.entries({ ...files, ...opts.change })) {
-    await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
-    await fs.writeFile(path.join(dir, rel), text);
-  }
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(['validate', dir, '--json', '--root', dir], { out: (s) => (stdout += s), err: (s) => (stderr += s), env: {}, cwd: dir });
-  assert.doesNotMatch(stderr, /internal error/);
-  return { code, report: JSON.parse(stdout) as Report };
+  return validateFolder((dir) => ({ ...signedImageBasedMedia(dir, { 'cluster-configuration/manifest.json': JSON.stringify(BASE), [SOURCES]: MIRRORS, 'extra-manifests/settings.yaml': EXTRA }, opts), ...opts.change }), cleanups, 'sno-ibi-signed-');
 }
 
 test('signed image-based media whose manifest.json binds and pins its mirror sets and extra manifests are valid on a node that requires signatures', async () => {

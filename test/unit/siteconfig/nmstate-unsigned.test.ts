@@ -5,14 +5,13 @@
 // states of examples/ and the nmstate fixtures still pass unsigned.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { promises as fs, readFileSync, readdirSync } from 'node:fs';
-import * as os from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { runCli } from '../../../src/cli/cli';
 import { unsignedNmstateProblems } from '../../../src/siteconfig/nmstate-unsigned';
 import { parseConfigBytes } from '../../../src/siteconfig/parse-text';
 import { PROJECT_ROOT } from '../../support/bundle';
+import { validateFolder, type ValidateReport as Report } from '../../support/validate-folder';
 import { signedImageBasedMedia, signedMedia } from '../../support/signed-media';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -109,25 +108,8 @@ test('the uplink states of examples/ and test/fixtures/nmstate-states pass on un
   assert.ok(found.filter((f) => f.startsWith('nmstate-states/')).length >= 3, `uplink fixtures: ${found.join(', ')}`);
 });
 
-interface Report {
-  valid: boolean;
-  errors: { path: string; message: string }[];
-}
-
 /** `validate --json` on a media folder of `files`; the node root is the folder itself (its trusted keys, if any). */
-async function validate(files: (root: string) => Record<string, string>): Promise<{ code: number; report: Report }> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sno-netallow-'));
-  cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
-  for (const [rel, text] of Object.entries(files(dir))) {
-    await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
-    await fs.writeFile(path.join(dir, rel), text);
-  }
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(['validate', dir, '--json', '--root', dir], { out: (s) => (stdout += s), err: (s) => (stderr += s), env: {}, cwd: dir });
-  assert.doesNotMatch(stderr, /internal error/);
-  return { code, report: JSON.parse(stdout) as Report };
-}
+const validate = (files: (root: string) => Record<string, string>) => validateFolder(files, cleanups, 'sno-netallow-');
 
 const siteConfig = (network: State): string => stringify({ apiVersion: 'sno-reconfigure.io/v1', kind: 'SiteConfig', metadata: { name: 'store-0042' }, spec: { clusterName: 'sno1', hostname: 'sno1-node', baseDomain: 'store42.example.com', network } });
 const nmstateErrors = (r: Report): string[] => r.errors.filter((e) => /nmstate|raw_nm_state_config/.test(e.path)).map((e) => e.path);
