@@ -7,6 +7,7 @@ import { DONE_MARKER, SERVICE_RESTART_SEC, STATE_FILES } from '../paths';
 import { NEW_MEDIA, remedyLines } from '../util/remedy';
 import { clusterNameOf, nodeNameOf, readBaseline, type Baseline } from './identity';
 import type { LoadedSiteConfig } from '../siteconfig/types';
+import type { LastIssued } from '../siteconfig/validation/context';
 import type { ValidationProblem as Problem } from '../siteconfig/types';
 import { ApiError, ConnectionError } from '../cluster/types';
 import { realClock } from './clock';
@@ -185,7 +186,7 @@ async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate 
 }
 
 /** The last signed config's issue date, for loadSiteConfig (an older signed config is refused). */
-async function lastIssuedOption(env: Intake): Promise<{ lastIssued?: string }> {
+async function lastIssuedOption(env: Intake): Promise<{ lastIssued?: LastIssued }> {
   const lastIssued = await readLastIssued(env.host, env.stateDir);
   return lastIssued !== undefined ? { lastIssued } : {};
 }

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { BANNER_PATH, DEFAULT_STATE_DIR, NODE_KEY_FILE } from '../../../src/paths';
 import { generateNodeKeyPair, sealFile } from '../../../src/siteconfig/sealed';
 import { ensureBundle } from '../../support/bundle';
+import { signedMedia } from '../../support/signed-media';
 
 const node = generateNodeKeyPair();
 const DAMAGED_KEY = '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n';
@@ -124,5 +125,36 @@ test('a journal of the wrong shape (valid JSON, not a journal) is damaged too, n
     assert.equal(run.code, 0, run.out);
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// Issue 36, finding 2 and C3: a truncated record once read as "none" (older signed media were taken again), and a
+// folder in its place crashed the run with EISDIR.
+test('a damaged or misplaced last-issued.json refuses signed media in a sentence, on the banner and in status, never a crash', () => {
+  for (const [what, damage, said] of [
+    ['truncated', (f: string) => write(f, '{"issued": "2026-11-20T00:00:00Z"'), 'is damaged (it is not complete JSON)'],
+    ['a folder', (f: string) => mkdirSync(f, { recursive: true }), 'is a folder, not a file'],
+  ] as const) {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'sno-damaged-last-issued-'));
+    try {
+      damage(path.join(root, DEFAULT_STATE_DIR, 'last-issued.json'));
+      const drop = path.join(root, 'etc/sno-reconfigure/site-config.d');
+      const files = signedMedia(root, { 'site-config.yaml': 'apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: store-0042}\nspec:\n  baseDomain: store42.example.com\n' }, [], { issued: '2026-10-01T00:00:00Z' });
+      const past = new Date(Date.now() - 60_000);
+      for (const [name, text] of Object.entries(files)) {
+        write(path.join(drop, name), text);
+        utimesSync(path.join(drop, name), past, past);
+      }
+      const sentence = `metadata.issued: cannot be checked: this node's record of the last signed config it took (last-issued.json in its state directory) ${said}, so the node cannot tell whether these media are older than that config and takes no signed media: call the office`;
+      const run = cli(['run', '--root', root, '--once']);
+      assert.equal(run.code, 1, `${what}: ${run.out}`);
+      assertNoTrace(run.out);
+      assert.ok(run.out.includes(sentence), `${what}: ${run.out}`);
+      assert.ok(readFileSync(path.join(root, BANNER_PATH), 'utf8').replace(/\s+/g, ' ').includes(`record of the last signed config it took (last-issued.json in its state directory) ${said}`), what);
+      const status = cli(['status', '--root', root]);
+      assert.ok(status.out.replace(/\s+/g, ' ').includes(`record of the last signed config it took (last-issued.json in its state directory) ${said}`), `${what}: ${status.out}`);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   }
 });

@@ -28,7 +28,7 @@ test('unsigned media: the allowlist names each field that needs signed media', (
   assert.deepEqual(unsignedProblems(d).map((p) => p.path), ['spec.ssh.authorizedKeys', 'spec.proxy.httpProxy']);
 });
 
-test('the last issue date is kept, only ever moving forward, and unreadable records are none', async () => {
+test('the last issue date is kept, only ever moving forward; a damaged record is damaged, not none', async () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'sno-last-issued-'));
   try {
     const host = new LocalHost({ root });
@@ -36,8 +36,14 @@ test('the last issue date is kept, only ever moving forward, and unreadable reco
     await recordIssued(host, '/state', '2026-11-01T00:00:00Z', 'a');
     await recordIssued(host, '/state', '2026-10-01T00:00:00Z', 'older');
     assert.equal(await readLastIssued(host, '/state'), '2026-11-01T00:00:00Z');
-    await host.writeFileAtomic('/state/last-issued.json', 'garbage');
-    assert.equal(await readLastIssued(host, '/state'), undefined);
+    // Issue 36, finding 2: a damaged record read as "none" turned replay protection off.
+    await host.writeFileAtomic('/state/last-issued.json', '{"issued": "2026-11-01T00:00:00Z"');
+    assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is damaged (it is not complete JSON)' });
+    await host.writeFileAtomic('/state/last-issued.json', '{"issued": "last week"}');
+    assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is damaged (it holds no issue date)' });
+    await host.remove('/state/last-issued.json');
+    await host.mkdirp('/state/last-issued.json');
+    assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is a folder, not a file' });
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
