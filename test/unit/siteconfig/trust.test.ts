@@ -7,7 +7,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { readLastIssued, recordIssued } from '../../../src/engine/last-issued';
-import { signedProblems, unsignedProblems } from '../../../src/siteconfig/trust';
+import { needsSignedMedia, signedProblems, unsignedProblems } from '../../../src/siteconfig/trust';
+import { parseManifestFile } from '../../../src/siteconfig/manifests';
+import { specSchema } from '../../../src/siteconfig/schema';
 
 const NOW = new Date('2026-11-27T09:00:00Z');
 const doc = (metadata: Record<string, unknown>, spec: Record<string, unknown> = { match: { serialNumber: 'S1' } }) => ({ metadata: { name: 'x', ...metadata }, spec: { baseDomain: 'd.example.com', ...spec } });
@@ -47,4 +49,19 @@ test('the last issue date is kept, only ever moving forward; a damaged record is
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+});
+
+// Issue 36, C7: keys named after JavaScript built-ins were looked up through the prototype ("needs signed media:
+// function Object() { [native code] }", a manifest of kind `constructor` refused with the same, a label both set
+// and removed that was only removed).
+test('keys named after JavaScript built-ins are only unknown keys, never read through the prototype', () => {
+  const builtins = ['constructor', 'toString', 'hasOwnProperty', '__proto__', 'valueOf'];
+  const spec: Record<string, unknown> = { match: { serialNumber: 'S1' } };
+  for (const k of builtins) Object.defineProperty(spec, k, { value: 'x', enumerable: true });
+  assert.deepEqual(unsignedProblems(doc({}, spec)), [], 'an unknown field is the schema\'s error, not a trust refusal');
+  for (const k of builtins) assert.doesNotMatch(needsSignedMedia(k), /native code|function/, k);
+  const manifests = parseManifestFile(builtins.map((k) => `apiVersion: v1\nkind: ${k}\nmetadata: {name: ${k}, namespace: x}\n`).join('---\n'));
+  assert.deepEqual(manifests.problems.filter((p) => /native code|function|is not applied/.test(p)), []);
+  const labels = specSchema.shape.nodeLabels.safeParse({ set: {}, remove: ['constructor', 'toString'] });
+  assert.ok(labels.success, JSON.stringify(labels.error?.issues));
 });
