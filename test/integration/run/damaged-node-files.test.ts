@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BANNER_PATH, DEFAULT_STATE_DIR, NODE_KEY_FILE } from '../../../src/paths';
@@ -156,5 +156,29 @@ test('a damaged or misplaced last-issued.json refuses signed media in a sentence
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  }
+});
+
+// Issue 36, C1: a folder where the journal belongs crashed every start (EISDIR writing the new journal) after
+// saying a copy was kept; it is moved aside as the copy, and the next start is clean.
+test('a folder where the journal belongs is moved aside as its copy: a sentence, a new journal, no crash loop', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-journal-dir-'));
+  try {
+    const journal = path.join(root, DEFAULT_STATE_DIR, 'journal.json');
+    mkdirSync(journal, { recursive: true });
+    const before = cli(['status', '--root', root]);
+    assertNoTrace(before.out);
+    assert.match(before.out, /the agent's journal \/var\/lib\/sno-reconfigure\/journal\.json is damaged \(it is a folder, not a file\)/);
+    const run = cli(['run', '--root', root, '--once']);
+    assertNoTrace(run.out);
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, /is damaged \(it is a folder, not a file\), so the progress it recorded cannot be read; a copy was kept as journal\.json\.corrupt and a new journal started/);
+    assert.ok(statSync(`${journal}.corrupt`).isDirectory(), 'the folder was kept aside');
+    assert.ok(statSync(journal).isFile(), 'a new journal was written');
+    const again = cli(['run', '--root', root, '--once']);
+    assert.equal(again.code, 0, again.out);
+    assert.doesNotMatch(again.out, /is damaged/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });
