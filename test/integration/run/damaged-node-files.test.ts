@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BANNER_PATH, DEFAULT_STATE_DIR, NODE_KEY_FILE } from '../../../src/paths';
@@ -180,5 +180,31 @@ test('a folder where the journal belongs is moved aside as its copy: a sentence,
     assert.doesNotMatch(again.out, /is damaged/);
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// Issue 36, C2 and C5: a file where the state directory or the drop directory belongs was an "internal error"
+// (EEXIST) at every start; now a sentence and exit 1 (systemd starts the agent again after RestartSec=), and the
+// next start after the file is moved aside goes on.
+test('a file where the state directory or the drop directory belongs: a sentence and exit 1, then a clean start once moved aside', () => {
+  for (const [dir, said] of [
+    [DEFAULT_STATE_DIR, "the agent's state directory /var/lib/sno-reconfigure is a file, not a folder: the agent can keep no record of its work, so it changes nothing"],
+    ['/etc/sno-reconfigure/site-config.d', 'the drop directory /etc/sno-reconfigure/site-config.d is a file, not a folder: no site-config can be dropped there, so the agent does not start'],
+  ] as const) {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'sno-dir-is-file-'));
+    try {
+      write(path.join(root, dir), 'x');
+      const run = cli(['run', '--root', root, '--once']);
+      assertNoTrace(run.out);
+      assert.equal(run.code, 1, run.out);
+      assert.ok(run.out.includes(said), run.out);
+      assert.ok(run.out.includes(`What to do: Move the file aside (mv ${dir} ${dir}.bad)`), run.out);
+      renameSync(path.join(root, dir), path.join(root, `${dir}.bad`));
+      const again = cli(['run', '--root', root, '--once']);
+      assert.equal(again.code, 0, again.out);
+      assertNoTrace(again.out);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   }
 });
