@@ -97,7 +97,13 @@ export async function readJournal(host: Host, stateDir: string, opts: { keepCorr
   try {
     text = await host.readTextIfExists(journalPath(stateDir));
   } catch (e) {
-    throw unreadable(stateDir, `it cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'read error'}`, e);
+    // Not a file (a folder, EISDIR) or not readable: it is moved aside whole as the copy (issue 36, C1: left in
+    // place, every start failed to write the new journal over it, and said a copy had been kept when none was).
+    if (opts.keepCorruptCopy !== false) {
+      await host.remove(`${journalPath(stateDir)}.corrupt`);
+      await host.rename(journalPath(stateDir), `${journalPath(stateDir)}.corrupt`);
+    }
+    throw unreadable(stateDir, `it ${(e as NodeJS.ErrnoException).code === 'EISDIR' ? 'is a folder, not a file' : `cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'read error'}`}`, e);
   }
   if (text === undefined) return undefined;
   let why: string;

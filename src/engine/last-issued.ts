@@ -2,25 +2,37 @@
 // signed config issued before it is refused, so last month's media never apply again. It lives in the state
 // directory beside the journal, and `prepare` — which clears the journal and the config copy to re-arm the node
 // for its next relocation — leaves it alone: the record outlives every relocation of the node.
+// A record that is there but cannot be read is not "no record" (issue 36, finding 2: truncated JSON turned replay
+// protection off): it is reported as damaged, and no signed config is taken until it is dealt with.
 import type { Host } from '../host/host';
 import { STATE_FILES } from '../paths';
+import type { LastIssued } from '../siteconfig/validation/context';
 
 const fileIn = (stateDir: string) => `${stateDir}/${STATE_FILES.lastIssued}`;
 
-/** The recorded date (RFC 3339), or undefined when none was recorded (or the file is not one of ours). */
-export async function readLastIssued(host: Host, stateDir: string): Promise<string | undefined> {
-  const text = await host.readTextIfExists(fileIn(stateDir)).catch(() => undefined);
+/** The recorded date (RFC 3339); undefined when none was ever recorded; `{ damaged }` saying what is wrong with it. */
+export async function readLastIssued(host: Host, stateDir: string): Promise<LastIssued | undefined> {
+  let text: string;
   try {
-    const issued = (JSON.parse(text ?? 'null') as { issued?: unknown } | null)?.issued;
-    return typeof issued === 'string' && !Number.isNaN(Date.parse(issued)) ? issued : undefined;
-  } catch {
-    return undefined;
+    const info = await host.stat(fileIn(stateDir));
+    if (info === undefined) return undefined;
+    if (info.kind !== 'file') return { damaged: `is ${info.kind === 'directory' ? 'a folder' : info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? 'not a regular file')}, not a file` };
+    text = await host.readText(fileIn(stateDir));
+  } catch (e) {
+    return { damaged: `cannot be read (${(e as NodeJS.ErrnoException).code ?? 'read error'})` };
   }
+  let issued: unknown;
+  try {
+    issued = (JSON.parse(text) as { issued?: unknown } | null)?.issued;
+  } catch {
+    return { damaged: 'is damaged (it is not complete JSON)' };
+  }
+  return typeof issued === 'string' && !Number.isNaN(Date.parse(issued)) ? issued : { damaged: 'is damaged (it holds no issue date)' };
 }
 
-/** Records `issued` of the config being taken, unless a later one is recorded already. */
+/** Records `issued` of the config being taken, unless a later one is recorded already (a damaged record is replaced). */
 export async function recordIssued(host: Host, stateDir: string, issued: string, config: string): Promise<void> {
   const last = await readLastIssued(host, stateDir);
-  if (last !== undefined && Date.parse(last) >= Date.parse(issued)) return;
+  if (typeof last === 'string' && Date.parse(last) >= Date.parse(issued)) return;
   await host.writeFileAtomic(fileIn(stateDir), `${JSON.stringify({ issued, config })}\n`, 0o644);
 }

@@ -3,6 +3,8 @@
 import type { JournalData } from './journal';
 import type { Change, StepName } from './step';
 import { formatDuration } from '../siteconfig/duration';
+import type { Host } from '../host/host';
+import { STATE_FILES } from '../paths';
 
 export interface ReportStep {
   name: StepName;
@@ -101,4 +103,23 @@ export function buildReport(j: JournalData, titles: readonly { name: StepName; t
     warnings: j.warnings,
     ...(j.lastError ? { lastError: j.lastError } : {}),
   };
+}
+
+/**
+ * Writes report.json. Something else in its place (a folder, a link, a device) is moved aside as
+ * report.json.corrupt first (issue 36, C4: a folder there failed the finish step with EISDIR, an "internal error");
+ * returns the sentence saying so, for the journal and the banner.
+ */
+export async function writeReportFile(host: Host, stateDir: string, report: Report): Promise<string | undefined> {
+  const file = `${stateDir}/${STATE_FILES.report}`;
+  const info = await host.stat(file);
+  let movedAside: string | undefined;
+  if (info !== undefined && info.kind !== 'file') {
+    await host.remove(`${file}.corrupt`);
+    await host.rename(file, `${file}.corrupt`);
+    const what = info.kind === 'directory' ? 'a folder' : info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? 'not a file');
+    movedAside = `the agent's report ${file} was ${what}, not a file: it was moved aside as ${STATE_FILES.report}.corrupt and the report written anew`;
+  }
+  await host.writeFileAtomic(file, `${JSON.stringify(report, null, 2)}\n`, 0o644);
+  return movedAside;
 }

@@ -7,6 +7,7 @@ import { DONE_MARKER, SERVICE_RESTART_SEC, STATE_FILES } from '../paths';
 import { NEW_MEDIA, remedyLines } from '../util/remedy';
 import { clusterNameOf, nodeNameOf, readBaseline, type Baseline } from './identity';
 import type { LoadedSiteConfig } from '../siteconfig/types';
+import type { LastIssued } from '../siteconfig/validation/context';
 import type { ValidationProblem as Problem } from '../siteconfig/types';
 import { ApiError, ConnectionError } from '../cluster/types';
 import { realClock } from './clock';
@@ -185,7 +186,7 @@ async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate 
 }
 
 /** The last signed config's issue date, for loadSiteConfig (an older signed config is refused). */
-async function lastIssuedOption(env: Intake): Promise<{ lastIssued?: string }> {
+async function lastIssuedOption(env: Intake): Promise<{ lastIssued?: LastIssued }> {
   const lastIssued = await readLastIssued(env.host, env.stateDir);
   return lastIssued !== undefined ? { lastIssued } : {};
 }
@@ -346,6 +347,24 @@ export async function siteConfigAtBoot(opts: Pick<AgentOptions, 'host' | 'log' |
   }
 }
 
+/**
+ * A folder the agent needs, made when missing. A file in its place (issue 36, C2 and C5: EEXIST, an "internal
+ * error" at every start) is said in a sentence and the run exits 1: systemd starts it again after RestartSec=,
+ * and it goes on once the file is moved aside.
+ */
+async function folderInPlace(host: Host, log: Logger, dir: string, what: string, consequence: string): Promise<boolean> {
+  try {
+    await host.mkdirp(dir, 0o700);
+    return true;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw e;
+    const remedy = `Move the file aside (mv ${dir} ${dir}.bad); the agent tries again by itself within a minute.`;
+    log.error({ path: dir, remedy, office: 'if the file comes back, something on the node writes it, and they must find what' }, `${what} ${dir} is a file, not a folder: ${consequence}`);
+    return false;
+  }
+}
+
 export async function runAgent(opts: AgentOptions): Promise<number> {
   const { host, log } = opts;
   const clock = opts.clock ?? realClock;
@@ -356,12 +375,15 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     await reportAlreadyDone(host, log, opts.stateDir);
     return EXIT.ok;
   }
+  if (!opts.dryRun) {
+    if (!(await folderInPlace(host, log, opts.stateDir, "the agent's state directory", 'the agent can keep no record of its work, so it changes nothing'))) return EXIT.failed;
+    if (!(await folderInPlace(host, log, opts.dropDir, 'the drop directory', 'no site-config can be dropped there, so the agent does not start'))) return EXIT.failed;
+  }
   const { journal, notifier, reporter, baseline, nodeName, candidateDir, detectOptions, find } = await openIntake(opts, clock, signal);
 
   if (!opts.dryRun) {
     await notifier.ready('starting');
     notifier.startWatchdog();
-    await host.mkdirp(opts.dropDir, 0o700);
   }
 
   const onSignal = () => abort.abort(new Error('stopped by a signal'));

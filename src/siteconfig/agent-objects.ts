@@ -3,12 +3,15 @@
 // MachineConfigPool with `paused: true` (replace drops the agent's annotation) left the pool paused for good, and
 // a replace of the Ingress config or the pull secret would undo the agent's own change mid-run. Each row names the
 // site-config field that sets the object instead. The names are the steps' own (src/steps: pool-hold.ts's
-// MASTER_POOL, ssh-key.ts, chrony.ts, pull-secret.ts, kubeadmin.ts, mirrors.ts, domain/, trust.ts, proxy.ts,
-// engine/fleet-report.ts); test/unit/siteconfig/agent-objects.test.ts holds this list to them.
+// MASTER_POOL, ssh-key.ts, chrony.ts, pull-secret.ts, kubeadmin.ts, mirrors.ts, domain/ (names.ts's SECRETS,
+// COMPONENT_ROUTES and DEFAULT_INGRESS_CONTROLLER, routes.ts's HOST_PROBE), trust.ts, proxy.ts,
+// engine/fleet-report.ts: siteconfig sits below the steps, so it cannot import them); test/unit/siteconfig/
+// agent-objects.test.ts holds this list to those constants, and to the objects a whole simulated run writes.
 import type { ManifestObject } from './manifests';
 
 const MCO = 'machineconfiguration.openshift.io';
 const CONFIG = 'config.openshift.io';
+const ROUTE = 'route.openshift.io';
 
 interface Held {
   group: string;
@@ -36,6 +39,15 @@ export const AGENT_OBJECTS: readonly Held[] = [
   { group: CONFIG, kind: 'ImageDigestMirrorSet', name: 'sno-reconfigure', does: 'writes from spec.imageDigestMirrors', instead: 'set spec.imageDigestMirrors' },
   { group: CONFIG, kind: 'ImageTagMirrorSet', name: 'sno-reconfigure', does: 'writes from spec.imageTagMirrors', instead: 'set spec.imageTagMirrors' },
   { group: 'operator.openshift.io', kind: 'ImageContentSourcePolicy', name: 'sno-reconfigure', does: 'writes from spec.imageDigestMirrors', instead: 'set spec.imageDigestMirrors' },
+  { group: '', kind: 'ConfigMap', namespace: 'openshift-config', name: 'sno-reconfigure-registry-cas', does: 'writes from spec.additionalTrustBundle for the registries', instead: 'set spec.additionalTrustBundle' },
+  { group: '', kind: 'ConfigMap', namespace: 'openshift-config', name: 'sno-reconfigure-proxy-ca', does: 'writes from spec.proxy and spec.additionalTrustBundle', instead: 'set spec.proxy' },
+  ...(['api', 'ingress', 'oauth'] as const).map((role) => ({ group: '', kind: 'Secret', namespace: 'openshift-config', name: `sno-reconfigure-${role}-cert`, does: 'writes with the new domain\'s certificate and key', instead: 'set spec.certificates' })),
+  { group: '', kind: 'Secret', namespace: 'openshift-ingress', name: 'sno-reconfigure-ingress-cert', does: 'writes with the new domain\'s certificate and key', instead: 'set spec.certificates' },
+  { group: 'operator.openshift.io', kind: 'IngressController', namespace: 'openshift-ingress-operator', name: 'default', does: 'writes for the new domain\'s default certificate', instead: 'set spec.certificates' },
+  { group: ROUTE, kind: 'Route', namespace: 'openshift-console', name: 'console', does: 'moves to the new apps domain (through the Ingress config\'s componentRoutes)', instead: 'set spec.baseDomain' },
+  { group: ROUTE, kind: 'Route', namespace: 'openshift-console', name: 'downloads', does: 'moves to the new apps domain (through the Ingress config\'s componentRoutes)', instead: 'set spec.baseDomain' },
+  { group: ROUTE, kind: 'Route', namespace: 'openshift-authentication', name: 'oauth-openshift', does: 'moves to the new apps domain (through the Ingress config\'s componentRoutes)', instead: 'set spec.baseDomain' },
+  { group: ROUTE, kind: 'Route', namespace: 'openshift-config', name: 'sno-reconfigure-host-probe', does: 'creates for a moment to learn the new domain\'s route hosts', instead: 'leave it to the agent' },
   { group: '', kind: 'Namespace', name: 'sno-reconfigure', does: 'keeps its fleet report in', instead: 'leave it to the agent' },
   { group: '', kind: 'ConfigMap', namespace: 'sno-reconfigure', name: 'report', does: 'writes as its fleet report', instead: 'leave it to the agent' },
 ];

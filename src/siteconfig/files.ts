@@ -1,8 +1,9 @@
 // Reading site-config files from media: paths are on this machine (a mounted volume, the drop directory or a
 // path given to `validate`), not under the host root, so this module uses node:fs directly. A referenced file
-// must stay inside the site-config's directory: the lexical check and the realpath check (symbolic links)
-// both happen BEFORE anything is opened, the open refuses a symlink swapped in meanwhile (O_NOFOLLOW) and
-// FIFOs/devices are never opened (they could block or be endless).
+// must stay inside the site-config's directory and no name on its way there may be a symbolic link (the node's
+// copy of the media follows none): the lexical, realpath and link checks all happen BEFORE anything is opened,
+// the open refuses a symlink swapped in meanwhile (O_NOFOLLOW) and FIFOs/devices are never opened (they could
+// block or be endless).
 import { constants as fsc, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { MAX_FILE_BYTES } from './parse-text';
@@ -67,7 +68,24 @@ export async function readConfinedFile(rootDir: string, baseDir: string, ref: st
     return { ok: false, message: fsMessage(e, `'${ref}' `) };
   }
   if (!isInside(rootDir, real)) return { ok: false, message: `'${ref}' is a symbolic link that resolves outside the site-config directory; it is not read` };
+  const link = await linkOnPath(rootDir, candidate);
+  if (link !== undefined) return { ok: false, message: `'${ref}' ${link === path.relative(rootDir, candidate) ? 'is' : `is read through ${link}, which is`} a symbolic link; links on site-config media are not followed (the node refuses them): copy the real ${link === path.relative(rootDir, candidate) ? 'file' : 'folder'} there` };
   return readRegularFile(real, `'${ref}'`);
+}
+
+/**
+ * The first name on the way from `rootDir` to `candidate` that is a symbolic link (relative to `rootDir`), if any:
+ * lstat looks at the last name only, and a node copying the media follows no link at all (media.ts).
+ */
+async function linkOnPath(rootDir: string, candidate: string): Promise<string | undefined> {
+  const parts = path.relative(rootDir, candidate).split(path.sep);
+  for (let i = 1; i <= parts.length; i++) {
+    const rel = parts.slice(0, i).join(path.sep);
+    const st = await fs.lstat(path.join(rootDir, rel)).catch(() => undefined);
+    if (st === undefined) return undefined;
+    if (st.isSymbolicLink()) return rel;
+  }
+  return undefined;
 }
 
 /** Resolves `p` to its real path when it exists, else undefined. */

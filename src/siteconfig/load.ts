@@ -10,6 +10,7 @@ import { matchProblems, readMachineIdentity, type MachineIdentity } from './iden
 import { loadTrustedKeys, type TrustedKeys } from './signature';
 import { NODE_KEY_FILE } from '../paths';
 import { SEED_RECONFIGURATION_FILE } from './seed-reconfiguration';
+import type { LastIssued } from './validation/context';
 import type { LoadedSiteConfig, MachineMatch, ValidationProblem } from './types';
 import { MULTI_DIR, SITE_CONFIG_NAMES } from './media-names';
 
@@ -85,7 +86,7 @@ export async function locateSiteConfigs(location: string): Promise<Located> {
   return fail(`holds no ${SITE_CONFIG_NAMES.join(', ')}, no ${MULTI_DIR}/ directory and no ${SEED_RECONFIGURATION_FILE}`);
 }
 
-async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date, nodeKey?: NodeKey, lastIssued?: string): Promise<FileValidation> {
+async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date, nodeKey?: NodeKey, lastIssued?: LastIssued): Promise<FileValidation> {
   const real = await realPathIfExists(c.filePath);
   if (real === undefined || !isInside(c.rootDir, real)) {
     return {
@@ -118,7 +119,7 @@ function asResult(v: FileValidation, sourcePath: string): LoadResult {
 }
 
 /** `lastIssued`: metadata.issued of the config this node applied last (src/engine/last-issued.ts). */
-export async function loadSiteConfig(location: string, opts: { host: Host; now?: Date; identity?: MachineIdentity; trusted?: TrustedKeys; lastIssued?: string }): Promise<LoadResult> {
+export async function loadSiteConfig(location: string, opts: { host: Host; now?: Date; identity?: MachineIdentity; trusted?: TrustedKeys; lastIssued?: LastIssued }): Promise<LoadResult> {
   const now = opts.now ?? new Date();
   const located = await locateSiteConfigs(location);
   if (located.kind === 'error') return { status: 'invalid', errors: [located.problem], warnings: [] };

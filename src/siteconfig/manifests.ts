@@ -46,7 +46,9 @@ const OWNED: Record<string, string> = {
 const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0]! : '');
 
 function refusal(o: ManifestObject): string | undefined {
-  const why = REFUSED[o.kind] ?? REFUSED[`${groupOf(o.apiVersion)}/${o.kind}`] ?? OWNED[`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`];
+  // Own properties only (issue 36, C7): a manifest of kind `constructor` read Object's own through the prototype.
+  const own = (table: Record<string, string>, key: string) => (Object.hasOwn(table, key) ? table[key] : undefined);
+  const why = own(REFUSED, o.kind) ?? own(REFUSED, `${groupOf(o.apiVersion)}/${o.kind}`) ?? own(OWNED, `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`);
   return why && `${o.kind} ${o.metadata.name} is not applied from extra manifests: ${why}`;
 }
 

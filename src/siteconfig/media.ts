@@ -122,6 +122,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   const copyFile = async (fromRel: string, toRel: string): Promise<Buffer | undefined> => {
     // On FAT a name has no case: `PS.JSON` on the stick is the config's `ps.json` (copied under the config's name).
     if (opts.caseInsensitive) fromRel = (await caselessPath(host, fromNode, fromRel)) ?? fromRel;
+    await refuseLinkedFolder(host, fromNode, fromRel);
     const info = await host.stat(under(fromNode, fromRel));
     // A missing referenced file is the validation's to report (with the field that names it).
     if (copied.has(toRel) || info === undefined || info.kind === 'directory') return undefined;
@@ -149,6 +150,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     // A referenced file may be on the media sealed to this node (X.sealed): it is copied as it is, still sealed.
     for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel), fileReferenceProblem)) {
       // A folder of manifests (`extra-manifests/`): its manifest files, as validation reads them.
+      if (ref.endsWith('/')) await refuseLinkedFolder(host, fromNode, ref);
       const folder = ref.endsWith('/') || (await host.stat(under(fromNode, ref)))?.kind === 'directory';
       const files = folder ? (await host.listDir(under(fromNode, ref)).catch(() => [])).filter((n) => MANIFEST_FILE.test(n)).map((n) => path.posix.join(ref, n)) : [ref, `${ref}${SEALED_SUFFIX}`];
       for (const file of files) await copyFile(file, file);
@@ -193,6 +195,20 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     for (const n of inner) await copyConfig(`${name}/${n}`, `${MULTI_DIR}/${n}`);
   }
   return { files, bytes, treeDigest: hash.digest('hex'), sites };
+}
+
+/**
+ * Refuses a path whose folder on the media is a symbolic link (issue 36, finding 1): lstat looks at the last name
+ * only, so `net -> ../../etc/x` would have `net/network.yaml` read from the node itself. No link is ever followed.
+ */
+async function refuseLinkedFolder(host: Host, fromNode: string, rel: string): Promise<void> {
+  const parts = rel.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const folder = parts.slice(0, i).join('/');
+    const info = await host.stat(under(fromNode, folder));
+    if (info === undefined) return;
+    if (info.kind !== 'directory') throw new MediaError(`holds ${folder} as ${info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? `a ${info.kind}`)}, not a folder, so ${rel} is not read; copy the real folder onto it`, 'Links and devices on the media are never followed.');
+  }
 }
 
 /** `rel` as it is spelled under `dirNode` when names match whatever their case (FAT); undefined when absent. */

@@ -186,7 +186,7 @@ const nodeLabelsSchema = z.strictObject({
   set: z.optional(z.record(ruled(nodeLabelKeyProblem), ruled((v) => (v === '' || (v.length <= 63 && LABEL_NAME.test(v)) ? undefined : `'${v.slice(0, 70)}' is not a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit (or empty)`)))),
   remove: z.optional(z.array(ruled(nodeLabelKeyProblem))),
 }).check((ctx) => {
-  const both = (ctx.value.remove ?? []).filter((k) => ctx.value.set && k in ctx.value.set);
+  const both = (ctx.value.remove ?? []).filter((k) => ctx.value.set && Object.hasOwn(ctx.value.set, k));
   if (both.length > 0) ctx.issues.push({ code: 'custom', message: `${both.map((k) => `'${k}'`).join(', ')} is both set and removed: keep one`, input: ctx.value, path: ['remove'] });
 });
 

@@ -96,7 +96,7 @@ function readObject(o: unknown, at: string, out: Found): void {
   const name = isPlainObject(o) && isPlainObject(o.metadata) && typeof o.metadata.name === 'string' ? o.metadata.name.slice(0, 100) : '';
   const problem = (m: string) => void out.problems.push(at === '' ? m : `${at}: ${m}`);
   if (kind === undefined) return problem(`expected a list of {source, mirrors} entries or a mirror set object, got ${isPlainObject(o) ? 'a mapping without kind' : describeType(o)}`);
-  const list = ENTRIES[kind]?.[0];
+  const list = Object.hasOwn(ENTRIES, kind) ? ENTRIES[kind]![0] : undefined;
   // The SSH MachineConfigs image-based install generates carry ssh_key, which is mapped itself.
   if (!list) return kind === 'MachineConfig' && /-ssh$/.test(name) ? undefined : problem(`holds ${kind} ${name}: only mirror sets are read from there (put other objects in extra-manifests/)`);
   const entries = isPlainObject(o) && isPlainObject(o.spec) ? o.spec[list] : undefined;

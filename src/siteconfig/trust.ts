@@ -49,7 +49,8 @@ const NEEDS_SIGNATURE: Record<string, string> = {
 
 /** The message when `key` (a spec field) comes from unsigned media. */
 export function needsSignedMedia(key: string): string {
-  const why = NEEDS_SIGNATURE[key] ?? 'it is not one of the fields unsigned media may carry (network, names, pull secret, digest mirrors, NTP, timeouts)';
+  // Own properties only (issue 36, C7): a key named `constructor` read Object's own through the prototype.
+  const why = (Object.hasOwn(NEEDS_SIGNATURE, key) ? NEEDS_SIGNATURE[key] : undefined) ?? 'it is not one of the fields unsigned media may carry (network, names, pull secret, digest mirrors, NTP, timeouts)';
   return `needs signed media: ${why}. This node takes from unsigned media only the network, names, pull secret, digest mirrors, NTP and timeouts; the office must send signed media, or media without this field`;
 }
 
@@ -63,10 +64,10 @@ export function unsignedProblems(document: unknown): ValidationProblem[] {
   const problems: ValidationProblem[] = [];
   for (const [key, value] of Object.entries(spec)) {
     // A field the schema does not know is an error of its own already ("unknown field").
-    if (UNSIGNED_SPEC.has(key) || !(key in specSchema.shape)) continue;
+    if (UNSIGNED_SPEC.has(key) || !Object.hasOwn(specSchema.shape, key)) continue;
     const at = subPath('spec', key);
-    const keys = isPlainObject(value) ? Object.keys(value).filter((k) => UNSIGNED_KEYS[key] !== k) : [];
-    if (isPlainObject(value) && keys.length === 0 && key in UNSIGNED_KEYS) continue;
+    const keys = isPlainObject(value) ? Object.keys(value).filter((k) => !Object.hasOwn(UNSIGNED_KEYS, key) || UNSIGNED_KEYS[key] !== k) : [];
+    if (isPlainObject(value) && keys.length === 0 && Object.hasOwn(UNSIGNED_KEYS, key)) continue;
     const inner = keys.length > 0 ? keys.map((k) => subPath(at, k)) : [at];
     for (const path of inner) problems.push({ path, message: needsSignedMedia(key) });
   }

@@ -6,7 +6,7 @@ import { CommandError } from '../host/command-error';
 import { systemctl } from '../host/systemctl';
 import { DONE_MARKER, RENEW_TIMER, STATE_FILES, UNIT_NAME } from '../paths';
 import { writeDoneMarker } from '../engine/done-marker';
-import { certificateLines, type Report } from '../engine/report';
+import { certificateLines, writeReportFile, type Report } from '../engine/report';
 import { FLEET_REPORT, fleetReportObjects, publishFleetReport } from '../engine/fleet-report';
 import type { Step } from '../engine/step';
 import { removeEarlyKeys } from './ssh-early';
@@ -40,7 +40,8 @@ export const finishStep: Step = {
     // The journal says succeeded only after this step; the report written here is that outcome already.
     const r: Report = { ...draft, result: 'succeeded', finishedAt: new Date(ctx.clock.now()).toISOString(), steps: draft.steps.map((st) => (st.name === 'finish' ? { ...st, state: 'done' } : st)) };
     const reportPath = `${ctx.stateDir}/${STATE_FILES.report}`;
-    await ctx.host.writeFileAtomic(reportPath, `${JSON.stringify(r, null, 2)}\n`, 0o644);
+    const movedAside = await writeReportFile(ctx.host, ctx.stateDir, r);
+    if (movedAside !== undefined) ctx.warn(movedAside);
     // Shown while the marker and the unit are taken care of (agetty --reload and systemctl both take a moment).
     const shown = ctx.progress.banner({
       tone: 'success',

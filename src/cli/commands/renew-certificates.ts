@@ -7,7 +7,7 @@ import { rideOutApiOutages } from '../../cluster/retry';
 import { realClock } from '../../engine/clock';
 import { Background, clusterOnce, makeContext } from '../../engine/context';
 import { Journal, readJournal } from '../../engine/journal';
-import { buildReport, certificateLines } from '../../engine/report';
+import { buildReport, certificateLines, writeReportFile } from '../../engine/report';
 import { DONE_MARKER, STATE_FILES } from '../../paths';
 import { loadSiteConfig } from '../../siteconfig/load';
 import { STEPS } from '../../steps/index';
@@ -88,7 +88,7 @@ Exit status: 0 renewed or nothing due, 1 failed (nothing half-done: run it again
       const record = await Journal.open(host, stateDir);
       record.data.facts.certificates = result.certificates;
       await record.save();
-      await host.writeFileAtomic(`${stateDir}/${STATE_FILES.report}`, `${JSON.stringify(buildReport(record.data, STEPS, loaded.site.resolved.baseDomain, new Date()), null, 2)}\n`, 0o644);
+      await writeReportFile(host, stateDir, buildReport(record.data, STEPS, loaded.site.resolved.baseDomain, new Date()));
       io.out(['The cluster serves the renewed certificates:', ...certificateLines(result.certificates).map((l) => `  ${l}`), ''].join('\n'));
       return EXIT_OK;
     } finally {

@@ -20,8 +20,14 @@ export interface FileValidationContext {
    */
   nodeKey?: { privateKeyPem?: string; plaintextOf?: (ref: string) => Buffer | undefined };
   /** metadata.issued of the config this node applied last (run and plan): an older signed config is refused. */
-  lastIssued?: string;
+  lastIssued?: LastIssued;
 }
+
+/**
+ * The node's record of the last signed config it took: its date, or what is wrong with a damaged record (a
+ * phrase after "last-issued.json …"): then no signed config is taken, since none can be told older or not.
+ */
+export type LastIssued = string | { damaged: string };
 
 export interface FileValidation {
   errors: ValidationProblem[];

@@ -56,6 +56,13 @@ export async function verifySignature(f: Findings, ctx: FileValidationContext, b
  * names, its binding is its sno_reconfigure field), before any referenced file is opened.
  */
 export function judgeTrust(f: Findings, ctx: FileValidationContext, document: unknown, signed: boolean): void {
-  const problems = !signed ? unsignedProblems(document) : signedProblems(document, ctx.now, ctx.lastIssued);
+  const last = ctx.lastIssued;
+  const problems = !signed ? unsignedProblems(document) : signedProblems(document, ctx.now, typeof last === 'string' ? last : undefined);
   for (const p of problems) f.error(p.path, p.message);
+  // Issue 36, finding 2: a damaged record once read as "none", and last month's signed media were taken again.
+  if (signed && typeof last === 'object') f.error('metadata.issued', damagedLastIssued(last.damaged));
 }
+
+/** A damaged replay record, in words for the technician and the office (docs/troubleshooting.md). */
+export const damagedLastIssued = (damaged: string): string =>
+  `cannot be checked: this node's record of the last signed config it took (last-issued.json in its state directory) ${damaged}, so the node cannot tell whether these media are older than that config and takes no signed media: call the office; once they confirm these are the newest media issued for this node, the damaged record may be removed at the node (the next signed config taken writes it again)`;

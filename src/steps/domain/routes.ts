@@ -29,7 +29,8 @@ import { MANAGED_BY, MANAGED_BY_LABEL, updateObject } from '../../cluster/object
 
 export const HOST_GENERATED_ANNOTATION = 'openshift.io/host.generated';
 export const ROUTE_BACKUP_FILE = 'backups/routes.json';
-const PROBE = { namespace: 'openshift-config', name: 'sno-reconfigure-host-probe' };
+export const HOST_PROBE = { namespace: 'openshift-config', name: 'sno-reconfigure-host-probe' } as const;
+const PROBE = HOST_PROBE;
 
 export interface Route extends KubeObject {
   spec?: {

@@ -4,12 +4,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BANNER_PATH, DEFAULT_STATE_DIR, NODE_KEY_FILE } from '../../../src/paths';
 import { generateNodeKeyPair, sealFile } from '../../../src/siteconfig/sealed';
 import { ensureBundle } from '../../support/bundle';
+import { signedMedia } from '../../support/signed-media';
 
 const node = generateNodeKeyPair();
 const DAMAGED_KEY = '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n';
@@ -124,5 +125,86 @@ test('a journal of the wrong shape (valid JSON, not a journal) is damaged too, n
     assert.equal(run.code, 0, run.out);
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// Issue 36, finding 2 and C3: a truncated record once read as "none" (older signed media were taken again), and a
+// folder in its place crashed the run with EISDIR.
+test('a damaged or misplaced last-issued.json refuses signed media in a sentence, on the banner and in status, never a crash', () => {
+  for (const [what, damage, said] of [
+    ['truncated', (f: string) => write(f, '{"issued": "2026-11-20T00:00:00Z"'), 'is damaged (it is not complete JSON)'],
+    ['a folder', (f: string) => mkdirSync(f, { recursive: true }), 'is a folder, not a file'],
+  ] as const) {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'sno-damaged-last-issued-'));
+    try {
+      damage(path.join(root, DEFAULT_STATE_DIR, 'last-issued.json'));
+      const drop = path.join(root, 'etc/sno-reconfigure/site-config.d');
+      const files = signedMedia(root, { 'site-config.yaml': 'apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: store-0042}\nspec:\n  baseDomain: store42.example.com\n' }, [], { issued: '2026-10-01T00:00:00Z' });
+      const past = new Date(Date.now() - 60_000);
+      for (const [name, text] of Object.entries(files)) {
+        write(path.join(drop, name), text);
+        utimesSync(path.join(drop, name), past, past);
+      }
+      const sentence = `metadata.issued: cannot be checked: this node's record of the last signed config it took (last-issued.json in its state directory) ${said}, so the node cannot tell whether these media are older than that config and takes no signed media: call the office`;
+      const run = cli(['run', '--root', root, '--once']);
+      assert.equal(run.code, 1, `${what}: ${run.out}`);
+      assertNoTrace(run.out);
+      assert.ok(run.out.includes(sentence), `${what}: ${run.out}`);
+      assert.ok(readFileSync(path.join(root, BANNER_PATH), 'utf8').replace(/\s+/g, ' ').includes(`record of the last signed config it took (last-issued.json in its state directory) ${said}`), what);
+      const status = cli(['status', '--root', root]);
+      assert.ok(status.out.replace(/\s+/g, ' ').includes(`record of the last signed config it took (last-issued.json in its state directory) ${said}`), `${what}: ${status.out}`);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+});
+
+// Issue 36, C1: a folder where the journal belongs crashed every start (EISDIR writing the new journal) after
+// saying a copy was kept; it is moved aside as the copy, and the next start is clean.
+test('a folder where the journal belongs is moved aside as its copy: a sentence, a new journal, no crash loop', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-journal-dir-'));
+  try {
+    const journal = path.join(root, DEFAULT_STATE_DIR, 'journal.json');
+    mkdirSync(journal, { recursive: true });
+    const before = cli(['status', '--root', root]);
+    assertNoTrace(before.out);
+    assert.match(before.out, /the agent's journal \/var\/lib\/sno-reconfigure\/journal\.json is damaged \(it is a folder, not a file\)/);
+    const run = cli(['run', '--root', root, '--once']);
+    assertNoTrace(run.out);
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, /is damaged \(it is a folder, not a file\), so the progress it recorded cannot be read; a copy was kept as journal\.json\.corrupt and a new journal started/);
+    assert.ok(statSync(`${journal}.corrupt`).isDirectory(), 'the folder was kept aside');
+    assert.ok(statSync(journal).isFile(), 'a new journal was written');
+    const again = cli(['run', '--root', root, '--once']);
+    assert.equal(again.code, 0, again.out);
+    assert.doesNotMatch(again.out, /is damaged/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// Issue 36, C2 and C5: a file where the state directory or the drop directory belongs was an "internal error"
+// (EEXIST) at every start; now a sentence and exit 1 (systemd starts the agent again after RestartSec=), and the
+// next start after the file is moved aside goes on.
+test('a file where the state directory or the drop directory belongs: a sentence and exit 1, then a clean start once moved aside', () => {
+  for (const [dir, said] of [
+    [DEFAULT_STATE_DIR, "the agent's state directory /var/lib/sno-reconfigure is a file, not a folder: the agent can keep no record of its work, so it changes nothing"],
+    ['/etc/sno-reconfigure/site-config.d', 'the drop directory /etc/sno-reconfigure/site-config.d is a file, not a folder: no site-config can be dropped there, so the agent does not start'],
+  ] as const) {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'sno-dir-is-file-'));
+    try {
+      write(path.join(root, dir), 'x');
+      const run = cli(['run', '--root', root, '--once']);
+      assertNoTrace(run.out);
+      assert.equal(run.code, 1, run.out);
+      assert.ok(run.out.includes(said), run.out);
+      assert.ok(run.out.includes(`What to do: Move the file aside (mv ${dir} ${dir}.bad)`), run.out);
+      renameSync(path.join(root, dir), path.join(root, `${dir}.bad`));
+      const again = cli(['run', '--root', root, '--once']);
+      assert.equal(again.code, 0, again.out);
+      assertNoTrace(again.out);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   }
 });

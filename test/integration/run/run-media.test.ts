@@ -201,3 +201,20 @@ test('a symbolic link on the stick is named as one, with what to do', async () =
   });
   assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) holds site-config.yaml as a symbolic link, not a file; copy the real file onto it', /never followed/);
 });
+
+// Issue 36, finding 1: on ext4 (or an ISO) a folder can be a link; lstat of net/network.yaml looks at the last
+// name only, so `net -> ../../../etc/x` had the node's own file copied as the site's network and applied.
+test('a folder on the stick that is a symbolic link into the node is refused by name; nothing of the node is read', async () => {
+  const r = await refusedMedia((s) => {
+    const nodeDir = path.join(s.node.root, 'etc/hostile-node-dir');
+    mkdirSync(nodeDir, { recursive: true });
+    writeFileSync(path.join(nodeDir, 'network.yaml'), 'interfaces: []\n# NODE-LOCAL-FILE\n');
+    const text = siteConfigFor(s.sim).replace(/\n {4}nmstate:\n(?: {6}.*\n)+/, '\n    nmstateFile: net/network.yaml\n');
+    assert.match(text, /nmstateFile: net\/network\.yaml/);
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': text });
+    symlinkSync('../../../etc/hostile-node-dir', path.join(s.node.standinDir, 'devices', 'sdb1', 'net'));
+    writeFileSync(path.join(s.node.standinDir, 'devices', 'sdb1.fstype'), 'ext4');
+  });
+  assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) holds net as a symbolic link, not a folder, so net/network.yaml is not read; copy the real folder onto it', /never followed/);
+  assert.ok(!r.all.some((m) => /accepted site-config/.test(m)), r.all.join('\n'));
+});

@@ -83,6 +83,8 @@ export interface RequestRecord {
   contentType?: string;
   user?: string;
   status: number;
+  /** A create's object name (a POST names it in its body, not its path). */
+  createdName?: string;
 }
 
 export interface NamedServingCertificate {
@@ -544,6 +546,8 @@ export class ApiServer {
     else if (method === 'DELETE' && body.length > 0) parsed = this.parseBody(body, 'application/json', true);
 
     const bodyName = method === 'POST' ? (parsed as KubeObject | undefined)?.metadata?.name : undefined;
+    const record = (res as ServerResponse & { simRecord?: RequestRecord }).simRecord;
+    if (record && typeof bodyName === 'string') record.createdName = bodyName;
     const allowed = authorize(identity, { verb, group: served.type.group, resource: served.type.plural, subresource: route.subresource, namespace: route.namespace, name: route.name ?? bodyName }, this.accessRules);
     if (!allowed) {
       const resource = route.subresource ? `${served.type.plural}/${route.subresource}` : served.type.plural;

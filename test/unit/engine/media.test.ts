@@ -152,6 +152,21 @@ describe('reading the media', () => {
     await assert.rejects(copyTree(host, '/media', '/copy/link'), (e: unknown) => e instanceof MediaError && e.message === 'holds net/network.yaml as a symbolic link, not a file; copy the real file onto it');
   });
 
+  // Issue 36, finding 1: lstat looks at the last name only; `net -> ../etc/x` had the node's own file copied.
+  test('a folder on the media that is a symbolic link is refused by name, never followed', async () => {
+    const src = path.join(node.root, 'media-linked');
+    mkdirSync(src);
+    mkdirSync(path.join(node.root, 'etc', 'node-dir'), { recursive: true });
+    writeFileSync(path.join(node.root, 'etc', 'node-dir', 'network.yaml'), 'NODE-LOCAL-FILE\n');
+    writeFileSync(path.join(src, 'site-config.yaml'), 'spec:\n  network:\n    nmstateFile: net/network.yaml\n  extraManifestFiles: [extra/]\n');
+    symlinkSync('../etc/node-dir', path.join(src, 'net'));
+    await assert.rejects(copyTree(host, '/media-linked', '/copy/linked-dir'), (e: unknown) => e instanceof MediaError && e.message === 'holds net as a symbolic link, not a folder, so net/network.yaml is not read; copy the real folder onto it' && /never followed/.test(e.remedy));
+    assert.ok(!existsSync(path.join(node.root, 'copy', 'linked-dir', 'net')), 'nothing of the node was copied');
+    rmSync(path.join(src, 'net'));
+    symlinkSync('../etc/node-dir', path.join(src, 'extra'));
+    await assert.rejects(copyTree(host, '/media-linked', '/copy/linked-extra'), (e: unknown) => e instanceof MediaError && e.message === 'holds extra as a symbolic link, not a folder, so extra/ is not read; copy the real folder onto it');
+  });
+
   test('the drop directory is taken only once it stopped changing', async () => {
     mkdirSync(path.join(node.root, 'drop'));
     mkdirSync(path.join(node.root, 'empty'));

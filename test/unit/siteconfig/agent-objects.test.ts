@@ -11,6 +11,10 @@ import { MIRROR_OBJECT_NAME } from '../../../src/steps/mirrors';
 import { PULL_SECRET } from '../../../src/steps/pull-secret';
 import { MASTER_POOL } from '../../../src/steps/rollouts';
 import { SSH_MACHINECONFIG } from '../../../src/steps/ssh-key';
+import { TRUST_CONFIGMAP } from '../../../src/steps/trust';
+import { PROXY_CA_CONFIGMAP } from '../../../src/steps/proxy';
+import { COMPONENT_ROUTES, CONFIG_NAMESPACE, DEFAULT_INGRESS_CONTROLLER, INGRESS_NAMESPACE, INGRESS_OPERATOR_NAMESPACE, SECRETS } from '../../../src/steps/domain/names';
+import { HOST_PROBE } from '../../../src/steps/domain/routes';
 
 const obj = (apiVersion: string, kind: string, name: string, namespace?: string): ManifestObject => ({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) } });
 
@@ -50,4 +54,12 @@ test('the list names what the steps write', () => {
   for (const r of [R.imageDigestMirrorSets, R.imageTagMirrorSets, R.imageContentSourcePolicies]) assert.ok(has(r.group, r.kind, MIRROR_OBJECT_NAME), r.kind);
   for (const r of [R.apiServers, R.ingresses, R.proxies, R.images]) assert.ok(has(r.group, r.kind, 'cluster'), r.kind);
   assert.ok(has('', 'ConfigMap', FLEET_REPORT.name, FLEET_REPORT.namespace));
+  // Issue 36, finding 3 (a hostile run replaced these through signed extra manifests): the trust and proxy CA
+  // ConfigMaps, the certificate Secrets, the default IngressController and the component routes.
+  assert.ok(has('', 'ConfigMap', TRUST_CONFIGMAP, CONFIG_NAMESPACE), TRUST_CONFIGMAP);
+  assert.ok(has('', 'ConfigMap', PROXY_CA_CONFIGMAP, CONFIG_NAMESPACE), PROXY_CA_CONFIGMAP);
+  for (const name of Object.values(SECRETS)) assert.ok(has('', 'Secret', name, CONFIG_NAMESPACE), name);
+  assert.ok(has('', 'Secret', SECRETS.ingress, INGRESS_NAMESPACE));
+  assert.ok(has(R.ingressControllers.group, R.ingressControllers.kind, DEFAULT_INGRESS_CONTROLLER, INGRESS_OPERATOR_NAMESPACE));
+  for (const r of [...Object.values(COMPONENT_ROUTES), HOST_PROBE]) assert.ok(has(R.routes.group, R.routes.kind, r.name, r.namespace), `${r.namespace}/${r.name}`);
 });

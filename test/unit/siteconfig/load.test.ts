@@ -87,13 +87,21 @@ test('the time of validation decides expiry', async () => {
   assert.ok(later.status === 'invalid' && later.errors.some((e) => e.path === 'spec.certificates.api.certFile' && /expired on/.test(e.message)));
 });
 
-test('a referenced file may be a symbolic link that stays inside the site-config directory', async () => {
+// Issue 36, finding 1: the node's copy of the media follows no link, so validate follows none either, even one
+// that stays inside, and a linked folder is caught, not only a linked last name.
+test('a referenced file is refused when it, or a folder on its way, is a symbolic link, even one staying inside', async () => {
   const c = await prepared('valid', 'v15-file-location');
   const dir = path.dirname(c.location);
   await fs.mkdir(path.join(dir, 'real'));
   await fs.rename(path.join(dir, 'net.yaml'), path.join(dir, 'real', 'net.yaml'));
   await fs.symlink('real/net.yaml', path.join(dir, 'net.yaml'));
-  valid(await loadSiteConfig(c.location, { host: new LocalHost({ root: c.root }) }));
+  const linked = await loadSiteConfig(c.location, { host: new LocalHost({ root: c.root }) });
+  assert.ok(linked.status === 'invalid' && linked.errors.some((e) => e.message === "'net.yaml' is a symbolic link; links on site-config media are not followed (the node refuses them): copy the real file there"), JSON.stringify(linked));
+  await fs.rm(path.join(dir, 'net.yaml'));
+  await fs.symlink('real', path.join(dir, 'net'));
+  await fs.writeFile(c.location, (await fs.readFile(c.location, 'utf8')).replace('net.yaml', 'net/net.yaml'));
+  const folder = await loadSiteConfig(c.location, { host: new LocalHost({ root: c.root }) });
+  assert.ok(folder.status === 'invalid' && folder.errors.some((e) => e.message === "'net/net.yaml' is read through net, which is a symbolic link; links on site-config media are not followed (the node refuses them): copy the real folder there"), JSON.stringify(folder));
 });
 
 test('a machine-specific site-config for another machine is "not for this machine", before its other problems', async () => {

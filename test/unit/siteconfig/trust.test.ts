@@ -7,7 +7,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { readLastIssued, recordIssued } from '../../../src/engine/last-issued';
-import { signedProblems, unsignedProblems } from '../../../src/siteconfig/trust';
+import { needsSignedMedia, signedProblems, unsignedProblems } from '../../../src/siteconfig/trust';
+import { parseManifestFile } from '../../../src/siteconfig/manifests';
+import { specSchema } from '../../../src/siteconfig/schema';
 
 const NOW = new Date('2026-11-27T09:00:00Z');
 const doc = (metadata: Record<string, unknown>, spec: Record<string, unknown> = { match: { serialNumber: 'S1' } }) => ({ metadata: { name: 'x', ...metadata }, spec: { baseDomain: 'd.example.com', ...spec } });
@@ -28,7 +30,7 @@ test('unsigned media: the allowlist names each field that needs signed media', (
   assert.deepEqual(unsignedProblems(d).map((p) => p.path), ['spec.ssh.authorizedKeys', 'spec.proxy.httpProxy']);
 });
 
-test('the last issue date is kept, only ever moving forward, and unreadable records are none', async () => {
+test('the last issue date is kept, only ever moving forward; a damaged record is damaged, not none', async () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'sno-last-issued-'));
   try {
     const host = new LocalHost({ root });
@@ -36,9 +38,30 @@ test('the last issue date is kept, only ever moving forward, and unreadable reco
     await recordIssued(host, '/state', '2026-11-01T00:00:00Z', 'a');
     await recordIssued(host, '/state', '2026-10-01T00:00:00Z', 'older');
     assert.equal(await readLastIssued(host, '/state'), '2026-11-01T00:00:00Z');
-    await host.writeFileAtomic('/state/last-issued.json', 'garbage');
-    assert.equal(await readLastIssued(host, '/state'), undefined);
+    // Issue 36, finding 2: a damaged record read as "none" turned replay protection off.
+    await host.writeFileAtomic('/state/last-issued.json', '{"issued": "2026-11-01T00:00:00Z"');
+    assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is damaged (it is not complete JSON)' });
+    await host.writeFileAtomic('/state/last-issued.json', '{"issued": "last week"}');
+    assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is damaged (it holds no issue date)' });
+    await host.remove('/state/last-issued.json');
+    await host.mkdirp('/state/last-issued.json');
+    assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is a folder, not a file' });
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+});
+
+// Issue 36, C7: keys named after JavaScript built-ins were looked up through the prototype ("needs signed media:
+// function Object() { [native code] }", a manifest of kind `constructor` refused with the same, a label both set
+// and removed that was only removed).
+test('keys named after JavaScript built-ins are only unknown keys, never read through the prototype', () => {
+  const builtins = ['constructor', 'toString', 'hasOwnProperty', '__proto__', 'valueOf'];
+  const spec: Record<string, unknown> = { match: { serialNumber: 'S1' } };
+  for (const k of builtins) Object.defineProperty(spec, k, { value: 'x', enumerable: true });
+  assert.deepEqual(unsignedProblems(doc({}, spec)), [], 'an unknown field is the schema\'s error, not a trust refusal');
+  for (const k of builtins) assert.doesNotMatch(needsSignedMedia(k), /native code|function/, k);
+  const manifests = parseManifestFile(builtins.map((k) => `apiVersion: v1\nkind: ${k}\nmetadata: {name: ${k}, namespace: x}\n`).join('---\n'));
+  assert.deepEqual(manifests.problems.filter((p) => /native code|function|is not applied/.test(p)), []);
+  const labels = specSchema.shape.nodeLabels.safeParse({ set: {}, remove: ['constructor', 'toString'] });
+  assert.ok(labels.success, JSON.stringify(labels.error?.issues));
 });
