@@ -331,6 +331,24 @@ export class SnoNode {
     return node;
   }
 
+  /**
+   * `prepare`, run as a technician does: once the cluster is healthy, which the dry run says (after a boot the API
+   * comes up a little later). Returns the real run's outcome.
+   */
+  async prepare(): Promise<{ code: number; stdout: string; stderr: string }> {
+    let dry = { code: -1, stdout: '', stderr: '' };
+    await pollUntil(
+      async () => {
+        dry = await this.machine.exec([this.cli, 'prepare', '--dry-run'], { timeoutMs: 120_000 });
+        return dry.code === 0 ? true : undefined;
+      },
+      90_000,
+      () => new Error(`${this.machine.name}: prepare --dry-run kept refusing:\n${dry.stdout}${dry.stderr}`),
+      500,
+    );
+    return this.machine.exec([this.cli, 'prepare'], { timeoutMs: 300_000 });
+  }
+
   /** Powers the node on (private network, the project bind-mounted for the kubelet stand-in). */
   async boot(opts: { waitFor?: 'none' } = {}): Promise<void> {
     await this.machine.boot({ network: 'private', binds: this.binds, timeoutMs: 90_000, ...opts });
@@ -667,18 +685,7 @@ export async function factoryNode(bed: Testbed, opts: SnoNodeOptions = {}): Prom
   const node = new SnoNode(bed, m, podman ? 'sno-reconfigure-podman' : 'sno-reconfigure', binds);
   await node.boot();
   await m.waitForUnit(KUBELET_UNIT, ['ActiveState'], (u) => u.ActiveState === 'active', 60_000);
-  // The factory technician runs prepare once the cluster is healthy: the dry run says when it is.
-  let dry = { code: -1, stdout: '', stderr: '' };
-  await pollUntil(
-    async () => {
-      dry = await m.exec([node.cli, 'prepare', '--dry-run'], { timeoutMs: 120_000 });
-      return dry.code === 0 ? true : undefined;
-    },
-    90_000,
-    () => new Error(`factory: prepare --dry-run kept refusing:\n${dry.stdout}${dry.stderr}`),
-    500,
-  );
-  const prepared = await m.exec([node.cli, 'prepare'], { timeoutMs: 300_000 });
+  const prepared = await node.prepare();
   if (prepared.code !== 0 || !prepared.stdout.includes('Prepared.')) {
     const failed = (await m.systemctl('--failed', '--no-legend', '--plain')).stdout;
     const journal = (await m.journalctl('-b', '-p', 'warning', '-n', '30', '-o', 'short-monotonic')).stdout;
