@@ -14,7 +14,7 @@ import type { ResolvedSiteConfig } from '../../src/siteconfig/types';
 import { blockerName } from '../../src/steps/settle';
 import { startSimulator, type SimDurations, type Simulator } from '../sim/index';
 import { DEFAULT_DURATIONS } from '../sim/cluster/options';
-import { siteConfigFor, startScenario } from '../support/scenario';
+import { signedSiteConfigFiles, siteConfigFor, startScenario } from '../support/scenario';
 import { siteExtras } from '../integration/reliability/support';
 import { runBaseline, BIP_POLL } from './baseline';
 import { analyse, recordTimeline, type PathAnalysis, type Timeline } from './timeline';
@@ -80,7 +80,8 @@ function siteYaml(sim: Simulator): string {
 async function resolvedSite(yaml: string): Promise<ResolvedSiteConfig> {
   const dir = mkdtempSync(path.join(tmpdir(), 'sno-bench-site-'));
   try {
-    writeFileSync(path.join(dir, 'site-config.yaml'), yaml);
+    // Signed for a node whose root is the folder itself (its trusted key written there), as the run's media are.
+    for (const [name, text] of Object.entries(signedSiteConfigFiles(dir, { 'site-config.yaml': yaml }))) writeFileSync(path.join(dir, name), text);
     const res = await loadSiteConfig(dir, { host: new LocalHost({ root: dir }) });
     if (res.status !== 'valid') throw new Error(`the bench's site-config is not valid: ${JSON.stringify(res)}`);
     return res.site.resolved;
@@ -109,7 +110,8 @@ async function agentRun(durations: Partial<SimDurations>, opts: { sequentialWait
   const s = await startScenario({ sim: { timeScale: TIME_SCALE, durations } });
   try {
     quickDisplayTools(s.node.bin);
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteYaml(s.sim) });
+    // The registry CA and the tag mirrors of siteExtras need signed media (src/siteconfig/trust.ts).
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteYaml(s.sim) }));
     s.sim.api.clearRequests();
     const t0 = Date.now();
     const rec = recordTimeline(s.sim, t0);
