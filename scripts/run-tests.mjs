@@ -4,8 +4,8 @@
 // Every test has a time limit (./test-timeout.mjs, issue 41), and every file one more as a backstop.
 // The runner's closing lines (# pass / # fail) are the counts CI reads; the reporter (./test-reporter.mjs, the
 // spec reporter's) prints the ten slowest test files just before them.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 
@@ -28,6 +28,18 @@ if (files.length === 0) {
   console.error(`no test files under ${suites.map((s) => `test/${s}`).join(', ')}`);
   process.exit(1);
 }
+// The longest files start first (test/durations.json: each file's wall time in a full run, refreshed with
+// SNO_TEST_TIMES=test/durations.json npm test): in path order the real-NetworkManager scenarios (4-5 min) started
+// last, with the two cores idle beside them. A file not listed yet starts with the longest: it may be one.
+const durations = (() => {
+  try {
+    return JSON.parse(readFileSync(fileURLToPath(new URL('../test/durations.json', import.meta.url)), 'utf8'));
+  } catch {
+    return {};
+  }
+})();
+const expected = (file) => durations[relative(process.cwd(), file)] ?? Infinity;
+files.sort((a, b) => expected(b) - expected(a));
 // Three files at a time on the 2-core reference machine: a fresh-clone run at two kept 1.39 cores busy (1126 s of
 // CPU in 812 s), most files waiting on the simulator's clock, systemd or a testbed node; the tests' deadlines are
 // sized for a loaded machine (issue 31). SNO_TEST_CONCURRENCY overrides it.

@@ -1,19 +1,20 @@
 // The simulator's PKI: a cluster CA, server and client certificates, kubeconfig files, and a CSR signer
 // that accepts the ECDSA P-256 requests real kubelets send.
 //
-// Keys come from node:crypto (pure-JS RSA keygen is far too slow: reference/runtime-libs.md). node-forge
-// builds the X.509 structures (names, extensions) but can only sign with and encode RSA keys, and its
-// certificationRequestFromPem rejects EC requests ("OID is not RSA", DESIGN.md section 5). So every
-// certificate here is assembled the same way: forge lays out the TBSCertificate with a placeholder RSA
-// key, the real SubjectPublicKeyInfo (RSA or EC, DER from node:crypto or copied from the CSR) replaces
-// it, and node:crypto signs the TBS bytes with the CA key. This keeps signing in-process (no `openssl`
-// child per CSR) and works for any key type node:crypto knows. The CA itself is RSA 2048 like OpenShift's
-// signers, so forge-based checks elsewhere can verify what it signs.
+// Keys come from node:crypto (pure-JS RSA keygen is far too slow: reference/runtime-libs.md), RSA keys through a
+// pool kept between runs (./key-pool.ts). node-forge builds the X.509 structures (names, extensions) but can only
+// sign with and encode RSA keys, and its certificationRequestFromPem rejects EC requests ("OID is not RSA",
+// DESIGN.md section 5). So every certificate here is assembled the same way: forge lays out the TBSCertificate
+// with a placeholder RSA key, the real SubjectPublicKeyInfo (RSA or EC, DER from node:crypto or copied from the
+// CSR) replaces it, and node:crypto signs the TBS bytes with the CA key. This keeps signing in-process (no
+// `openssl` child per CSR) and works for any key type node:crypto knows. The CA itself is RSA 2048 like
+// OpenShift's signers, so forge-based checks elsewhere can verify what it signs.
 import * as crypto from 'node:crypto';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import forge from 'node-forge';
 import { stringify } from 'yaml';
+import { nextRsaKey } from './key-pool';
 
 const asn1 = forge.asn1;
 
@@ -389,12 +390,9 @@ function buildCertificate(opts: BuildOptions): string {
 }
 
 function generateKey(type: KeyType): { keyPem: string; spkiDer: Buffer } {
-  const { privateKey, publicKey } =
-    type === 'rsa' ? crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }) : crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  return {
-    keyPem: privateKey.export({ type: type === 'rsa' ? 'pkcs1' : 'sec1', format: 'pem' }).toString(),
-    spkiDer: publicKey.export({ type: 'spki', format: 'der' }),
-  };
+  if (type === 'rsa') return nextRsaKey();
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  return { keyPem: privateKey.export({ type: 'sec1', format: 'pem' }).toString(), spkiDer: publicKey.export({ type: 'spki', format: 'der' }) };
 }
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -410,7 +408,7 @@ function validity(notBefore: Date | undefined, days: number, ca?: CertificateAut
   return { notBefore: start, notAfter: end };
 }
 
-/** A self-signed RSA 2048 CA (about 0.1–1 s: RSA keygen). Tests should share one through sharedCa(). */
+/** A self-signed RSA 2048 CA (its key from the pool: ./key-pool.ts). */
 let processRsaKey: { keyPem: string; spkiDer: Buffer } | undefined;
 
 /**
