@@ -6,7 +6,7 @@
 import type { Closable, Host, WatchEvent } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
-import { copyFromVolume, dropDirIsStable, dropDirNewestChange, isPartialCopyName, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
+import { copyFromVolume, dropDirIsStable, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
 import type { Clock } from './step';
 
 export interface Candidate {
@@ -236,7 +236,7 @@ export async function waitForSiteConfig(
             if ((await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
             // A file written in place may be closed and appended to again after any pause: only a rename into the
             // drop directory, or a signature the node verifies (it fails on a prefix), says the writer has finished.
-            const inPlace = wake.writtenInPlace();
+            const inPlace = await dropDirUnfinished(opts.host, opts.dropDir, wake.lastEvents());
             // signature.ts (node:crypto) loads here, not while the agent waits (issue 39).
             if (inPlace.length > 0 && !(await (await import('../siteconfig/signature')).loadTrustedKeys(opts.host)).required) {
               const problem = writtenInPlaceProblem(c, opts.dropDir, inPlace);
@@ -282,10 +282,11 @@ export async function waitForSiteConfig(
 /** Files written straight into the drop directory on a node that takes unsigned media: what to do instead. */
 function writtenInPlaceProblem(c: Candidate, dropDir: string, names: string[]): MediaProblem {
   const shown = names.sort().slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
-  const first = names.find((n) => !n.includes('/')) ?? 'site-config.yaml';
+  // Renaming the top-level entry away and back shows a file in a folder finished too (media.ts dropDirUnfinished).
+  const first = names[0]?.split('/')[0] ?? 'site-config.yaml';
   return {
     message: `${c.medium} holds ${shown} written in place (copied straight under the final name), so the agent cannot tell whether the copy has finished; it is not used`,
-    remedy: `Copy the files to a folder beside it on the same disk (for example ${dropDir.replace(/\/[^/]*$/, '')}/incoming/) and move them in with mv; a file already complete can be renamed away and back: mv ${dropDir}/${first} ${dropDir}/${first}.part && mv ${dropDir}/${first}.part ${dropDir}/${first}`,
+    remedy: `Copy the files to a folder beside it on the same disk (for example ${dropDir.replace(/\/[^/]*$/, '')}/incoming/) and move them in with mv; a file or folder already complete can be renamed away and back: mv ${dropDir}/${first} ${dropDir}/${first}.part && mv ${dropDir}/${first}.part ${dropDir}/${first}`,
     office: 'they can explain the copy: write the files elsewhere, then rename them into the drop directory',
   };
 }
@@ -293,8 +294,8 @@ function writtenInPlaceProblem(c: Candidate, dropDir: string, names: string[]): 
 interface Waker {
   wait(ms: number): Promise<void>;
   close(): Promise<void>;
-  /** Files of the drop directory whose last change the watch saw was a write in place, not a rename into it. */
-  writtenInPlace(): string[];
+  /** The last event the watch saw for each name at the top of the drop directory (a write in place, or a rename in or out). */
+  lastEvents(): ReadonlyMap<string, WatchEvent>;
 }
 
 /** Resolves a wait early when the drop directory or /dev changes. */
@@ -336,7 +337,7 @@ function createWaker(opts: DetectOptions): Waker {
         poke = done;
         opts.signal.addEventListener('abort', done, { once: true });
       }),
-    writtenInPlace: () => [...lastEvent].filter(([name, event]) => event === 'change' && !name.split('/').some(isPartialCopyName)).map(([name]) => name),
+    lastEvents: () => lastEvent,
     close: async () => {
       for (const w of watchers) w.close();
       drop?.close();

@@ -15,6 +15,7 @@ import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, 
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { readLastIssued, recordIssued } from './last-issued';
+import { agentFoldersInPlace } from './agent-folders';
 import { ProgressReporter } from './progress';
 import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step, type StepName } from './step';
 
@@ -347,24 +348,6 @@ export async function siteConfigAtBoot(opts: Pick<AgentOptions, 'host' | 'log' |
   }
 }
 
-/**
- * A folder the agent needs, made when missing. A file in its place (issue 36, C2 and C5: EEXIST, an "internal
- * error" at every start) is said in a sentence and the run exits 1: systemd starts it again after RestartSec=,
- * and it goes on once the file is moved aside.
- */
-async function folderInPlace(host: Host, log: Logger, dir: string, what: string, consequence: string): Promise<boolean> {
-  try {
-    await host.mkdirp(dir, 0o700);
-    return true;
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw e;
-    const remedy = `Move the file aside (mv ${dir} ${dir}.bad); the agent tries again by itself within a minute.`;
-    log.error({ path: dir, remedy, office: 'if the file comes back, something on the node writes it, and they must find what' }, `${what} ${dir} is a file, not a folder: ${consequence}`);
-    return false;
-  }
-}
-
 export async function runAgent(opts: AgentOptions): Promise<number> {
   const { host, log } = opts;
   const clock = opts.clock ?? realClock;
@@ -376,8 +359,7 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     return EXIT.ok;
   }
   if (!opts.dryRun) {
-    if (!(await folderInPlace(host, log, opts.stateDir, "the agent's state directory", 'the agent can keep no record of its work, so it changes nothing'))) return EXIT.failed;
-    if (!(await folderInPlace(host, log, opts.dropDir, 'the drop directory', 'no site-config can be dropped there, so the agent does not start'))) return EXIT.failed;
+    if (!(await agentFoldersInPlace(host, log, opts.stateDir, opts.dropDir))) return EXIT.failed;
   }
   const { journal, notifier, reporter, baseline, nodeName, candidateDir, detectOptions, find } = await openIntake(opts, clock, signal);
 

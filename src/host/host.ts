@@ -28,6 +28,8 @@ export interface PathInfo {
   special?: string;
   size: number;
   mtimeMs: number;
+  /** The inode's last change of any kind (a write, a rename, its times or mode set): later than mtimeMs when something but a write came last. */
+  ctimeMs: number;
   /** Permission bits (mode & 0o7777). */
   mode: number;
 }
@@ -196,7 +198,7 @@ export class LocalHost implements Host {
       const st = await fs.lstat(this.resolve(nodePath));
       const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
       const special = st.isFIFO() ? 'a FIFO (named pipe)' : st.isSocket() ? 'a socket' : st.isBlockDevice() ? 'a block device' : st.isCharacterDevice() ? 'a character device' : undefined;
-      return { kind, ...(kind === 'other' && special ? { special } : {}), size: st.size, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 };
+      return { kind, ...(kind === 'other' && special ? { special } : {}), size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, mode: st.mode & 0o7777 };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;

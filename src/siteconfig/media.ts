@@ -3,7 +3,7 @@
 // run from it). A copy of a directory (the drop directory) goes through the same limits.
 import * as path from 'node:path';
 import { CommandError } from '../host/command-error';
-import type { Host, PathInfo } from '../host/host';
+import type { Host, PathInfo, WatchEvent } from '../host/host';
 import { MANIFEST_FILE, MAX_DEPTH, MULTI_DIR, SEALED_SUFFIX, SEED_RECONFIGURATION_FILE, SITE_CONFIG_NAMES } from './media-names';
 
 /**
@@ -253,6 +253,22 @@ async function mountFailure(host: Host, nodeDevice: string, fstype: string, e: C
   return new MediaError(`could not be mounted: its ${fstype} filesystem is damaged (mount exit ${e.exitCode})`, 'Pull the stick and insert it again; if that does not help and a second stick came, use that one.', { cause: e });
 }
 
+/** The agent's folder for mounting media (on /run, a tmpfs): a file in its place (issue 36, C6) is a sentence, not an internal error. */
+async function mountBaseInPlace(host: Host): Promise<void> {
+  try {
+    await host.mkdirp(MOUNT_BASE, 0o700);
+    await host.chmod(MOUNT_BASE, 0o700);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw e;
+    throw new MediaError(
+      `cannot be read: the agent's folder for reading media, ${MOUNT_BASE}, is a file, not a folder`,
+      `Move the file aside (mv ${MOUNT_BASE} ${MOUNT_BASE}.bad); the agent reads the media again within a minute. A restart of the node clears it too.`,
+      { cause: e },
+    );
+  }
+}
+
 /**
  * Mounts `device` (holding `fstype`) read-only on a private directory, snapshots it into `toNode`, unmounts at once.
  * `nodeDevice`: the same device as a node path, to tell a pulled stick from a damaged one.
@@ -262,8 +278,7 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
   if (!fstype || !READABLE_FILESYSTEMS.includes(fstype)) {
     throw new MediaError(`uses ${fstype ?? 'an unknown filesystem'}, which is not a filesystem the node reads; use FAT, ext4, ISO 9660 or UDF`, 'Use a stick formatted FAT (vfat) or ext4, or an ISO 9660 or UDF image.');
   }
-  await host.mkdirp(MOUNT_BASE, 0o700);
-  await host.chmod(MOUNT_BASE, 0o700);
+  await mountBaseInPlace(host);
   const mountNode = `${MOUNT_BASE}/media-${(await import('node:crypto')).randomBytes(6).toString('hex')}`;
   await host.mkdirp(mountNode, 0o700);
   const args = ['-o', 'ro,nosuid,nodev,noexec', '-t', fstype, device, host.toolPath(mountNode)];
@@ -313,4 +328,35 @@ export async function dropDirNewestChange(host: Host, dirNode: string): Promise<
   };
   await walk(dirNode, 0);
   return newest;
+}
+
+/**
+ * Files of the drop directory that nothing shows finished: a writer may still append to them after any pause, so on
+ * a node that takes unsigned media (where no signature fails on a prefix) they are not used. A file is shown finished
+ * by a rename after its last write: seen by the agent's watch (`lastEvents`: the last event of each name at the top
+ * of the drop directory while the agent ran), or, for a file already there when the agent started and for a file
+ * in a folder (the watch sees top-level names only), in the inode times: a file renamed in, or a folder renamed in
+ * with it, changed (ctime) after the file's last write (mtime); a write in place moves both together. Linux marks a renamed
+ * inode changed (XFS's xfs_rename: "We always want to hit the ctime on the source inode"; ext4 and tmpfs alike,
+ * measured here), and a copying tool that sets the times at its end (cp -p, scp -p) has finished too. Strictly
+ * later: a rename within the same clock tick as the last write reads as a write in place, and the remedy (rename it
+ * away and back) settles it.
+ */
+export async function dropDirUnfinished(host: Host, dirNode: string, lastEvents: ReadonlyMap<string, WatchEvent>): Promise<string[]> {
+  const unfinished: string[] = [];
+  const walk = async (dir: string, rel: string, depth: number, latestAncestorChange: number): Promise<void> => {
+    if (depth > COPY_LIMITS.maxDepth) return;
+    for (const name of (await host.listDir(dir)).filter((n) => !isPartialCopyName(n))) {
+      const p = path.posix.join(dir, name);
+      const shown = rel === '' ? name : `${rel}/${name}`;
+      const info = await host.stat(p);
+      if (info?.kind === 'directory') await walk(p, shown, depth + 1, Math.max(latestAncestorChange, info.ctimeMs));
+      if (info?.kind !== 'file') continue;
+      const seen = depth === 0 ? lastEvents.get(name) : undefined;
+      const finished = seen !== undefined ? seen === 'rename' : Math.max(info.ctimeMs, latestAncestorChange) > info.mtimeMs;
+      if (!finished) unfinished.push(shown);
+    }
+  };
+  await walk(dirNode, '', 0, 0);
+  return unfinished;
 }

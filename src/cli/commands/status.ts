@@ -1,6 +1,8 @@
 import { readStatus, renderStatus, statusExitCode, statusJson, STATUS_EXIT_PENDING } from '../../engine/status';
 import { JournalUnreadableError } from '../../engine/journal';
-import { DONE_MARKER } from '../../paths';
+import { misplacedFolder } from '../../engine/agent-folders';
+import { DEFAULT_DROP_DIR, DONE_MARKER } from '../../paths';
+import { remedyLines } from '../../util/remedy';
 import { STEPS } from '../../steps/index';
 import { EXIT_FAILURE, boolOpt, type Command } from '../command';
 import { hostFrom, stateDirFrom } from '../common';
@@ -28,6 +30,12 @@ site-config with none found so far, or a run in progress).
   options: { json: { type: 'boolean' }, root: { type: 'string' }, 'state-dir': { type: 'string' } },
   async run(args, io) {
     const host = hostFrom(args, io);
+    // A file where the agent's folders belong stops it before it has a journal: say that, not "the journal is damaged".
+    const misplaced = await misplacedFolder(host, stateDirFrom(args), DEFAULT_DROP_DIR);
+    if (misplaced) {
+      io.err(`sno-reconfigure status: ${misplaced.message}.\n${remedyLines(misplaced.remedy, misplaced.office).join('\n')}\n`);
+      return EXIT_FAILURE;
+    }
     let view;
     try {
       view = await readStatus(host, stateDirFrom(args), DONE_MARKER, STEPS, io.env);

@@ -186,7 +186,7 @@ test('a folder where the journal belongs is moved aside as its copy: a sentence,
 // Issue 36, C2 and C5: a file where the state directory or the drop directory belongs was an "internal error"
 // (EEXIST) at every start; now a sentence and exit 1 (systemd starts the agent again after RestartSec=), and the
 // next start after the file is moved aside goes on.
-test('a file where the state directory or the drop directory belongs: a sentence and exit 1, then a clean start once moved aside', () => {
+test('a file where the state directory or the drop directory belongs: a sentence (journal, console, status) and exit 1, then a clean start once moved aside', () => {
   for (const [dir, said] of [
     [DEFAULT_STATE_DIR, "the agent's state directory /var/lib/sno-reconfigure is a file, not a folder: the agent can keep no record of its work, so it changes nothing"],
     ['/etc/sno-reconfigure/site-config.d', 'the drop directory /etc/sno-reconfigure/site-config.d is a file, not a folder: no site-config can be dropped there, so the agent does not start'],
@@ -199,6 +199,15 @@ test('a file where the state directory or the drop directory belongs: a sentence
       assert.equal(run.code, 1, run.out);
       assert.ok(run.out.includes(said), run.out);
       assert.ok(run.out.includes(`What to do: Move the file aside (mv ${dir} ${dir}.bad)`), run.out);
+      // The technician's two screens say the same (the agent stops before it has a journal).
+      const banner = readFileSync(path.join(root, BANNER_PATH), 'utf8').replace(/\s+/g, ' ');
+      assert.ok(banner.includes(said), banner);
+      assert.ok(banner.includes(`What to do: Move the file aside (mv ${dir} ${dir}.bad)`), banner);
+      const status = cli(['status', '--root', root]);
+      assert.equal(status.code, 1, status.out);
+      assertNoTrace(status.out);
+      assert.ok(status.out.includes(said), status.out);
+      assert.doesNotMatch(status.out, /journal/, 'not "the journal is damaged": a restart does not fix this');
       renameSync(path.join(root, dir), path.join(root, `${dir}.bad`));
       const again = cli(['run', '--root', root, '--once']);
       assert.equal(again.code, 0, again.out);

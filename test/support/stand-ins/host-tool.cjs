@@ -388,6 +388,7 @@ const tools = {
   ip,
   chronyc,
   'node-power-cycle': powerCycle,
+  // agetty and systemd-notify are ./record-only.sh (no Node start per call); kept here for a caller that links this.
   'systemd-notify': () => failIfAsked(),
   agetty: () => failIfAsked(),
 };

@@ -28,6 +28,17 @@ function options(node: ReturnType<typeof createStandInNode>, signal: AbortSignal
 // Deadlines for a loaded machine (a scan turn took seconds at load 20–27): they cost time only when a test fails.
 const LOADED_MACHINE_MS = 5 * 60_000;
 
+/**
+ * The writer contract (docs/site.md): written beside the final name, then renamed in. The pause keeps the rename out
+ * of the write's clock tick (the kernel's file times move in ticks of a few ms; a rename within the same tick reads
+ * as a write in place, which the agent refuses with a remedy: a real writer's mv is a new process, ticks later).
+ */
+function dropIn(drop: string, name: string, content: string): void {
+  writeFileSync(path.join(drop, `${name}.part`), content);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  renameSync(path.join(drop, `${name}.part`), path.join(drop, name));
+}
+
 async function until(what: string, done: () => boolean): Promise<void> {
   const deadline = Date.now() + LOADED_MACHINE_MS;
   while (!done()) {
@@ -75,7 +86,7 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
   try {
     const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
     mkdirSync(drop, { recursive: true });
-    writeFileSync(path.join(drop, 'site-config.yaml'), 'v1');
+    dropIn(drop, 'site-config.yaml', 'v1');
     const offered: string[] = [];
     let turns = 0;
     let turnsAtRefusal = 0;
@@ -89,8 +100,7 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
     await until('two more scans', () => turns >= turnsAtRefusal + 3);
     assert.equal(offered.length, 1, 'refused once, not again while unchanged');
     // The writer contract: written elsewhere, renamed in (a write in place is not taken: see below).
-    writeFileSync(path.join(drop, 'site-config.yaml.part'), 'v2');
-    renameSync(path.join(drop, 'site-config.yaml.part'), path.join(drop, 'site-config.yaml'));
+    dropIn(drop, 'site-config.yaml', 'v2');
     const got = await waiting;
     assert.equal(got?.kind, 'drop-dir');
     assert.equal(offered.length, 2);
@@ -108,7 +118,7 @@ test('a refused drop-directory config held open by a writer for a while, unchang
   try {
     const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
     mkdirSync(drop, { recursive: true });
-    writeFileSync(path.join(drop, 'site-config.yaml'), 'v1');
+    dropIn(drop, 'site-config.yaml', 'v1');
     const offers: Offer[] = [];
     let turns = 0;
     let turnsAtRefusal = 0;
@@ -199,6 +209,82 @@ test('a drop-dir file written in place is never taken, however long its writer s
     renameSync(`${file}.part`, file);
     await waiting;
     assert.deepEqual(offered, ['metadata: {name: a}\nspec: {baseDomain: example.com}\n'], 'only the whole file is offered');
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
+
+// Issue 36: the watch sees only what happens while the agent runs, and only names at the top of the drop directory.
+// A copy written in place before the agent (re)started, or into a folder, is told by the file times: a rename after
+// the last write changes the inode (ctime), a write in place moves mtime with it.
+test('a drop-dir file written in place before the agent started is not taken, however long its writer stalls; renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    const file = path.join(drop, 'site-config.yaml');
+    // The copy began before the agent (re)started: a prefix, closed, the writer stalled.
+    writeFileSync(file, 'metadata: {name: a}\n');
+    const offered: string[] = [];
+    const problems: string[] = [];
+    let turns = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p.message) }, async () => {
+      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8'));
+      return 'accepted';
+    });
+    await until('scans while the writer stalls', () => turns >= 6 || offered.length > 0);
+    assert.deepEqual(offered, [], 'the prefix is never offered');
+    assert.equal(problems.length, 1, problems.join('\n'));
+    assert.match(problems[0]!, /holds site-config\.yaml written in place \(copied straight under the final name\)/);
+    writeFileSync(file, 'metadata: {name: a}\nspec: {baseDomain: example.com}\n');
+    const appendedAt = turns;
+    await until('scans after the append', () => turns >= appendedAt + 4);
+    assert.deepEqual(offered, []);
+    renameSync(file, `${file}.part`);
+    renameSync(`${file}.part`, file);
+    await waiting;
+    assert.deepEqual(offered, ['metadata: {name: a}\nspec: {baseDomain: example.com}\n'], 'only the whole file is offered');
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
+
+test('a file written in place inside a folder of the drop directory is not taken; the folder renamed in (or away and back) is', { timeout: LOADED_MACHINE_MS }, async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    dropIn(drop, 'site-config.yaml', 'spec: {extraManifestFiles: [manifests/]}\n');
+    // A copy straight into a folder, stalled: the folder's own times change when the file is created, not when it is
+    // written to.
+    mkdirSync(path.join(drop, 'manifests'));
+    writeFileSync(path.join(drop, 'manifests', 'extra.yaml'), 'kind: ConfigMap\n');
+    const offered: string[] = [];
+    const problems: { message: string; remedy: string }[] = [];
+    let turns = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p) }, async () => {
+      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/manifests/extra.yaml'), 'utf8'));
+      return 'accepted';
+    });
+    await until('scans while the writer stalls', () => turns >= 6 || offered.length > 0);
+    assert.deepEqual(offered, [], 'the prefix is never offered');
+    assert.equal(problems.length, 1, problems.map((p) => p.message).join('\n'));
+    assert.match(problems[0]!.message, /holds manifests\/extra\.yaml written in place/);
+    assert.match(problems[0]!.remedy, /mv \/etc\/sno-reconfigure\/site-config\.d\/manifests \/etc\/sno-reconfigure\/site-config\.d\/manifests\.part && mv /, 'the remedy renames the folder');
+    writeFileSync(path.join(drop, 'manifests', 'extra.yaml'), 'kind: ConfigMap\nmetadata: {name: x}\n');
+    const appendedAt = turns;
+    await until('scans after the append', () => turns >= appendedAt + 4);
+    assert.deepEqual(offered, []);
+    // The remedy: the folder renamed away and back (a folder written elsewhere and renamed in is the same).
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    renameSync(path.join(drop, 'manifests'), path.join(drop, 'manifests.part'));
+    renameSync(path.join(drop, 'manifests.part'), path.join(drop, 'manifests'));
+    await waiting;
+    assert.deepEqual(offered, ['kind: ConfigMap\nmetadata: {name: x}\n']);
   } finally {
     abort.abort();
     node.cleanup();

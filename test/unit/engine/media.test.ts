@@ -92,6 +92,18 @@ describe('reading the media', () => {
     await assert.rejects(copyFromVolume(host, '/dev/loop0', '/c', 'vfat'), (e: unknown) => e instanceof MediaError && e.message === 'was removed while it was being read (the device disappeared)');
   });
 
+  // Issue 36, C6: a file where the agent's folder for reading media belongs (on /run) was an internal error.
+  test('a file where the folder for reading media belongs: a sentence with the way out, nothing mounted', async () => {
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    mkdirSync(path.join(node.root, 'run'), { recursive: true });
+    writeFileSync(path.join(node.root, 'run/sno-reconfigure'), 'x');
+    await assert.rejects(
+      copyFromVolume(host, '/dev/loop0', '/c', 'vfat'),
+      (e: unknown) => e instanceof MediaError && e.message === "cannot be read: the agent's folder for reading media, /run/sno-reconfigure, is a file, not a folder" && e.remedy.startsWith('Move the file aside (mv /run/sno-reconfigure /run/sno-reconfigure.bad)'),
+    );
+    assert.equal(node.calls('mount').length, 0);
+  });
+
   // Issue 36: image-based media can be accepted on a node that requires signatures only if the signature comes along.
   test("an image-based config ISO is copied with manifest.json's signature, its mirror sets and extra manifests, and nothing else", async () => {
     node.attachVolume('sr0', 'cluster-config', {

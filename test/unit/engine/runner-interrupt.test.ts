@@ -5,7 +5,7 @@
 // steps of this test's own; no bundle, no cluster.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runAgent, EXIT } from '../../../src/engine/runner';
@@ -54,7 +54,10 @@ function node(): { root: string; journal(): JournalData; cleanup(): void } {
     mkdirSync(path.dirname(path.join(root, nodePath)), { recursive: true });
     writeFileSync(path.join(root, nodePath), content);
   };
-  put(`${DEFAULT_DROP_DIR}/site-config.yaml`, SITE_CONFIG);
+  // Renamed in, as the drop directory's writer contract says (a file written in place is not taken: detect.ts).
+  put(`${DEFAULT_DROP_DIR}/site-config.yaml.part`, SITE_CONFIG);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  renameSync(path.join(root, `${DEFAULT_DROP_DIR}/site-config.yaml.part`), path.join(root, `${DEFAULT_DROP_DIR}/site-config.yaml`));
   put(UNSIGNED_MEDIA_FILE, '');
   put('/etc/hostname', 'sno1-node\n');
   return {

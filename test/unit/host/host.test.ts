@@ -21,7 +21,7 @@ test('stat tells files, directories and links apart without following links, and
   writeFileSync(path.join(root, 'a'), 'four');
   mkdirSync(path.join(root, 'd'));
   symlinkSync('/etc/passwd', path.join(root, 'link'));
-  assert.deepEqual({ ...(await host.stat('/a')), mtimeMs: 0, mode: 0 }, { kind: 'file', size: 4, mtimeMs: 0, mode: 0 });
+  assert.deepEqual({ ...(await host.stat('/a')), mtimeMs: 0, ctimeMs: 0, mode: 0 }, { kind: 'file', size: 4, mtimeMs: 0, ctimeMs: 0, mode: 0 });
   assert.equal((await host.stat('/d'))?.kind, 'directory');
   assert.equal((await host.stat('/link'))?.kind, 'symlink');
   assert.equal(await host.readLink('/link'), '/etc/passwd');
