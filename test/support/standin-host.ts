@@ -10,9 +10,9 @@ import { LocalHost } from '../../src/host/host';
 import { KUBELET_HOLD_FILE } from '../../src/paths';
 
 const TOOL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins', 'host-tool.cjs');
-/** Tools that only record their call: a shell script, not a Node start per call (stand-ins/record-only.sh). */
-const RECORD_ONLY_SCRIPT = path.join(path.dirname(TOOL_SCRIPT), 'record-only.sh');
-const RECORD_ONLY_TOOLS = ['agetty', 'systemd-notify'];
+/** The simplest tools are a shell script, not a Node start per call (stand-ins/shell-tools.sh). */
+const SHELL_TOOLS_SCRIPT = path.join(path.dirname(TOOL_SCRIPT), 'shell-tools.sh');
+const SHELL_TOOLS = ['agetty', 'systemd-notify', 'dig', 'getent'];
 export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'dig', 'ip', 'chronyc', 'systemd-notify', 'agetty', 'node-power-cycle'];
 
 /**
@@ -94,8 +94,8 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
   for (const d of [root, bin, standinDir, path.join(standinDir, 'fail'), path.join(standinDir, 'devices'), path.join(standinDir, 'net'), path.join(standinDir, 'nmstate'), path.join(root, 'etc'), path.join(root, 'run')]) mkdirSync(d, { recursive: true });
   writeFileSync(path.join(standinDir, 'net', 'lan.json'), JSON.stringify(opts.lan ?? defaultLan(opts.siteAddress ?? opts.nodeIps?.[0] ?? '192.168.42.10')));
   chmodSync(TOOL_SCRIPT, 0o755);
-  chmodSync(RECORD_ONLY_SCRIPT, 0o755);
-  for (const t of STAND_IN_TOOLS) symlinkSync(RECORD_ONLY_TOOLS.includes(t) ? RECORD_ONLY_SCRIPT : TOOL_SCRIPT, path.join(bin, t));
+  chmodSync(SHELL_TOOLS_SCRIPT, 0o755);
+  for (const t of STAND_IN_TOOLS) symlinkSync(SHELL_TOOLS.includes(t) ? SHELL_TOOLS_SCRIPT : TOOL_SCRIPT, path.join(bin, t));
   writeFileSync(path.join(root, 'etc', 'hostname'), `${opts.nodeName ?? 'sno1-node'}\n`);
   // RHCOS's users: Ignition creates `core` at first boot, its home under /var/home (/home links there), and the
   // MCD keeps the cluster's keys in authorized_keys.d/ignition (RHCOS 9).

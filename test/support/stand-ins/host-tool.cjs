@@ -290,51 +290,6 @@ function ping() {
   process.stdout.write(`PING ${target} 56(84) bytes of data.\n64 bytes from ${target}: icmp_seq=1 ttl=64 time=0.042 ms\n`);
 }
 
-/**
- * The node's resolver: the node-local dnsmasq's `address=/domain/ip` records under $STANDIN_ROOT/etc/dnsmasq.d
- * answer for a name and everything below it (dnsmasq(8) --address); any other name resolves to 192.0.2.10,
- * the site's DNS stand-in.
- */
-function localRecord(name) {
-  const dir = process.env.STANDIN_ROOT ? path.join(process.env.STANDIN_ROOT, 'etc', 'dnsmasq.d') : undefined;
-  if (!dir || !fs.existsSync(dir)) return undefined;
-  let best;
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.conf')).sort()) {
-    for (const line of fs.readFileSync(path.join(dir, file), 'utf8').split('\n')) {
-      const m = /^address=\/([^/]+)\/(\S+)$/.exec(line.trim());
-      if (m && (name === m[1] || name.endsWith(`.${m[1]}`)) && (!best || m[1].length > best.domain.length)) best = { domain: m[1], ip: m[2] };
-    }
-  }
-  return best?.ip;
-}
-
-function getent() {
-  const name = args[1];
-  if (fs.existsSync(p('fail', 'getent')) || fs.existsSync(p('fail', `getent-${name}`))) process.exit(2);
-  const ip = localRecord(name) ?? '192.0.2.10';
-  process.stdout.write(`${ip}      STREAM ${name}\n${ip}      DGRAM\n`);
-}
-
-/**
- * `dig +short @SERVER NAME TYPE`: the site's DNS. It knows the names listed in <standin dir>/site-dns, one
- * "NAME ADDRESS" a line (a test publishes the new names there); anything else gets no answer, as NXDOMAIN
- * prints nothing with +short. No query leaves this machine.
- */
-function dig() {
-  const name = args.find((a) => !a.startsWith('+') && !a.startsWith('@') && a.includes('.'));
-  const type = args[args.length - 1];
-  let text = '';
-  try {
-    text = fs.readFileSync(p('site-dns'), 'utf8');
-  } catch {
-    // no records published
-  }
-  for (const line of text.split('\n')) {
-    const [n, address] = line.trim().split(/\s+/);
-    if (n === name && address && (type === 'AAAA') === address.includes(':')) process.stdout.write(`${address}\n`);
-  }
-}
-
 function ip() {
   const net = require('./network-model.cjs');
   const model = net.load(dir);
@@ -383,14 +338,10 @@ const tools = {
   lsblk,
   blkid,
   ping,
-  getent,
-  dig,
   ip,
   chronyc,
   'node-power-cycle': powerCycle,
-  // agetty and systemd-notify are ./record-only.sh (no Node start per call); kept here for a caller that links this.
-  'systemd-notify': () => failIfAsked(),
-  agetty: () => failIfAsked(),
+  // agetty, systemd-notify, dig and getent: ./shell-tools.sh (no Node start per call).
 };
 const fn = tools[tool];
 if (!fn) {

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The stand-ins for host tools simple enough to need no Node start per call (about 130 ms of CPU a start on the
+# 2-core reference machine; a relocation reloads agetty about sixteen times and asks DNS a few): agetty
+# (`--reload`, at every banner change), systemd-notify (READY=1, STATUS=…, WATCHDOG=1), and the node's resolvers
+# `dig` and `getent`. They keep host-tool.cjs's contract and answers: the call recorded in
+# $STANDIN_DIR/calls.jsonl; a file $STANDIN_DIR/fail/<tool> makes agetty or systemd-notify fail with that file's
+# content, fail/getent or fail/getent-<name> makes getent find nothing.
+set -u
+export LC_ALL=C
+tool=${0##*/}
+if [ -z "${STANDIN_DIR:-}" ]; then
+  printf '%s stand-in: STANDIN_DIR is not set\n' "$tool" >&2
+  exit 99
+fi
+
+# One argument as a JSON string: backslash, quote and every control character escaped.
+json_string() {
+  local s=$1 out='' c i
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  s=${s//$'\n'/\\n}
+  s=${s//$'\r'/\\r}
+  s=${s//$'\t'/\\t}
+  if [[ $s == *[$'\x01'-$'\x1f']* ]]; then
+    for ((i = 0; i < ${#s}; i++)); do
+      c=${s:i:1}
+      if [[ $c == [$'\x01'-$'\x1f'] ]]; then printf -v c '\\u%04x' "'$c"; fi
+      out+=$c
+    done
+    s=$out
+  fi
+  printf '"%s"' "$s"
+}
+
+args=''
+for a in "$@"; do args+=${args:+,}$(json_string "$a"); done
+env='{}'
+if [ -n "${NOTIFY_SOCKET+set}" ]; then env="{\"NOTIFY_SOCKET\":$(json_string "$NOTIFY_SOCKET")}"; fi
+now=${EPOCHREALTIME/./}
+printf '{"tool":%s,"args":[%s],"time":%s,"env":%s}\n' "$(json_string "$tool")" "$args" "${now:0:13}" "$env" >>"$STANDIN_DIR/calls.jsonl"
+
+case $tool in
+  agetty | systemd-notify)
+    if [ -e "$STANDIN_DIR/fail/$tool" ]; then
+      if [ -s "$STANDIN_DIR/fail/$tool" ]; then cat "$STANDIN_DIR/fail/$tool" >&2; else printf '%s : injected failure\n' "$tool" >&2; fi
+      exit 1
+    fi
+    ;;
+  dig)
+    # `dig +short @SERVER NAME TYPE`: the site's DNS. It knows the names listed in $STANDIN_DIR/site-dns, one
+    # "NAME ADDRESS" a line (a test publishes the new names there); anything else gets no answer, as NXDOMAIN
+    # prints nothing with +short. No query leaves this machine.
+    name=''
+    for a in "$@"; do
+      case $a in +* | @*) ;; *.*) if [ -z "$name" ]; then name=$a; fi ;; esac
+    done
+    type=${!#}
+    if [ -r "$STANDIN_DIR/site-dns" ]; then
+      while read -r n address _ || [ -n "${n:-}" ]; do
+        if [ "$n" = "$name" ] && [ -n "${address:-}" ]; then
+          if [ "$type" = AAAA ]; then
+            if [[ $address == *:* ]]; then printf '%s\n' "$address"; fi
+          elif [[ $address != *:* ]]; then
+            printf '%s\n' "$address"
+          fi
+        fi
+        n=''
+      done <"$STANDIN_DIR/site-dns"
+    fi
+    ;;
+  getent)
+    # `getent ahosts NAME`: the node's resolver. The node-local dnsmasq's `address=/domain/ip` records under
+    # $STANDIN_ROOT/etc/dnsmasq.d answer for a name and everything below it, the longest domain first (dnsmasq(8)
+    # --address); any other name resolves to 192.0.2.10, the site's DNS stand-in.
+    name=${2:-}
+    if [ -e "$STANDIN_DIR/fail/getent" ] || [ -e "$STANDIN_DIR/fail/getent-$name" ]; then exit 2; fi
+    ip=192.0.2.10
+    best=''
+    dir=${STANDIN_ROOT:+$STANDIN_ROOT/etc/dnsmasq.d}
+    if [ -n "$dir" ] && [ -d "$dir" ]; then
+      for file in "$dir"/*.conf; do
+        [ -f "$file" ] || continue
+        while read -r line || [ -n "${line:-}" ]; do
+          if [[ $line =~ ^address=/([^/]+)/([^[:space:]]+)$ ]]; then
+            domain=${BASH_REMATCH[1]}
+            if { [ "$name" = "$domain" ] || [[ $name == *".$domain" ]]; } && [ ${#domain} -gt ${#best} ]; then
+              best=$domain
+              ip=${BASH_REMATCH[2]}
+            fi
+          fi
+          line=''
+        done <"$file"
+      done
+    fi
+    printf '%s      STREAM %s\n%s      DGRAM\n' "$ip" "$name" "$ip"
+    ;;
+  *)
+    printf 'unknown stand-in %s\n' "$tool" >&2
+    exit 127
+    ;;
+esac
+exit 0
