@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, utimesS
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { waitForSiteConfig, type Candidate, type Offer } from '../../../src/engine/detect';
+import { waitForSiteConfig, type Candidate, type MediaProblem, type Offer } from '../../../src/engine/detect';
 import { realClock } from '../../../src/engine/clock';
 import { DEFAULT_LABELS } from '../../../src/paths';
 import { createLogger } from '../../../src/log';
@@ -167,129 +167,107 @@ test('--once: one pass, nothing found, returns undefined; a file still being wri
   }
 });
 
-// Issue 36, finding 7: a file written in place, closed, stalled longer than any quiet period and appended was taken
-// as its prefix. Written in place it is never taken (on a node that takes unsigned media), whatever the stall;
-// renamed in it is.
-test('a drop-dir file written in place is never taken, however long its writer stalls; renamed in, it is; *.part and dotfiles are not looked at', { timeout: LOADED_MACHINE_MS }, async () => {
+interface InPlaceCopy {
+  /** What is in the drop directory before the agent starts, besides the copy. */
+  before?: (drop: string) => void;
+  /** The file the copy writes in place, relative to the drop directory, and whether it began before the agent started. */
+  file: string;
+  beganBeforeStart: boolean;
+  /** Once the agent waits, before the copy writes (when it began after the start). */
+  whileWaiting?: (drop: string, turns: () => number, offered: string[]) => Promise<void>;
+  /** The name at the top of the drop directory the remedy renames away and back. */
+  renamed: string;
+  said: RegExp;
+  remedy?: RegExp;
+}
+
+/**
+ * A copy written in place: a prefix, closed, a stall far past the quiet period, then the rest appended. Never offered
+ * whatever the stall, said once with its remedy; renamed away and back (the remedy), offered whole.
+ */
+async function inPlaceCopyIsNeverTaken(c: InPlaceCopy): Promise<void> {
   const node = createStandInNode();
   const abort = new AbortController();
-  const logs: string[] = [];
   try {
     const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
-    mkdirSync(drop, { recursive: true });
-    const file = path.join(drop, 'site-config.yaml');
-    // A copy in progress under a temporary name, and an editor's swap file: nothing to take yet.
-    writeFileSync(path.join(drop, 'site-config.yaml.part'), 'apiVersion: sno-reconfigure.io/v1\n');
-    writeFileSync(path.join(drop, '.site-config.yaml.swp'), 'x');
-    const past = new Date(Date.now() - 60_000);
-    for (const f of ['site-config.yaml.part', '.site-config.yaml.swp']) utimesSync(path.join(drop, f), past, past);
+    const file = path.join(drop, c.file);
+    mkdirSync(path.dirname(file), { recursive: true });
+    c.before?.(drop);
+    const prefix = 'metadata: {name: a}\n';
+    const whole = 'metadata: {name: a}\nspec: {baseDomain: example.com}\n';
+    if (c.beganBeforeStart) writeFileSync(file, prefix);
     const offered: string[] = [];
-    const problems: string[] = [];
+    const problems: MediaProblem[] = [];
     let turns = 0;
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, logs), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p.message) }, async (_c, copy) => {
-      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8'));
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p) }, async (_c, copy) => {
+      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate', c.file), 'utf8'));
       return copy.files > 0 ? 'accepted' : 'refused';
     });
-    await until('two scans', () => turns >= 2);
-    assert.deepEqual(offered, [], 'a .part file and a dotfile are not a site-config');
-    // The copy writes a prefix that is valid YAML on its own, closes the file and stalls far past the quiet period…
-    writeFileSync(file, 'metadata: {name: a}\n');
+    await c.whileWaiting?.(drop, () => turns, offered);
+    if (!c.beganBeforeStart) writeFileSync(file, prefix);
     const stalledFrom = turns;
-    await until('scans while the writer stalls', () => turns >= stalledFrom + 6);
+    await until('scans while the writer stalls', () => turns >= stalledFrom + 6 || offered.length > 0);
     assert.deepEqual(offered, [], 'the prefix is never offered');
-    assert.equal(problems.length, 1, problems.join('\n'));
-    assert.match(problems[0]!, /^the drop directory \/etc\/sno-reconfigure\/site-config\.d holds site-config\.yaml written in place \(copied straight under the final name\), so the agent cannot tell whether the copy has finished; it is not used$/);
+    assert.equal(problems.length, 1, problems.map((p) => p.message).join('\n'));
+    assert.match(problems[0]!.message, c.said);
+    if (c.remedy) assert.match(problems[0]!.remedy, c.remedy);
     // …then appends the rest: still written in place, still not taken.
-    writeFileSync(file, 'metadata: {name: a}\nspec: {baseDomain: example.com}\n');
+    writeFileSync(file, whole);
     const appendedAt = turns;
-    await until('scans after the append', () => turns >= appendedAt + 4);
+    await until('scans after the append', () => turns >= appendedAt + 4 || offered.length > 0);
     assert.deepEqual(offered, []);
-    // Renamed away and back (the remedy): complete by the writer contract, offered whole.
-    renameSync(file, `${file}.part`);
-    renameSync(`${file}.part`, file);
+    // Renamed away and back (the remedy): finished by the writer contract, offered whole. The pause keeps the rename
+    // out of the append's clock tick (dropIn).
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    renameSync(path.join(drop, c.renamed), path.join(drop, `${c.renamed}.part`));
+    renameSync(path.join(drop, `${c.renamed}.part`), path.join(drop, c.renamed));
     await waiting;
-    assert.deepEqual(offered, ['metadata: {name: a}\nspec: {baseDomain: example.com}\n'], 'only the whole file is offered');
+    assert.deepEqual(offered, [whole], 'only the whole file is offered');
   } finally {
     abort.abort();
     node.cleanup();
   }
-});
+}
+
+// Issue 36, finding 7: a file written in place, closed, stalled longer than any quiet period and appended was taken
+// as its prefix. Written in place it is never taken (on a node that takes unsigned media), whatever the stall;
+// renamed in it is.
+test('a drop-dir file written in place is never taken, however long its writer stalls; renamed in, it is; *.part and dotfiles are not looked at', { timeout: LOADED_MACHINE_MS }, () =>
+  inPlaceCopyIsNeverTaken({
+    // A copy in progress under a temporary name, and an editor's swap file: nothing to take yet.
+    before: (drop) => {
+      writeFileSync(path.join(drop, 'site-config.yaml.part'), 'apiVersion: sno-reconfigure.io/v1\n');
+      writeFileSync(path.join(drop, '.site-config.yaml.swp'), 'x');
+      const past = new Date(Date.now() - 60_000);
+      for (const f of ['site-config.yaml.part', '.site-config.yaml.swp']) utimesSync(path.join(drop, f), past, past);
+    },
+    whileWaiting: async (_drop, turns, offered) => {
+      await until('two scans', () => turns() >= 2);
+      assert.deepEqual(offered, [], 'a .part file and a dotfile are not a site-config');
+    },
+    file: 'site-config.yaml',
+    beganBeforeStart: false,
+    renamed: 'site-config.yaml',
+    said: /^the drop directory \/etc\/sno-reconfigure\/site-config\.d holds site-config\.yaml written in place \(copied straight under the final name\), so the agent cannot tell whether the copy has finished; it is not used$/,
+  }));
 
 // Issue 36: the watch sees only what happens while the agent runs, and only names at the top of the drop directory.
 // A copy written in place before the agent (re)started, or into a folder, is told by the file times: a rename after
 // the last write changes the inode (ctime), a write in place moves mtime with it.
-test('a drop-dir file written in place before the agent started is not taken, however long its writer stalls; renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, async () => {
-  const node = createStandInNode();
-  const abort = new AbortController();
-  try {
-    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
-    mkdirSync(drop, { recursive: true });
-    const file = path.join(drop, 'site-config.yaml');
-    // The copy began before the agent (re)started: a prefix, closed, the writer stalled.
-    writeFileSync(file, 'metadata: {name: a}\n');
-    const offered: string[] = [];
-    const problems: string[] = [];
-    let turns = 0;
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p.message) }, async () => {
-      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8'));
-      return 'accepted';
-    });
-    await until('scans while the writer stalls', () => turns >= 6 || offered.length > 0);
-    assert.deepEqual(offered, [], 'the prefix is never offered');
-    assert.equal(problems.length, 1, problems.join('\n'));
-    assert.match(problems[0]!, /holds site-config\.yaml written in place \(copied straight under the final name\)/);
-    writeFileSync(file, 'metadata: {name: a}\nspec: {baseDomain: example.com}\n');
-    const appendedAt = turns;
-    await until('scans after the append', () => turns >= appendedAt + 4);
-    assert.deepEqual(offered, []);
-    renameSync(file, `${file}.part`);
-    renameSync(`${file}.part`, file);
-    await waiting;
-    assert.deepEqual(offered, ['metadata: {name: a}\nspec: {baseDomain: example.com}\n'], 'only the whole file is offered');
-  } finally {
-    abort.abort();
-    node.cleanup();
-  }
-});
+test('a drop-dir file written in place before the agent started is not taken, however long its writer stalls; renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, () =>
+  inPlaceCopyIsNeverTaken({ file: 'site-config.yaml', beganBeforeStart: true, renamed: 'site-config.yaml', said: /holds site-config\.yaml written in place \(copied straight under the final name\)/ }));
 
-test('a file written in place inside a folder of the drop directory is not taken; the folder renamed in (or away and back) is', { timeout: LOADED_MACHINE_MS }, async () => {
-  const node = createStandInNode();
-  const abort = new AbortController();
-  try {
-    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
-    mkdirSync(drop, { recursive: true });
-    dropIn(drop, 'site-config.yaml', 'spec: {extraManifestFiles: [manifests/]}\n');
-    // A copy straight into a folder, stalled: the folder's own times change when the file is created, not when it is
-    // written to.
-    mkdirSync(path.join(drop, 'manifests'));
-    writeFileSync(path.join(drop, 'manifests', 'extra.yaml'), 'kind: ConfigMap\n');
-    const offered: string[] = [];
-    const problems: { message: string; remedy: string }[] = [];
-    let turns = 0;
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p) }, async () => {
-      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/manifests/extra.yaml'), 'utf8'));
-      return 'accepted';
-    });
-    await until('scans while the writer stalls', () => turns >= 6 || offered.length > 0);
-    assert.deepEqual(offered, [], 'the prefix is never offered');
-    assert.equal(problems.length, 1, problems.map((p) => p.message).join('\n'));
-    assert.match(problems[0]!.message, /holds manifests\/extra\.yaml written in place/);
-    assert.match(problems[0]!.remedy, /mv \/etc\/sno-reconfigure\/site-config\.d\/manifests \/etc\/sno-reconfigure\/site-config\.d\/manifests\.part && mv /, 'the remedy renames the folder');
-    writeFileSync(path.join(drop, 'manifests', 'extra.yaml'), 'kind: ConfigMap\nmetadata: {name: x}\n');
-    const appendedAt = turns;
-    await until('scans after the append', () => turns >= appendedAt + 4);
-    assert.deepEqual(offered, []);
-    // The remedy: the folder renamed away and back (a folder written elsewhere and renamed in is the same).
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-    renameSync(path.join(drop, 'manifests'), path.join(drop, 'manifests.part'));
-    renameSync(path.join(drop, 'manifests.part'), path.join(drop, 'manifests'));
-    await waiting;
-    assert.deepEqual(offered, ['kind: ConfigMap\nmetadata: {name: x}\n']);
-  } finally {
-    abort.abort();
-    node.cleanup();
-  }
-});
+test('a file written in place inside a folder of the drop directory is not taken; the folder renamed in (or away and back) is', { timeout: LOADED_MACHINE_MS }, () =>
+  inPlaceCopyIsNeverTaken({
+    // The config renamed in; its manifests copied straight into a folder: the folder's own times change when the file
+    // is created, not when it is written to.
+    before: (drop) => dropIn(drop, 'site-config.yaml', 'spec: {extraManifestFiles: [manifests/]}\n'),
+    file: 'manifests/extra.yaml',
+    beganBeforeStart: true,
+    renamed: 'manifests',
+    said: /holds manifests\/extra\.yaml written in place/,
+    remedy: /mv \/etc\/sno-reconfigure\/site-config\.d\/manifests \/etc\/sno-reconfigure\/site-config\.d\/manifests\.part && mv /,
+  }));
 
 test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
