@@ -15,6 +15,7 @@
 // all find their change in place, leaves the pool alone (two writes to the pool for nothing, issue 37). What each
 // step will write is what its own plan says, read before the first of them writes.
 import { R } from '../cluster/resources';
+import { rideOutApiOutages } from '../cluster/retry';
 import type { ClusterClient } from '../cluster/types';
 import type { Change, Step, StepContext } from '../engine/step';
 import type { ResolvedSiteConfig } from '../siteconfig/types';
@@ -106,8 +107,14 @@ export const poolHoldStep: Step = resilient({
   resume: async (ctx) => {
     if (!ctx.facts.poolReleased && writesPoolInputs(ctx.site.resolved) && (await willWritePoolInputs(ctx))) await hold(ctx);
   },
+  // A pool left paused blocks certificate rotation, and after a refusal the agent may wait days for new media: a
+  // brief API outage at the failure (a run failed on the API, or a loaded node) is ridden out as the steps do.
   onRunFailed: async (ctx) => {
-    await release(ctx).catch((e: unknown) => ctx.log.warn({ err: (e as Error).message }, `the machine-config pool ${MASTER_POOL} could not be unpaused after the failure; it is unpaused when the run is tried again`));
+    await rideOutApiOutages(() => release(ctx), {
+      timer: ctx.clock,
+      signal: ctx.signal,
+      onRetry: (err, delayMs) => ctx.log.warn({ err: (err as Error).message, retryInMs: delayMs }, `the machine-config pool ${MASTER_POOL} could not be unpaused yet; trying again`),
+    }).catch((e: unknown) => ctx.log.warn({ err: (e as Error).message }, `the machine-config pool ${MASTER_POOL} could not be unpaused after the failure; it is unpaused when the run is tried again`));
   },
 });
 

@@ -152,7 +152,7 @@ test('a kind this cluster does not serve refuses the site-config before the firs
     assert.equal(existsSync(path.join(s.node.root, 'etc/sno-reconfigure/done')), false);
     // The run paused the pool before the pull secret (pool-hold); a refused run must not leave it paused.
     const pool = s.sim.store.get(R.machineConfigPools, 'master') as { spec: { paused?: boolean }; metadata: { annotations?: Record<string, string> } };
-    assert.notEqual(pool.spec.paused, true, 'the pool is unpaused after the refusal');
+    assert.notEqual(pool.spec.paused, true, `the pool is unpaused after the refusal\n${res.stdout.slice(-6000)}`);
     assert.equal(pool.metadata.annotations?.['sno-reconfigure.io/paused-by-agent'], undefined);
     assert.match(res.stdout, /machine-config pool master paused/);
   } finally {
