@@ -23,6 +23,7 @@
 import * as z from 'zod/mini';
 import { parseDuration } from './duration';
 import { dns1123LabelProblem, dns1123SubdomainProblem, hostnameProblem, ipFamilyWithZone, isMacAddress, repositoryProblem } from './net';
+import { placeholderSerial, placeholderUuid } from './placeholders';
 import { sshPublicKeyProblem } from './ssh-keys';
 import { noProxyEntryProblem, proxyUrlProblem } from './proxy-urls';
 import { controlCharIndex, formatPath, listForHumans, type PathSegment } from './problems';
@@ -76,9 +77,10 @@ export const durationSchema = ruled((s) => {
   return undefined;
 });
 
+const PLACEHOLDER = 'is a firmware default, not a machine\'s own: every machine shipped with it would match; bind the config with another field (systemUUID, serialNumber or macAddress) that names this machine alone';
 const matchFieldsSchema = z.strictObject({
-  systemUUID: z.optional(ruled((s) => (UUID.test(s.trim()) ? undefined : 'must be a UUID like 4c4c4544-0042-3510-8052-b4c04f333231 (/sys/class/dmi/id/product_uuid)'))),
-  serialNumber: z.optional(ruled((s) => (s.trim() === '' ? 'must not be empty' : s.length > 255 ? 'is too long' : undefined))),
+  systemUUID: z.optional(ruled((s) => (!UUID.test(s.trim()) ? 'must be a UUID like 4c4c4544-0042-3510-8052-b4c04f333231 (/sys/class/dmi/id/product_uuid)' : placeholderUuid(s) ? `'${s.trim()}' ${PLACEHOLDER}` : undefined))),
+  serialNumber: z.optional(ruled((s) => (s.trim() === '' ? 'must not be empty' : s.length > 255 ? 'is too long' : placeholderSerial(s) ? `'${s.trim()}' ${PLACEHOLDER}` : undefined))),
   macAddress: z.optional(ruled((s) => (isMacAddress(s.trim()) ? undefined : "must be a MAC address like '52:54:00:12:34:56'"))),
 });
 

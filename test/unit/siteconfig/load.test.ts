@@ -137,3 +137,28 @@ test('a location that does not exist', async () => {
   const missing = path.join(await tempDir(), 'nope');
   assert.deepEqual(await loadSiteConfig(missing, { host: new LocalHost({ root: '/' }) }), { status: 'invalid', errors: [{ path: missing, message: 'does not exist' }], warnings: [] });
 });
+
+// Issue 36 (weak, reported by the hostile test): a config bound to a firmware default was taken by every machine
+// carrying the same default. Bound that way it is refused, on a machine with that very default too.
+test('spec.match naming a firmware default (serial or system UUID) is refused, even on a machine that carries it', async () => {
+  for (const [field, value] of [
+    ['serialNumber', 'To Be Filled By O.E.M.'],
+    ['serialNumber', 'Default string'],
+    ['serialNumber', '0000000000'],
+    ['systemUUID', '03000200-0400-0500-0006-000700080009'],
+    ['systemUUID', '00000000-0000-0000-0000-000000000000'],
+  ] as const) {
+    // The machine carries that very default.
+    const machine = { [field]: value, macAddresses: [] as string[] };
+    const dir = await tempDir();
+    await fs.writeFile(path.join(dir, 'site-config.yaml'), `apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: x}\nspec:\n  match: {${field}: '${value}'}\n  baseDomain: store42.example.com\n`);
+    const result = await loadSiteConfig(dir, { host: new LocalHost({ root: dir }), identity: machine });
+    assert.equal(result.status, 'invalid', `${field} ${value}: ${JSON.stringify(result)}`);
+    const errors = result.status === 'invalid' ? result.errors : [];
+    assert.ok(errors.some((e) => e.path === `spec.match.${field}` && e.message.startsWith(`'${value}' is a firmware default, not a machine's own: every machine shipped with it would match`)), JSON.stringify(errors));
+  }
+  // A real serial that merely contains a default's words is a serial.
+  const dir = await tempDir();
+  await fs.writeFile(path.join(dir, 'site-config.yaml'), "apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: x}\nspec:\n  match: {serialNumber: 'CZ2042XYZ'}\n  baseDomain: store42.example.com\n");
+  assert.equal((await loadSiteConfig(dir, { host: new LocalHost({ root: dir }), identity: { serialNumber: 'CZ2042XYZ', macAddresses: [] } })).status, 'valid');
+});
