@@ -337,8 +337,8 @@ export async function dropDirNewestChange(host: Host, dirNode: string): Promise<
  * of the drop directory while the agent ran), or, for a file already there when the agent started and for a file
  * in a folder (the watch sees top-level names only), in the inode times: a file renamed in, or a folder renamed in
  * with it, changed (ctime) after the file's last write (mtime); a write in place moves both together. Linux marks a renamed
- * inode changed (XFS's xfs_rename: "We always want to hit the ctime on the source inode"; ext4 and tmpfs alike,
- * measured here), and a copying tool that sets the times at its end (cp -p, scp -p) has finished too. Strictly
+ * inode changed (XFS's xfs_rename: "We always want to hit the ctime on the source inode"; measured here on XFS,
+ * ext4 and tmpfs: a file renamed after its last write, or one in a folder renamed since, has ctime > mtime), and a copying tool that sets the times at its end (cp -p, scp -p) has finished too. Strictly
  * later: a rename within the same clock tick as the last write reads as a write in place, and the remedy (rename it
  * away and back) settles it.
  */
