@@ -12,7 +12,7 @@ import { KUBELET_HOLD_FILE } from '../../src/paths';
 const TOOL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins', 'host-tool.cjs');
 /** The simplest tools are a shell script, not a Node start per call (stand-ins/shell-tools.sh). */
 const SHELL_TOOLS_SCRIPT = path.join(path.dirname(TOOL_SCRIPT), 'shell-tools.sh');
-const SHELL_TOOLS = ['agetty', 'systemd-notify', 'dig', 'getent'];
+const SHELL_TOOLS = ['agetty', 'systemd-notify', 'dig', 'getent', 'lsblk', 'blkid'];
 export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'dig', 'ip', 'chronyc', 'systemd-notify', 'agetty', 'node-power-cycle'];
 
 /**

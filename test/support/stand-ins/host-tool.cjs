@@ -8,7 +8,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 const http = require('node:http');
 
-const tool = path.basename(process.argv[1]);
+// STANDIN_TOOL_NAME: shell-tools.sh hands a call it leaves to this script on under the tool's own name.
+const tool = process.env.STANDIN_TOOL_NAME ?? path.basename(process.argv[1]);
 const args = process.argv.slice(2);
 const dir = process.env.STANDIN_DIR;
 if (!dir) {
@@ -341,7 +342,7 @@ const tools = {
   ip,
   chronyc,
   'node-power-cycle': powerCycle,
-  // agetty, systemd-notify, dig and getent: ./shell-tools.sh (no Node start per call).
+  // agetty, systemd-notify, dig, getent, and lsblk and blkid but for labels beyond ASCII: ./shell-tools.sh.
 };
 const fn = tools[tool];
 if (!fn) {

@@ -2,7 +2,8 @@
 # The stand-ins for host tools simple enough to need no Node start per call (about 130 ms of CPU a start on the
 # 2-core reference machine; a relocation reloads agetty about sixteen times and asks DNS a few): agetty
 # (`--reload`, at every banner change), systemd-notify (READY=1, STATUS=…, WATCHDOG=1), and the node's resolvers
-# `dig` and `getent`. They keep host-tool.cjs's contract and answers: the call recorded in
+# `dig` and `getent`, and `lsblk` and `blkid` over the stand-in volumes. They keep host-tool.cjs's contract and
+# answers: the call recorded in
 # $STANDIN_DIR/calls.jsonl; a file $STANDIN_DIR/fail/<tool> makes agetty or systemd-notify fail with that file's
 # content, fail/getent or fail/getent-<name> makes getent find nothing.
 set -u
@@ -30,6 +31,30 @@ json_string() {
     s=$out
   fi
   printf '"%s"' "$s"
+}
+
+# The volumes of $STANDIN_DIR/devices (as host-tool.cjs lists them: folders, in byte order, each with <name>.label
+# and <name>.fstype beside it). A label with bytes beyond printable ASCII goes to host-tool.cjs, whose trim and JSON
+# are JavaScript's (a hostile label's Unicode spaces and escapes), so both answer alike.
+devices=()
+if [ "$tool" = lsblk ] || [ "$tool" = blkid ]; then
+  for d in "$STANDIN_DIR"/devices/*/; do
+    [ -d "$d" ] || continue
+    d=${d%/}
+    devices+=("${d##*/}")
+    if [ -f "$d.label" ] && LC_ALL=C grep -q '[^ -~]' "$d.label"; then
+      STANDIN_TOOL_NAME=$tool exec node "$(dirname "$(readlink -f "$0")")/host-tool.cjs" "$@"
+    fi
+  done
+fi
+
+# A value of a device's file, with blanks trimmed at both ends (printable ASCII: see above).
+trimmed() {
+  local v
+  v=$(cat -- "$1") || v=''
+  v=${v#"${v%%[![:space:]]*}"}
+  v=${v%"${v##*[![:space:]]}"}
+  printf '%s' "$v"
 }
 
 args=''
@@ -93,6 +118,43 @@ case $tool in
       done
     fi
     printf '%s      STREAM %s\n%s      DGRAM\n' "$ip" "$name" "$ip"
+    ;;
+  lsblk | blkid)
+    if [ -e "$STANDIN_DIR/fail/$tool" ]; then
+      if [ -s "$STANDIN_DIR/fail/$tool" ]; then cat "$STANDIN_DIR/fail/$tool" >&2; else printf '%s : injected failure\n' "$tool" >&2; fi
+      exit 1
+    fi
+    # Without udev (as on these dev machines) lsblk shows no labels; $STANDIN_DIR/udev turns them on.
+    udev=false
+    if [ -e "$STANDIN_DIR/udev" ]; then udev=true; fi
+    rows=()
+    blocks=()
+    for name in "${devices[@]}"; do
+      base=$STANDIN_DIR/devices/$name
+      label=''
+      has_label=false
+      if [ -f "$base.label" ]; then label=$(trimmed "$base.label"); has_label=true; fi
+      fstype=vfat
+      if [ -f "$base.fstype" ]; then fstype=$(trimmed "$base.fstype"); fi
+      if [ "$tool" = lsblk ]; then
+        if $udev; then
+          if $has_label; then l=$(json_string "$label"); else l=null; fi
+          rows+=("{\"name\":$(json_string "$name"),\"label\":$l,\"fstype\":$(json_string "$fstype"),\"path\":$(json_string "/dev/$name"),\"uuid\":$(json_string "UUID-$name")}")
+        else
+          rows+=("{\"name\":$(json_string "$name"),\"label\":null,\"fstype\":null,\"path\":$(json_string "/dev/$name"),\"uuid\":null}")
+        fi
+      elif [ -n "$label" ]; then
+        blocks+=("DEVNAME=/dev/$name"$'\n'"LABEL=$label"$'\n'"UUID=UUID-$name"$'\n'"TYPE=$fstype")
+      fi
+    done
+    if [ "$tool" = lsblk ]; then
+      (IFS=,; printf '{"blockdevices":[%s]}' "${rows[*]}")
+    else
+      if [ ${#blocks[@]} -eq 0 ]; then exit 2; fi
+      out=''
+      for b in "${blocks[@]}"; do out+=${out:+$'\n\n'}$b; done
+      printf '%s\n' "$out"
+    fi
     ;;
   *)
     printf 'unknown stand-in %s\n' "$tool" >&2

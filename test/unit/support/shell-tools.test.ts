@@ -56,3 +56,32 @@ test("dig answers from the site's published names, A or AAAA; getent from the no
     node.cleanup();
   }
 });
+
+test('lsblk and blkid list the attached volumes as host-tool.cjs did: labels only with udev, a hostile label handed to it', () => {
+  const node = createStandInNode();
+  try {
+    node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    node.attachVolume('sr0', ' RELOCATION-CONFIG \n', { 'site-config.yaml': 'x' });
+    writeFileSync(path.join(node.standinDir, 'devices', 'sr0.fstype'), 'iso9660\n');
+    assert.deepEqual(JSON.parse(call(node, 'lsblk', ['--json']).out), {
+      blockdevices: [
+        { name: 'sdb1', label: null, fstype: null, path: '/dev/sdb1', uuid: null },
+        { name: 'sr0', label: null, fstype: null, path: '/dev/sr0', uuid: null },
+      ],
+    });
+    writeFileSync(path.join(node.standinDir, 'udev'), '');
+    assert.deepEqual(JSON.parse(call(node, 'lsblk', ['--json']).out).blockdevices.map((d: { label: string; fstype: string }) => [d.label, d.fstype]), [['SITE-CONFIG', 'vfat'], ['RELOCATION-CONFIG', 'iso9660']]);
+    assert.equal(call(node, 'blkid', ['-o', 'export']).out, 'DEVNAME=/dev/sdb1\nLABEL=SITE-CONFIG\nUUID=UUID-sdb1\nTYPE=vfat\n\nDEVNAME=/dev/sr0\nLABEL=RELOCATION-CONFIG\nUUID=UUID-sr0\nTYPE=iso9660\n');
+    // A label with a quote and a backslash stays one JSON string; one beyond ASCII (a right-to-left override, U+2028)
+    // is answered by host-tool.cjs, trimmed and escaped by JavaScript, and still recorded once.
+    node.attachVolume('loop0', 'a"b\\c', { 'site-config.yaml': 'x' });
+    assert.equal(JSON.parse(call(node, 'lsblk', ['--json']).out).blockdevices[0].label, 'a"b\\c');
+    node.attachVolume('loop0', 'c\u202etxt\u2028 ', { 'site-config.yaml': 'x' });
+    assert.equal(JSON.parse(call(node, 'lsblk', ['--json']).out).blockdevices[0].label, 'c\u202etxt');
+    assert.equal(node.calls('lsblk').length, 4);
+    for (const name of ['loop0', 'sdb1', 'sr0']) node.detachVolume(name);
+    assert.deepEqual(call(node, 'blkid', ['-o', 'export']), { code: 2, out: '', err: '' });
+  } finally {
+    node.cleanup();
+  }
+});
