@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The stand-ins for host tools simple enough to need no Node start per call (about 130 ms of CPU a start on the
-# 2-core reference machine; a relocation reloads agetty about sixteen times and asks DNS a few): agetty
-# (`--reload`, at every banner change), systemd-notify (READY=1, STATUS=…, WATCHDOG=1), and the node's resolvers
-# `dig` and `getent`, and `lsblk` and `blkid` over the stand-in volumes. They keep host-tool.cjs's contract and
-# answers: the call recorded in
-# $STANDIN_DIR/calls.jsonl; a file $STANDIN_DIR/fail/<tool> makes agetty or systemd-notify fail with that file's
-# content, fail/getent or fail/getent-<name> makes getent find nothing.
+# 2-core reference machine; a relocation reloads agetty about sixteen times, asks DNS a few and looks for media at
+# every scan): agetty (`--reload`, at every banner change), systemd-notify (READY=1, STATUS=…, WATCHDOG=1), the
+# node's resolvers `dig` and `getent`, and `lsblk` and `blkid` over the stand-in volumes. They keep host-tool.cjs's
+# contract and answers: the call recorded in $STANDIN_DIR/calls.jsonl; a file $STANDIN_DIR/fail/<tool> makes agetty,
+# systemd-notify, lsblk or blkid fail with that file's content, fail/getent or fail/getent-<name> makes getent find
+# nothing.
 set -u
 export LC_ALL=C
 tool=${0##*/}
