@@ -2,7 +2,7 @@
 // the place of either (issue 36, C2 and C5) stops the agent before it has a journal, so the sentence that says so
 // is made here once, for the run (journal line and console banner) and for `status`, which would otherwise find
 // only an unreadable journal and promise that a restart fixes it.
-import type { Host } from '../host/host';
+import { fileWhereFolderBelongs, type Host } from '../host/host';
 import { writeBanner } from '../host/banner';
 import type { Logger } from '../log';
 import { remedyLines } from '../util/remedy';
@@ -53,8 +53,7 @@ export async function agentFoldersInPlace(host: Host, log: Logger, stateDir: str
     try {
       await host.mkdirp(f.dir, 0o700);
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'EEXIST' && code !== 'ENOTDIR') throw e;
+      if (!fileWhereFolderBelongs(e)) throw e;
       const problem = notAFolder(f);
       log.error({ path: f.dir, remedy: problem.remedy, office: problem.office }, problem.message);
       // Best effort: the banner's own folder may be the trouble too.

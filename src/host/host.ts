@@ -93,6 +93,12 @@ export interface Host {
 
 export type WatchEvent = 'change' | 'rename';
 
+/** A mkdirp that failed because a file (not a folder) stands at the path or on the way to it. */
+export function fileWhereFolderBelongs(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === 'EEXIST' || code === 'ENOTDIR';
+}
+
 export interface LocalHostOptions {
   root?: string;
   /**

@@ -3,7 +3,7 @@
 // run from it). A copy of a directory (the drop directory) goes through the same limits.
 import * as path from 'node:path';
 import { CommandError } from '../host/command-error';
-import type { Host, PathInfo, WatchEvent } from '../host/host';
+import { fileWhereFolderBelongs, type Host, type PathInfo, type WatchEvent } from '../host/host';
 import { MANIFEST_FILE, MAX_DEPTH, MULTI_DIR, SEALED_SUFFIX, SEED_RECONFIGURATION_FILE, SITE_CONFIG_NAMES } from './media-names';
 
 /**
@@ -259,8 +259,7 @@ async function mountBaseInPlace(host: Host): Promise<void> {
     await host.mkdirp(MOUNT_BASE, 0o700);
     await host.chmod(MOUNT_BASE, 0o700);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw e;
+    if (!fileWhereFolderBelongs(e)) throw e;
     throw new MediaError(
       `cannot be read: the agent's folder for reading media, ${MOUNT_BASE}, is a file, not a folder`,
       `Move the file aside (mv ${MOUNT_BASE} ${MOUNT_BASE}.bad); the agent reads the media again within a minute. A restart of the node clears it too.`,
@@ -314,19 +313,30 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
   return newest > 0 && now - newest >= stableMs && (await host.openForWriting(dirNode)).length === 0;
 }
 
-/** The latest mtime of the files the drop directory offers (0 when none): a change after it was read means a writer is still at work. */
-export async function dropDirNewestChange(host: Host, dirNode: string): Promise<number> {
-  let newest = 0;
-  const walk = async (dir: string, depth: number): Promise<void> => {
+/**
+ * Every file the drop directory offers (partial copies and dotfiles left out, no deeper than a copy goes): its path
+ * under the drop directory, what stat says, and the latest change (ctime) of the folders above it there.
+ */
+async function eachDropDirFile(host: Host, dirNode: string, visit: (rel: string, info: PathInfo, foldersChangedMs: number) => void): Promise<void> {
+  const walk = async (dir: string, rel: string, depth: number, foldersChangedMs: number): Promise<void> => {
     if (depth > COPY_LIMITS.maxDepth) return;
     for (const name of (await host.listDir(dir)).filter((n) => !isPartialCopyName(n))) {
       const p = path.posix.join(dir, name);
+      const shown = rel === '' ? name : `${rel}/${name}`;
       const info = await host.stat(p);
-      if (info?.kind === 'directory') await walk(p, depth + 1);
-      else if (info?.kind === 'file') newest = Math.max(newest, info.mtimeMs);
+      if (info?.kind === 'directory') await walk(p, shown, depth + 1, Math.max(foldersChangedMs, info.ctimeMs));
+      else if (info?.kind === 'file') visit(shown, info, foldersChangedMs);
     }
   };
-  await walk(dirNode, 0);
+  await walk(dirNode, '', 0, 0);
+}
+
+/** The latest mtime of the files the drop directory offers (0 when none): a change after it was read means a writer is still at work. */
+export async function dropDirNewestChange(host: Host, dirNode: string): Promise<number> {
+  let newest = 0;
+  await eachDropDirFile(host, dirNode, (_rel, info) => {
+    newest = Math.max(newest, info.mtimeMs);
+  });
   return newest;
 }
 
@@ -334,29 +344,20 @@ export async function dropDirNewestChange(host: Host, dirNode: string): Promise<
  * Files of the drop directory that nothing shows finished: a writer may still append to them after any pause, so on
  * a node that takes unsigned media (where no signature fails on a prefix) they are not used. A file is shown finished
  * by a rename after its last write: seen by the agent's watch (`lastEvents`: the last event of each name at the top
- * of the drop directory while the agent ran), or, for a file already there when the agent started and for a file
- * in a folder (the watch sees top-level names only), in the inode times: a file renamed in, or a folder renamed in
- * with it, changed (ctime) after the file's last write (mtime); a write in place moves both together. Linux marks a renamed
- * inode changed (XFS's xfs_rename: "We always want to hit the ctime on the source inode"; measured here on XFS,
- * ext4 and tmpfs: a file renamed after its last write, or one in a folder renamed since, has ctime > mtime), and a copying tool that sets the times at its end (cp -p, scp -p) has finished too. Strictly
- * later: a rename within the same clock tick as the last write reads as a write in place, and the remedy (rename it
- * away and back) settles it.
+ * of the drop directory while the agent ran), or, for a file already there when the agent started and for a file in
+ * a folder (the watch sees top-level names only), in the inode times: a file renamed in, or a folder renamed in with
+ * it, changed (ctime) after the file's last write (mtime); a write in place moves both together. Linux marks a
+ * renamed inode changed (XFS's xfs_rename: "We always want to hit the ctime on the source inode"; measured here on
+ * XFS, ext4 and tmpfs: a file renamed after its last write, or one in a folder renamed since, has ctime > mtime), and
+ * a copying tool that sets the times at its end (cp -p, scp -p) has finished too. Strictly later: a rename within the
+ * same clock tick as the last write reads as a write in place, and the remedy (rename it away and back) settles it.
  */
 export async function dropDirUnfinished(host: Host, dirNode: string, lastEvents: ReadonlyMap<string, WatchEvent>): Promise<string[]> {
   const unfinished: string[] = [];
-  const walk = async (dir: string, rel: string, depth: number, latestAncestorChange: number): Promise<void> => {
-    if (depth > COPY_LIMITS.maxDepth) return;
-    for (const name of (await host.listDir(dir)).filter((n) => !isPartialCopyName(n))) {
-      const p = path.posix.join(dir, name);
-      const shown = rel === '' ? name : `${rel}/${name}`;
-      const info = await host.stat(p);
-      if (info?.kind === 'directory') await walk(p, shown, depth + 1, Math.max(latestAncestorChange, info.ctimeMs));
-      if (info?.kind !== 'file') continue;
-      const seen = depth === 0 ? lastEvents.get(name) : undefined;
-      const finished = seen !== undefined ? seen === 'rename' : Math.max(info.ctimeMs, latestAncestorChange) > info.mtimeMs;
-      if (!finished) unfinished.push(shown);
-    }
-  };
-  await walk(dirNode, '', 0, 0);
+  await eachDropDirFile(host, dirNode, (rel, info, foldersChangedMs) => {
+    const seen = rel.includes('/') ? undefined : lastEvents.get(rel);
+    const finished = seen !== undefined ? seen === 'rename' : Math.max(info.ctimeMs, foldersChangedMs) > info.mtimeMs;
+    if (!finished) unfinished.push(rel);
+  });
   return unfinished;
 }

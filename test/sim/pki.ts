@@ -408,12 +408,12 @@ function validity(notBefore: Date | undefined, days: number, ca?: CertificateAut
   return { notBefore: start, notAfter: end };
 }
 
-/** A self-signed RSA 2048 CA (its key from the pool: ./key-pool.ts). */
+/** The one RSA key of this process's `sharedKey` CAs. */
 let processRsaKey: { keyPem: string; spkiDer: Buffer } | undefined;
 
 /**
- * `sharedKey`: one RSA key per process for CAs whose dates are what a test is about (no RSA keygen per
- * simulator start); their certificates still differ by name and dates.
+ * A self-signed RSA 2048 CA, its key from the pool (./key-pool.ts). `sharedKey`: one RSA key per process for CAs
+ * whose dates are what a test is about; their certificates still differ by name and dates.
  */
 export function createCa(name: string, opts: { validityDays?: number; notBefore?: Date; sharedKey?: boolean } = {}): CertificateAuthority {
   const { keyPem, spkiDer } = opts.sharedKey ? (processRsaKey ??= generateKey('rsa')) : generateKey('rsa');
