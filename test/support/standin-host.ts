@@ -2,7 +2,8 @@
 // "volumes", inject failures and read back what the agent asked the host to do.
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import type { Socket } from 'node:net';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach } from 'node:test';
@@ -13,7 +14,28 @@ const TOOL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sta
 /** The simplest tools are a shell script, not a Node start per call (stand-ins/shell-tools.sh). */
 const SHELL_TOOLS_SCRIPT = path.join(path.dirname(TOOL_SCRIPT), 'shell-tools.sh');
 const SHELL_TOOLS = ['agetty', 'systemd-notify', 'dig', 'getent', 'lsblk', 'blkid'];
+/** The others: a bash client that hands the call to this process's tool server (stand-ins/tool-server.cjs). */
+const TOOL_CLIENT_SCRIPT = path.join(path.dirname(TOOL_SCRIPT), 'tool-client.sh');
+const TOOL_SERVER_SCRIPT = path.join(path.dirname(TOOL_SCRIPT), 'tool-server.cjs');
 export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'dig', 'ip', 'chronyc', 'systemd-notify', 'agetty', 'node-power-cycle'];
+
+let toolServerPortFile: string | undefined;
+/**
+ * The file naming the port of this process's tool server, started at the first stand-in node: a Node process of its
+ * own (a test may call a tool synchronously, which a server on this event loop could not answer) that ends when
+ * this process does (its stdin closes). Until it listens, calls run in a Node process each, as tool-client.sh says.
+ */
+function toolServer(): string {
+  if (toolServerPortFile !== undefined) return toolServerPortFile;
+  const dir = mkdtempSync(path.join(tmpdir(), 'sno-tool-server-'));
+  const portFile = path.join(dir, 'port');
+  const server = spawn(process.execPath, [TOOL_SERVER_SCRIPT, portFile], { stdio: ['pipe', 'ignore', 'inherit'] });
+  server.unref();
+  (server.stdin as Socket).unref();
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  toolServerPortFile = portFile;
+  return portFile;
+}
 
 /**
  * The stand-in node's wire (test/support/stand-ins/network-model.cjs): its NICs, whether it is an OVN-Kubernetes
@@ -95,7 +117,8 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
   writeFileSync(path.join(standinDir, 'net', 'lan.json'), JSON.stringify(opts.lan ?? defaultLan(opts.siteAddress ?? opts.nodeIps?.[0] ?? '192.168.42.10')));
   chmodSync(TOOL_SCRIPT, 0o755);
   chmodSync(SHELL_TOOLS_SCRIPT, 0o755);
-  for (const t of STAND_IN_TOOLS) symlinkSync(SHELL_TOOLS.includes(t) ? SHELL_TOOLS_SCRIPT : TOOL_SCRIPT, path.join(bin, t));
+  chmodSync(TOOL_CLIENT_SCRIPT, 0o755);
+  for (const t of STAND_IN_TOOLS) symlinkSync(SHELL_TOOLS.includes(t) ? SHELL_TOOLS_SCRIPT : TOOL_CLIENT_SCRIPT, path.join(bin, t));
   writeFileSync(path.join(root, 'etc', 'hostname'), `${opts.nodeName ?? 'sno1-node'}\n`);
   // RHCOS's users: Ignition creates `core` at first boot, its home under /var/home (/home links there), and the
   // MCD keeps the cluster's keys in authorized_keys.d/ignition (RHCOS 9).
@@ -112,6 +135,7 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
     ...process.env,
     PATH: `${bin}:${process.env.PATH}`,
     STANDIN_DIR: standinDir,
+    STANDIN_TOOL_SERVER: toolServer(),
     STANDIN_ROOT: root,
     STANDIN_NODE_IPS: (opts.nodeIps ?? ['192.168.42.10']).join(','),
     // The tests and the demo read the agent's records as JSON lines (src/log.ts); a technician's terminal gets sentences.

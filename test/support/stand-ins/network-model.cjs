@@ -64,9 +64,11 @@ const addrsOf = (ipcfg) => (ipcfg && ipcfg.enabled !== false && Array.isArray(ip
 const isTrue = (v) => v === true || v === 'true';
 
 // ---- state ---------------------------------------------------------------------------------------------------
-function load(dir) {
+// `env`: the caller's environment, for the internal IPs the dispatcher adds to br-ex and the kubelet's node IPs.
+function load(dir, env = process.env) {
   const p = paths(dir);
-  const lan = JSON.parse(fs.readFileSync(p.lan, 'utf8'));
+  const ips = (v) => (v || '').split(',').filter(Boolean);
+  const lan = { ...JSON.parse(fs.readFileSync(p.lan, 'utf8')), internalIps: ips(env.STANDIN_INTERNAL_IPS), nodeIps: ips(env.STANDIN_NODE_IPS) };
   let state;
   try {
     state = JSON.parse(fs.readFileSync(p.state, 'utf8'));
@@ -155,7 +157,7 @@ function configureOvs(lan, runtime) {
   const viaRoute = rt.routes.find((r) => isDefault(r) && rt.ifaces.some((i) => i.name === r['next-hop-interface'] && !i.controller));
   const uplink = viaRoute && rt.ifaces.find((i) => i.name === viaRoute['next-hop-interface']);
   if (!uplink) return { ok: false, runtime: rt, why: 'no interface carries a default route' };
-  const internal = (process.env.STANDIN_INTERNAL_IPS || '').split(',').filter(Boolean);
+  const internal = lan.internalIps || [];
   const brIface = { name: BR_EX, type: 'ovs-interface', state: 'up', controller: BR_EX, ipv4: clone(uplink.ipv4) || { enabled: false }, ipv6: clone(uplink.ipv6) || { enabled: false } };
   for (const cidr of internal) {
     const fam = cidr.includes(':') ? 'ipv6' : 'ipv4';
@@ -312,7 +314,7 @@ function reachable(model, target) {
 /** `ip -j addr`: the runtime addresses, and the internal/kubelet addresses on br-ex as before ($STANDIN_NODE_IPS). */
 function ipAddr(model) {
   const rt = model.state.runtime;
-  const extra = (process.env.STANDIN_NODE_IPS || '').split(',').filter(Boolean);
+  const extra = model.lan.nodeIps || [];
   const links = rt.ifaces
     .filter((i) => i.type !== 'ovs-bridge')
     .map((i, n) => ({ ifindex: n + 2, ifname: i.name, addr_info: [...addrsOf(i.ipv4), ...addrsOf(i.ipv6)].map((c) => ({ family: c.includes(':') ? 'inet6' : 'inet', local: c.split('/')[0], prefixlen: Number(c.split('/')[1]), scope: 'global' })) }));
