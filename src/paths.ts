@@ -70,6 +70,8 @@ export const STATE_FILES = {
   kubeconfig: 'kubeconfig-new-api',
   /** metadata.issued of the last signed config taken (src/engine/last-issued.ts); `prepare` keeps it. */
   lastIssued: 'last-issued.json',
+  /** What the agent saw renamed into the drop directory (src/engine/detect.ts), kept for its next start and boot. */
+  dropDirRenames: 'drop-dir-renames.json',
 } as const;
 export const DEFAULT_LABELS = ['site-config', 'cluster-config', 'relocation-config'];
 /**

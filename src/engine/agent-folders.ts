@@ -2,7 +2,7 @@
 // the place of either (issue 36, C2 and C5) stops the agent before it has a journal, so the sentence that says so
 // is made here once, for the run (journal line and console banner) and for `status`, which would otherwise find
 // only an unreadable journal and promise that a restart fixes it.
-import { fileWhereFolderBelongs, type Host } from '../host/host';
+import { fileWhereFolderBelongs, type Host, type WrongKindError } from '../host/host';
 import { writeBanner } from '../host/banner';
 import type { Logger } from '../log';
 import { remedyLines } from '../util/remedy';
@@ -62,4 +62,16 @@ export async function agentFoldersInPlace(host: Host, log: Logger, stateDir: str
     }
   }
   return true;
+}
+
+/**
+ * A folder, named pipe or device where one of the agent's files belongs (or a file where a folder does), met in the
+ * middle of a run (the hostile re-test of issue 36, C1/C2): the path and the way out, as a sentence, not an internal error.
+ */
+export function wrongKindProblem(e: WrongKindError): FolderProblem {
+  return {
+    message: `${e.message}, so the agent stopped there`,
+    remedy: `Move it aside (mv ${e.nodePath} ${e.nodePath}.bad); the agent tries again by itself after its restart.`,
+    office: 'if it comes back, something on the node writes it, and they must find what',
+  };
 }

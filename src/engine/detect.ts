@@ -3,10 +3,10 @@
 // directory (watched with inotify, taken only once no process holds a file in it open for writing and nothing
 // in it changed for dropStableMs: a file may still be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
-import type { Closable, Host, WatchEvent } from '../host/host';
+import type { Closable, Host } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
-import { copyFromVolume, dropDirIsStable, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult } from '../siteconfig/media';
+import { copyFromVolume, dropDirIsStable, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult, type RenamedIn } from '../siteconfig/media';
 import type { Clock } from './step';
 
 export interface Candidate {
@@ -52,6 +52,8 @@ export interface DetectOptions {
   onMediaProblem?: (problem: MediaProblem) => Promise<void>;
   /** What was refused, kept across waits (a refused medium is offered again once it was removed or changed). */
   memory?: DetectMemory;
+  /** Where what the watch saw renamed into the drop directory is kept for the next start (node path; none: not kept). */
+  dropRenamesFile?: string;
 }
 
 export interface DetectMemory {
@@ -236,7 +238,7 @@ export async function waitForSiteConfig(
             if ((await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
             // A file written in place may be closed and appended to again after any pause: only a rename into the
             // drop directory, or a signature the node verifies (it fails on a prefix), says the writer has finished.
-            const inPlace = await dropDirUnfinished(opts.host, opts.dropDir, wake.lastEvents());
+            const inPlace = await dropDirUnfinished(opts.host, opts.dropDir, await wake.renamedIn());
             // signature.ts (node:crypto) loads here, not while the agent waits (issue 39).
             if (inPlace.length > 0 && !(await (await import('../siteconfig/signature')).loadTrustedKeys(opts.host)).required) {
               const problem = writtenInPlaceProblem(c, opts.dropDir, inPlace);
@@ -294,8 +296,68 @@ function writtenInPlaceProblem(c: Candidate, dropDir: string, names: string[]): 
 interface Waker {
   wait(ms: number): Promise<void>;
   close(): Promise<void>;
-  /** The last event the watch saw for each name at the top of the drop directory (a write in place, or a rename in or out). */
-  lastEvents(): ReadonlyMap<string, WatchEvent>;
+  /** The names at the top of the drop directory the watch saw renamed in, as they were then (once its events are handled). */
+  renamedIn(): Promise<ReadonlyMap<string, RenamedIn>>;
+}
+
+/**
+ * What was renamed into the drop directory (media.ts dropDirUnfinished): a top-level name's 'rename' event (created,
+ * moved in or out) records its inode and change time as they are then, any other event ('change': written, mode or
+ * links set) forgets it. Its own watch, not the recursive one: Node 20's recursive watch on Linux polls files and
+ * reports a write in place as 'rename' and a rename as 'change' (measured with node v20.20.2); the plain inotify watch
+ * tells them apart. The record is kept in the state directory, so a config renamed in before a restart or a reboot
+ * (the early network phase reads it at boot) is still known finished; a damaged record is an empty one.
+ */
+function watchRenamesIn(opts: DetectOptions): { current(): Promise<ReadonlyMap<string, RenamedIn>>; close(): Promise<void> } {
+  const renamed = new Map<string, RenamedIn>();
+  const file = opts.dropRenamesFile;
+  let queue: Promise<unknown> = (async () => {
+    const kept = file === undefined ? undefined : await opts.host.readTextIfExists(file).catch(() => undefined);
+    for (const [name, r] of Object.entries(parseRenames(kept))) renamed.set(name, r);
+  })();
+  const then = (work: () => Promise<unknown>) => {
+    queue = queue.then(work).catch(() => undefined);
+  };
+  const save = async () => {
+    if (file !== undefined) await opts.host.writeFileAtomic(file, `${JSON.stringify(Object.fromEntries(renamed))}\n`, 0o600);
+  };
+  const watch = opts.host.watchDir(opts.dropDir, (event, name) => {
+    if (name === undefined || name.includes('/')) return;
+    then(async () => {
+      const info = event === 'rename' ? await opts.host.stat(`${opts.dropDir}/${name}`) : undefined;
+      if (info !== undefined && (info.kind === 'file' || info.kind === 'directory')) renamed.set(name, { ino: info.ino, ctimeMs: info.ctimeMs });
+      else if (!renamed.delete(name)) return;
+      await save();
+    });
+  });
+  return {
+    current: async () => {
+      await queue;
+      return renamed;
+    },
+    close: async () => {
+      watch?.close();
+      await queue;
+    },
+  };
+}
+
+/** The kept record: { name: { ino, ctimeMs } }, each entry checked (the file is the node's, but damage is possible). */
+function parseRenames(text: string | undefined): Record<string, RenamedIn> {
+  const out: Record<string, RenamedIn> = {};
+  if (text === undefined) return out;
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return out;
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return out;
+  for (const [name, r] of Object.entries(data as Record<string, unknown>)) {
+    const { ino, ctimeMs } = (r ?? {}) as Record<string, unknown>;
+    if (name !== '__proto__' && !name.includes('/') && typeof ino === 'number' && typeof ctimeMs === 'number') out[name] = { ino, ctimeMs };
+  }
+  return out;
 }
 
 /** Resolves a wait early when the drop directory or /dev changes. */
@@ -308,9 +370,6 @@ function createWaker(opts: DetectOptions): Waker {
   // dropStableMs (a copy still running keeps pushing that second look back), so a finished copy is taken
   // without waiting for the next rescan. Without inotify the rescan interval still finds it.
   let settled: ReturnType<typeof setTimeout> | undefined;
-  // The last thing each name in the drop directory went through: a write in place ('change') or a name that
-  // appeared or went away ('rename': created, moved in or out). A file renamed in is complete by the writer contract.
-  const lastEvent = new Map<string, WatchEvent>();
   const dropChanged = () => {
     trigger();
     clearTimeout(settled);
@@ -318,12 +377,7 @@ function createWaker(opts: DetectOptions): Waker {
     settled.unref();
   };
   const drop = opts.host.watchDir(opts.dropDir, dropChanged, { recursive: true });
-  // Its own watch, not recursive: Node 20's recursive watch on Linux polls files and reports a write in place as
-  // 'rename' and a rename as 'change' (measured with node v20.20.2), so it cannot tell the two apart; the plain
-  // inotify watch can (for the files at the top of the drop directory).
-  const names = opts.host.watchDir(opts.dropDir, (event, filename) => {
-    if (filename !== undefined) lastEvent.set(filename, event);
-  });
+  const renames = watchRenamesIn(opts);
   return {
     wait: (ms) =>
       new Promise<void>((resolve) => {
@@ -337,11 +391,11 @@ function createWaker(opts: DetectOptions): Waker {
         poke = done;
         opts.signal.addEventListener('abort', done, { once: true });
       }),
-    lastEvents: () => lastEvent,
+    renamedIn: () => renames.current(),
     close: async () => {
       for (const w of watchers) w.close();
       drop?.close();
-      names?.close();
+      await renames.close();
       clearTimeout(settled);
     },
   };

@@ -1,7 +1,7 @@
 // The journal: the run's durable memory in the state directory. Written atomically (temp file, fsync,
 // rename) at every transition, so a power cut at any moment leaves the previous or the next state and a
 // restart resumes from it (DESIGN.md section 1).
-import type { Host } from '../host/host';
+import { whyUnreadable, type Host } from '../host/host';
 import { STATE_FILES } from '../paths';
 import type { Change, RunFacts, StepName } from './step';
 
@@ -103,7 +103,7 @@ export async function readJournal(host: Host, stateDir: string, opts: { keepCorr
       await host.remove(`${journalPath(stateDir)}.corrupt`);
       await host.rename(journalPath(stateDir), `${journalPath(stateDir)}.corrupt`);
     }
-    throw unreadable(stateDir, `it ${(e as NodeJS.ErrnoException).code === 'EISDIR' ? 'is a folder, not a file' : `cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'read error'}`}`, e);
+    throw unreadable(stateDir, whyUnreadable(e), e);
   }
   if (text === undefined) return undefined;
   let why: string;

@@ -1,6 +1,6 @@
 // The run loop of `sno-reconfigure run` (DESIGN.md section 1): find a site-config, validate it, run the
 // steps in order with every transition journaled, and on a restart resume where the journal says.
-import type { Host } from '../host/host';
+import { WrongKindError, type Host } from '../host/host';
 import { humanDuration, type Logger } from '../log';
 import { createNotifier, type Notifier } from '../host/notify';
 import { DONE_MARKER, SERVICE_RESTART_SEC, STATE_FILES } from '../paths';
@@ -15,7 +15,7 @@ import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, 
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, readDoneMarker } from './done-marker';
 import { readLastIssued, recordIssued } from './last-issued';
-import { agentFoldersInPlace } from './agent-folders';
+import { agentFoldersInPlace, wrongKindProblem } from './agent-folders';
 import { ProgressReporter } from './progress';
 import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step, type StepName } from './step';
 
@@ -89,6 +89,7 @@ export function describeError(e: unknown): Omit<ErrorRecord, 'at' | 'step'> & { 
   if (e instanceof StepError) return { message: e.message, remedy: e.remedy, ...office, rejected: false, ...(e.attempt ? { attempt: e.attempt } : {}) };
   if (e instanceof ApiError) return { message: `the API answered ${e.statusCode} ${e.reason}: ${e.message}`, remedy: 'The agent retries after a restart; if it repeats, check the cluster operators (`oc get co`).', rejected: false };
   if (e instanceof ConnectionError) return { message: `the API could not be reached: ${e.message}`, remedy: 'The agent retries after a restart; check that kube-apiserver runs (`crictl ps | grep kube-apiserver`).', rejected: false };
+  if (e instanceof WrongKindError) return { ...wrongKindProblem(e), rejected: false };
   return { message: `internal error: ${e instanceof Error ? e.message : String(e)}`, remedy: 'The agent retries after a restart; if it repeats, collect `journalctl -u sno-reconfigure -b` and report it.', rejected: false };
 }
 
@@ -287,6 +288,7 @@ async function openIntake(opts: Pick<AgentOptions, 'host' | 'log' | 'env' | 'sta
     labels: opts.labels,
     dropDir: opts.dropDir,
     candidateDir,
+    ...(opts.dryRun ? {} : { dropRenamesFile: `${opts.stateDir}/${STATE_FILES.dropDirRenames}` }),
     rescanMs: opts.rescanMs ?? 5_000,
     dropStableMs: opts.dropStableMs ?? 2_000,
     retryRefusedAfterMs: 60_000,

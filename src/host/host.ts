@@ -32,6 +32,9 @@ export interface PathInfo {
   ctimeMs: number;
   /** Permission bits (mode & 0o7777). */
   mode: number;
+  /** The inode number, and how many names (hard links) it has. */
+  ino: number;
+  nlink: number;
 }
 
 export interface Closable {
@@ -99,6 +102,54 @@ export function fileWhereFolderBelongs(e: unknown): boolean {
   return code === 'EEXIST' || code === 'ENOTDIR';
 }
 
+/**
+ * Something other than what the agent needs stands at a node path: a folder, a named pipe or a device where a file
+ * belongs (reading a named pipe would wait for a writer for ever), or a file where a folder belongs. Said as a sentence
+ * with the path, never as an internal error. `code` is the system's (EISDIR, EEXIST, ENOTDIR) or ENOTFILE.
+ */
+export class WrongKindError extends Error {
+  constructor(
+    readonly nodePath: string,
+    readonly found: string,
+    readonly wanted: 'file' | 'folder',
+    readonly code: string,
+  ) {
+    super(`${nodePath} is ${found} where the agent needs a ${wanted}`);
+  }
+}
+
+/** What a non-regular entry is, in words. */
+function kindInWords(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isBlockDevice(): boolean; isCharacterDevice(): boolean }): string {
+  return st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a named pipe (FIFO)' : st.isSocket() ? 'a socket' : st.isBlockDevice() ? 'a block device' : st.isCharacterDevice() ? 'a character device' : 'not a regular file';
+}
+
+/** Why a read failed, in words: what stands there, or the system's reason. */
+export function whyUnreadable(e: unknown): string {
+  if (e instanceof WrongKindError) return `it is ${e.found}, not a ${e.wanted}`;
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'ELOOP') return 'a symbolic link that leads back to itself';
+  if (code === 'EISDIR') return 'it is a folder, not a file';
+  return `a read error (${code ?? 'unknown'})`;
+}
+
+/**
+ * An error of a write or mkdir at `nodePath` (resolved: `hostPath`) as a WrongKindError when the cause is what
+ * stands there: a folder where the file goes, or a file where a folder on the way belongs (the nearest such entry).
+ */
+async function wrongKind(e: unknown, nodePath: string, hostPath: string, wanted: 'file' | 'folder'): Promise<unknown> {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'EISDIR') return new WrongKindError(nodePath, 'a folder', 'file', code);
+  if (code !== 'EEXIST' && code !== 'ENOTDIR') return e;
+  let [node, host] = wanted === 'folder' ? [nodePath, hostPath] : [path.posix.dirname(nodePath), path.dirname(hostPath)];
+  for (;;) {
+    const st = await fs.lstat(host).catch(() => undefined);
+    if (st !== undefined && !st.isDirectory()) return new WrongKindError(node, st.isFile() ? 'a file' : kindInWords(st), 'folder', code);
+    if (node === '/' || node === '.') return e;
+    [node, host] = [path.posix.dirname(node), path.dirname(host)];
+  }
+}
+
 export interface LocalHostOptions {
   root?: string;
   /**
@@ -164,12 +215,20 @@ export class LocalHost implements Host {
     return result;
   }
 
-  readFile(nodePath: string): Promise<Buffer> {
-    return fs.readFile(this.resolve(nodePath));
+  async readFile(nodePath: string): Promise<Buffer> {
+    // Opened without waiting (a named pipe opens at once) and checked before a byte is read.
+    const fh = await fs.open(this.resolve(nodePath), fsc.O_RDONLY | fsc.O_NONBLOCK);
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) throw new WrongKindError(nodePath, kindInWords(st), 'file', st.isDirectory() ? 'EISDIR' : 'ENOTFILE');
+      return await fh.readFile();
+    } finally {
+      await fh.close();
+    }
   }
 
-  readText(nodePath: string): Promise<string> {
-    return fs.readFile(this.resolve(nodePath), 'utf8');
+  async readText(nodePath: string): Promise<string> {
+    return (await this.readFile(nodePath)).toString('utf8');
   }
 
   async readTextIfExists(nodePath: string): Promise<string | undefined> {
@@ -204,7 +263,7 @@ export class LocalHost implements Host {
       const st = await fs.lstat(this.resolve(nodePath));
       const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
       const special = st.isFIFO() ? 'a FIFO (named pipe)' : st.isSocket() ? 'a socket' : st.isBlockDevice() ? 'a block device' : st.isCharacterDevice() ? 'a character device' : undefined;
-      return { kind, ...(kind === 'other' && special ? { special } : {}), size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, mode: st.mode & 0o7777 };
+      return { kind, ...(kind === 'other' && special ? { special } : {}), size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, mode: st.mode & 0o7777, ino: st.ino, nlink: st.nlink };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;
@@ -216,11 +275,17 @@ export class LocalHost implements Host {
   }
 
   async writeFileAtomic(nodePath: string, data: string | Buffer, mode = 0o644, owner?: { uid: number; gid: number }): Promise<void> {
-    await writeFileAtomicAt(this.resolve(nodePath), data, mode, owner);
+    const target = this.resolve(nodePath);
+    await writeFileAtomicAt(target, data, mode, owner).catch(async (e: unknown) => {
+      throw await wrongKind(e, nodePath, target, 'file');
+    });
   }
 
   async mkdirp(nodePath: string, mode = 0o755): Promise<void> {
-    await fs.mkdir(this.resolve(nodePath), { recursive: true, mode });
+    const target = this.resolve(nodePath);
+    await fs.mkdir(target, { recursive: true, mode }).catch(async (e: unknown) => {
+      throw await wrongKind(e, nodePath, target, 'folder');
+    });
   }
 
   async chmod(nodePath: string, mode: number): Promise<void> {

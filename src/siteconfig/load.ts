@@ -3,7 +3,7 @@
 // from which the file whose spec.match fits this machine is picked. Referenced files must stay inside the
 // location (for site-configs/, the volume: machines may share files such as a CA bundle).
 import * as path from 'node:path';
-import type { Host } from '../host/host';
+import { whyUnreadable, type Host } from '../host/host';
 import { validateSiteConfigFile, type FileValidation } from './file-validation';
 import { listDirectory, realPathIfExists, isInside, statKind } from './files';
 import { matchProblems, readMachineIdentity, type MachineIdentity } from './identity';
@@ -104,8 +104,9 @@ export type NodeKey = NonNullable<Parameters<typeof validateSiteConfigFile>[0]['
 async function readNodeKey(host: Host): Promise<NodeKey> {
   try {
     return { privateKeyPem: await host.readText(NODE_KEY_FILE) };
-  } catch {
-    return {};
+  } catch (e) {
+    // Missing: no key (yet). There but unreadable (a folder, a named pipe): damaged, said as such when a sealed file needs it.
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? {} : { unreadable: whyUnreadable(e) };
   }
 }
 

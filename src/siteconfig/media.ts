@@ -3,7 +3,7 @@
 // run from it). A copy of a directory (the drop directory) goes through the same limits.
 import * as path from 'node:path';
 import { CommandError } from '../host/command-error';
-import { fileWhereFolderBelongs, type Host, type PathInfo, type WatchEvent } from '../host/host';
+import { fileWhereFolderBelongs, type Host, type PathInfo } from '../host/host';
 import { MANIFEST_FILE, MAX_DEPTH, MULTI_DIR, SEALED_SUFFIX, SEED_RECONFIGURATION_FILE, SITE_CONFIG_NAMES } from './media-names';
 
 /**
@@ -315,20 +315,20 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
 
 /**
  * Every file the drop directory offers (partial copies and dotfiles left out, no deeper than a copy goes): its path
- * under the drop directory, what stat says, and the latest change (ctime) of the folders above it there.
+ * under the drop directory, what stat says, and what stat says of the folders above it there (top-level first).
  */
-async function eachDropDirFile(host: Host, dirNode: string, visit: (rel: string, info: PathInfo, foldersChangedMs: number) => void): Promise<void> {
-  const walk = async (dir: string, rel: string, depth: number, foldersChangedMs: number): Promise<void> => {
+async function eachDropDirFile(host: Host, dirNode: string, visit: (rel: string, info: PathInfo, folders: readonly PathInfo[]) => void): Promise<void> {
+  const walk = async (dir: string, rel: string, depth: number, folders: readonly PathInfo[]): Promise<void> => {
     if (depth > COPY_LIMITS.maxDepth) return;
     for (const name of (await host.listDir(dir)).filter((n) => !isPartialCopyName(n))) {
       const p = path.posix.join(dir, name);
       const shown = rel === '' ? name : `${rel}/${name}`;
       const info = await host.stat(p);
-      if (info?.kind === 'directory') await walk(p, shown, depth + 1, Math.max(foldersChangedMs, info.ctimeMs));
-      else if (info?.kind === 'file') visit(shown, info, foldersChangedMs);
+      if (info?.kind === 'directory') await walk(p, shown, depth + 1, [...folders, info]);
+      else if (info?.kind === 'file') visit(shown, info, folders);
     }
   };
-  await walk(dirNode, '', 0, 0);
+  await walk(dirNode, '', 0, []);
 }
 
 /** The latest mtime of the files the drop directory offers (0 when none): a change after it was read means a writer is still at work. */
@@ -340,24 +340,32 @@ export async function dropDirNewestChange(host: Host, dirNode: string): Promise<
   return newest;
 }
 
+/** A name at the top of the drop directory the agent saw renamed in: its inode, and the inode's change time then. */
+export interface RenamedIn {
+  ino: number;
+  ctimeMs: number;
+}
+
 /**
  * Files of the drop directory that nothing shows finished: a writer may still append to them after any pause, so on
- * a node that takes unsigned media (where no signature fails on a prefix) they are not used. A file is shown finished
- * by a rename after its last write: seen by the agent's watch (`lastEvents`: the last event of each name at the top
- * of the drop directory while the agent ran), or, for a file already there when the agent started and for a file in
- * a folder (the watch sees top-level names only), in the inode times: a file renamed in, or a folder renamed in with
- * it, changed (ctime) after the file's last write (mtime); a write in place moves both together. Linux marks a
- * renamed inode changed (XFS's xfs_rename: "We always want to hit the ctime on the source inode"; measured here on
- * XFS, ext4 and tmpfs: a file renamed after its last write, or one in a folder renamed since, has ctime > mtime), and
- * a copying tool that sets the times at its end (cp -p, scp -p) has finished too. Strictly later: a rename within the
- * same clock tick as the last write reads as a write in place, and the remedy (rename it away and back) settles it.
+ * a node that takes unsigned media (where no signature fails on a prefix) they are not used. A file is finished only
+ * when the agent saw it, or the folder at the top of the drop directory it is in, renamed in (`renamedIn`: recorded
+ * at the watch's event, kept across the agent's starts) and nothing happened to it since: every change to an inode —
+ * a write, a new or removed entry in a folder, a mode, owner, link or times set — moves its change time (ctime), so
+ * the top-level entry still has the change time recorded at its rename, and every folder and file below it changed
+ * strictly before that rename (the same clock tick counts as after: the remedy, rename it away and back, settles it).
+ * A file with another name (a hard link) may be written through that name, and is not finished either. Nothing else
+ * counts: a file's own times cannot tell a rename from a chmod or a link, so a file already there when the agent first
+ * saw the drop directory, or one that changed after its rename, waits for a rename in.
  */
-export async function dropDirUnfinished(host: Host, dirNode: string, lastEvents: ReadonlyMap<string, WatchEvent>): Promise<string[]> {
+export async function dropDirUnfinished(host: Host, dirNode: string, renamedIn: ReadonlyMap<string, RenamedIn>): Promise<string[]> {
   const unfinished: string[] = [];
-  await eachDropDirFile(host, dirNode, (rel, info, foldersChangedMs) => {
-    const seen = rel.includes('/') ? undefined : lastEvents.get(rel);
-    const finished = seen !== undefined ? seen === 'rename' : Math.max(info.ctimeMs, foldersChangedMs) > info.mtimeMs;
-    if (!finished) unfinished.push(rel);
+  await eachDropDirFile(host, dirNode, (rel, info, folders) => {
+    const top = folders[0] ?? info;
+    const seen = renamedIn.get(rel.split('/')[0]!);
+    const unchangedSinceRename = seen !== undefined && seen.ino === top.ino && seen.ctimeMs === top.ctimeMs;
+    const belowChangedBefore = [...folders.slice(1), ...(folders.length > 0 ? [info] : [])].every((x) => x.ctimeMs < top.ctimeMs);
+    if (!(unchangedSinceRename && belowChangedBefore && info.nlink === 1)) unfinished.push(rel);
   });
   return unfinished;
 }

@@ -24,6 +24,17 @@ const TOP_LEVEL: Record<string, readonly string[] | true> = { interfaces: true, 
 const UPLINK_TYPES = ['ethernet', 'bond', 'vlan'];
 
 /**
+ * Interfaces OVN-Kubernetes and Open vSwitch make on an OpenShift node, never an uplink: the integration bridge br-int
+ * and the management port ovn-k8s-mp0 (and ovn-k8s-mp<n> of secondary networks; the legacy k8s-<node>), the Geneve
+ * and VXLAN tunnel ports (ovn-org/ovn-kubernetes go-controller/pkg/types/const.go K8sMgmtIntfName, pkg/node
+ * management-port.go, gateway_shared_intf.go), the datapath's ovs-system, and configure-ovs's gateway bridges br-ex,
+ * br-ex1 and their ports (openshift/machine-config-operator release-4.16
+ * templates/common/_base/files/configure-ovs-network.yaml). Refused by name as well as by type: from unsigned media
+ * an interface always names its type, and none of these may be named whatever type is claimed.
+ */
+const NODE_NETWORK_NAMES = /^(br-int|br-ex1?|br-local|ovs-system|ovn-k8s-mp\d+|k8s-.*|genev_sys_.*|vxlan_sys_.*|patch-.*|ovs-if-.*|ovs-port-.*)$/;
+
+/**
  * Interface keys, each a setting of the uplink itself. Names and labels: name, type, state, description,
  * profile-name (NetworkManager's connection name). Which NIC: identifier and mac-address (match or set the NIC's
  * address). The link: mtu, wait-ip (when activation counts as done), accept-all-mac-addresses (the NIC takes
@@ -61,6 +72,9 @@ const WHY: Record<string, string> = {
   'sr-iov': 'it creates virtual functions, new interfaces with their own trust settings',
   controller: 'it attaches the interface to a controller other than a bond of this state, joining the uplink to another network',
   type: 'an interface of this type connects the node to another host or network (a tunnel, bridge or Open vSwitch port); the uplink is an ethernet NIC, a bond or a VLAN',
+  untyped: 'an interface without a type is whichever interface has that name on the node, OVN-Kubernetes\' own bridges and ports among them; give type ethernet, bond or vlan',
+  name: 'it names an interface OVN-Kubernetes or Open vSwitch makes on the node (its bridges, management and tunnel ports), which is never the uplink',
+  port: 'a bond port it names is an interface OVN-Kubernetes or Open vSwitch makes on the node, or one this state gives another type than ethernet',
 };
 
 /** The reason for the first of `keys` WHY explains (own keys only: a key from media may be 'constructor'). */
@@ -95,18 +109,38 @@ export function unsignedNmstateProblems(state: unknown, path: string, note = '')
   extraKeys(state, TOP_LEVEL, path, note, out);
   const list = Array.isArray(state.interfaces) ? state.interfaces : [];
   const bonds = new Set(list.filter((i) => isPlainObject(i) && i.type === 'bond' && i.state !== 'absent').map((i) => (i as Record<string, unknown>).name));
+  const declared = new Map(list.filter(isPlainObject).map((iface) => [iface.name, iface.type]));
   list.forEach((iface, i) => {
     if (!isPlainObject(iface)) return;
     const at = subPath(path, 'interfaces', i);
-    // No type: nmstate takes the type the interface has on the node, and an existing uplink keeps its own.
-    if (iface.type !== undefined && !(typeof iface.type === 'string' && UPLINK_TYPES.includes(iface.type))) {
+    if (iface.type === undefined) out.push({ path: subPath(at, 'type'), message: refusal(why('untyped'), note) });
+    else if (!(typeof iface.type === 'string' && UPLINK_TYPES.includes(iface.type))) {
       out.push({ path: subPath(at, 'type'), message: refusal(`'${String(iface.type).slice(0, 40)}': ${why('type')}`, note) });
+    }
+    for (const key of ['name', 'profile-name'] as const) {
+      if (typeof iface[key] === 'string' && NODE_NETWORK_NAMES.test(iface[key])) out.push({ path: subPath(at, key), message: refusal(why('name'), note) });
     }
     extraKeys(iface, INTERFACE_KEYS, at, note, out);
     // A port names its bond itself (nmstate 2 ifaces/base.rs controller); any other controller (br-int, an OVS or
     // Linux bridge, a VRF) would plug the uplink into it.
     if (iface.controller !== undefined && iface.controller !== null && iface.controller !== '' && !bonds.has(iface.controller)) {
       out.push({ path: subPath(at, 'controller'), message: refusal(why('controller'), note) });
+    }
+    // A bond names its ports too (link-aggregation port / ports / slaves, ports-config[].name; nmstate 2
+    // ifaces/bond.rs): each must be a NIC, never one of the node network's own interfaces.
+    const lag = iface['link-aggregation'];
+    if (isPlainObject(lag)) {
+      for (const key of ['port', 'ports', 'slaves', 'ports-config'] as const) {
+        const ports = lag[key];
+        if (!Array.isArray(ports)) continue;
+        ports.forEach((p, n) => {
+          const name = key === 'ports-config' ? (isPlainObject(p) ? p.name : undefined) : p;
+          const type = declared.get(name);
+          if (typeof name === 'string' && (NODE_NETWORK_NAMES.test(name) || (type !== undefined && type !== 'ethernet'))) {
+            out.push({ path: subPath(at, 'link-aggregation', key, n), message: refusal(why('port'), note) });
+          }
+        });
+      }
     }
   });
   return out;

@@ -51,6 +51,9 @@ export function generateNodeKeyPair(): { privateKeyPem: string; publicKeyPem: st
  */
 export const DAMAGED_NODE_KEY = "cannot be opened: this node's own key for sealed files (node-key.pem, made by sno-reconfigure prepare at the factory) is damaged, so no sealed file can be opened on this node: the office must send the files unsealed (on signed media) or have the node key restored from the factory's records";
 
+/** The same, for a node key file that is there but cannot be read (a folder, a named pipe): `why` in words. */
+export const unreadableNodeKey = (why: string): string => DAMAGED_NODE_KEY.replace(') is damaged,', `) cannot be read (${why}),`);
+
 /** This node's private key, or SealedFileError(DAMAGED_NODE_KEY, said of a sealed file) when the PEM is not an X25519 private key. */
 export function nodePrivateKey(privateKeyPem: string): KeyObject {
   try {

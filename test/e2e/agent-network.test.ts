@@ -196,10 +196,13 @@ describe(`the site network on the real NetworkManager [${networkProgramsInUse({ 
     assert.deepEqual(calls, ['rollback', 'apply --no-commit', 'commit'], 'the next boot wrote the known good back itself (the checkpoint died with the boot: its rollback finds none) and tried again');
     // The agent's part: the internal IP and the static IPv6 address on br-ex, and one lease from the store. Which lease
     // is configure-ovs's: its br-ex clone carries the NIC's MAC and client id, so dnsmasq gives the NIC's reservation —
-    // but in two fresh-clone runs of 2026-11-27 br-ex asked with another MAC (a range lease), once after the commit and
-    // once after the reboot. Not understood yet; the likeliest place is the testbed's userspace datapath, where br-ex's
-    // MAC lives on a TAP device (network-manager.ts, the testbed-only fix), not anything the agent or RHCOS does. So the
-    // lease is checked to be the store's, not which one, and the clone is shown.
+    // but now and then br-ex asks with another MAC and gets a range lease. The cause, in NetworkManager's journal of a
+    // run of 2026-11-27 (explainRangeLease): on the testbed's userspace datapath br-ex's port is a TAP device, and
+    // NetworkManager 1.42 starts DHCP on it as soon as it appears ("dhcp4 (br-ex): activation: beginning transaction")
+    // and sets the clone's MAC on it a moment later ("set-hw-addr: set-cloned MAC address to 52:54:00:6E:6F:01"), while
+    // br-ex's Open vSwitch row carries no mac: the first DISCOVER goes out with the TAP's own MAC. A testbed-only race
+    // (there is no TAP on RHCOS's kernel datapath), not the agent's; so the lease is checked to be the store's, not
+    // which one, and the clone is shown.
     const storeLease = (a: string) => a === `${STORE_DHCP.address}/${STORE_DHCP.prefix}` || (/^192\.168\.42\.(\d+)\/24$/.test(a) && Number(a.split('.')[3]!.split('/')[0]) >= Number(STORE_DHCP.rangeStart.split('.')[3]) && Number(a.split('.')[3]!.split('/')[0]) <= Number(STORE_DHCP.rangeEnd.split('.')[3]));
     const siteAddressesWithAStoreLease = async () => {
       const a = await addresses(node, 'br-ex');
@@ -207,8 +210,16 @@ describe(`the site network on the real NetworkManager [${networkProgramsInUse({ 
       assert.ok(a.filter((x) => x.startsWith('192.168.42.')).length === 1 && a.some(storeLease), `one lease from the store's dnsmasq: ${a.join(', ')}`);
     };
     const showClone = async (when: string) => t.diagnostic(`br-ex's clone ${when}: ${(await m.exec(['nmcli', '-g', 'ipv4.dhcp-client-id,802-3-ethernet.cloned-mac-address', 'connection', 'show', 'ovs-if-br-ex'])).stdout.trim()}; leases: ${node.readIfExists('/run/testbed-store-dnsmasq.leases') ?? '(none)'}`);
+    // When br-ex holds a range lease, what NetworkManager and Open vSwitch did with its MAC (the race above, or another cause).
+    const explainRangeLease = async (when: string) => {
+      if ((await addresses(node, 'br-ex')).includes(`${STORE_DHCP.address}/${STORE_DHCP.prefix}`)) return;
+      const ovs = (await m.exec(['ovs-vsctl', '--columns=mac,mac_in_use', 'list', 'interface', 'br-ex'])).stdout.trim();
+      const nm = (await m.exec(['journalctl', '-b', '-o', 'short-monotonic', '--no-pager', '-u', 'NetworkManager', '-g', 'br-ex|hw-addr|dhcp4|cloned'])).stdout.trim().split('\n').slice(-60).join('\n');
+      t.diagnostic(`br-ex holds a range lease ${when}; ovs: ${ovs}\nNetworkManager:\n${nm}`);
+    };
     await showClone('after the commit');
     await eventually(siteAddressesWithAStoreLease, 60_000);
+    await explainRangeLease('after the commit');
     assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP);
     assert.equal(await reaches(m, SITE_LAN.gateway), true);
     assert.equal(await reaches(m, STORE_LAN6.gateway), true);
@@ -218,6 +229,7 @@ describe(`the site network on the real NetworkManager [${networkProgramsInUse({ 
     await showClone('after the reboot');
     // The same after the reboot: the internal IP and the static IPv6 address again, and a lease from the store.
     await eventually(siteAddressesWithAStoreLease, 60_000);
+    await explainRangeLease('after the reboot');
     assert.deepEqual(nodeIp(node), INTERNAL_NODE_IP, 'the node IP is unchanged after the reboot');
   });
 

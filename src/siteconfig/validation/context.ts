@@ -18,7 +18,8 @@ export interface FileValidationContext {
    * How sealed files (X.sealed, src/siteconfig/sealed.ts) are opened. Absent: judged on a workstation — who
    * each is for is reported and its content is checked on that node. Present: on the node, which must open them.
    */
-  nodeKey?: { privateKeyPem?: string; plaintextOf?: (ref: string) => Buffer | undefined };
+  /** `unreadable`: why the node key file is there but cannot be read (a folder, a named pipe …). */
+  nodeKey?: { privateKeyPem?: string; unreadable?: string; plaintextOf?: (ref: string) => Buffer | undefined };
   /** metadata.issued of the config this node applied last (run and plan): an older signed config is refused. */
   lastIssued?: LastIssued;
 }

@@ -6,7 +6,7 @@ import { isInside, listDirectory, readConfinedFile, realPathIfExists, statKind }
 import { MANIFEST_FILE } from '../manifests';
 import { isPlainObject, subPath, type Findings } from '../problems';
 import { fileRef, validValue } from '../schema';
-import { describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from '../sealed';
+import { unreadableNodeKey, describeSealed, openSealedFile, SealedFileError, SEALED_SUFFIX } from '../sealed';
 import { sha256Hex } from '../signature';
 import { get, type FileValidationContext, type Reference } from './context';
 
@@ -51,6 +51,7 @@ function openSealed(f: Findings, ctx: FileValidationContext, r: Reference, seale
     const forWhom = `node ${recipient}${label ? ` (${label})` : ''}`;
     if (ctx.nodeKey?.plaintextOf) r.bytes = ctx.nodeKey.plaintextOf(r.ref);
     else if (!ctx.nodeKey) f.note(r.field, `'${sealedRef}' is encrypted for ${forWhom}; its content is checked on that node`);
+    else if (ctx.nodeKey.unreadable !== undefined) f.error(r.field, `'${sealedRef}' ${unreadableNodeKey(ctx.nodeKey.unreadable)}`);
     else if (!ctx.nodeKey.privateKeyPem) f.error(r.field, `'${sealedRef}' is encrypted for ${forWhom}, and this node has no key of its own: run sno-reconfigure prepare at the factory, and seal the file to the key it prints`);
     else r.bytes = openSealedFile(bytes, r.ref, ctx.nodeKey.privateKeyPem);
   } catch (e) {

@@ -24,8 +24,18 @@ export async function verifySignature(f: Findings, ctx: FileValidationContext, b
   for (const p of ctx.trusted.problems) f.warn(p.path, `trusted key ${p.message}`);
   const sig = await readConfinedFile(ctx.rootDir, baseDir, sigRef);
   if (!ctx.trusted.required) {
-    if (sig.ok) f.warn(sigDisplay, 'not verified: no trusted key given (--trusted-key on a workstation, /etc/sno-reconfigure/trusted-keys/*.pem on a node), so the signature is optional');
-    return { signed: sig.ok && !ctx.nodeKey };
+    if (!sig.ok) return { signed: false };
+    // Unverifiable here, but never taken on trust as a signature when it cannot even be one (the hostile re-test of
+    // issue 36: a .sig holding "AAAA" made unsigned fields pass a workstation's validate).
+    const signature = decodeSignature(sig.bytes.toString('latin1'));
+    if (typeof signature === 'string' || !plausibleSignatureLength(signature.length)) {
+      f.error(sigDisplay, `${typeof signature === 'string' ? signature : `holds ${signature.length} bytes, not a signature`}: expected the base64 of a detached Ed25519 or ECDSA P-256 signature over ${ctx.display}`);
+      return false;
+    }
+    f.warn(sigDisplay, ctx.nodeKey
+      ? 'not verified: this node holds no trusted key (/etc/sno-reconfigure/trusted-keys/*.pem), so it takes the file as unsigned media'
+      : 'not verified: no trusted key given (--trusted-key), so the file is judged as signed media; a node takes what only signed media may carry only when the signature verifies with a key it trusts');
+    return { signed: !ctx.nodeKey };
   }
   if (!sig.ok) {
     f.error(sigDisplay, sig.message.includes('does not exist')
@@ -66,3 +76,8 @@ export function judgeTrust(f: Findings, ctx: FileValidationContext, document: un
 /** A damaged replay record, in words for the technician and the office (docs/troubleshooting.md). */
 export const damagedLastIssued = (damaged: string): string =>
   `cannot be checked: this node's record of the last signed config it took (last-issued.json in its state directory) ${damaged}, so the node cannot tell whether these media are older than that config and takes no signed media: call the office; once they confirm these are the newest media issued for this node, the damaged record may be removed at the node (the next signed config taken writes it again)`;
+
+/** An Ed25519 signature is 64 bytes; an ECDSA P-256 one 64 (r and s) or a DER sequence of at most 72. */
+function plausibleSignatureLength(bytes: number): boolean {
+  return bytes >= 8 && bytes <= 72;
+}

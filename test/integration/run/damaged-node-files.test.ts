@@ -11,6 +11,8 @@ import { BANNER_PATH, DEFAULT_STATE_DIR, NODE_KEY_FILE } from '../../../src/path
 import { generateNodeKeyPair, sealFile } from '../../../src/siteconfig/sealed';
 import { ensureBundle } from '../../support/bundle';
 import { signedMedia } from '../../support/signed-media';
+import { signedSiteConfigFiles, siteConfigFor, startScenario } from '../../support/scenario';
+import { recordRenamedIn } from '../../support/drop-dir';
 
 const node = generateNodeKeyPair();
 const DAMAGED_KEY = '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n';
@@ -68,6 +70,7 @@ test('a damaged node key: validate and run say so in a sentence, the banner and 
 
     const drop = path.join(root, 'etc/sno-reconfigure/site-config.d');
     sealedSiteConfig(drop);
+    recordRenamedIn(root, ['site-config.yaml', 'pull-secret.json.sealed']);
     const run = cli(['run', '--root', root, '--once']);
     assert.equal(run.code, 1, run.out);
     assertNoTrace(run.out);
@@ -214,6 +217,70 @@ test('a file where the state directory or the drop directory belongs: a sentence
       assertNoTrace(again.out);
     } finally {
       rmSync(root, { recursive: true, force: true });
+    }
+  }
+});
+
+// The hostile re-test of issue 36 (C2): a named pipe where the journal, the node key or a trusted key belongs made
+// run, status and validate wait for a writer for ever (SIGTERM unheard). Each now answers at once, in a sentence.
+test('a named pipe where the journal, the node key or a trusted key belongs: run, status and validate answer at once, in a sentence', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-fifo-'));
+  try {
+    const journal = path.join(root, DEFAULT_STATE_DIR, 'journal.json');
+    mkdirSync(path.dirname(journal), { recursive: true });
+    spawnSync('mkfifo', [journal]);
+    const status = cli(['status', '--root', root]);
+    assertNoTrace(status.out);
+    assert.match(status.out, /the agent's journal \/var\/lib\/sno-reconfigure\/journal\.json is damaged \(it is a named pipe \(FIFO\), not a file\)/);
+    const run = cli(['run', '--root', root, '--once']);
+    assertNoTrace(run.out);
+    assert.equal(run.code, 0, run.out);
+    assert.match(run.out, /is damaged \(it is a named pipe \(FIFO\), not a file\), so the progress it recorded cannot be read; a copy was kept as journal\.json\.corrupt/);
+
+    mkdirSync(path.dirname(path.join(root, NODE_KEY_FILE)), { recursive: true });
+    spawnSync('mkfifo', [path.join(root, NODE_KEY_FILE)]);
+    const media = path.join(root, 'media');
+    sealedSiteConfig(media);
+    const sealed = cli(['validate', media, '--this-machine', '--root', root]);
+    assert.equal(sealed.code, 1, sealed.out);
+    assertNoTrace(sealed.out);
+    assert.match(sealed.out, /spec\.pullSecretFile: 'pull-secret\.json\.sealed' cannot be opened: this node's own key for sealed files \(node-key\.pem, made by sno-reconfigure prepare at the factory\) cannot be read \(it is a named pipe \(FIFO\), not a file\)/);
+
+    const trustedDir = path.join(root, 'etc/sno-reconfigure/trusted-keys');
+    mkdirSync(trustedDir, { recursive: true });
+    spawnSync('mkfifo', [path.join(trustedDir, 'zz.pem')]);
+    const trusted = cli(['validate', media, '--this-machine', '--root', root]);
+    assert.equal(trusted.code, 1, trusted.out);
+    assertNoTrace(trusted.out);
+    assert.match(trusted.out, /zz\.pem: trusted key cannot be read/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// The hostile re-test of issue 36 (C1): a folder where one of the agent's records belongs (or a file where its
+// backups folder does), met in the middle of a run, was an "internal error" at every restart.
+test('a folder where a record of the agent belongs, or a file where its backups folder belongs: the run stops in a sentence naming it, with the way out, on the banner and in status', async () => {
+  for (const [setUp, said] of [
+    [(state: string) => mkdirSync(path.join(state, 'rollouts.json', 'x'), { recursive: true }), '/var/lib/sno-reconfigure/rollouts.json is a folder where the agent needs a file, so the agent stopped there'],
+    [(state: string) => write(path.join(state, 'backups'), 'x'), '/var/lib/sno-reconfigure/backups is a file where the agent needs a folder, so the agent stopped there'],
+  ] as const) {
+    const s = await startScenario();
+    try {
+      setUp(path.join(s.node.root, DEFAULT_STATE_DIR));
+      s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { settleStability: '2s' } } }) }));
+      const res = await s.run(['--once'], { timeoutMs: 10 * 60_000 });
+      assert.equal(res.code, 1, res.stdout.slice(-3000));
+      assertNoTrace(`${res.stdout}${res.stderr}`);
+      const failure = res.logs.find((l) => l.level === 'error' && String(l.msg).includes(said));
+      assert.ok(failure, res.stdout.slice(-3000));
+      const remedy = `Move it aside (mv ${said.split(' ')[0]} ${said.split(' ')[0]}.bad)`;
+      assert.ok(readFileSync(path.join(s.node.root, BANNER_PATH), 'utf8').replace(/\s+/g, ' ').includes(remedy));
+      const status = cli(['status', '--root', s.node.root]);
+      assertNoTrace(status.out);
+      assert.ok(status.out.includes(said), status.out);
+    } finally {
+      await s.cleanup();
     }
   }
 });

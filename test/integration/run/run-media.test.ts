@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { startScenario, siteConfigFor, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
+import { recordRenamedIn } from '../../support/drop-dir';
 
 interface StatusJson {
   phase: string;
@@ -101,6 +102,8 @@ function dropSettled(s: Scenario, text: string): void {
   writeFileSync(path.join(drop, 'site-config.yaml'), text);
   const past = new Date(Date.now() - 60_000);
   utimesSync(path.join(drop, 'site-config.yaml'), past, past);
+  // Renamed in while an earlier start of the agent watched, as far as this run knows (these tests are about sources).
+  recordRenamedIn(s.node.root, ['site-config.yaml']);
 }
 
 // Issue 36, finding 4: only volumes were compared with each other, so last month's BMC image was applied while

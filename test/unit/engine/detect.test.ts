@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, utimesSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, utimesSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,6 +9,7 @@ import { realClock } from '../../../src/engine/clock';
 import { DEFAULT_LABELS } from '../../../src/paths';
 import { createLogger } from '../../../src/log';
 import { createStandInNode } from '../../support/standin-host';
+import { recordRenamedIn } from '../../support/drop-dir';
 
 function options(node: ReturnType<typeof createStandInNode>, signal: AbortSignal, logs: string[]) {
   return {
@@ -18,6 +19,7 @@ function options(node: ReturnType<typeof createStandInNode>, signal: AbortSignal
     labels: DEFAULT_LABELS,
     dropDir: '/etc/sno-reconfigure/site-config.d',
     candidateDir: '/var/lib/sno-reconfigure/candidate',
+    dropRenamesFile: '/var/lib/sno-reconfigure/drop-dir-renames.json',
     rescanMs: 100,
     dropStableMs: 300,
     retryRefusedAfterMs: 60_000,
@@ -86,7 +88,6 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
   try {
     const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
     mkdirSync(drop, { recursive: true });
-    dropIn(drop, 'site-config.yaml', 'v1');
     const offered: string[] = [];
     let turns = 0;
     let turnsAtRefusal = 0;
@@ -95,6 +96,7 @@ test('the drop directory is taken only after it stopped changing; an unchanged r
       turnsAtRefusal = turns;
       return offered.length >= 2 ? 'accepted' : 'refused';
     });
+    dropIn(drop, 'site-config.yaml', 'v1');
     await until('the drop directory to be offered', () => offered.length > 0);
     // Every scan reads the drop directory again: two whole scans after the refusing one would have offered it.
     await until('two more scans', () => turns >= turnsAtRefusal + 3);
@@ -118,7 +120,6 @@ test('a refused drop-directory config held open by a writer for a while, unchang
   try {
     const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
     mkdirSync(drop, { recursive: true });
-    dropIn(drop, 'site-config.yaml', 'v1');
     const offers: Offer[] = [];
     let turns = 0;
     let turnsAtRefusal = 0;
@@ -127,6 +128,7 @@ test('a refused drop-directory config held open by a writer for a while, unchang
       turnsAtRefusal = turns;
       return 'refused';
     });
+    dropIn(drop, 'site-config.yaml', 'v1');
     await until('the drop directory to be offered', () => offers.length > 0);
     // Someone opens the file for writing (an editor, a copy of the same file over it) and writes nothing.
     writer = spawn('bash', ['-c', 'exec 9>>"$1"; exec sleep 3600', 'writer', path.join(drop, 'site-config.yaml')], { stdio: 'ignore' });
@@ -175,6 +177,10 @@ interface InPlaceCopy {
   beganBeforeStart: boolean;
   /** Once the agent waits, before the copy writes (when it began after the start). */
   whileWaiting?: (drop: string, turns: () => number, offered: string[]) => Promise<void>;
+  /** What the writer does to the prefix it wrote before it stalls (a mode set, a hard link): never a rename. */
+  afterPrefix?: (file: string) => void;
+  /** Before the remedy: what the writer undoes first (a hard link it made). */
+  beforeRemedy?: () => void;
   /** The name at the top of the drop directory the remedy renames away and back. */
   renamed: string;
   said: RegExp;
@@ -195,7 +201,15 @@ async function inPlaceCopyIsNeverTaken(c: InPlaceCopy): Promise<void> {
     c.before?.(drop);
     const prefix = 'metadata: {name: a}\n';
     const whole = 'metadata: {name: a}\nspec: {baseDomain: example.com}\n';
-    if (c.beganBeforeStart) writeFileSync(file, prefix);
+    // The touch comes ticks after the write (the kernel's file times move in ticks of a few ms), as a writer's would.
+    const touch = () => {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      c.afterPrefix?.(file);
+    };
+    if (c.beganBeforeStart) {
+      writeFileSync(file, prefix);
+      touch();
+    }
     const offered: string[] = [];
     const problems: MediaProblem[] = [];
     let turns = 0;
@@ -204,7 +218,10 @@ async function inPlaceCopyIsNeverTaken(c: InPlaceCopy): Promise<void> {
       return copy.files > 0 ? 'accepted' : 'refused';
     });
     await c.whileWaiting?.(drop, () => turns, offered);
-    if (!c.beganBeforeStart) writeFileSync(file, prefix);
+    if (!c.beganBeforeStart) {
+      writeFileSync(file, prefix);
+      touch();
+    }
     const stalledFrom = turns;
     await until('scans while the writer stalls', () => turns >= stalledFrom + 6 || offered.length > 0);
     assert.deepEqual(offered, [], 'the prefix is never offered');
@@ -218,6 +235,7 @@ async function inPlaceCopyIsNeverTaken(c: InPlaceCopy): Promise<void> {
     assert.deepEqual(offered, []);
     // Renamed away and back (the remedy): finished by the writer contract, offered whole. The pause keeps the rename
     // out of the append's clock tick (dropIn).
+    c.beforeRemedy?.();
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
     renameSync(path.join(drop, c.renamed), path.join(drop, `${c.renamed}.part`));
     renameSync(path.join(drop, `${c.renamed}.part`), path.join(drop, c.renamed));
@@ -261,13 +279,75 @@ test('a file written in place inside a folder of the drop directory is not taken
   inPlaceCopyIsNeverTaken({
     // The config renamed in; its manifests copied straight into a folder: the folder's own times change when the file
     // is created, not when it is written to.
-    before: (drop) => dropIn(drop, 'site-config.yaml', 'spec: {extraManifestFiles: [manifests/]}\n'),
+    whileWaiting: async (drop) => dropIn(drop, 'site-config.yaml', 'spec: {extraManifestFiles: [manifests/]}\n'),
     file: 'manifests/extra.yaml',
     beganBeforeStart: true,
     renamed: 'manifests',
     said: /holds manifests\/extra\.yaml written in place/,
     remedy: /mv \/etc\/sno-reconfigure\/site-config\.d\/manifests \/etc\/sno-reconfigure\/site-config\.d\/manifests\.part && mv /,
   }));
+
+// The hostile re-test of issue 36 (U2): a file's own times cannot tell a rename from a mode set or a hard link (each
+// moves its ctime past its mtime), so a prefix written in place and then touched that way was taken — in a folder of
+// the drop directory, or at its top when the agent (re)started during the stall. Only a rename the agent saw counts.
+test('a prefix written in place in a folder of the drop directory, then given a mode, is not taken; the folder renamed away and back is', { timeout: LOADED_MACHINE_MS }, () =>
+  inPlaceCopyIsNeverTaken({
+    file: 'site-configs/store.yaml',
+    beganBeforeStart: false,
+    afterPrefix: (file) => chmodSync(file, 0o644),
+    renamed: 'site-configs',
+    said: /holds site-configs\/store\.yaml written in place/,
+  }));
+
+test('a prefix written in place in a folder of the drop directory, then hard-linked from outside it, is not taken; unlinked and renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, () => {
+  let outside = '';
+  return inPlaceCopyIsNeverTaken({
+    file: 'site-configs/store.yaml',
+    beganBeforeStart: false,
+    afterPrefix: (file) => {
+      outside = path.join(path.dirname(path.dirname(path.dirname(file))), 'store-link.yaml');
+      linkSync(file, outside);
+    },
+    beforeRemedy: () => rmSync(outside),
+    renamed: 'site-configs',
+    said: /holds site-configs\/store\.yaml written in place/,
+  });
+});
+
+test('a prefix written in place at the top of the drop directory and given a mode before the agent started is not taken; renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, () =>
+  inPlaceCopyIsNeverTaken({ file: 'site-config.yaml', beganBeforeStart: true, afterPrefix: (file) => chmodSync(file, 0o600), renamed: 'site-config.yaml', said: /holds site-config\.yaml written in place/ }));
+
+test('a file renamed in while the agent waited is still taken after a restart (as the early phase at boot reads it); written to since, it is not', { timeout: LOADED_MACHINE_MS }, async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    const offered: string[] = [];
+    const consider = (verdict: 'accepted' | 'refused') => async (_c: Candidate, copy: { treeDigest: string }) => {
+      offered.push(copy.treeDigest);
+      return verdict;
+    };
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false }, consider('accepted'));
+    dropIn(drop, 'site-config.yaml', 'v1');
+    assert.equal((await waiting)?.kind, 'drop-dir', 'renamed in while the agent waited');
+    // The agent restarts (or the node reboots): no watch saw the rename this time, its record did.
+    const again = await waitForSiteConfig({ ...options(node, abort.signal, []), once: true }, consider('accepted'));
+    assert.equal(again?.kind, 'drop-dir', 'the record of the rename is kept across starts');
+    assert.equal(offered.length, 2);
+    // Written in place since (appended while the agent was down): the record no longer matches.
+    appendFileSync(path.join(drop, 'site-config.yaml'), 'v2');
+    const problems: MediaProblem[] = [];
+    await new Promise((r) => setTimeout(r, 400));
+    const changed = await waitForSiteConfig({ ...options(node, abort.signal, []), once: true, onMediaProblem: async (p) => void problems.push(p) }, consider('accepted'));
+    assert.equal(changed, undefined);
+    assert.equal(offered.length, 2);
+    assert.match(problems[0]?.message ?? '', /holds site-config\.yaml written in place/);
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
 
 test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
@@ -315,6 +395,8 @@ test('the drop directory read twice with the same bytes is still not taken when 
     // Written a minute ago: the first look finds the directory quiet.
     const aMinuteAgo = new Date(Date.now() - 60_000);
     utimesSync(file, aMinuteAgo, aMinuteAgo);
+    // Renamed in then, as far as the agent knows (what this test checks is the second look, not the rename).
+    recordRenamedIn(node.root, ['site-config.yaml']);
     let duringTheWait: (() => void) | undefined = () => {
       writeFileSync(file, 'v1');
       const now = new Date();
@@ -329,6 +411,7 @@ test('the drop directory read twice with the same bytes is still not taken when 
     // Quiet since: the next look takes it, the same bytes.
     const aLittleAgo = new Date(Date.now() - 10_000);
     utimesSync(file, aLittleAgo, aLittleAgo);
+    recordRenamedIn(node.root, ['site-config.yaml']);
     const second = await waitForSiteConfig({ ...options(node, abort.signal, []), clock, once: true }, consider);
     assert.equal(second?.kind, 'drop-dir');
     assert.equal(offered.length, 1);

@@ -14,6 +14,7 @@ import type { Step, StepContext } from '../../../src/engine/step';
 import { LocalHost } from '../../../src/host/host';
 import { createLogger } from '../../../src/log';
 import { DEFAULT_DROP_DIR, DEFAULT_STATE_DIR, DEFAULT_KUBECONFIG, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
+import { recordRenamedIn } from '../../support/drop-dir';
 
 const SITE_CONFIG = `apiVersion: sno-reconfigure.io/v1
 kind: SiteConfig
@@ -58,6 +59,8 @@ function node(): { root: string; journal(): JournalData; cleanup(): void } {
   put(`${DEFAULT_DROP_DIR}/site-config.yaml.part`, SITE_CONFIG);
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
   renameSync(path.join(root, `${DEFAULT_DROP_DIR}/site-config.yaml.part`), path.join(root, `${DEFAULT_DROP_DIR}/site-config.yaml`));
+  // Renamed in while an earlier start of the agent watched (the record it keeps; this test is about the journal).
+  recordRenamedIn(root, ['site-config.yaml'], DEFAULT_DROP_DIR);
   put(UNSIGNED_MEDIA_FILE, '');
   put('/etc/hostname', 'sno1-node\n');
   return {

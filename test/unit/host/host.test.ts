@@ -1,10 +1,11 @@
 // The Host verbs the media copy and the runner use: every path is a node path under the host root.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { LocalHost } from '../../../src/host/host';
+import { LocalHost, WrongKindError, fileWhereFolderBelongs } from '../../../src/host/host';
 
 function withRoot(fn: (host: LocalHost, root: string) => Promise<void>): () => Promise<void> {
   return async () => {
@@ -21,11 +22,37 @@ test('stat tells files, directories and links apart without following links, and
   writeFileSync(path.join(root, 'a'), 'four');
   mkdirSync(path.join(root, 'd'));
   symlinkSync('/etc/passwd', path.join(root, 'link'));
-  assert.deepEqual({ ...(await host.stat('/a')), mtimeMs: 0, ctimeMs: 0, mode: 0 }, { kind: 'file', size: 4, mtimeMs: 0, ctimeMs: 0, mode: 0 });
+  const a = await host.stat('/a');
+  assert.deepEqual({ ...a, mtimeMs: 0, ctimeMs: 0, mode: 0, ino: 0 }, { kind: 'file', size: 4, mtimeMs: 0, ctimeMs: 0, mode: 0, ino: 0, nlink: 1 });
+  assert.equal(a?.ino, statSync(path.join(root, 'a')).ino);
   assert.equal((await host.stat('/d'))?.kind, 'directory');
   assert.equal((await host.stat('/link'))?.kind, 'symlink');
   assert.equal(await host.readLink('/link'), '/etc/passwd');
   assert.equal(await host.stat('/missing'), undefined);
+}));
+
+// The hostile re-test of issue 36 (C1, C2): a named pipe where a file belongs made every read of it wait for a writer
+// for ever (run, status and validate hung, SIGTERM unheard); a folder where a file belongs (or a file where a folder
+// does) was an "internal error" at every restart. Both are a WrongKindError naming the path and what stands there.
+test('reading a named pipe, a folder or a device where a file belongs fails at once, naming what stands there; a write or mkdir blocked the same way too', withRoot(async (host, root) => {
+  execFileSync('mkfifo', [path.join(root, 'pipe')]);
+  mkdirSync(path.join(root, 'folder'));
+  writeFileSync(path.join(root, 'file'), 'x');
+  const refused = async (what: Promise<unknown>, found: RegExp, wanted: 'file' | 'folder') => {
+    const e = await what.then(() => assert.fail('did not fail'), (err: unknown) => err);
+    assert.ok(e instanceof WrongKindError, String(e));
+    assert.match(e.message, found);
+    assert.equal(e.wanted, wanted);
+  };
+  await refused(host.readText('/pipe'), /^\/pipe is a named pipe \(FIFO\) where the agent needs a file$/, 'file');
+  await refused(host.readTextIfExists('/pipe'), /named pipe/, 'file');
+  await refused(host.readFile('/folder'), /^\/folder is a folder where the agent needs a file$/, 'file');
+  await refused(host.writeFileAtomic('/folder', 'x'), /^\/folder is a folder/, 'file');
+  await refused(host.mkdirp('/file/sub'), /^\/file is a file where the agent needs a folder$/, 'folder');
+  await refused(host.writeFileAtomic('/file/sub/x.json', 'x'), /^\/file is a file where the agent needs a folder$/, 'folder');
+  assert.ok(fileWhereFolderBelongs(await host.mkdirp('/file').catch((err: unknown) => err)), 'the agent-folders check still knows it');
+  assert.equal(await host.readTextIfExists('/missing'), undefined);
+  assert.equal(await host.readText('/file'), 'x');
 }));
 
 test('rename moves a directory under the root; removeEmptyDir refuses a directory that still holds something', withRoot(async (host, root) => {

@@ -33,12 +33,22 @@ const HOSTILE: Array<[string, State, string[]]> = [
   ['a VXLAN to another host', site({}, [{ name: 'vx0', type: 'vxlan', vxlan: { id: 42, remote: '203.0.113.9', 'base-iface': 'eno1' } }]), ['interfaces[1].type', 'interfaces[1].vxlan']],
   ['ovn-remote pointed elsewhere', site({ 'ovs-db': { external_ids: { 'ovn-remote': 'ssl:203.0.113.9:6642' } } }), ['ovs-db']],
   ['OVN bridge mappings', site({ ovn: { 'bridge-mappings': [{ localnet: 'x', bridge: 'br-ex', state: 'present' }] } }), ['ovn']],
-  ['a new br-int OVS bridge', site({}, [{ name: 'br-int', type: 'ovs-bridge', state: 'up', bridge: { port: [{ name: 'eno2' }] } }]), ['interfaces[1].type', 'interfaces[1].bridge']],
+  ['a new br-int OVS bridge', site({}, [{ name: 'br-int', type: 'ovs-bridge', state: 'up', bridge: { port: [{ name: 'eno2' }] } }]), ['interfaces[1].type', 'interfaces[1].name', 'interfaces[1].bridge']],
   ['interface ovs-db and 802.1X key paths', withUplink({ 'ovs-db': { external_ids: { x: 'y' } }, '802.1x': { identity: 'a', 'eap-methods': ['tls'], 'private-key': '/etc/shadow' } }), ['interfaces[0].ovs-db', 'interfaces[0]["802.1x"]']],
   ['SR-IOV virtual functions', withUplink({ ethernet: { speed: 1000, 'sr-iov': { 'total-vfs': 8 } } }), ['interfaces[0].ethernet.sr-iov']],
   ['the uplink put under an OVS bridge', withUplink({ controller: 'br-int' }), ['interfaces[0].controller']],
   ['the transient host name', site({ hostname: { config: 'sno1-node', running: 'other' } }), ['hostname.running']],
   ['an unknown key', withUplink({ 'future-key': true }), ['interfaces[0].future-key']],
+  // The hostile re-test (U1): an interface without a type is whichever has that name on the node.
+  ['br-int removed, named without a type', site({}, [{ name: 'br-int', state: 'absent' }]), ['interfaces[1].type', 'interfaces[1].name']],
+  ["the OVN management port's MTU, without a type", site({}, [{ name: 'ovn-k8s-mp0', mtu: 1200 }]), ['interfaces[1].type', 'interfaces[1].name']],
+  ['the OVN management port claimed as an ethernet NIC', site({}, [{ name: 'ovn-k8s-mp0', type: 'ethernet', state: 'down' }]), ['interfaces[1].name']],
+  ["configure-ovs's profile taken over by name", withUplink({ 'profile-name': 'ovs-if-phys0' }), ['interfaces[0].profile-name']],
+  [
+    "a bond of OVN-Kubernetes' own interfaces",
+    site({}, [{ name: 'bond1', type: 'bond', state: 'up', 'link-aggregation': { mode: 'active-backup', port: ['br-int'], 'ports-config': [{ name: 'genev_sys_6081' }] } }, { name: 'bond2', type: 'bond', state: 'up', 'link-aggregation': { mode: 'active-backup', ports: ['bond0.7'] } }, { name: 'bond0.7', type: 'vlan', vlan: { 'base-iface': 'eno1', id: 7 } }]),
+    ['interfaces[1].link-aggregation.port[0]', 'interfaces[1].link-aggregation.ports-config[0]', 'interfaces[2].link-aggregation.ports[0]'],
+  ],
 ];
 const at = (p: string): string => `spec.network.nmstate${p.startsWith('[') ? '' : '.'}${p}`;
 
@@ -72,8 +82,6 @@ test('uplink states pass on unsigned media: ethernet, bond with ports naming it,
     },
     // As `nmstatectl show` prints an ethernet NIC (read-only and link keys included).
     { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', 'mac-address': '52:54:00:12:34:56', 'permanent-mac-address': '52:54:00:12:34:56', mtu: 1500, 'min-mtu': 68, 'max-mtu': 9000, 'accept-all-mac-addresses': false, 'wait-ip': 'any', lldp: { enabled: false }, ethernet: { 'auto-negotiation': true, speed: 1000, duplex: 'full' }, identifier: 'mac-address', 'profile-name': 'eno1', description: 'uplink', ipv4: { enabled: true, dhcp: true } }] },
-    // No type: nmstate keeps the interface's own.
-    { interfaces: [{ name: 'eno1', mtu: 9000 }] },
   ];
   for (const s of states) assert.deepEqual(unsignedNmstateProblems(s, 'spec.network.nmstate'), []);
 });
@@ -138,4 +146,15 @@ test('validate: image-based media\'s raw_nm_state_config with a dispatch script 
   const signed = await validate((root) => signedImageBasedMedia(root, { [manifest]: JSON.stringify(seed) }));
   assert.deepEqual(signed.report.errors, []);
   assert.equal(signed.code, 0);
+});
+
+// The hostile re-test of issue 36: on a workstation (no trusted key given) a .sig holding "AAAA" made the file judged
+// as signed, so fields only signed media may carry passed validate there while every node refused them.
+test('validate without a trusted key: a .sig that cannot be a signature is an error, not a signed file', async () => {
+  const state = HOSTILE.find(([name]) => name === 'a dispatch script run as root')![1];
+  for (const sig of ['AAAA\n', 'not base64 at all\n']) {
+    const garbage = await validate(() => ({ 'site-config.yaml': siteConfig({ nmstate: state }), 'site-config.yaml.sig': sig }));
+    assert.equal(garbage.code, 1);
+    assert.match(garbage.report.errors.find((e) => e.path.endsWith('site-config.yaml.sig'))?.message ?? '', /expected the base64 of a detached Ed25519 or ECDSA P-256 signature/);
+  }
 });
