@@ -40,10 +40,12 @@ const durations = (() => {
 })();
 const expected = (file) => durations[relative(process.cwd(), file)] ?? Infinity;
 files.sort((a, b) => expected(b) - expected(a));
-// Three files at a time on the 2-core reference machine: a fresh-clone run at two kept 1.39 cores busy (1126 s of
-// CPU in 812 s), most files waiting on the simulator's clock, systemd or a testbed node; the tests' deadlines are
-// sized for a loaded machine (issue 31). SNO_TEST_CONCURRENCY overrides it.
-const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '3';
+// Four files at a time on the 2-core reference machine: most files wait on the simulator's clock, systemd or a
+// testbed node. At two a fresh-clone run kept 1.39 cores busy (1126 s of CPU in 812 s); at three, once the stand-ins
+// stopped starting Node, the files' wall times summed to 3 × the run's (2562 s in 858 s) with 1.63 cores busy (1397 s
+// of CPU): the run waited on the file limit, not the cores. The tests' deadlines are sized for a loaded machine
+// (issue 31). SNO_TEST_CONCURRENCY overrides it.
+const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '4';
 // Each test's own limit (./test-timeout.mjs) names the test that hung. A file's limit catches what a test's cannot:
 // code that never yields to the event loop (a synchronous loop, a promise chain that never sleeps), where no timer
 // fires; the file is then reported by its path. It is above the longest file's sum of test limits (the network

@@ -83,6 +83,13 @@ export function parseManifestFile(text: string): { objects: ManifestObject[]; pr
     const items = typeof list.kind === 'string' && list.kind.endsWith('List') && Array.isArray(list.items) ? list.items : [doc];
     items.forEach((item, j) => {
       const at = items.length > 1 || item !== doc ? `${where}, item ${j + 1}` : where;
+      // A List is unpacked one level deep: one inside it (or one without items) would reach the API as an object of
+      // kind List, refused there mid-run after the other steps changed the node (the hostile re-test of issue 36).
+      const kind = (item as { kind?: unknown } | null)?.kind;
+      if (typeof kind === 'string' && kind.endsWith('List')) {
+        problems.push(`${at}: ${item === doc ? `a ${kind} without a list of items` : `a ${kind} inside a list`}: the agent applies the objects a list holds one level deep, so put them in the outer list or in documents of their own`);
+        return;
+      }
       const p = objectProblem(item) ?? refusal(item as ManifestObject);
       if (p) problems.push(`${at}: ${p}`);
       else objects.push(item as ManifestObject);

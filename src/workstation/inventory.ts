@@ -116,6 +116,10 @@ function parseCsv(text: string, fileName: string): Parsed {
   end();
   const [header, ...rows] = records;
   if (!header) throw new BuildError(`${fileName} is empty: a CSV inventory needs a header row (name,…) and one row per site`);
+  // A column named twice: the later one would win unseen, and the build signs it (the hostile re-test of issue 36).
+  const names = header.fields.map((h) => h.trim());
+  const twice = names.flatMap((h, j) => (names.indexOf(h) !== j ? [`${h === '' ? '(no name)' : h} (columns ${names.indexOf(h) + 1} and ${j + 1})`] : []));
+  if (twice.length > 0) throw new BuildError(`${fileName}: the header names ${twice.join(', ')} twice: give each column once`);
   const problems: string[] = [];
   const out: InventoryRow[] = [];
   rows.forEach((r, i) => {

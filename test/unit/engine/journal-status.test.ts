@@ -62,6 +62,11 @@ test('status renders phase, steps, the last error with its remedy, and the repor
     assert.match(text, /failed +Wait for the Kubernetes API .*2 attempts/);
     assert.match(text, /pending +Move the cluster to the new domain/);
     assert.match(text, /What to do: Check kubelet\./);
+    assert.doesNotMatch(text, /^Pool:/m);
+    // A run cut off while it held the master pool (issue 36): status says the pool is paused, and what releases it.
+    j.data.facts.poolHeld = true;
+    await j.save();
+    assert.match(renderStatus(await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS)), /^Pool: +the master MachineConfigPool is paused by the agent while it changes what the pool rolls out; the agent unpauses it when that is done, or, if the run was cut off, at its next start before anything else/m);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

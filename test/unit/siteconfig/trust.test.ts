@@ -65,3 +65,13 @@ test('keys named after JavaScript built-ins are only unknown keys, never read th
   const labels = specSchema.shape.nodeLabels.safeParse({ set: {}, remove: ['constructor', 'toString'] });
   assert.ok(labels.success, JSON.stringify(labels.error?.issues));
 });
+
+// The hostile re-test of issue 36: a List inside a List passed validate and plan, then failed at the API mid-run,
+// after the network, domain, pull secret and mirrors had changed.
+test('a List inside a List, or a List without items, is refused when the manifest is read, never sent to the API', () => {
+  const nested = parseManifestFile('apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a, namespace: x}\n- apiVersion: v1\n  kind: List\n  metadata: {name: inner}\n  items: []\n');
+  assert.deepEqual(nested.objects.map((o) => o.metadata.name), ['a']);
+  assert.deepEqual(nested.problems, ['the document, item 2: a List inside a list: the agent applies the objects a list holds one level deep, so put them in the outer list or in documents of their own']);
+  const empty = parseManifestFile('apiVersion: v1\nkind: ConfigMapList\nmetadata: {name: l}\n');
+  assert.deepEqual(empty.problems, ['the document: a ConfigMapList without a list of items: the agent applies the objects a list holds one level deep, so put them in the outer list or in documents of their own']);
+});

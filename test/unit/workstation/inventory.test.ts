@@ -48,6 +48,14 @@ test('CSV cells with a line break, a control character or a leading =, +, - or @
   assert.deepEqual(parseInventory('- {name: a, domain: "x\\ny"}\n', 'sites.yaml').problems, ['sites.yaml: row 1 (line 1), domain: holds a line break or control character: a value is one line of text']);
 });
 
+// The hostile re-test of issue 36: with a second `domain` column the later one won unseen, and the build signed it.
+test('a CSV header naming a column twice is refused with both column numbers, before any row is used', () => {
+  assert.throws(
+    () => parseInventory('name,serialNumber,domain,domain\nstore-0001,SER1,store1.example.com,evil.example.com\n', 'sites.csv'),
+    (e: Error) => e instanceof BuildError && e.message === 'sites.csv: the header names domain (columns 3 and 4) twice: give each column once',
+  );
+});
+
 test("each value goes in as a YAML scalar of its field's type: it can never add a key, whatever it holds (issue 36, finding 5)", () => {
   const hostile = { row: 1, line: 2, values: { name: 'store-0001', domain: 'x.example.com\n  ssh: {authorizedKeys: [k], factoryKeys: keep}', serial: '12345', prefix: '24', gw: '10.0.0.1', flag: 'true' } };
   const filled = parse(fillTemplate('# ${name} in a comment stays a placeholder\nmetadata: {name: ${name}}\nspec:\n  match: {serialNumber: ${serial}}\n  baseDomain: ${domain}\n  network:\n    verify: {ping: [${gw}]}\n', hostile)) as unknown;
