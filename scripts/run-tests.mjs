@@ -4,7 +4,7 @@
 // Every test has a time limit (./test-timeout.mjs, issue 41), and every file one more as a backstop.
 // The runner's closing lines (# pass / # fail) are the counts CI reads; the reporter (./test-reporter.mjs, the
 // spec reporter's) prints the ten slowest test files just before them.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
@@ -46,6 +46,21 @@ files.sort((a, b) => expected(b) - expected(a));
 // of CPU): the run waited on the file limit, not the cores. The tests' deadlines are sized for a loaded machine
 // (issue 31). SNO_TEST_CONCURRENCY overrides it.
 const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '4';
+// inotify instances are counted per user (fs.inotify.max_user_instances, 128 by default) and every testbed node and
+// agent is root's: each node's systemd (its path units, its own watches), journald, logind, dbus and NetworkManager,
+// and each agent's drop-directory watch hold one or more. With four files at a time six nodes and the agents beside
+// them used all 128: systemd failed its path units ("Failed to create inotify object: Too many open files") and an
+// agent could not watch its drop directory. A machine running the suite as root gets 1024, said once.
+const INOTIFY_INSTANCES = '/proc/sys/fs/inotify/max_user_instances';
+try {
+  const now = Number(readFileSync(INOTIFY_INSTANCES, 'utf8'));
+  if (process.getuid?.() === 0 && now < 1024) {
+    writeFileSync(INOTIFY_INSTANCES, '1024\n');
+    console.error(`[tests] fs.inotify.max_user_instances raised from ${now} to 1024 (testbed nodes and agents watch files as root)`);
+  }
+} catch (e) {
+  console.error(`[tests] fs.inotify.max_user_instances left as it is: ${e.message}`);
+}
 // Each test's own limit (./test-timeout.mjs) names the test that hung. A file's limit catches what a test's cannot:
 // code that never yields to the event loop (a synchronous loop, a promise chain that never sleeps), where no timer
 // fires; the file is then reported by its path. It is above the longest file's sum of test limits (the network

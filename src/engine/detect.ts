@@ -330,6 +330,14 @@ function watchRenamesIn(opts: DetectOptions): { current(): Promise<ReadonlyMap<s
       await save();
     });
   });
+  // inotify refused on a drop directory that is there (the node's fs.inotify.max_user_instances reached): no rename can
+  // be seen, so no unsigned file in it can be told finished; the periodic rescan still finds everything else.
+  if (watch === undefined) {
+    then(async () => {
+      if ((await opts.host.stat(opts.dropDir))?.kind !== 'directory') return;
+      opts.log.warn({ path: opts.dropDir }, `the drop directory ${opts.dropDir} cannot be watched now, so a file renamed into it cannot be told complete and is not used from unsigned media until the agent's next start; sticks, virtual media and signed files are not affected`);
+    });
+  }
   return {
     current: async () => {
       await queue;
