@@ -2,7 +2,7 @@
 // the place of either (issue 36, C2 and C5) stops the agent before it has a journal, so the sentence that says so
 // is made here once, for the run (journal line and console banner) and for `status`, which would otherwise find
 // only an unreadable journal and promise that a restart fixes it.
-import { fileWhereFolderBelongs, type Host, type WrongKindError } from '../host/host';
+import { fileWhereFolderBelongs, WrongKindError, type Host } from '../host/host';
 import { writeBanner } from '../host/banner';
 import type { Logger } from '../log';
 import { remedyLines } from '../util/remedy';
@@ -26,11 +26,12 @@ function agentFolders(stateDir: string, dropDir: string): AgentFolder[] {
   ];
 }
 
-function notAFolder(f: AgentFolder): FolderProblem {
+/** `at`: what stands in the way — the folder itself, or an entry on the way to it — and `found`: what it is. */
+function notAFolder(f: AgentFolder, at = f.dir, found = 'a file'): FolderProblem {
   return {
-    message: `${f.what} ${f.dir} is a file, not a folder: ${f.consequence}`,
-    remedy: `Move the file aside (mv ${f.dir} ${f.dir}.bad); the agent tries again by itself within a minute.`,
-    office: 'if the file comes back, something on the node writes it, and they must find what',
+    message: at === f.dir ? `${f.what} ${f.dir} is ${found}, not a folder: ${f.consequence}` : `${f.what} ${f.dir} cannot be made: ${at} is ${found}, not a folder: ${f.consequence}`,
+    remedy: `Move it aside (mv ${at} ${at}.bad); the agent tries again by itself within a minute.`,
+    office: 'if it comes back, something on the node writes it, and they must find what',
   };
 }
 
@@ -38,7 +39,7 @@ function notAFolder(f: AgentFolder): FolderProblem {
 export async function misplacedFolder(host: Host, stateDir: string, dropDir: string): Promise<FolderProblem | undefined> {
   for (const f of agentFolders(stateDir, dropDir)) {
     const info = await host.stat(f.dir).catch(() => undefined);
-    if (info !== undefined && info.kind !== 'directory') return notAFolder(f);
+    if (info !== undefined && info.kind !== 'directory') return notAFolder(f, f.dir, info.kind === 'symlink' ? 'a symbolic link' : info.kind === 'other' ? (info.special ?? 'not a folder') : 'a file');
   }
   return undefined;
 }
@@ -54,7 +55,7 @@ export async function agentFoldersInPlace(host: Host, log: Logger, stateDir: str
       await host.mkdirp(f.dir, 0o700);
     } catch (e) {
       if (!fileWhereFolderBelongs(e)) throw e;
-      const problem = notAFolder(f);
+      const problem = e instanceof WrongKindError ? notAFolder(f, e.nodePath, e.found) : notAFolder(f);
       log.error({ path: f.dir, remedy: problem.remedy, office: problem.office }, problem.message);
       // Best effort: the banner's own folder may be the trouble too.
       await writeBanner(host, { tone: 'error', headline: problem.message, lines: remedyLines(problem.remedy, problem.office) }).catch(() => undefined);

@@ -96,8 +96,9 @@ export interface Host {
 
 export type WatchEvent = 'change' | 'rename';
 
-/** A mkdirp that failed because a file (not a folder) stands at the path or on the way to it. */
+/** A mkdirp that failed because something other than a folder stands at the path or on the way to it. */
 export function fileWhereFolderBelongs(e: unknown): boolean {
+  if (e instanceof WrongKindError) return e.wanted === 'folder';
   const code = (e as NodeJS.ErrnoException).code;
   return code === 'EEXIST' || code === 'ENOTDIR';
 }
@@ -140,11 +141,16 @@ export function whyUnreadable(e: unknown): string {
 async function wrongKind(e: unknown, nodePath: string, hostPath: string, wanted: 'file' | 'folder'): Promise<unknown> {
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'EISDIR') return new WrongKindError(nodePath, 'a folder', 'file', code);
-  if (code !== 'EEXIST' && code !== 'ENOTDIR') return e;
+  // ELOOP and ENOENT too: a symbolic link that leads back to itself, or to nothing, where a folder belongs (the second
+  // hostile re-test of issue 36: at the state or drop directory, an internal error at every start).
+  if (code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'ELOOP' && code !== 'ENOENT') return e;
   let [node, host] = wanted === 'folder' ? [nodePath, hostPath] : [path.posix.dirname(nodePath), path.dirname(hostPath)];
   for (;;) {
     const st = await fs.lstat(host).catch(() => undefined);
-    if (st !== undefined && !st.isDirectory()) return new WrongKindError(node, st.isFile() ? 'a file' : kindInWords(st), 'folder', code);
+    if (st?.isSymbolicLink()) {
+      const target = await fs.stat(host).catch((err: NodeJS.ErrnoException) => err.code);
+      if (typeof target === 'string') return new WrongKindError(node, target === 'ELOOP' ? 'a symbolic link that leads back to itself' : 'a symbolic link to nothing', 'folder', code);
+    } else if (st !== undefined && !st.isDirectory()) return new WrongKindError(node, st.isFile() ? 'a file' : kindInWords(st), 'folder', code);
     if (node === '/' || node === '.') return e;
     [node, host] = [path.posix.dirname(node), path.dirname(host)];
   }
@@ -217,7 +223,12 @@ export class LocalHost implements Host {
 
   async readFile(nodePath: string): Promise<Buffer> {
     // Opened without waiting (a named pipe opens at once) and checked before a byte is read.
-    const fh = await fs.open(this.resolve(nodePath), fsc.O_RDONLY | fsc.O_NONBLOCK);
+    const fh = await fs.open(this.resolve(nodePath), fsc.O_RDONLY | fsc.O_NONBLOCK).catch((e: NodeJS.ErrnoException) => {
+      // A socket cannot be opened at all (ENXIO); a symbolic link that leads back to itself neither (ELOOP).
+      if (e.code === 'ENXIO') throw new WrongKindError(nodePath, 'a socket', 'file', e.code);
+      if (e.code === 'ELOOP') throw new WrongKindError(nodePath, 'a symbolic link that leads back to itself', 'file', e.code);
+      throw e;
+    });
     try {
       const st = await fh.stat();
       if (!st.isFile()) throw new WrongKindError(nodePath, kindInWords(st), 'file', st.isDirectory() ? 'EISDIR' : 'ENOTFILE');

@@ -201,11 +201,11 @@ test('a file where the state directory or the drop directory belongs: a sentence
       assertNoTrace(run.out);
       assert.equal(run.code, 1, run.out);
       assert.ok(run.out.includes(said), run.out);
-      assert.ok(run.out.includes(`What to do: Move the file aside (mv ${dir} ${dir}.bad)`), run.out);
+      assert.ok(run.out.includes(`What to do: Move it aside (mv ${dir} ${dir}.bad)`), run.out);
       // The technician's two screens say the same (the agent stops before it has a journal).
       const banner = readFileSync(path.join(root, BANNER_PATH), 'utf8').replace(/\s+/g, ' ');
       assert.ok(banner.includes(said), banner);
-      assert.ok(banner.includes(`What to do: Move the file aside (mv ${dir} ${dir}.bad)`), banner);
+      assert.ok(banner.includes(`What to do: Move it aside (mv ${dir} ${dir}.bad)`), banner);
       const status = cli(['status', '--root', root]);
       assert.equal(status.code, 1, status.out);
       assertNoTrace(status.out);

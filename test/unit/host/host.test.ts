@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LocalHost, WrongKindError, fileWhereFolderBelongs } from '../../../src/host/host';
@@ -53,6 +54,20 @@ test('reading a named pipe, a folder or a device where a file belongs fails at o
   assert.ok(fileWhereFolderBelongs(await host.mkdirp('/file').catch((err: unknown) => err)), 'the agent-folders check still knows it');
   assert.equal(await host.readTextIfExists('/missing'), undefined);
   assert.equal(await host.readText('/file'), 'x');
+  // The second hostile re-test: a symbolic link that leads back to itself or to nothing where a folder belongs, and a
+  // socket where a file belongs, were internal errors.
+  symlinkSync('loop', path.join(root, 'loop'));
+  symlinkSync('/nowhere/at/all', path.join(root, 'dangling'));
+  await refused(host.mkdirp('/loop'), /^\/loop is a symbolic link that leads back to itself where the agent needs a folder$/, 'folder');
+  await refused(host.mkdirp('/dangling/sub'), /^\/dangling is a symbolic link to nothing where the agent needs a folder$/, 'folder');
+  await refused(host.readText('/loop'), /^\/loop is a symbolic link that leads back to itself where the agent needs a file$/, 'file');
+  const server = createServer().listen(path.join(root, 'sock'));
+  await new Promise((r) => server.once('listening', r));
+  try {
+    await refused(host.readText('/sock'), /^\/sock is a socket where the agent needs a file$/, 'file');
+  } finally {
+    server.close();
+  }
 }));
 
 test('rename moves a directory under the root; removeEmptyDir refuses a directory that still holds something', withRoot(async (host, root) => {
