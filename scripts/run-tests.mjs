@@ -40,16 +40,16 @@ const durations = (() => {
 })();
 const expected = (file) => durations[relative(process.cwd(), file)] ?? Infinity;
 files.sort((a, b) => expected(b) - expected(a));
-// Four files at a time on the 2-core reference machine: most files wait on the simulator's clock, systemd or a
+// Three files at a time on the 2-core reference machine: most files wait on the simulator's clock, systemd or a
 // testbed node. At two a fresh-clone run kept 1.39 cores busy (1126 s of CPU in 812 s); at three, once the stand-ins
-// stopped starting Node, the files' wall times summed to 3 × the run's (2562 s in 858 s) with 1.63 cores busy (1397 s
-// of CPU): the run waited on the file limit, not the cores. The tests' deadlines are sized for a loaded machine
-// (issue 31). SNO_TEST_CONCURRENCY overrides it.
-const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '4';
+// stopped starting Node, 1.63 (1397 s of CPU, tests 858 s); at four the CPU rose to 1651 s and the run took longer
+// (tests 884 s, 2026-11-27) with more simulators racing for ports: the cores, not the file limit, bound it. The tests'
+// deadlines are sized for a loaded machine (issue 31). SNO_TEST_CONCURRENCY overrides it.
+const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '3';
 // inotify instances are counted per user (fs.inotify.max_user_instances, 128 by default) and every testbed node and
 // agent is root's: each node's systemd (its path units, its own watches), journald, logind, dbus and NetworkManager,
 // and each agent's drop-directory watch hold one or more. With four files at a time six nodes and the agents beside
-// them used all 128: systemd failed its path units ("Failed to create inotify object: Too many open files") and an
+// them used all 128 (with three, under load): systemd failed its path units ("Failed to create inotify object: Too many open files") and an
 // agent could not watch its drop directory. A machine running the suite as root gets 1024, said once.
 const INOTIFY_INSTANCES = '/proc/sys/fs/inotify/max_user_instances';
 try {
