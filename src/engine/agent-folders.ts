@@ -2,7 +2,7 @@
 // the place of either (issue 36, C2 and C5) stops the agent before it has a journal, so the sentence that says so
 // is made here once, for the run (journal line and console banner) and for `status`, which would otherwise find
 // only an unreadable journal and promise that a restart fixes it.
-import { fileWhereFolderBelongs, WrongKindError, type Host } from '../host/host';
+import { fileWhereFolderBelongs, pathKindInWords, WrongKindError, type Host } from '../host/host';
 import { writeBanner } from '../host/banner';
 import type { Logger } from '../log';
 import { remedyLines } from '../util/remedy';
@@ -19,6 +19,9 @@ interface AgentFolder {
   consequence: string;
 }
 
+/** The office's part when something stands where the agent's own file or folder belongs. */
+const SOMETHING_WRITES_IT = 'if it comes back, something on the node writes it, and they must find what';
+
 function agentFolders(stateDir: string, dropDir: string): AgentFolder[] {
   return [
     { dir: stateDir, what: "the agent's state directory", consequence: 'the agent can keep no record of its work, so it changes nothing' },
@@ -31,7 +34,7 @@ function notAFolder(f: AgentFolder, at = f.dir, found = 'a file'): FolderProblem
   return {
     message: at === f.dir ? `${f.what} ${f.dir} is ${found}, not a folder: ${f.consequence}` : `${f.what} ${f.dir} cannot be made: ${at} is ${found}, not a folder: ${f.consequence}`,
     remedy: `Move it aside (mv ${at} ${at}.bad); the agent tries again by itself within a minute.`,
-    office: 'if it comes back, something on the node writes it, and they must find what',
+    office: SOMETHING_WRITES_IT,
   };
 }
 
@@ -39,7 +42,7 @@ function notAFolder(f: AgentFolder, at = f.dir, found = 'a file'): FolderProblem
 export async function misplacedFolder(host: Host, stateDir: string, dropDir: string): Promise<FolderProblem | undefined> {
   for (const f of agentFolders(stateDir, dropDir)) {
     const info = await host.stat(f.dir).catch(() => undefined);
-    if (info !== undefined && info.kind !== 'directory') return notAFolder(f, f.dir, info.kind === 'symlink' ? 'a symbolic link' : info.kind === 'other' ? (info.special ?? 'not a folder') : 'a file');
+    if (info !== undefined && info.kind !== 'directory') return notAFolder(f, f.dir, pathKindInWords(info));
   }
   return undefined;
 }
@@ -73,6 +76,6 @@ export function wrongKindProblem(e: WrongKindError): FolderProblem {
   return {
     message: `${e.message}, so the agent stopped there`,
     remedy: `Move it aside (mv ${e.nodePath} ${e.nodePath}.bad); the agent tries again by itself after its restart.`,
-    office: 'if it comes back, something on the node writes it, and they must find what',
+    office: SOMETHING_WRITES_IT,
   };
 }

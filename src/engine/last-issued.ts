@@ -4,7 +4,7 @@
 // for its next relocation — leaves it alone: the record outlives every relocation of the node.
 // A record that is there but cannot be read is not "no record" (issue 36, finding 2: truncated JSON turned replay
 // protection off): it is reported as damaged, and no signed config is taken until it is dealt with.
-import { whyUnreadable, type Host } from '../host/host';
+import { pathKindInWords, whyUnreadable, type Host } from '../host/host';
 import { STATE_FILES } from '../paths';
 import type { LastIssued } from '../siteconfig/validation/context';
 
@@ -16,7 +16,7 @@ export async function readLastIssued(host: Host, stateDir: string): Promise<Last
   try {
     const info = await host.stat(fileIn(stateDir));
     if (info === undefined) return undefined;
-    if (info.kind !== 'file') return { damaged: `is ${info.kind === 'directory' ? 'a folder' : info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? 'not a regular file')}, not a file` };
+    if (info.kind !== 'file') return { damaged: `is ${pathKindInWords(info)}, not a file` };
     text = await host.readText(fileIn(stateDir));
   } catch (e) {
     return { damaged: `cannot be read (${whyUnreadable(e)})` };

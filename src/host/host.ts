@@ -124,6 +124,11 @@ function kindInWords(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket()
   return st.isDirectory() ? 'a folder' : st.isFIFO() ? 'a named pipe (FIFO)' : st.isSocket() ? 'a socket' : st.isBlockDevice() ? 'a block device' : st.isCharacterDevice() ? 'a character device' : 'not a regular file';
 }
 
+/** What stat found at a path, in words: a file, a folder, a symbolic link, or the special entry it is. */
+export function pathKindInWords(info: PathInfo): string {
+  return info.kind === 'file' ? 'a file' : info.kind === 'directory' ? 'a folder' : info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? 'not a regular file');
+}
+
 /** Why a read failed, in words: what stands there, or the system's reason. */
 export function whyUnreadable(e: unknown): string {
   if (e instanceof WrongKindError) return `it is ${e.found}, not a ${e.wanted}`;
