@@ -3,7 +3,7 @@
 // directory (watched with inotify, taken only once no process holds a file in it open for writing and nothing
 // in it changed for dropStableMs: a file may still be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
-import type { Closable, Host } from '../host/host';
+import { whyUnreadable, type Closable, type Host } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
 import { copyFromVolume, dropDirIsStable, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult, type RenamedIn } from '../siteconfig/media';
@@ -109,7 +109,7 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
     });
   }
   if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {
-    out.push({ kind: 'drop-dir', location: opts.dropDir, medium: `the drop directory ${opts.dropDir}`, identity: dropDirIdentity(opts.dropDir), fingerprint: '', fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to) });
+    out.push({ kind: 'drop-dir', location: opts.dropDir, medium: `the drop directory ${opts.dropDir}`, identity: dropDirIdentity(opts.dropDir), fingerprint: '', fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to, { track: true }) });
   }
   return out;
 }
@@ -235,10 +235,11 @@ export async function waitForSiteConfig(
             await opts.clock.sleep(opts.dropStableMs, opts.signal).catch(() => undefined);
             const again = await c.fetch(opts.candidateDir);
             if (again.treeDigest !== copy.treeDigest || (await dropDirNewestChange(opts.host, opts.dropDir)) !== changed) continue;
-            if ((await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
+            if (again.reads?.some((r) => !r.steady) || (await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
+            copy = again;
             // A file written in place may be closed and appended to again after any pause: only a rename into the
             // drop directory, or a signature the node verifies (it fails on a prefix), says the writer has finished.
-            const inPlace = await dropDirUnfinished(opts.host, opts.dropDir, await wake.renamedIn());
+            const inPlace = dropDirUnfinished(again.reads ?? [], await wake.renamedIn());
             // signature.ts (node:crypto) loads here, not while the agent waits (issue 39).
             if (inPlace.length > 0 && !(await (await import('../siteconfig/signature')).loadTrustedKeys(opts.host)).required) {
               const problem = writtenInPlaceProblem(c, opts.dropDir, inPlace);
@@ -302,32 +303,42 @@ interface Waker {
 
 /**
  * What was renamed into the drop directory (media.ts dropDirUnfinished): a top-level name's 'rename' event (created,
- * moved in or out) records its inode and change time as they are then, any other event ('change': written, mode or
- * links set) forgets it. Its own watch, not the recursive one: Node 20's recursive watch on Linux polls files and
- * reports a write in place as 'rename' and a rename as 'change' (measured with node v20.20.2); the plain inotify watch
- * tells them apart. The record is kept in the state directory, so a config renamed in before a restart or a reboot
- * (the early network phase reads it at boot) is still known finished; a damaged record is an empty one.
+ * moved in or out) records its inode and change time, any other event ('change': written, mode or links set) forgets
+ * it. Its own watch, not the recursive one: Node 20's recursive watch on Linux polls files and reports a write in place
+ * as 'rename' and a rename as 'change' (measured with node v20.20.2); the plain inotify watch tells them apart.
+ * The stat is started in the event's callback, before anything queued: a stat taken late (behind a backlog of saves)
+ * would record changes made after the rename as part of it (the second hostile re-test of issue 36 did that with a
+ * burst of 2,000 renames). The record is saved once a burst is handled, and kept in the state directory, so a config
+ * renamed in before a restart or a reboot (the early network phase reads it at boot) is still known finished.
  */
 function watchRenamesIn(opts: DetectOptions): { current(): Promise<ReadonlyMap<string, RenamedIn>>; close(): Promise<void> } {
   const renamed = new Map<string, RenamedIn>();
   const file = opts.dropRenamesFile;
-  let queue: Promise<unknown> = (async () => {
-    const kept = file === undefined ? undefined : await opts.host.readTextIfExists(file).catch(() => undefined);
-    for (const [name, r] of Object.entries(parseRenames(kept))) renamed.set(name, r);
-  })();
+  let unsaved = false;
+  let queue: Promise<unknown> = loadRenames(opts, renamed);
   const then = (work: () => Promise<unknown>) => {
     queue = queue.then(work).catch(() => undefined);
   };
   const save = async () => {
-    if (file !== undefined) await opts.host.writeFileAtomic(file, `${JSON.stringify(Object.fromEntries(renamed))}\n`, 0o600);
+    if (file === undefined || !unsaved) return;
+    unsaved = false;
+    await opts.host.writeFileAtomic(file, `${JSON.stringify(Object.fromEntries(renamed))}\n`, 0o600).catch((e: unknown) => {
+      opts.log.warn({ path: file, error: whyUnreadable(e) }, `the agent cannot keep its record of files renamed into the drop directory ${opts.dropDir} (${whyUnreadable(e)}), so after its next start a file there from unsigned media has to be renamed in again`);
+    });
   };
+  // The drop directory's own events (moved away or removed) carry its own name (libuv uv__inotify_read: the watched
+  // path's basename when the event names no entry), never an entry's: an entry of that name cannot be told finished.
+  const ownName = opts.dropDir.slice(opts.dropDir.lastIndexOf('/') + 1);
   const watch = opts.host.watchDir(opts.dropDir, (event, name) => {
     if (name === undefined || name.includes('/')) return;
+    const looked = event === 'rename' && name !== ownName ? opts.host.stat(`${opts.dropDir}/${name}`).catch(() => undefined) : undefined;
     then(async () => {
-      const info = event === 'rename' ? await opts.host.stat(`${opts.dropDir}/${name}`) : undefined;
+      const info = await looked;
       if (info !== undefined && (info.kind === 'file' || info.kind === 'directory')) renamed.set(name, { ino: info.ino, ctimeMs: info.ctimeMs });
       else if (!renamed.delete(name)) return;
-      await save();
+      unsaved = true;
+      // Saved once the events that came with this one are handled.
+      setImmediate(() => then(save));
     });
   });
   // inotify refused on a drop directory that is there (the node's fs.inotify.max_user_instances reached): no rename can
@@ -340,27 +351,45 @@ function watchRenamesIn(opts: DetectOptions): { current(): Promise<ReadonlyMap<s
   }
   return {
     current: async () => {
+      then(save);
       await queue;
       return renamed;
     },
     close: async () => {
       watch?.close();
+      then(save);
       await queue;
     },
   };
 }
 
-/** The kept record: { name: { ino, ctimeMs } }, each entry checked (the file is the node's, but damage is possible). */
-function parseRenames(text: string | undefined): Record<string, RenamedIn> {
+/** The record kept by an earlier start; a damaged one is said and started afresh (the files it named wait for a rename in). */
+async function loadRenames(opts: DetectOptions, into: Map<string, RenamedIn>): Promise<void> {
+  if (opts.dropRenamesFile === undefined) return;
+  let kept: Record<string, RenamedIn> | undefined;
+  try {
+    kept = parseRenames(await opts.host.readTextIfExists(opts.dropRenamesFile));
+  } catch {
+    kept = undefined;
+  }
+  if (kept === undefined) {
+    opts.log.warn({ path: opts.dropRenamesFile }, `the agent's record of files renamed into the drop directory ${opts.dropDir} is damaged and was started afresh; a file already there from unsigned media is used once it is renamed in again (the console says how)`);
+    return;
+  }
+  for (const [name, r] of Object.entries(kept)) into.set(name, r);
+}
+
+/** The kept record: { name: { ino, ctimeMs } }, each entry checked (the file is the node's, but damage is possible); undefined when damaged. */
+function parseRenames(text: string | undefined): Record<string, RenamedIn> | undefined {
   const out: Record<string, RenamedIn> = {};
   if (text === undefined) return out;
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
-    return out;
+    return undefined;
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return out;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
   for (const [name, r] of Object.entries(data as Record<string, unknown>)) {
     const { ino, ctimeMs } = (r ?? {}) as Record<string, unknown>;
     if (name !== '__proto__' && !name.includes('/') && typeof ino === 'number' && typeof ctimeMs === 'number') out[name] = { ino, ctimeMs };

@@ -32,6 +32,19 @@ export interface CopyResult {
   treeDigest: string;
   /** The sites the copied configs name (metadata.name, or an image-based config's cluster domain): how a technician tells two media apart. */
   sites: string[];
+  /** Each file read, with the inodes its bytes came from (a copy of the drop directory only: `track`). */
+  reads?: FileRead[];
+}
+
+/**
+ * A file a copy read: its path, what stat said of the folders above it (top-level first) and of the file itself just
+ * before the read, and whether all of them were the same inodes, unchanged, just after it. The drop directory's
+ * rename rule judges these, the inodes the bytes came from, not whatever the names hold when it looks.
+ */
+export interface FileRead {
+  rel: string;
+  chain: PathInfo[];
+  steady: boolean;
 }
 
 /** A site's name as the config gives it (bounded): it is shown beside the device it was read from. */
@@ -112,17 +125,18 @@ function referencedFiles(value: unknown, dir: string, fileReferenceProblem: (ref
  * Copies the site-config out of a directory tree (node paths): site-config.yaml (or site-configs/) with its
  * signature, and the files the config names — nothing else, so a reused stick with other files on it is fine.
  */
-export async function copyTree(host: Host, fromNode: string, toNode: string, limits = COPY_LIMITS, opts: { caseInsensitive?: boolean } = {}): Promise<CopyResult> {
+export async function copyTree(host: Host, fromNode: string, toNode: string, limits = COPY_LIMITS, opts: CopyOptions = {}): Promise<CopyResult> {
   const { parseConfigBytes, fileReferenceProblem, createHash } = await configReaders();
   const hash = createHash('sha256');
   let files = 0;
   let bytes = 0;
   const copied = new Set<string>();
   const sites: string[] = [];
+  const reads: FileRead[] | undefined = opts.track ? [] : undefined;
   const copyFile = async (fromRel: string, toRel: string): Promise<Buffer | undefined> => {
     // On FAT a name has no case: `PS.JSON` on the stick is the config's `ps.json` (copied under the config's name).
     if (opts.caseInsensitive) fromRel = (await caselessPath(host, fromNode, fromRel)) ?? fromRel;
-    await refuseLinkedFolder(host, fromNode, fromRel);
+    const folders = (await folderChain(host, fromNode, fromRel)) ?? [];
     const info = await host.stat(under(fromNode, fromRel));
     // A missing referenced file is the validation's to report (with the field that names it).
     if (copied.has(toRel) || info === undefined || info.kind === 'directory') return undefined;
@@ -133,6 +147,11 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     bytes += info.size;
     if (bytes > limits.maxTotalBytes) throw new MediaError(`holds more than ${limits.maxTotalBytes} bytes of site-config files`, ONLY_CONFIG_REMEDY);
     const data = await host.readFile(under(fromNode, fromRel));
+    if (reads) {
+      const chain = [...folders, info];
+      const after = [...((await folderChain(host, fromNode, fromRel)) ?? []), await host.stat(under(fromNode, fromRel))];
+      reads.push({ rel: fromRel, chain, steady: chain.every((x, i) => after[i]?.ino === x.ino && after[i]?.ctimeMs === x.ctimeMs) });
+    }
     copied.add(toRel);
     hash.update(`${toRel}\0${data.length}\0`).update(data);
     await host.mkdirp(path.posix.dirname(under(toNode, toRel)), 0o700);
@@ -150,7 +169,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     // A referenced file may be on the media sealed to this node (X.sealed): it is copied as it is, still sealed.
     for (const ref of referencedFiles(parsed.value, path.posix.dirname(toRel) === '.' ? '' : path.posix.dirname(toRel), fileReferenceProblem)) {
       // A folder of manifests (`extra-manifests/`): its manifest files, as validation reads them.
-      if (ref.endsWith('/')) await refuseLinkedFolder(host, fromNode, ref);
+      if (ref.endsWith('/')) await folderChain(host, fromNode, ref);
       const folder = ref.endsWith('/') || (await host.stat(under(fromNode, ref)))?.kind === 'directory';
       const files = folder ? (await host.listDir(under(fromNode, ref)).catch(() => [])).filter((n) => MANIFEST_FILE.test(n)).map((n) => path.posix.join(ref, n)) : [ref, `${ref}${SEALED_SUFFIX}`];
       for (const file of files) await copyFile(file, file);
@@ -173,7 +192,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
       if ((await host.stat(under(fromNode, dir)))?.kind !== 'directory') continue;
       for (const n of (await host.listDir(under(fromNode, dir))).filter((x) => MANIFEST_FILE.test(x)).sort()) await copyFile(`${dir}/${n}`, `${dir}/${n}`);
     }
-    return { files, bytes, treeDigest: hash.digest('hex'), sites };
+    return { files, bytes, treeDigest: hash.digest('hex'), sites, ...(reads && { reads }) };
   }
   if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
     const shown = names.filter((n) => !isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
@@ -194,21 +213,25 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     const inner = (await host.listDir(under(fromNode, name))).filter((n) => !isPartialCopyName(n) && /\.(ya?ml|json)$/i.test(n)).sort((a, b) => a.localeCompare(b));
     for (const n of inner) await copyConfig(`${name}/${n}`, `${MULTI_DIR}/${n}`);
   }
-  return { files, bytes, treeDigest: hash.digest('hex'), sites };
+  return { files, bytes, treeDigest: hash.digest('hex'), sites, ...(reads && { reads }) };
 }
 
 /**
- * Refuses a path whose folder on the media is a symbolic link (issue 36, finding 1): lstat looks at the last name
- * only, so `net -> ../../etc/x` would have `net/network.yaml` read from the node itself. No link is ever followed.
+ * What stat says of each folder above `rel` (top-level first); undefined when one is missing. Refuses a path whose
+ * folder on the media is a symbolic link (issue 36, finding 1): lstat looks at the last name only, so
+ * `net -> ../../etc/x` would have `net/network.yaml` read from the node itself. No link is ever followed.
  */
-async function refuseLinkedFolder(host: Host, fromNode: string, rel: string): Promise<void> {
+async function folderChain(host: Host, fromNode: string, rel: string): Promise<PathInfo[] | undefined> {
   const parts = rel.split('/');
+  const chain: PathInfo[] = [];
   for (let i = 1; i < parts.length; i++) {
     const folder = parts.slice(0, i).join('/');
     const info = await host.stat(under(fromNode, folder));
-    if (info === undefined) return;
+    if (info === undefined) return undefined;
     if (info.kind !== 'directory') throw new MediaError(`holds ${folder} as ${info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? `a ${info.kind}`)}, not a folder, so ${rel} is not read; copy the real folder onto it`, 'Links and devices on the media are never followed.');
+    chain.push(info);
   }
+  return chain;
 }
 
 /** `rel` as it is spelled under `dirNode` when names match whatever their case (FAT); undefined when absent. */
@@ -223,8 +246,15 @@ async function caselessPath(host: Host, dirNode: string, rel: string): Promise<s
   return found;
 }
 
+export interface CopyOptions {
+  /** Names match whatever their case (FAT). */
+  caseInsensitive?: boolean;
+  /** Report each file read with its inodes (`reads`): the drop directory's rename rule judges them. */
+  track?: boolean;
+}
+
 /** Replaces `toNode` with a fresh copy of `fromNode` (both node paths), atomically (staging dir + rename). */
-export async function snapshotInto(host: Host, fromNode: string, toNode: string, opts: { caseInsensitive?: boolean } = {}): Promise<CopyResult> {
+export async function snapshotInto(host: Host, fromNode: string, toNode: string, opts: CopyOptions = {}): Promise<CopyResult> {
   const staging = `${toNode}.staging`;
   await host.remove(staging);
   try {
@@ -314,29 +344,20 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
 }
 
 /**
- * Every file the drop directory offers (partial copies and dotfiles left out, no deeper than a copy goes): its path
- * under the drop directory, what stat says, and what stat says of the folders above it there (top-level first).
+ * The latest mtime of the files the drop directory offers (0 when none; partial copies and dotfiles left out, no
+ * deeper than a copy goes): a change after it was read means a writer is still at work.
  */
-async function eachDropDirFile(host: Host, dirNode: string, visit: (rel: string, info: PathInfo, folders: readonly PathInfo[]) => void): Promise<void> {
-  const walk = async (dir: string, rel: string, depth: number, folders: readonly PathInfo[]): Promise<void> => {
-    if (depth > COPY_LIMITS.maxDepth) return;
-    for (const name of (await host.listDir(dir)).filter((n) => !isPartialCopyName(n))) {
-      const p = path.posix.join(dir, name);
-      const shown = rel === '' ? name : `${rel}/${name}`;
-      const info = await host.stat(p);
-      if (info?.kind === 'directory') await walk(p, shown, depth + 1, [...folders, info]);
-      else if (info?.kind === 'file') visit(shown, info, folders);
-    }
-  };
-  await walk(dirNode, '', 0, []);
-}
-
-/** The latest mtime of the files the drop directory offers (0 when none): a change after it was read means a writer is still at work. */
 export async function dropDirNewestChange(host: Host, dirNode: string): Promise<number> {
   let newest = 0;
-  await eachDropDirFile(host, dirNode, (_rel, info) => {
-    newest = Math.max(newest, info.mtimeMs);
-  });
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    if (depth > COPY_LIMITS.maxDepth) return;
+    for (const name of (await host.listDir(dir)).filter((n) => !isPartialCopyName(n))) {
+      const info = await host.stat(path.posix.join(dir, name));
+      if (info?.kind === 'directory') await walk(path.posix.join(dir, name), depth + 1);
+      else if (info?.kind === 'file') newest = Math.max(newest, info.mtimeMs);
+    }
+  };
+  await walk(dirNode, 0);
   return newest;
 }
 
@@ -347,25 +368,25 @@ export interface RenamedIn {
 }
 
 /**
- * Files of the drop directory that nothing shows finished: a writer may still append to them after any pause, so on
- * a node that takes unsigned media (where no signature fails on a prefix) they are not used. A file is finished only
- * when the agent saw it, or the folder at the top of the drop directory it is in, renamed in (`renamedIn`: recorded
- * at the watch's event, kept across the agent's starts) and nothing happened to it since: every change to an inode —
- * a write, a new or removed entry in a folder, a mode, owner, link or times set — moves its change time (ctime), so
- * the top-level entry still has the change time recorded at its rename, and every folder and file below it changed
- * strictly before that rename (the same clock tick counts as after: the remedy, rename it away and back, settles it).
- * A file with another name (a hard link) may be written through that name, and is not finished either. Nothing else
- * counts: a file's own times cannot tell a rename from a chmod or a link, so a file already there when the agent first
- * saw the drop directory, or one that changed after its rename, waits for a rename in.
+ * Files a copy of the drop directory read that nothing shows finished: a writer may still append to them after any
+ * pause, so on a node that takes unsigned media (where no signature fails on a prefix) they are not used. A file is
+ * finished only when the agent saw it, or the folder at the top of the drop directory it is in, renamed in
+ * (`renamedIn`: recorded at the watch's event, kept across the agent's starts) and nothing happened to it since: every
+ * change to an inode — a write, a new or removed entry in a folder, a mode, owner, link or times set — moves its
+ * change time (ctime), so the top-level entry still has the change time recorded at its rename, and every folder and
+ * file below it changed strictly before that rename (the same clock tick counts as after: the remedy, rename it away
+ * and back, settles it). A file with another name (a hard link) may be written through that name, and is not finished
+ * either. Nothing else counts: a file's own times cannot tell a rename from a chmod or a link. What is judged is what
+ * stat said of the inodes the bytes were read from (`reads`), whatever name they had: a file renamed over the one read
+ * proves nothing about the bytes taken, and a file the config names is judged whatever its name.
  */
-export async function dropDirUnfinished(host: Host, dirNode: string, renamedIn: ReadonlyMap<string, RenamedIn>): Promise<string[]> {
-  const unfinished: string[] = [];
-  await eachDropDirFile(host, dirNode, (rel, info, folders) => {
-    const top = folders[0] ?? info;
-    const seen = renamedIn.get(rel.split('/')[0]!);
-    const unchangedSinceRename = seen !== undefined && seen.ino === top.ino && seen.ctimeMs === top.ctimeMs;
-    const belowChangedBefore = [...folders.slice(1), ...(folders.length > 0 ? [info] : [])].every((x) => x.ctimeMs < top.ctimeMs);
-    if (!(unchangedSinceRename && belowChangedBefore && info.nlink === 1)) unfinished.push(rel);
-  });
-  return unfinished;
+export function dropDirUnfinished(reads: readonly FileRead[], renamedIn: ReadonlyMap<string, RenamedIn>): string[] {
+  return reads
+    .filter(({ rel, chain }) => {
+      const top = chain[0]!;
+      const seen = renamedIn.get(rel.split('/')[0]!);
+      const unchangedSinceRename = seen !== undefined && seen.ino === top.ino && seen.ctimeMs === top.ctimeMs;
+      return !(unchangedSinceRename && chain.slice(1).every((x) => x.ctimeMs < top.ctimeMs) && chain.at(-1)!.nlink === 1);
+    })
+    .map((r) => r.rel);
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, utimesSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, utimesSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -170,6 +170,8 @@ test('--once: one pass, nothing found, returns undefined; a file still being wri
 });
 
 interface InPlaceCopy {
+  /** The host the agent works through (default: the stand-in node's, as it is). */
+  host?: (node: ReturnType<typeof createStandInNode>) => LocalHost;
   /** What is in the drop directory before the agent starts, besides the copy. */
   before?: (drop: string) => void;
   /** The file the copy writes in place, relative to the drop directory, and whether it began before the agent started. */
@@ -213,7 +215,8 @@ async function inPlaceCopyIsNeverTaken(c: InPlaceCopy): Promise<void> {
     const offered: string[] = [];
     const problems: MediaProblem[] = [];
     let turns = 0;
-    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p) }, async (_c, copy) => {
+    const host = c.host?.(node);
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), ...(host && { host }), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p) }, async (_c, copy) => {
       offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate', c.file), 'utf8'));
       return copy.files > 0 ? 'accepted' : 'refused';
     });
@@ -316,6 +319,154 @@ test('a prefix written in place in a folder of the drop directory, then hard-lin
 
 test('a prefix written in place at the top of the drop directory and given a mode before the agent started is not taken; renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, () =>
   inPlaceCopyIsNeverTaken({ file: 'site-config.yaml', beganBeforeStart: true, afterPrefix: (file) => chmodSync(file, 0o600), renamed: 'site-config.yaml', said: /holds site-config\.yaml written in place/ }));
+
+// The second hostile re-test of issue 36 (D1): a file the config names under a name the drop directory's walk leaves
+// out (a dotfile, *.part, *.tmp, a dot folder) was copied but never judged, so written in place it was taken.
+for (const file of ['.network.yaml', '.net/network.part']) {
+  test(`a file the config names as ${file}, written in place in the drop directory, is not taken; renamed away and back, it is`, { timeout: LOADED_MACHINE_MS }, () =>
+    inPlaceCopyIsNeverTaken({
+      whileWaiting: async (drop) => dropIn(drop, 'site-config.yaml', `spec: {networkFile: ${file}}\n`),
+      file,
+      beganBeforeStart: true,
+      renamed: file.split('/')[0]!,
+      said: new RegExp(`holds ${file.replace(/\./g, '\\.')} written in place`),
+    }));
+}
+
+// D3: the agent read a prefix written in place twice; right after, the writer renamed another file over it (its mtime
+// set back) before the agent looked at the record. The names then showed a rename, and the prefix read was taken.
+test('a prefix read from the drop directory is not taken when a finished file is renamed over it right after the read; that file is, on the next look', { timeout: LOADED_MACHINE_MS }, async () => {
+  let reads = 0;
+  let swapped = false;
+  class SwapAfterTheSecondRead extends LocalHost {
+    override async readFile(nodePath: string): Promise<Buffer> {
+      if (nodePath.endsWith('/site-config.d/site-config.yaml')) reads++;
+      return super.readFile(nodePath);
+    }
+    // Asked after the two reads, before the rename record is looked at.
+    override async openForWriting(nodeDir: string): Promise<string[]> {
+      if (reads >= 2 && !swapped) {
+        swapped = true;
+        const file = this.resolve('/etc/sno-reconfigure/site-config.d/site-config.yaml');
+        const { mtime } = statSync(file);
+        writeFileSync(`${file}.next`, 'metadata: {name: a}\nspec: {baseDomain: example.com}\n');
+        utimesSync(`${file}.next`, mtime, mtime);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+        renameSync(`${file}.next`, file);
+        // The watch's event for the rename is handled before the record is looked at.
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return super.openForWriting(nodeDir);
+    }
+  }
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    const offered: string[] = [];
+    let turns = 0;
+    const host = new SwapAfterTheSecondRead({ root: node.root, env: node.env });
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), host, once: false, onWaiting: () => turns++ }, async () => {
+      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8'));
+      return 'accepted';
+    });
+    await until('a scan', () => turns >= 1);
+    writeFileSync(path.join(drop, 'site-config.yaml'), 'metadata: {name: a}\n');
+    await waiting;
+    assert.ok(swapped, 'the file was swapped after the second read');
+    assert.deepEqual(offered, ['metadata: {name: a}\nspec: {baseDomain: example.com}\n'], 'only the file renamed in is offered, never the prefix read before');
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
+
+// D4: the watch's stat was queued behind the record's saves (two fsyncs each): behind a burst of events a folder made in
+// place was stat-ed only after its file's prefix and a later change in it, and the prefix looked renamed in.
+test('a folder made in place in the drop directory while the agent saves its record slowly is not taken as renamed in; renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, () => {
+  class SlowSaves extends LocalHost {
+    override async writeFileAtomic(nodePath: string, data: string | Buffer, mode?: number): Promise<void> {
+      if (nodePath.endsWith('/drop-dir-renames.json')) await new Promise((r) => setTimeout(r, 1500));
+      return super.writeFileAtomic(nodePath, data, mode);
+    }
+  }
+  const tick = () => new Promise((r) => setTimeout(r, 50));
+  return inPlaceCopyIsNeverTaken({
+    host: (node) => new SlowSaves({ root: node.root, env: node.env }),
+    file: 'site-configs/store.yaml',
+    beganBeforeStart: false,
+    whileWaiting: async (drop) => {
+      rmSync(path.join(drop, 'site-configs'), { recursive: true });
+      await tick();
+      // A rename the agent records: its save takes 1.5 s.
+      writeFileSync(path.join(drop, '.marker.part'), '');
+      renameSync(path.join(drop, '.marker.part'), path.join(drop, '.marker'));
+      await tick();
+      mkdirSync(path.join(drop, 'site-configs'));
+      await tick();
+    },
+    // Ticks after the prefix: an entry made and removed in the folder moves the folder's change time past the file's.
+    afterPrefix: (file) => {
+      writeFileSync(path.join(path.dirname(file), 'scratch'), 'x');
+      rmSync(path.join(path.dirname(file), 'scratch'));
+    },
+    renamed: 'site-configs',
+    said: /holds site-configs\/store\.yaml written in place/,
+  });
+});
+
+// D2: an event on the watched folder itself (moved away and back) carries the folder's own name; it was recorded as
+// the rename of an entry of that name, so a file so named, written in place, was taken.
+test('moving the drop directory away and back does not make an entry named like it look renamed in', { timeout: LOADED_MACHINE_MS }, async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    const offered: string[] = [];
+    const problems: MediaProblem[] = [];
+    let turns = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p) }, async () => {
+      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.d'), 'utf8'));
+      return 'accepted';
+    });
+    await until('a scan', () => turns >= 1);
+    writeFileSync(path.join(drop, 'site-config.d'), 'interfaces: []\n');
+    dropIn(drop, 'site-config.yaml', 'spec: {networkFile: site-config.d}\n');
+    renameSync(drop, `${drop}.moving`);
+    renameSync(`${drop}.moving`, drop);
+    const movedAt = turns;
+    await until('scans after the move', () => turns >= movedAt + 6 || offered.length > 0);
+    assert.deepEqual(offered, [], 'the file written in place is never offered');
+    assert.match(problems.at(-1)?.message ?? '', /holds site-config\.d written in place/);
+    abort.abort();
+    await waiting;
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
+
+test("a damaged record of the drop directory's renames is said, and started afresh", { timeout: LOADED_MACHINE_MS }, async () => {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    mkdirSync(path.join(node.root, 'etc/sno-reconfigure/site-config.d'), { recursive: true });
+    mkdirSync(path.join(node.root, 'var/lib/sno-reconfigure'), { recursive: true });
+    writeFileSync(path.join(node.root, 'var/lib/sno-reconfigure/drop-dir-renames.json'), '{"site-config.yaml": {"ino": 1, "ctim');
+    const logs: string[] = [];
+    await waitForSiteConfig({ ...options(node, abort.signal, logs), once: true }, async () => 'accepted');
+    const warned = logs.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === 'warn');
+    assert.deepEqual(
+      warned.map((l) => l.msg),
+      ["the agent's record of files renamed into the drop directory /etc/sno-reconfigure/site-config.d is damaged and was started afresh; a file already there from unsigned media is used once it is renamed in again (the console says how)"],
+    );
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+});
 
 test('a file renamed in while the agent waited is still taken after a restart (as the early phase at boot reads it); written to since, it is not', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
