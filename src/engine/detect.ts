@@ -319,10 +319,13 @@ function watchRenamesIn(opts: DetectOptions): { current(): Promise<ReadonlyMap<s
   const then = (work: () => Promise<unknown>) => {
     queue = queue.then(work).catch(() => undefined);
   };
+  let saveFailed = false;
   const save = async () => {
     if (file === undefined || !unsaved) return;
     unsaved = false;
-    await opts.host.writeFileAtomic(file, `${JSON.stringify(Object.fromEntries(renamed))}\n`, 0o600).catch((e: unknown) => {
+    await opts.host.writeFileAtomic(file, `${JSON.stringify(Object.fromEntries(renamed))}\n`, 0o600).then(() => (saveFailed = false), (e: unknown) => {
+      if (saveFailed) return;
+      saveFailed = true;
       opts.log.warn({ path: file, error: whyUnreadable(e) }, `the agent cannot keep its record of files renamed into the drop directory ${opts.dropDir} (${whyUnreadable(e)}), so after its next start a file there from unsigned media has to be renamed in again`);
     });
   };
@@ -363,17 +366,18 @@ function watchRenamesIn(opts: DetectOptions): { current(): Promise<ReadonlyMap<s
   };
 }
 
-/** The record kept by an earlier start; a damaged one is said and started afresh (the files it named wait for a rename in). */
+/** The record kept by an earlier start; a damaged or unreadable one is said and started afresh (the files it named wait for a rename in). */
 async function loadRenames(opts: DetectOptions, into: Map<string, RenamedIn>): Promise<void> {
   if (opts.dropRenamesFile === undefined) return;
   let kept: Record<string, RenamedIn> | undefined;
+  let problem = 'is damaged';
   try {
     kept = parseRenames(await opts.host.readTextIfExists(opts.dropRenamesFile));
-  } catch {
-    kept = undefined;
+  } catch (e) {
+    problem = `cannot be read (${whyUnreadable(e)})`;
   }
   if (kept === undefined) {
-    opts.log.warn({ path: opts.dropRenamesFile }, `the agent's record of files renamed into the drop directory ${opts.dropDir} is damaged and was started afresh; a file already there from unsigned media is used once it is renamed in again (the console says how)`);
+    opts.log.warn({ path: opts.dropRenamesFile }, `the agent's record of files renamed into the drop directory ${opts.dropDir} ${problem} and was started afresh; a file already there from unsigned media is used once it is renamed in again (the console says how)`);
     return;
   }
   for (const [name, r] of Object.entries(kept)) into.set(name, r);

@@ -2,7 +2,7 @@
 // and the unit's `ConditionPathExists=!` keeps the service from ever starting again. A power cut right after
 // it leaves the journal one save behind (phase "running", step "finish" running) — and the agent never starts
 // again to catch up. So whoever reads the journal (`status`; `run` started by hand) takes the marker's word.
-import type { Host } from '../host/host';
+import { pathKindInWords, type Host } from '../host/host';
 import { DONE_MARKER } from '../paths';
 import type { JournalData } from './journal';
 
@@ -15,6 +15,17 @@ export interface DoneMarker {
 
 export async function writeDoneMarker(host: Host, marker: DoneMarker): Promise<void> {
   await host.writeFileAtomic(DONE_MARKER, `${JSON.stringify(marker)}\n`, 0o644);
+}
+
+/**
+ * What stands where the done marker belongs, when it is not a file: a folder, a link or a special file there keeps the
+ * service from starting just as the marker does (systemd's ConditionPathExists=! asks only whether the path exists),
+ * so it is said with the way out rather than read as "done". undefined: the marker, or nothing.
+ */
+export async function misplacedDoneMarker(host: Host, markerPath = DONE_MARKER): Promise<string | undefined> {
+  const info = await host.stat(markerPath).catch(() => undefined);
+  if (info === undefined || info.kind === 'file') return undefined;
+  return `${markerPath} is ${pathKindInWords(info)}, not the agent's done marker (a file it writes once the node is reconfigured), and while anything is there the service does not start; if this node has not been reconfigured at this site, move it aside (mv ${markerPath} ${markerPath}.bad) and start the service (systemctl start sno-reconfigure)`;
 }
 
 /** The marker, or undefined when there is none or it is not one of ours (then it proves nothing). */

@@ -115,7 +115,11 @@ export async function readJournal(host: Host, stateDir: string, opts: { keepCorr
     why = 'it is not complete JSON';
   }
   // An atomic rename cannot leave a torn file; a damaged one means a bad block or an edit. Keep a copy for support.
-  if (opts.keepCorruptCopy !== false) await host.writeFileAtomic(`${journalPath(stateDir)}.corrupt`, text, 0o600);
+  // Whatever stands at the copy's name goes first (a folder there made the copy itself fail: an internal error).
+  if (opts.keepCorruptCopy !== false) {
+    await host.remove(`${journalPath(stateDir)}.corrupt`);
+    await host.writeFileAtomic(`${journalPath(stateDir)}.corrupt`, text, 0o600);
+  }
   throw unreadable(stateDir, why, undefined);
 }
 

@@ -6,7 +6,8 @@
 // still unsent, so a step never waits for `systemd-notify` or `agetty --reload` (issue #8: each phase change
 // cost the run two process starts). flush() waits for them; the runner calls it before it exits.
 import { writeBanner, type BannerContent } from '../host/banner';
-import type { Host } from '../host/host';
+import { whyUnreadable, type Host } from '../host/host';
+import { BANNER_PATH } from '../paths';
 import type { Notifier } from '../host/notify';
 import type { Logger } from '../log';
 import type { Journal } from './journal';
@@ -26,6 +27,8 @@ export class ProgressReporter {
   /** STATUS= and banner updates not sent yet: only the latest of each matters (both say what is going on now). */
   private pending: { status?: string; banner?: BannerContent } = {};
   private pump: Promise<void> | undefined;
+  /** Why the banner could not be written last time: said once, not at every update. */
+  private bannerProblem: string | undefined;
 
   constructor(
     private readonly host: Host,
@@ -104,12 +107,19 @@ export class ProgressReporter {
         const { status, banner } = this.pending;
         this.pending = {};
         if (status !== undefined) await this.notifier.status(status).catch((e: unknown) => this.log.debug({ err: (e as Error).message }, 'status notification failed'));
-        if (banner) await writeBanner(this.host, banner).catch((e: unknown) => this.log.warn({ err: (e as Error).message }, 'could not update the console banner'));
+        if (banner) await writeBanner(this.host, banner).then(() => (this.bannerProblem = undefined), (e: unknown) => this.bannerFailed(e));
       }
     })().finally(() => {
       this.pump = undefined;
       if (this.pending.status !== undefined || this.pending.banner) this.kick();
     });
+  }
+
+  private bannerFailed(e: unknown): void {
+    const why = whyUnreadable(e);
+    if (why === this.bannerProblem) return;
+    this.bannerProblem = why;
+    this.log.warn({ path: BANNER_PATH }, `the console banner ${BANNER_PATH} cannot be written (${why}), so the console does not show the agent's progress; the journal and sno-reconfigure status still do. Move what is there aside (mv ${BANNER_PATH} ${BANNER_PATH}.bad): the banner comes back at the agent's next update`);
   }
 
   private async show(status: string, banner: BannerContent, force: boolean): Promise<void> {

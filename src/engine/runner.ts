@@ -13,7 +13,7 @@ import { ApiError, ConnectionError } from '../cluster/types';
 import { realClock } from './clock';
 import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, type DetectMemory, type DetectOptions, type MediaProblem, type Offer, type Verdict } from './detect';
 import { Journal, type ErrorRecord } from './journal';
-import { completeFromMarker, readDoneMarker } from './done-marker';
+import { completeFromMarker, misplacedDoneMarker, readDoneMarker } from './done-marker';
 import { readLastIssued, recordIssued } from './last-issued';
 import { agentFoldersInPlace, wrongKindProblem } from './agent-folders';
 import { ProgressReporter } from './progress';
@@ -357,6 +357,11 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   const signal = opts.signal ? AbortSignal.any([opts.signal, abort.signal]) : abort.signal;
 
   if (!opts.dryRun && (await host.exists(DONE_MARKER))) {
+    const misplaced = await misplacedDoneMarker(host);
+    if (misplaced !== undefined) {
+      log.error({ path: DONE_MARKER }, misplaced);
+      return EXIT.failed;
+    }
     await reportAlreadyDone(host, log, opts.stateDir);
     return EXIT.ok;
   }

@@ -6,7 +6,7 @@ import { STATE_FILES } from '../paths';
 import { formatDuration } from '../siteconfig/duration';
 import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
 import { readJournal, type JournalData } from './journal';
-import { completeFromMarker, readDoneMarker } from './done-marker';
+import { completeFromMarker, misplacedDoneMarker, readDoneMarker } from './done-marker';
 import { certificateLines, clockLine, stepSummary, type CertificateExpiry, type ReportStep } from './report';
 import type { StepName } from './step';
 import { screenJson, screenLine } from '../util/screen-text';
@@ -46,8 +46,10 @@ export async function readStatus(host: Host, stateDir: string, doneMarker: strin
   const reportFile = `${stateDir}/${STATE_FILES.report}`;
   const report = (await host.exists(reportFile)) ? reportFile : undefined;
   const media = mediaTrustLine(await readMediaTrust(host));
+  const misplaced = await misplacedDoneMarker(host, doneMarker);
   if (!j) {
-    return { phase: (await host.exists(doneMarker)) ? 'done' : 'not-started', media, steps: [], warnings: [], journal: journalFile, ...(report ? { report } : {}) };
+    const done = misplaced === undefined && (await host.exists(doneMarker));
+    return { phase: done ? 'done' : 'not-started', media, steps: [], warnings: misplaced ? [misplaced] : [], journal: journalFile, ...(report ? { report } : {}) };
   }
   return {
     phase: j.phase,
@@ -66,7 +68,7 @@ export async function readStatus(host: Host, stateDir: string, doneMarker: strin
       };
     }),
     ...(j.lastError ? { lastError: j.lastError } : {}),
-    warnings: j.warnings,
+    warnings: misplaced ? [misplaced, ...j.warnings] : j.warnings,
     ...(j.facts.poolHeld ? { poolHeld: true } : {}),
     ...(j.facts.certificates?.length ? { certificates: j.facts.certificates } : {}),
     ...(j.facts.clock ? { clock: j.facts.clock } : {}),

@@ -56,7 +56,8 @@ export function renderBanner(content: BannerContent, at: Date, env: NodeJS.Proce
 
 export async function writeBanner(host: Host, content: BannerContent, at = new Date()): Promise<void> {
   const text = renderBanner(content, at);
-  if ((await host.readTextIfExists(BANNER_PATH)) === text) return;
+  // A named pipe, socket or device there is not read (it could block) but replaced: the rename takes its place.
+  if ((await host.readTextIfExists(BANNER_PATH).catch(() => undefined)) === text) return;
   await host.writeFileAtomic(BANNER_PATH, text, 0o644);
   // Best effort: without agetty (or without gettys running) the banner still shows at the next prompt.
   await host.run('agetty', ['--reload'], { timeoutMs: 5_000 });

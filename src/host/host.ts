@@ -278,8 +278,7 @@ export class LocalHost implements Host {
     try {
       const st = await fs.lstat(this.resolve(nodePath));
       const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
-      const special = st.isFIFO() ? 'a FIFO (named pipe)' : st.isSocket() ? 'a socket' : st.isBlockDevice() ? 'a block device' : st.isCharacterDevice() ? 'a character device' : undefined;
-      return { kind, ...(kind === 'other' && special ? { special } : {}), size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, mode: st.mode & 0o7777, ino: st.ino, nlink: st.nlink };
+      return { kind, ...(kind === 'other' && { special: kindInWords(st) }), size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, mode: st.mode & 0o7777, ino: st.ino, nlink: st.nlink };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;

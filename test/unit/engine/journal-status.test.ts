@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { Journal } from '../../../src/engine/journal';
@@ -30,11 +31,44 @@ test('the journal survives a reopen, is written atomically and privately, and a 
     assert.deepEqual(again.data.steps, {}, 'a different config starts over from validation');
     assert.deepEqual(again.data.rejectedDigests, ['b'.repeat(64)], 'refused configs stay refused');
     writeFileSync(file, '{not json');
+    // A folder where the copy goes is no obstacle (the second hostile re-test of issue 36: an internal error).
+    mkdirSync(`${file}.corrupt/x`, { recursive: true });
     // A damaged journal is kept aside and a new one started (issue 36): no restart loop on the same file.
     const fresh = await Journal.open(host, '/var/lib/sno-reconfigure');
     assert.match(fresh.recovered ?? '', /is damaged \(it is not complete JSON\).*a copy was kept as journal\.json\.corrupt and a new journal started/);
     assert.deepEqual(fresh.data.steps, {});
     assert.equal(readFileSync(`${file}.corrupt`, 'utf8'), '{not json');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// The second hostile re-test of issue 36: a folder where the done marker belongs read as "done" (status) and made `run`
+// exit 0 doing nothing, while systemd's ConditionPathExists=! kept the service from ever starting.
+test('a folder or a named pipe where the done marker belongs is said with the way out, never read as done', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'status-'));
+  try {
+    const host = new LocalHost({ root });
+    mkdirSync(path.join(root, DONE_MARKER), { recursive: true });
+    const view = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
+    assert.equal(view.phase, 'not-started');
+    const said = `${DONE_MARKER} is a folder, not the agent's done marker (a file it writes once the node is reconfigured), and while anything is there the service does not start; if this node has not been reconfigured at this site, move it aside (mv ${DONE_MARKER} ${DONE_MARKER}.bad) and start the service (systemctl start sno-reconfigure)`;
+    assert.deepEqual(view.warnings, [said]);
+    assert.ok(renderStatus(view).includes(said));
+    rmSync(path.join(root, DONE_MARKER), { recursive: true });
+    execFileSync('mkfifo', [path.join(root, DONE_MARKER)]);
+    const j = await Journal.open(host, '/var/lib/sno-reconfigure');
+    j.startConfig('a'.repeat(64), 'store-0042', undefined, new Date());
+    await j.save();
+    const withJournal = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
+    assert.equal(withJournal.phase, 'running');
+    assert.match(withJournal.warnings[0] ?? '', /\/etc\/sno-reconfigure\/done is a named pipe \(FIFO\), not the agent's done marker/);
+    writeFileSync(path.join(root, 'x'), '');
+    rmSync(path.join(root, DONE_MARKER));
+    writeFileSync(path.join(root, DONE_MARKER), JSON.stringify({ finishedAt: '2026-11-27T00:00:00Z', siteConfig: 'store-0042', digest: 'a'.repeat(64) }));
+    const done = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
+    assert.equal(done.phase, 'succeeded', 'the marker itself still completes the journal');
+    assert.deepEqual(done.warnings, []);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -158,7 +158,7 @@ describe('reading the media', () => {
     writeFileSync(path.join(src, 'site-config.yaml'), 'spec:\n  network:\n    nmstateFile: net/network.yaml\n');
     mkdirSync(path.join(src, 'net'));
     execFileSync('mkfifo', [path.join(src, 'net', 'network.yaml')]);
-    await assert.rejects(copyTree(host, '/media', '/copy/fifo'), (e: unknown) => e instanceof MediaError && e.message === 'holds net/network.yaml as a FIFO (named pipe), not a file; copy the real file onto it' && /never followed/.test(e.remedy));
+    await assert.rejects(copyTree(host, '/media', '/copy/fifo'), (e: unknown) => e instanceof MediaError && e.message === 'holds net/network.yaml as a named pipe (FIFO), not a file; copy the real file onto it' && /never followed/.test(e.remedy));
     rmSync(path.join(src, 'net', 'network.yaml'));
     symlinkSync('/etc/hostname', path.join(src, 'net', 'network.yaml'));
     await assert.rejects(copyTree(host, '/media', '/copy/link'), (e: unknown) => e instanceof MediaError && e.message === 'holds net/network.yaml as a symbolic link, not a file; copy the real file onto it');

@@ -3,7 +3,8 @@
 // systemd-notify or agetty — and the outcome banner is the one left on the console.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { BANNER_PROGRESS_EVERY_MS, ProgressReporter } from '../../../src/engine/progress';
@@ -97,6 +98,38 @@ test('a progress detail held back by the banner interval still reaches the conso
     assert.match(banner(), /waiting for ping 10\.17\.0\.1 \(4s of 2m\)/, 'the latest detail, once the interval is over');
   } finally {
     t.mock.timers.reset();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// The second hostile re-test of issue 36: a named pipe at the banner's path left the console without a banner and the
+// journal with "could not update the console banner" at every update (no path, no way out).
+test('a named pipe where the banner belongs is replaced by the banner; a folder there is said once, with the path and the way out', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'sno-progress-'));
+  try {
+    const host = new SlowConsoleHost({ root });
+    host.open();
+    const logs: string[] = [];
+    const log = createLogger({ format: 'json', journal: false, write: (s) => logs.push(s) });
+    const banner = path.join(root, BANNER_PATH);
+    mkdirSync(path.dirname(banner), { recursive: true });
+    execFileSync('mkfifo', [banner]);
+    const reporter = new ProgressReporter(host, undefined, recordingNotifier(), log);
+    await reporter.outcome({ tone: 'error', headline: 'first' });
+    await reporter.flush();
+    assert.ok(statSync(banner).isFile(), 'the banner took the named pipe\'s place');
+    assert.match(readFileSync(banner, 'utf8'), /ACTION NEEDED — first/);
+    rmSync(banner);
+    mkdirSync(banner);
+    await reporter.outcome({ tone: 'error', headline: 'second' });
+    await reporter.flush();
+    await reporter.outcome({ tone: 'error', headline: 'third' });
+    await reporter.flush();
+    const warned = logs.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === 'warn').map((l) => l.msg);
+    assert.deepEqual(warned, [
+      `the console banner ${BANNER_PATH} cannot be written (it is a folder, not a file), so the console does not show the agent's progress; the journal and sno-reconfigure status still do. Move what is there aside (mv ${BANNER_PATH} ${BANNER_PATH}.bad): the banner comes back at the agent's next update`,
+    ]);
+  } finally {
     rmSync(root, { recursive: true, force: true });
   }
 });
