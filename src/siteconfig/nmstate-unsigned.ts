@@ -99,6 +99,79 @@ function extraKeys(obj: Record<string, unknown>, allowed: Record<string, readonl
   }
 }
 
+/** A value naming one of the node network's own interfaces. */
+function namesNodeNetwork(value: unknown): boolean {
+  return typeof value === 'string' && NODE_NETWORK_NAMES.test(value);
+}
+
+/** A section's `config` list (routes, route-rules), or none. */
+function configList(section: unknown): unknown[] {
+  return isPlainObject(section) && Array.isArray(section.config) ? section.config : [];
+}
+
+/**
+ * Where the rest of a state names an interface: a route's next-hop-interface (nmstate v2.2.23 rust/src/lib/route.rs
+ * RouteEntry), a route rule's iif (route_rule.rs RouteRuleEntry; there is no oif, through v2.2.37), and a DNS
+ * server's scope after `%`, the interface an IPv6 link-local server is reached through (dns.rs
+ * parse_dns_ipv6_link_local_srv, "fe80::deef:1%eth1"). An absent route names one too: it removes the node
+ * network's routes.
+ */
+function referenceProblems(state: Record<string, unknown>, path: string, note: string, out: ValidationProblem[]): void {
+  const named: Array<Array<string | number>> = [];
+  configList(state.routes).forEach((r, i) => {
+    if (isPlainObject(r) && namesNodeNetwork(r['next-hop-interface'])) named.push(['routes', 'config', i, 'next-hop-interface']);
+  });
+  configList(state['route-rules']).forEach((r, i) => {
+    if (isPlainObject(r) && namesNodeNetwork(r.iif)) named.push(['route-rules', 'config', i, 'iif']);
+  });
+  const dns = state['dns-resolver'];
+  const servers: unknown[] = isPlainObject(dns) && isPlainObject(dns.config) && Array.isArray(dns.config.server) ? dns.config.server : [];
+  servers.forEach((s, i) => {
+    if (typeof s === 'string' && s.split('%').slice(1).some(namesNodeNetwork)) named.push(['dns-resolver', 'config', 'server', i]);
+  });
+  for (const at of named) out.push({ path: subPath(path, ...at), message: refusal(why('name'), note) });
+}
+
+/**
+ * A bond's ports (link-aggregation port / ports / slaves, ports-config[].name) must be NICs, never one of the node
+ * network's own interfaces, and so must its primary (options.primary, the port it prefers; nmstate v2.2.23
+ * ifaces/bond.rs BondConfig, BondOptions).
+ */
+function bondProblems(lag: Record<string, unknown>, at: string, declared: Map<unknown, unknown>, note: string, out: ValidationProblem[]): void {
+  for (const key of ['port', 'ports', 'slaves', 'ports-config'] as const) {
+    const ports = lag[key];
+    if (!Array.isArray(ports)) continue;
+    ports.forEach((p, n) => {
+      const name = key === 'ports-config' ? (isPlainObject(p) ? p.name : undefined) : p;
+      const type = declared.get(name);
+      if (typeof name === 'string' && (NODE_NETWORK_NAMES.test(name) || (type !== undefined && type !== 'ethernet'))) {
+        out.push({ path: subPath(at, 'link-aggregation', key, n), message: refusal(why('port'), note) });
+      }
+    });
+  }
+  if (isPlainObject(lag.options) && namesNodeNetwork(lag.options.primary)) out.push({ path: subPath(at, 'link-aggregation', 'options', 'primary'), message: refusal(why('name'), note) });
+}
+
+/** One interface's problems: its type, its names, its keys, its controller, its VLAN base and its bond's ports. */
+function interfaceProblems(iface: Record<string, unknown>, at: string, bonds: Set<unknown>, declared: Map<unknown, unknown>, note: string, out: ValidationProblem[]): void {
+  if (iface.type === undefined) out.push({ path: subPath(at, 'type'), message: refusal(why('untyped'), note) });
+  else if (!(typeof iface.type === 'string' && UPLINK_TYPES.includes(iface.type))) {
+    out.push({ path: subPath(at, 'type'), message: refusal(`'${String(iface.type).slice(0, 40)}': ${why('type')}`, note) });
+  }
+  for (const key of ['name', 'profile-name'] as const) {
+    if (namesNodeNetwork(iface[key])) out.push({ path: subPath(at, key), message: refusal(why('name'), note) });
+  }
+  extraKeys(iface, INTERFACE_KEYS, at, note, out);
+  // A port names its bond itself (nmstate 2 ifaces/base.rs controller); any other controller (br-int, an OVS or
+  // Linux bridge, a VRF) would plug the uplink into it.
+  if (iface.controller !== undefined && iface.controller !== null && iface.controller !== '' && !bonds.has(iface.controller)) {
+    out.push({ path: subPath(at, 'controller'), message: refusal(why('controller'), note) });
+  }
+  // A VLAN on one of them (nmstate v2.2.23 ifaces/vlan.rs VlanConfig base_iface) would tag the uplink's traffic onto it.
+  if (isPlainObject(iface.vlan) && namesNodeNetwork(iface.vlan['base-iface'])) out.push({ path: subPath(at, 'vlan', 'base-iface'), message: refusal(why('name'), note) });
+  if (isPlainObject(iface['link-aggregation'])) bondProblems(iface['link-aggregation'], at, declared, note, out);
+}
+
 /**
  * The parts of an nmstate state (at `path`, e.g. spec.network.nmstate) that unsigned media may not carry, one
  * problem each, naming the exact key. The state's shape is checked by nmstate.ts; anything malformed is left to it.
@@ -111,37 +184,8 @@ export function unsignedNmstateProblems(state: unknown, path: string, note = '')
   const bonds = new Set(list.filter((i) => isPlainObject(i) && i.type === 'bond' && i.state !== 'absent').map((i) => (i as Record<string, unknown>).name));
   const declared = new Map(list.filter(isPlainObject).map((iface) => [iface.name, iface.type]));
   list.forEach((iface, i) => {
-    if (!isPlainObject(iface)) return;
-    const at = subPath(path, 'interfaces', i);
-    if (iface.type === undefined) out.push({ path: subPath(at, 'type'), message: refusal(why('untyped'), note) });
-    else if (!(typeof iface.type === 'string' && UPLINK_TYPES.includes(iface.type))) {
-      out.push({ path: subPath(at, 'type'), message: refusal(`'${String(iface.type).slice(0, 40)}': ${why('type')}`, note) });
-    }
-    for (const key of ['name', 'profile-name'] as const) {
-      if (typeof iface[key] === 'string' && NODE_NETWORK_NAMES.test(iface[key])) out.push({ path: subPath(at, key), message: refusal(why('name'), note) });
-    }
-    extraKeys(iface, INTERFACE_KEYS, at, note, out);
-    // A port names its bond itself (nmstate 2 ifaces/base.rs controller); any other controller (br-int, an OVS or
-    // Linux bridge, a VRF) would plug the uplink into it.
-    if (iface.controller !== undefined && iface.controller !== null && iface.controller !== '' && !bonds.has(iface.controller)) {
-      out.push({ path: subPath(at, 'controller'), message: refusal(why('controller'), note) });
-    }
-    // A bond names its ports too (link-aggregation port / ports / slaves, ports-config[].name; nmstate 2
-    // ifaces/bond.rs): each must be a NIC, never one of the node network's own interfaces.
-    const lag = iface['link-aggregation'];
-    if (isPlainObject(lag)) {
-      for (const key of ['port', 'ports', 'slaves', 'ports-config'] as const) {
-        const ports = lag[key];
-        if (!Array.isArray(ports)) continue;
-        ports.forEach((p, n) => {
-          const name = key === 'ports-config' ? (isPlainObject(p) ? p.name : undefined) : p;
-          const type = declared.get(name);
-          if (typeof name === 'string' && (NODE_NETWORK_NAMES.test(name) || (type !== undefined && type !== 'ethernet'))) {
-            out.push({ path: subPath(at, 'link-aggregation', key, n), message: refusal(why('port'), note) });
-          }
-        });
-      }
-    }
+    if (isPlainObject(iface)) interfaceProblems(iface, subPath(path, 'interfaces', i), bonds, declared, note, out);
   });
+  referenceProblems(state, path, note, out);
   return out;
 }

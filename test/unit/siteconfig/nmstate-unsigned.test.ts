@@ -49,6 +49,12 @@ const HOSTILE: Array<[string, State, string[]]> = [
     site({}, [{ name: 'bond1', type: 'bond', state: 'up', 'link-aggregation': { mode: 'active-backup', port: ['br-int'], 'ports-config': [{ name: 'genev_sys_6081' }] } }, { name: 'bond2', type: 'bond', state: 'up', 'link-aggregation': { mode: 'active-backup', ports: ['bond0.7'] } }, { name: 'bond0.7', type: 'vlan', vlan: { 'base-iface': 'eno1', id: 7 } }]),
     ['interfaces[1].link-aggregation.port[0]', 'interfaces[1].link-aggregation.ports-config[0]', 'interfaces[2].link-aggregation.ports[0]'],
   ],
+  // The third hostile run: the node network's own interfaces named where the uplink's settings point at an interface.
+  ['a VLAN on br-ex', site({}, [{ name: 'vlan42', type: 'vlan', state: 'up', vlan: { 'base-iface': 'br-ex', id: 42 } }]), ['interfaces[1].vlan.base-iface']],
+  ['a route through the OVN management port', site({ routes: { config: [...ROUTES.config, { destination: '10.128.0.0/14', 'next-hop-interface': 'ovn-k8s-mp0' }, { state: 'absent', 'next-hop-interface': 'br-ex' }] } }), ['routes.config[1].next-hop-interface', 'routes.config[2].next-hop-interface']],
+  ['a route rule for packets coming in on br-int', site({ 'route-rules': { config: [{ 'ip-from': '192.168.42.0/24', 'route-table': 100 }, { iif: 'br-int', 'route-table': 100 }] } }), ['route-rules.config[1].iif']],
+  ['a DNS server reached through br-ex', site({ 'dns-resolver': { config: { server: ['192.168.42.1', 'fe80::1%br-ex'] } } }), ['dns-resolver.config.server[1]']],
+  ["OVN-Kubernetes' tunnel port made a bond's primary", site({}, [{ name: 'bond1', type: 'bond', state: 'up', 'link-aggregation': { mode: 'active-backup', options: { primary: 'genev_sys_6081' }, port: ['eno2'] } }]), ['interfaces[1].link-aggregation.options.primary']],
 ];
 const at = (p: string): string => `spec.network.nmstate${p.startsWith('[') ? '' : '.'}${p}`;
 
@@ -65,6 +71,18 @@ test('the refusal says why for the ways in it knows, and never reads a reason of
   assert.match(dispatch!.message, /runs as root/);
   const [ctor] = unsignedNmstateProblems(withUplink({ constructor: {} }), 'n');
   assert.match(ctor!.message, /^needs signed media: it is not a setting of the uplink\./);
+});
+
+test('an uplink state may name its own interfaces where the node network\'s are refused: VLAN base, route, route rule, DNS server, bond primary', () => {
+  const state = site(
+    { routes: { config: [...ROUTES.config, { state: 'absent', 'next-hop-interface': 'eno2' }] }, 'route-rules': { config: [{ iif: 'eno1', 'route-table': 100 }] }, 'dns-resolver': { config: { server: ['192.168.42.1', 'fe80::1%eno1'] } } },
+    [
+      { name: 'bond0', type: 'bond', state: 'up', 'link-aggregation': { mode: 'active-backup', options: { primary: 'eno2' }, port: ['eno2', 'eno3'] } },
+      { name: 'bond0.42', type: 'vlan', state: 'up', vlan: { 'base-iface': 'bond0', id: 42 } },
+      { name: 'br-exam.7', type: 'vlan', state: 'up', vlan: { 'base-iface': 'eno1', id: 7 } },
+    ],
+  );
+  assert.deepEqual(unsignedNmstateProblems(state, 'spec.network.nmstate'), []);
 });
 
 test('uplink states pass on unsigned media: ethernet, bond with ports naming it, VLAN, DHCP, IPv6, route rules, show-style keys', () => {
