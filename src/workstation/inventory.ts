@@ -27,6 +27,8 @@ export function rowName(row: InventoryRow): string {
 
 /** The one column whose value may span lines: the node's PEM public key, as `prepare` writes it (never templated). */
 const PEM_COLUMN = 'nodePublicKey';
+/** The columns a site row may name its node's serial number with. */
+const SERIAL_COLUMNS = ['serialNumber', 'serial'] as const;
 /** Line breaks beyond ASCII's (NEL, LINE and PARAGRAPH SEPARATOR): YAML 1.1 readers break lines at them too. */
 const UNICODE_BREAK = /[\u0085\u2028\u2029]/;
 
@@ -77,6 +79,17 @@ export function parseInventory(text: string, fileName: string): Parsed {
   return { rows, problems };
 }
 
+/**
+ * A header with both serial columns: joinNodes takes serialNumber's value and reads serial's only where that is
+ * blank, so a row could name one node in each and be built for the first unseen.
+ */
+function refuseBothSerialColumns(names: string[], fileName: string): void {
+  const [first, second] = SERIAL_COLUMNS.map((c) => names.indexOf(c) + 1);
+  if (first! > 0 && second! > 0) {
+    throw new BuildError(`${fileName}: the header names both ${SERIAL_COLUMNS[0]} (column ${first!}) and ${SERIAL_COLUMNS[1]} (column ${second!}), two columns for the one serial number: keep one`);
+  }
+}
+
 /** RFC 4180 CSV: commas, double-quoted fields with "" for a quote (a quoted field may span lines: a PEM), CRLF or LF. */
 function parseCsv(text: string, fileName: string): Parsed {
   const records: { line: number; fields: string[] }[] = [];
@@ -120,6 +133,7 @@ function parseCsv(text: string, fileName: string): Parsed {
   const names = header.fields.map((h) => h.trim());
   const twice = names.flatMap((h, j) => (names.indexOf(h) !== j ? [`${h === '' ? '(no name)' : h} (columns ${names.indexOf(h) + 1} and ${j + 1})`] : []));
   if (twice.length > 0) throw new BuildError(`${fileName}: the header names ${twice.join(', ')} twice: give each column once`);
+  refuseBothSerialColumns(names, fileName);
   const problems: string[] = [];
   const out: InventoryRow[] = [];
   rows.forEach((r, i) => {
@@ -134,9 +148,6 @@ function parseCsv(text: string, fileName: string): Parsed {
   });
   return { rows: out, problems };
 }
-
-/** The columns a site row may name its node's serial number with. */
-const SERIAL_COLUMNS = ['serialNumber', 'serial'] as const;
 
 /**
  * Each site row with its node's row (from `prepare`) merged in, joined by serial number. A site's own value wins

@@ -56,6 +56,15 @@ test('a CSV header naming a column twice is refused with both column numbers, be
   );
 });
 
+// Both serial columns: joinNodes took serialNumber's value and never looked at serial's, so a row could name two nodes.
+test('a CSV header with both serialNumber and serial is refused, naming the file and both columns, before any row is used', () => {
+  assert.throws(
+    () => parseInventory('name,serial,domain,serialNumber\nstore-0001,SER1,store1.example.com,SER2\n', 'sites.csv'),
+    (e: Error) => e instanceof BuildError && e.message === 'sites.csv: the header names both serialNumber (column 4) and serial (column 2), two columns for the one serial number: keep one',
+  );
+  assert.deepEqual(parseInventory('name,serial\nstore-0001,SER1\n', 'sites.csv').problems, []);
+});
+
 test("each value goes in as a YAML scalar of its field's type: it can never add a key, whatever it holds (issue 36, finding 5)", () => {
   const hostile = { row: 1, line: 2, values: { name: 'store-0001', domain: 'x.example.com\n  ssh: {authorizedKeys: [k], factoryKeys: keep}', serial: '12345', prefix: '24', gw: '10.0.0.1', flag: 'true' } };
   const filled = parse(fillTemplate('# ${name} in a comment stays a placeholder\nmetadata: {name: ${name}}\nspec:\n  match: {serialNumber: ${serial}}\n  baseDomain: ${domain}\n  network:\n    verify: {ping: [${gw}]}\n', hostile)) as unknown;
