@@ -74,6 +74,7 @@ const WHY: Record<string, string> = {
   type: 'an interface of this type connects the node to another host or network (a tunnel, bridge or Open vSwitch port); the uplink is an ethernet NIC, a bond or a VLAN',
   untyped: 'an interface without a type is whichever interface has that name on the node, OVN-Kubernetes\' own bridges and ports among them; give type ethernet, bond or vlan',
   name: 'it names an interface OVN-Kubernetes or Open vSwitch makes on the node (its bridges, management and tunnel ports), which is never the uplink',
+  wildcard: 'a route to remove that names no interface removes every route it matches (nmstate.github.io devel/yaml_api.md, Routes: "state: absent is used to delete all matching route entry"), the node network\'s on br-ex included; name the uplink in next-hop-interface',
   port: 'a bond port it names is an interface OVN-Kubernetes or Open vSwitch makes on the node, or one this state gives another type than ethernet',
 };
 
@@ -118,12 +119,17 @@ function configList(section: unknown): unknown[] {
  */
 function referenceProblems(state: Record<string, unknown>, path: string, note: string, out: ValidationProblem[]): void {
   const named: Array<Array<string | number>> = [];
-  configList(state.routes).forEach((r, i) => {
-    if (isPlainObject(r) && namesNodeNetwork(r['next-hop-interface'])) named.push(['routes', 'config', i, 'next-hop-interface']);
-  });
-  configList(state['route-rules']).forEach((r, i) => {
-    if (isPlainObject(r) && namesNodeNetwork(r.iif)) named.push(['route-rules', 'config', i, 'iif']);
-  });
+  const wildcards: Array<Array<string | number>> = [];
+  const look = (section: 'routes' | 'route-rules', key: string) =>
+    configList(state[section]).forEach((r, i) => {
+      if (!isPlainObject(r)) return;
+      if (namesNodeNetwork(r[key])) named.push([section, 'config', i, key]);
+      // A rule to remove names its table or priority; the node network's routes live in the main table, by interface.
+      else if (section === 'routes' && r.state === 'absent' && (typeof r[key] !== 'string' || r[key] === '')) wildcards.push([section, 'config', i, key]);
+    });
+  look('routes', 'next-hop-interface');
+  look('route-rules', 'iif');
+  for (const at of wildcards) out.push({ path: subPath(path, ...at), message: refusal(why('wildcard'), note) });
   const dns = state['dns-resolver'];
   const servers: unknown[] = isPlainObject(dns) && isPlainObject(dns.config) && Array.isArray(dns.config.server) ? dns.config.server : [];
   servers.forEach((s, i) => {
