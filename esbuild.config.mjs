@@ -65,6 +65,34 @@ export const stringifyStandIn = {
   },
 };
 
+/**
+ * yaml's code for building documents from values (doc/createNode.js, doc/anchors.js), for revivers
+ * (doc/applyReviver.js) and its JSON schema (schema/json/schema.js), replaced by functions that throw, in the node
+ * bundle only: the node code only parses (src/util/yaml.ts, schema 'core', no reviver) and never builds a Document
+ * from values or sets a path in one (eslint.config.mjs keeps Document out of the node code; createNode and the
+ * anchors are reached only from Document's constructor with a value, createNode, createAlias, createPair, setIn
+ * and addIn, YAMLMap.from and YAMLSeq.from, and Alias's toString, which is stringify). -3.4 KB raw, -1.3 KiB in the
+ * MachineConfig (200.3 -> 199.0 KiB; npm run bench:bundle, 2026-11-27). If a stand-in were ever reached, it
+ * throws a sentence saying so rather than building something else.
+ */
+const BUILD_MODULE = /(^|\/)(createNode|anchors|applyReviver|schema)\.js$/;
+const BUILD_FILES = ['doc/createNode.js', 'doc/anchors.js', 'doc/applyReviver.js', 'schema/json/schema.js'].map((f) => path.join('node_modules', 'yaml', 'browser', 'dist', f));
+const BUILD_STAND_IN = `
+const refuse = () => { throw new Error('the node bundle does not build YAML documents from values (esbuild.config.mjs, yamlBuildStandIn)'); };
+export { refuse as createNode, refuse as anchorIsValid, refuse as anchorNames, refuse as createNodeAnchors, refuse as findNewAnchor, refuse as applyReviver };
+export const schema = [];
+`;
+export const yamlBuildStandIn = {
+  name: 'yaml-build-stand-in',
+  setup(b) {
+    b.onResolve({ filter: BUILD_MODULE }, (args) => {
+      const file = path.resolve(args.resolveDir, args.path);
+      return BUILD_FILES.some((f) => file.endsWith(path.sep + f)) ? { path: 'build.js', namespace: 'yaml-build-stand-in' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'yaml-build-stand-in' }, () => ({ contents: BUILD_STAND_IN, loader: 'js' }));
+  },
+};
+
 export const bundleOptions = {
   entryPoints: ['src/cli/main.ts'],
   outfile: 'dist/sno-reconfigure.cjs',
@@ -86,7 +114,7 @@ export const bundleOptions = {
   alias: { yaml: fileURLToPath(new URL('./node_modules/yaml/browser/index.js', import.meta.url)) },
   logLevel: 'warning',
   metafile: true,
-  plugins: [yaml11StandIn, stringifyStandIn],
+  plugins: [yaml11StandIn, stringifyStandIn, yamlBuildStandIn],
 };
 
 /**
