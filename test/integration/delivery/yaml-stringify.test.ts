@@ -4,15 +4,13 @@
 // first. Here: the node bundle holds the stand-in and the workstation bundle the real thing; a site-config with
 // such a key gets the same located refusal, exit code and all, from both bundles as from the sources; and the
 // stand-in, if yaml ever reached it, says so in a sentence.
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { BuildOptions, Metafile } from 'esbuild';
 import { runCli } from '../../../src/cli/cli';
-import { buildBundleInMemory, ensureBundle, PROJECT_ROOT } from '../../support/bundle';
+import { bundleWithScratch, runBundledProbe } from '../../support/yaml-stand-in';
 
 const HEAD = 'apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata:\n  name: store-42\nspec:\n  baseDomain: store42.example.com\n';
 const CASES: Record<string, { text: string; line: number }> = {
@@ -25,31 +23,22 @@ const CASES: Record<string, { text: string; line: number }> = {
 const SYNTAX_ERROR = `${HEAD}  labels: [a\n`;
 
 describe("the node bundle without yaml's stringify", () => {
-  let bundle: string;
-  let workstation: string;
-  let metafile: Metafile;
-  let dir: string;
-  before(async () => {
-    bundle = ensureBundle();
-    workstation = path.join(path.dirname(bundle), 'sno-reconfigure-workstation.cjs');
-    metafile = (await buildBundleInMemory()).result.metafile;
-    dir = mkdtempSync(path.join(os.tmpdir(), 'sno-yaml-stringify-'));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const ctx = bundleWithScratch('sno-yaml-stringify-');
+  const workstation = () => path.join(path.dirname(ctx.bundle), 'sno-reconfigure-workstation.cjs');
 
   test("holds the stand-in, not yaml's stringify modules", () => {
-    const inputs = Object.keys(metafile.inputs);
+    const inputs = Object.keys(ctx.metafile.inputs);
     assert.deepEqual(inputs.filter((p) => /node_modules\/yaml\/.*\/stringify\//.test(p)), []);
     assert.deepEqual(inputs.filter((p) => p.startsWith('yaml-stringify-stand-in:')), ['yaml-stringify-stand-in:stringify.js']);
   });
 
   const validate = async (name: string, text: string) => {
-    const file = path.join(dir, `${name.replace(/\W+/g, '-')}.yaml`);
+    const file = path.join(ctx.dir, `${name.replace(/\W+/g, '-')}.yaml`);
     writeFileSync(file, text);
     let out = '';
-    const code = await runCli(['validate', file, '--json'], { out: (s) => (out += s), err: () => undefined, env: {}, cwd: dir });
-    const run = (cjs: string) => spawnSync(process.execPath, [cjs, 'validate', file, '--json'], { cwd: dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
-    return { file, code, json: JSON.parse(out) as { problems?: { message: string }[] }, node: run(bundle), workstation: run(workstation) };
+    const code = await runCli(['validate', file, '--json'], { out: (s) => (out += s), err: () => undefined, env: {}, cwd: ctx.dir });
+    const run = (cjs: string) => spawnSync(process.execPath, [cjs, 'validate', file, '--json'], { cwd: ctx.dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+    return { file, code, json: JSON.parse(out) as { problems?: { message: string }[] }, node: run(ctx.bundle), workstation: run(workstation()) };
   };
 
   for (const [name, { text, line }] of Object.entries(CASES)) {
@@ -62,24 +51,20 @@ describe("the node bundle without yaml's stringify", () => {
       assert.match(messages, new RegExp(`line ${line}, column \\d+: a mapping key must be a plain string, not (a list or mapping|an alias)`));
       assert.doesNotMatch(messages, /internal error|does not write YAML/i);
       for (const [which, res] of [['node', r.node], ['workstation', r.workstation]] as const) {
-        assert.equal(res.status, r.code, `${which} bundle: ${res.stderr}`);
-        assert.deepEqual(JSON.parse(res.stdout), r.json, `${which} bundle`);
+        assert.equal(res.status, r.code, `${which} ctx.bundle: ${res.stderr}`);
+        assert.deepEqual(JSON.parse(res.stdout), r.json, `${which} ctx.bundle`);
       }
       // Without --json, as a technician reads it.
-      const plain = spawnSync(process.execPath, [bundle, 'validate', r.file], { cwd: dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+      const plain = spawnSync(process.execPath, [ctx.bundle, 'validate', r.file], { cwd: ctx.dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
       assert.equal(plain.status, r.code);
       assert.match(plain.stdout + plain.stderr, new RegExp(`line ${line}, column \\d+: a mapping key must be a plain string`));
     });
   }
 
   test('the stand-in, if yaml ever reached it, throws a sentence saying so', async () => {
-    const { bundleOptions } = (await import(path.join(PROJECT_ROOT, 'esbuild.config.mjs'))) as { bundleOptions: BuildOptions };
-    const { build } = await import('esbuild');
     // yaml's own toJS of a list key, with no src/util/yaml.ts in front of it.
-    const probe = "import { parseDocument } from 'yaml';\ntry { parseDocument('? [a, b]\\n: c\\n').toJS(); console.log('converted'); } catch (e) { console.log(e.message); }\n";
-    const result = await build({ ...bundleOptions, entryPoints: undefined, outfile: undefined, banner: undefined, stdin: { contents: probe, resolveDir: PROJECT_ROOT, sourcefile: 'probe.mjs' }, write: false, metafile: false, logLevel: 'silent' });
-    const run = spawnSync(process.execPath, ['-'], { input: result.outputFiles[0]!.text, encoding: 'utf8' });
+    const run = await runBundledProbe("import { parseDocument } from 'yaml';\ntry { parseDocument('? [a, b]\\n: c\\n').toJS(); console.log('converted'); } catch (e) { console.log(e.message); }\n");
     assert.equal(run.status, 0, run.stderr);
-    assert.equal(run.stdout.trim(), 'the node bundle does not write YAML with the yaml package (src/util/yaml.ts emitYaml does; esbuild.config.mjs, stringifyStandIn)');
+    assert.equal(run.stdout.trim(), 'the node ctx.bundle does not write YAML with the yaml package (src/util/yaml.ts emitYaml does; esbuild.config.mjs, stringifyStandIn)');
   });
 });
