@@ -32,7 +32,7 @@ describe("the node bundle without yaml's YAML 1.1 types", () => {
   });
 
   for (const [name, text] of Object.entries(CASES)) {
-    test(`${name}: validate --json says the same from the ctx.bundle as from the sources`, async () => {
+    test(`${name}: validate --json says the same from the bundle as from the sources`, async () => {
       const file = path.join(ctx.dir, `${name}.yaml`);
       writeFileSync(file, text);
       let out = '';

@@ -51,8 +51,8 @@ describe("the node bundle without yaml's stringify", () => {
       assert.match(messages, new RegExp(`line ${line}, column \\d+: a mapping key must be a plain string, not (a list or mapping|an alias)`));
       assert.doesNotMatch(messages, /internal error|does not write YAML/i);
       for (const [which, res] of [['node', r.node], ['workstation', r.workstation]] as const) {
-        assert.equal(res.status, r.code, `${which} ctx.bundle: ${res.stderr}`);
-        assert.deepEqual(JSON.parse(res.stdout), r.json, `${which} ctx.bundle`);
+        assert.equal(res.status, r.code, `${which} bundle: ${res.stderr}`);
+        assert.deepEqual(JSON.parse(res.stdout), r.json, `${which} bundle`);
       }
       // Without --json, as a technician reads it.
       const plain = spawnSync(process.execPath, [ctx.bundle, 'validate', r.file], { cwd: ctx.dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
@@ -65,6 +65,6 @@ describe("the node bundle without yaml's stringify", () => {
     // yaml's own toJS of a list key, with no src/util/yaml.ts in front of it.
     const run = await runBundledProbe("import { parseDocument } from 'yaml';\ntry { parseDocument('? [a, b]\\n: c\\n').toJS(); console.log('converted'); } catch (e) { console.log(e.message); }\n");
     assert.equal(run.status, 0, run.stderr);
-    assert.equal(run.stdout.trim(), 'the node ctx.bundle does not write YAML with the yaml package (src/util/yaml.ts emitYaml does; esbuild.config.mjs, stringifyStandIn)');
+    assert.equal(run.stdout.trim(), 'the node bundle does not write YAML with the yaml package (src/util/yaml.ts emitYaml does; esbuild.config.mjs, stringifyStandIn)');
   });
 });
