@@ -49,6 +49,20 @@ async function until(what: string, done: () => boolean): Promise<void> {
   }
 }
 
+/** A stand-in node with its drop directory made, and the wait's abort: both ended after `body`, whatever happens. */
+async function onStandInNode(body: (node: ReturnType<typeof createStandInNode>, drop: string, abort: AbortController) => Promise<void>): Promise<void> {
+  const node = createStandInNode();
+  const abort = new AbortController();
+  try {
+    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+    mkdirSync(drop, { recursive: true });
+    await body(node, drop, abort);
+  } finally {
+    abort.abort();
+    node.cleanup();
+  }
+}
+
 test('waits, refuses a bad stick without re-reading it, takes the replacement media', async () => {
   const node = createStandInNode();
   const abort = new AbortController();
@@ -418,12 +432,8 @@ test('a folder made in place in the drop directory while the agent saves its rec
 
 // D2: an event on the watched folder itself (moved away and back) carries the folder's own name; it was recorded as
 // the rename of an entry of that name, so a file so named, written in place, was taken.
-test('moving the drop directory away and back does not make an entry named like it look renamed in', { timeout: LOADED_MACHINE_MS }, async () => {
-  const node = createStandInNode();
-  const abort = new AbortController();
-  try {
-    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
-    mkdirSync(drop, { recursive: true });
+test('moving the drop directory away and back does not make an entry named like it look renamed in', { timeout: LOADED_MACHINE_MS }, () =>
+  onStandInNode(async (node, drop, abort) => {
     const offered: string[] = [];
     const problems: MediaProblem[] = [];
     let turns = 0;
@@ -442,11 +452,7 @@ test('moving the drop directory away and back does not make an entry named like 
     assert.match(problems.at(-1)?.message ?? '', /holds site-config\.d written in place/);
     abort.abort();
     await waiting;
-  } finally {
-    abort.abort();
-    node.cleanup();
-  }
-});
+  }));
 
 test("a damaged record of the drop directory's renames is said, and started afresh", { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
@@ -468,12 +474,8 @@ test("a damaged record of the drop directory's renames is said, and started afre
   }
 });
 
-test('a file renamed in while the agent waited is still taken after a restart (as the early phase at boot reads it); written to since, it is not', { timeout: LOADED_MACHINE_MS }, async () => {
-  const node = createStandInNode();
-  const abort = new AbortController();
-  try {
-    const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
-    mkdirSync(drop, { recursive: true });
+test('a file renamed in while the agent waited is still taken after a restart (as the early phase at boot reads it); written to since, it is not', { timeout: LOADED_MACHINE_MS }, () =>
+  onStandInNode(async (node, drop, abort) => {
     const offered: string[] = [];
     const consider = (verdict: 'accepted' | 'refused') => async (_c: Candidate, copy: { treeDigest: string }) => {
       offered.push(copy.treeDigest);
@@ -494,11 +496,7 @@ test('a file renamed in while the agent waited is still taken after a restart (a
     assert.equal(changed, undefined);
     assert.equal(offered.length, 2);
     assert.match(problems[0]?.message ?? '', /holds site-config\.yaml written in place/);
-  } finally {
-    abort.abort();
-    node.cleanup();
-  }
-});
+  }));
 
 test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
