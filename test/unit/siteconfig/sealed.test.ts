@@ -4,7 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { describeSealed, generateNodeKeyPair, keyFingerprint, openSealedFile, publicKeyOf, sealFile, SealedFileError } from '../../../src/siteconfig/sealed';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { DAMAGED_NODE_KEY, describeSealed, generateNodeKeyPair, keyFingerprint, nodePrivateKey, openSealedFile, publicKeyOf, sealFile, SealedFileError, unreadableNodeKey } from '../../../src/siteconfig/sealed';
+import { PROJECT_ROOT } from '../../support/bundle';
 
 const secret = Buffer.from(JSON.stringify({ auths: { 'registry.store42.example.com:8443': { auth: Buffer.from('store42:s3cr3t').toString('base64') } } }));
 const node = generateNodeKeyPair();
@@ -64,4 +67,33 @@ test('what is not a sealed file, or not of this format, says so; a key of the wr
   const ed = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
   assert.throws(() => sealFile(secret, 'a', ed), /the node public key is ed25519, not X25519/);
   assert.equal(keyFingerprint(node.publicKeyPem), node.fingerprint);
+});
+
+// Issue 41, `npm run mutation -- siteconfig-sealed` (2026-11-27: 81.7 %): what no test reached.
+
+// The format is a contract between versions: `media build` on a workstation seals, the node (maybe another release
+// of the agent) opens. A file sealed by this format's first writer (2026-11-27, a test-only node key) still opens, so a
+// change on both sides at once (the key derivation's salt, the associated data, the fingerprint's padding) cannot pass.
+test('a file sealed by the first version of the format still opens, with the fingerprint it was sealed to', () => {
+  const dir = path.join(PROJECT_ROOT, 'test', 'fixtures', 'sealed');
+  const key = readFileSync(path.join(dir, 'node-key.pem'), 'utf8');
+  const sealed = readFileSync(path.join(dir, 'pull-secret.json.sealed'));
+  assert.equal(publicKeyOf(key).fingerprint, 'SHA256:B7e9JDNdEwiSD4PhHpWJMOxikk1yem+Cr4biMlXx6LU');
+  assert.equal(describeSealed(sealed).recipient, 'SHA256:B7e9JDNdEwiSD4PhHpWJMOxikk1yem+Cr4biMlXx6LU');
+  assert.equal(openSealedFile(sealed, 'pull-secret.json', key).toString(), '{"auths":{"registry.store42.example.com:8443":{"auth":"c3RvcmU6c2VjcmV0"}}}\n');
+  assert.equal(openSealedFile(sealed, './pull-secret.json', key).toString().length, 76, 'a leading ./ names the same file');
+});
+
+test('a node key of another type is the damaged-key sentence; a sealed file with a short key or body is damaged', () => {
+  const edPrivate = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  assert.throws(() => nodePrivateKey(edPrivate), (e: unknown) => e instanceof SealedFileError && e.message === DAMAGED_NODE_KEY);
+  assert.throws(() => publicKeyOf(edPrivate), (e: unknown) => e instanceof SealedFileError && e.message === DAMAGED_NODE_KEY);
+  assert.equal(unreadableNodeKey('it is a folder, not a file'), DAMAGED_NODE_KEY.replace(') is damaged,', ') cannot be read (it is a folder, not a file),'));
+  const good = JSON.parse(sealFile(secret, 'pull-secret.json', node.publicKeyPem).toString()) as Record<string, string>;
+  const damaged = (field: string, value: string) => Buffer.from(JSON.stringify({ ...good, [field]: value }));
+  for (const [field, value] of [['ephemeralKey', Buffer.alloc(31).toString('base64')], ['ciphertext', Buffer.alloc(15).toString('base64')]] as const) {
+    assert.throws(() => openSealedFile(damaged(field, value), 'pull-secret.json', node.privateKeyPem), /^SealedFileError: is a damaged sealed file$/, field);
+  }
+  // A 16-byte body is a tag with no text: not damaged by length, refused by the tag.
+  assert.throws(() => openSealedFile(damaged('ciphertext', Buffer.alloc(16).toString('base64')), 'pull-secret.json', node.privateKeyPem), /could not be opened with this node's key/);
 });
