@@ -1,7 +1,7 @@
 // Which machine this is, read under the host root: the SMBIOS system UUID and serial number the kernel
 // exports (/sys/class/dmi/id/product_uuid, product_serial; both root-only), and every network interface's MAC
 // address — including the permanent address of bond ports (bonding_slave/perm_hwaddr), because a bond gives its
-// ports the bond's MAC while the label on the machine shows the burnt-in one.
+// ports the bond's MAC while the label on the machine shows the burnt-in one — but not a USB adapter's.
 import type { Host } from '../host/host';
 import { normalizeMac } from './net';
 import type { MachineMatch } from './types';
@@ -37,6 +37,10 @@ export async function readMachineIdentity(host: Host): Promise<MachineIdentity> 
   const macs = new Set<string>();
   await Promise.all(
     interfaces.map(async (name) => {
+      // A USB network adapter is not the machine: anyone at the node can plug one in, with any burnt-in address
+      // (the third hostile re-test of issue 36 met another store's signed spec.match.macAddress that way). Its
+      // device's subsystem link names the bus (Documentation/ABI/testing/sysfs-class-net: device).
+      if ((await host.readLink(`${NET_DIR}/${name}/device/subsystem`).catch(() => '')).endsWith('/usb')) return;
       for (const file of ['address', 'bonding_slave/perm_hwaddr']) {
         const mac = await readTrimmed(host, `${NET_DIR}/${name}/${file}`);
         if (mac !== undefined && !NO_MAC.test(normalizeMac(mac))) macs.add(normalizeMac(mac));

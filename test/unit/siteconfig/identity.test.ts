@@ -35,6 +35,26 @@ test('readMachineIdentity reads DMI and every interface address under the root',
   assert.deepEqual(id, { systemUUID: '4C4C4544-0042-3510-8052-B4C04F333231', serialNumber: 'ABC1234', macAddresses: ['52:54:00:aa:bb:01', '52:54:00:aa:bb:02'] });
 });
 
+// The third hostile re-test of issue 36: a USB Ethernet adapter carrying another store's node MAC made that store's
+// signed config (spec.match.macAddress) fit this machine.
+test('a USB network adapter is not part of the machine: its address never matches', async () => {
+  const root = await rootWith({
+    'sys/class/net/eno1/address': '52:54:00:aa:bb:01\n',
+    'sys/devices/pci0000:00/0000:00:03.0/placeholder': '',
+    'sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/placeholder': '',
+    'sys/class/net/enx0c3796aabb07/address': '0c:37:96:aa:bb:07\n',
+    'sys/bus/pci/placeholder': '',
+    'sys/bus/usb/placeholder': '',
+  });
+  await fs.symlink('../../../devices/pci0000:00/0000:00:03.0', path.join(root, 'sys/class/net/eno1/device'));
+  await fs.symlink('../../../bus/pci', path.join(root, 'sys/devices/pci0000:00/0000:00:03.0/subsystem'));
+  await fs.symlink('../../../devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0', path.join(root, 'sys/class/net/enx0c3796aabb07/device'));
+  await fs.symlink('../../../../../../bus/usb', path.join(root, 'sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/subsystem'));
+  const id = await readMachineIdentity(new LocalHost({ root }));
+  assert.deepEqual(id.macAddresses, ['52:54:00:aa:bb:01']);
+  assert.match(matchProblems({ macAddress: '0c:37:96:aa:bb:07' }, id)[0]!, /0c:37:96:aa:bb:07 is not one of this machine's interfaces \(52:54:00:aa:bb:01\)/);
+});
+
 test('a machine without DMI or interfaces has an empty identity', async () => {
   const root = await rootWith({ 'sys/class/dmi/id/product_serial': '\n' });
   assert.deepEqual(await readMachineIdentity(new LocalHost({ root })), { macAddresses: [] });
