@@ -6,7 +6,7 @@
 import { whyUnreadable, type Closable, type Host } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
-import { copyFromVolume, dropDirIsStable, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult, type RenamedIn } from '../siteconfig/media';
+import { copyFromVolume, dropDirIsStable, dropDirLastChange, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult, type RenamedIn } from '../siteconfig/media';
 import type { Clock } from './step';
 
 export interface Candidate {
@@ -154,7 +154,7 @@ export function conflictProblem(readings: readonly Reading[]): MediaProblem | un
 /** What identifies the sources as they are now: a change in any of them (a new device, a file dropped) compares them again. */
 async function sourcesKey(opts: DetectOptions, sources: readonly Candidate[]): Promise<string> {
   const parts: string[] = [];
-  for (const c of sources) parts.push(`${c.identity}${c.fingerprint}${c.kind === 'drop-dir' ? `@${await dropDirNewestChange(opts.host, opts.dropDir)}` : ''}`);
+  for (const c of sources) parts.push(`${c.identity}${c.fingerprint}${c.kind === 'drop-dir' ? `@${await dropDirLastChange(opts.host, opts.dropDir)}` : ''}`);
   return parts.join(' ');
 }
 

@@ -343,21 +343,37 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
   return newest > 0 && now - newest >= stableMs && (await host.openForWriting(dirNode)).length === 0;
 }
 
-/**
- * The latest mtime of the files the drop directory offers (0 when none; partial copies and dotfiles left out, no
- * deeper than a copy goes): a change after it was read means a writer is still at work.
- */
-export async function dropDirNewestChange(host: Host, dirNode: string): Promise<number> {
-  let newest = 0;
+/** What stat says of every folder and file the drop directory offers (partial copies and dotfiles left out, no deeper than a copy goes). */
+async function eachDropDirEntry(host: Host, dirNode: string, visit: (info: PathInfo) => void): Promise<void> {
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > COPY_LIMITS.maxDepth) return;
     for (const name of (await host.listDir(dir)).filter((n) => !isPartialCopyName(n))) {
       const info = await host.stat(path.posix.join(dir, name));
+      if (info !== undefined) visit(info);
       if (info?.kind === 'directory') await walk(path.posix.join(dir, name), depth + 1);
-      else if (info?.kind === 'file') newest = Math.max(newest, info.mtimeMs);
     }
   };
   await walk(dirNode, 0);
+}
+
+/** The latest mtime of the files the drop directory offers (0 when none): a change after it was read means a writer is still at work. */
+export async function dropDirNewestChange(host: Host, dirNode: string): Promise<number> {
+  let newest = 0;
+  await eachDropDirEntry(host, dirNode, (info) => {
+    if (info.kind === 'file') newest = Math.max(newest, info.mtimeMs);
+  });
+  return newest;
+}
+
+/**
+ * The latest inode change in the drop directory, itself included: a file renamed in changes it whatever mtime the
+ * copy kept (rsync -t, scp -p), so sources compared before are compared again.
+ */
+export async function dropDirLastChange(host: Host, dirNode: string): Promise<number> {
+  let newest = (await host.stat(dirNode))?.ctimeMs ?? 0;
+  await eachDropDirEntry(host, dirNode, (info) => {
+    newest = Math.max(newest, info.ctimeMs);
+  });
   return newest;
 }
 

@@ -498,6 +498,35 @@ test('a file renamed in while the agent waited is still taken after a restart (a
     assert.match(problems[0]?.message ?? '', /holds site-config\.yaml written in place/);
   }));
 
+// The third hostile re-test of issue 36 (s1): the sources were compared again only when the drop directory's newest
+// mtime moved, so a config moved in with an older one (rsync -t, scp -p) beside a newer file was taken without being
+// compared with the stick.
+test('a config moved into the drop directory with an older time is compared with the stick again, and the two differing are used neither', { timeout: LOADED_MACHINE_MS }, () =>
+  onStandInNode(async (node, drop, abort) => {
+    node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x: 1\n' });
+    dropIn(drop, 'site-config.yaml', 'x: 1\n');
+    recordRenamedIn(node.root, ['site-config.yaml']);
+    writeFileSync(path.join(drop, 'notes.txt'), 'newer than what comes next');
+    const offered: string[] = [];
+    const problems: MediaProblem[] = [];
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onMediaProblem: async (p) => void problems.push(p) }, async () => {
+      offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate/site-config.yaml'), 'utf8'));
+      return 'refused';
+    });
+    await until('the agreeing copies to be offered', () => offered.length > 0);
+    assert.deepEqual(offered, ['x: 1\n']);
+    const yesterday = new Date(Date.now() - 86_400_000);
+    writeFileSync(path.join(drop, 'site-config.yaml.part'), 'x: 2\n');
+    utimesSync(path.join(drop, 'site-config.yaml.part'), yesterday, yesterday);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    renameSync(path.join(drop, 'site-config.yaml.part'), path.join(drop, 'site-config.yaml'));
+    await until('the sources compared again', () => problems.length > 0 || offered.length > 1);
+    assert.deepEqual(offered, ['x: 1\n'], 'the moved-in config is not used while the stick holds another');
+    assert.match(problems[0]!.message, /^2 different site-config media are attached, so none of them is used/);
+    abort.abort();
+    await waiting;
+  }));
+
 test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
   const abort = new AbortController();
