@@ -94,7 +94,7 @@ export function parseYamlDocuments(text: string, many = true): { ok: true; value
   let docs: Document.Parsed[];
   try {
     // YAML 1.2 core, and !!binary, !!timestamp, !!set ... (non-JSON values) left unresolved: errors below.
-    const parsed = parseAllYamlCore(text, { uniqueKeys: true, strict: true, prettyErrors: false, lineCounter: lines });
+    const parsed = parseAllYamlCore(text, { strict: true, prettyErrors: false, lineCounter: lines });
     docs = Array.isArray(parsed) ? parsed : [];
   } catch (e) {
     return { ok: false, messages: [e instanceof RangeError ? `is nested too deeply (limit ${MAX_DEPTH} levels)` : 'could not be parsed as YAML'] };

@@ -17,30 +17,46 @@
 import { LineCounter, YAMLParseError, isAlias, isScalar, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type EmptyStream, type ParseOptions, type SchemaOptions } from 'yaml';
 
 /** Last in every options object, so no caller can undo them. logLevel 'error': warnings are the caller's to read. */
-export const YAML_CORE = { version: '1.2', schema: 'core', resolveKnownTags: false, merge: false, logLevel: 'error' } as const;
+// uniqueKeys false: yaml's own check compares each new key with every earlier one (compose/resolve-block-map.js,
+// mapIncludes), 4.7 s for a mapping of 20,000 keys and minutes for a 1 MiB file, the agent's event loop blocked
+// all along (the third hostile re-test of issue 36: the watchdog killed it); checkKeys below is linear.
+export const YAML_CORE = { version: '1.2', schema: 'core', resolveKnownTags: false, merge: false, uniqueKeys: false, logLevel: 'error' } as const;
 
 type Options = ParseOptions & DocumentOptions & SchemaOptions;
 
-/** Adds an error (code NON_STRING_KEY) to the document for every key that is a list, mapping or alias. */
-function refuseCollectionKeys(doc: Document.Parsed): Document.Parsed {
+/**
+ * Adds an error to the document for every key that is a list, mapping or alias (code NON_STRING_KEY), and for every
+ * key a mapping already has (code DUPLICATE_KEY, yaml's own code and words: keys equal when their values are, as in
+ * yaml's mapIncludes), at the key's start.
+ */
+function checkKeys(doc: Document.Parsed): Document.Parsed {
   visit(doc, {
-    Pair(_, pair) {
-      const key = pair.key as { range?: [number, number, number] } | null;
-      if (key === null || isScalar(key)) return;
-      const at = key.range?.[0] ?? 0;
-      doc.errors.push(new YAMLParseError([at, at + 1], 'NON_STRING_KEY', `a mapping key must be a plain string, not ${isAlias(key) ? 'an alias' : 'a list or mapping'}`));
+    Map(_, map) {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const key = pair.key as { range?: [number, number, number] } | null;
+        const at = key?.range?.[0] ?? 0;
+        if (key !== null && !isScalar(key)) {
+          doc.errors.push(new YAMLParseError([at, at + 1], 'NON_STRING_KEY', `a mapping key must be a plain string, not ${isAlias(key) ? 'an alias' : 'a list or mapping'}`));
+          continue;
+        }
+        const value = key === null ? null : key.value;
+        const id = `${typeof value}\0${String(value)}`;
+        if (seen.has(id)) doc.errors.push(new YAMLParseError([at, at + 1], 'DUPLICATE_KEY', 'Map keys must be unique'));
+        seen.add(id);
+      }
     },
   });
   return doc;
 }
 
-/** One document into plain data; throws yaml's error (with its line and column) on a syntax error or a collection key. */
+/** One document into plain data; throws yaml's error (with its line and column) on a syntax error, a collection key or a key given twice. */
 export function parseYamlCore(text: string): unknown {
   const lines = new LineCounter();
-  const doc = refuseCollectionKeys(parseDocument(text, { lineCounter: lines, ...YAML_CORE }));
+  const doc = checkKeys(parseDocument(text, { lineCounter: lines, ...YAML_CORE }));
   const error = doc.errors[0];
   if (error) {
-    if (error.code === 'NON_STRING_KEY') {
+    if (error.code === 'NON_STRING_KEY' || error.code === 'DUPLICATE_KEY') {
       const p = lines.linePos(error.pos[0]);
       error.message += ` at line ${p.line}, column ${p.col}`;
     }
@@ -51,11 +67,12 @@ export function parseYamlCore(text: string): unknown {
 
 /**
  * Every document of `text`, with the caller's parser options (line counter, strictness) under YAML_CORE; a
- * collection or alias key is one more error (code NON_STRING_KEY) in its document's errors.
+ * collection or alias key, or a key its mapping already has, is one more error (NON_STRING_KEY, DUPLICATE_KEY) in its
+ * document's errors.
  */
 export function parseAllYamlCore(text: string, options: Omit<Options, keyof typeof YAML_CORE>): Document.Parsed[] | EmptyStream {
   const docs = parseAllDocuments(text, { ...options, ...YAML_CORE });
-  if (Array.isArray(docs)) docs.forEach(refuseCollectionKeys);
+  if (Array.isArray(docs)) docs.forEach(checkKeys);
   return docs;
 }
 

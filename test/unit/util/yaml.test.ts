@@ -129,3 +129,18 @@ describe('emitYaml', () => {
     }
   });
 });
+
+// The key check is the agent's own (linear; yaml's compared every key with every earlier one: minutes for a 1 MiB
+// file, the third hostile re-test of issue 36): keys are equal when their values are, as in yaml's mapIncludes.
+test('a key given twice is refused at its second place, keys compared by value as yaml does; 90,000 distinct keys are read', () => {
+  const twice = (text: string) => assert.throws(() => parseYamlCore(text), (e: Error) => /^Map keys must be unique at line \d+, column \d+$/.test(e.message), text);
+  twice('a: 1\nb: 2\na: 3\n');
+  twice('1: a\n1.0: b\n');
+  twice('? \n: a\n? \n: b\n');
+  twice('x: {k: 1, k: 2}\n');
+  twice('x:\n  - {a: 1}\n  - {b: 1, b: 2}\n');
+  assert.throws(() => parseYamlCore('a: 1\nb: 2\na: 3\n'), /at line 3, column 1$/);
+  assert.deepEqual(parseYamlCore("1: a\n'1': b\ntrue: c\n'true': d\n"), { 1: 'b', true: 'd' }, 'a number and a string are two keys to yaml (in plain data the later one wins, as in JSON)');
+  const many = Array.from({ length: 90_000 }, (_, i) => `k${i}: ${i}`).join('\n');
+  assert.equal(Object.keys(parseYamlCore(many) as object).length, 90_000);
+});
