@@ -119,7 +119,8 @@ type Reading = { source: Candidate; copy: CopyResult } | { source: Candidate; er
 
 function describeReading(r: Reading): string {
   if ('error' in r) return `${r.source.medium}, which cannot be used: it ${r.error.message}`;
-  const sites = r.copy.sites.map((s) => `"${s}"`).join(', ');
+  // The names are the media's own text: quoted as JSON, a quote in one cannot end it and start a sentence of its own.
+  const sites = r.copy.sites.map((s) => JSON.stringify(s)).join(', ');
   return `${r.source.medium}, which holds ${sites ? `site ${sites}` : 'a site-config without metadata.name'}`;
 }
 

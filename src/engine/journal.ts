@@ -91,6 +91,25 @@ function unreadable(stateDir: string, why: string, cause: unknown): JournalUnrea
   return new JournalUnreadableError(`the agent's journal ${journalPath(stateDir)} is damaged (${why}), so the progress it recorded cannot be read`, { cause });
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStrings = (v: unknown): boolean => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const optional = (v: unknown, check: (x: unknown) => boolean): boolean => v === undefined || check(v);
+const isErrorRecord = (v: unknown): boolean =>
+  isObject(v) && typeof v.message === 'string' && optional(v.problems, (p) => Array.isArray(p) && p.every((x) => isObject(x) && typeof x.path === 'string' && typeof x.message === 'string'));
+
+/**
+ * The journal's shape, down to what status and the runner read without checking again (the third hostile re-test
+ * of issue 36: a lastError or a digest list of another type was a TypeError at every start).
+ */
+function isJournal(d: unknown): d is JournalData {
+  return (
+    isObject(d) && d.version === 1 && isObject(d.facts) && Array.isArray(d.changes) && isStrings(d.warnings) &&
+    isObject(d.steps) && Object.values(d.steps).every((r) => isObject(r) && typeof r.state === 'string' && optional(r.lastError, isErrorRecord)) &&
+    optional(d.lastError, isErrorRecord) && optional(d.rejectedDigests, isStrings) && optional(d.retryableDigests, isStrings) &&
+    ['digest', 'configName', 'status', 'phase'].every((k) => optional(d[k], (x) => typeof x === 'string'))
+  );
+}
+
 /** `keepCorruptCopy`: copy an unreadable journal aside before failing (the run does; `status` changes nothing). */
 export async function readJournal(host: Host, stateDir: string, opts: { keepCorruptCopy?: boolean } = {}): Promise<JournalData | undefined> {
   let text: string | undefined;
@@ -108,8 +127,8 @@ export async function readJournal(host: Host, stateDir: string, opts: { keepCorr
   if (text === undefined) return undefined;
   let why: string;
   try {
-    const data = JSON.parse(text) as JournalData;
-    if (data !== null && typeof data === 'object' && data.version === 1 && typeof data.steps === 'object' && data.steps !== null && typeof data.facts === 'object' && data.facts !== null && Array.isArray(data.changes) && Array.isArray(data.warnings)) return data;
+    const data = JSON.parse(text) as unknown;
+    if (isJournal(data)) return data;
     why = 'it is not a journal of this agent version';
   } catch {
     why = 'it is not complete JSON';

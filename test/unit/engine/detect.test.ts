@@ -4,7 +4,7 @@ import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readFileSyn
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { waitForSiteConfig, type Candidate, type MediaProblem, type Offer } from '../../../src/engine/detect';
+import { conflictProblem, waitForSiteConfig, type Candidate, type MediaProblem, type Offer } from '../../../src/engine/detect';
 import { realClock } from '../../../src/engine/clock';
 import { DEFAULT_LABELS } from '../../../src/paths';
 import { createLogger } from '../../../src/log';
@@ -597,4 +597,16 @@ test('the drop directory read twice with the same bytes is still not taken when 
     abort.abort();
     node.cleanup();
   }
+});
+
+// The third hostile re-test of issue 36 (s2): a site name with a quote in it ended the quoted name early and could
+// make the sentence say the stick held another site.
+test('a site name from the media is quoted so that a quote in it cannot end it', () => {
+  const source = (kind: 'volume' | 'drop-dir', medium: string) => ({ kind, location: medium, medium, identity: medium, fingerprint: '', fetch: async () => assert.fail('not read') });
+  const copy = (sites: string[], treeDigest: string) => ({ files: 1, bytes: 1, treeDigest, sites });
+  const problem = conflictProblem([
+    { source: source('volume', 'the stick /dev/sdb1 (SITE-CONFIG)'), copy: copy(['old", which is today\'s; the other holds "store-0042'], 'a') },
+    { source: source('drop-dir', 'the drop directory /etc/sno-reconfigure/site-config.d'), copy: copy(['store-0042'], 'b') },
+  ]);
+  assert.equal(problem?.message, '2 different site-config media are attached, so none of them is used: the stick /dev/sdb1 (SITE-CONFIG), which holds site "old\\", which is today\'s; the other holds \\"store-0042"; and the drop directory /etc/sno-reconfigure/site-config.d, which holds site "store-0042"');
 });

@@ -169,3 +169,24 @@ test('status exit codes: 0 done, 1 failed or refused, 3 not finished yet', () =>
   for (const [phase, code] of rows) assert.equal(statusExitCode(phase), code, phase);
   assert.equal(STATUS_EXIT_PENDING, 3);
 });
+
+// The third hostile re-test of issue 36: a journal of the right outline with a lastError or a digest list of another
+// type passed the check and was a TypeError at every start ("internal error"); now it is a damaged journal.
+test('a journal whose last error or digest lists are of another type is damaged: kept aside, a new one started', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
+  try {
+    const host = new LocalHost({ root });
+    const file = path.join(root, 'var/lib/sno-reconfigure/journal.json');
+    mkdirSync(path.dirname(file), { recursive: true });
+    const outline = { version: 1, phase: 'failed', updatedAt: '2026-11-27T00:00:00Z', starts: 1, steps: {}, facts: {}, changes: [], warnings: [] };
+    for (const damage of [{ lastError: 5 }, { lastError: { at: 'x' } }, { retryableDigests: 'abc' }, { rejectedDigests: [1] }, { steps: { network: 'done' } }, { warnings: [{}] }, { status: 7 }]) {
+      writeFileSync(file, JSON.stringify({ ...outline, ...damage }));
+      const fresh = await Journal.open(host, '/var/lib/sno-reconfigure');
+      assert.match(fresh.recovered ?? '', /is damaged \(it is not a journal of this agent version\)/, JSON.stringify(damage));
+    }
+    writeFileSync(file, JSON.stringify({ ...outline, lastError: { at: 'x', message: 'm', problems: [{ path: 'spec', message: 'bad' }] }, retryableDigests: ['a'] }));
+    assert.equal((await Journal.open(host, '/var/lib/sno-reconfigure')).recovered, undefined, 'a well-formed journal is read');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
