@@ -3,7 +3,7 @@
 // run from it). A copy of a directory (the drop directory) goes through the same limits.
 import * as path from 'node:path';
 import { CommandError } from '../host/command-error';
-import { fileWhereFolderBelongs, type Host, type PathInfo } from '../host/host';
+import { fileWhereFolderBelongs, pathKindInWords, type Host, type PathInfo } from '../host/host';
 import { MANIFEST_FILE, MAX_DEPTH, MULTI_DIR, SEALED_SUFFIX, SEED_RECONFIGURATION_FILE, SITE_CONFIG_NAMES } from './media-names';
 
 /**
@@ -228,7 +228,7 @@ async function folderChain(host: Host, fromNode: string, rel: string): Promise<P
     const folder = parts.slice(0, i).join('/');
     const info = await host.stat(under(fromNode, folder));
     if (info === undefined) return undefined;
-    if (info.kind !== 'directory') throw new MediaError(`holds ${folder} as ${info.kind === 'symlink' ? 'a symbolic link' : (info.special ?? `a ${info.kind}`)}, not a folder, so ${rel} is not read; copy the real folder onto it`, 'Links and devices on the media are never followed.');
+    if (info.kind !== 'directory') throw new MediaError(`holds ${folder} as ${pathKindInWords(info)}, not a folder, so ${rel} is not read; copy the real folder onto it`, 'Links and devices on the media are never followed.');
     chain.push(info);
   }
   return chain;
