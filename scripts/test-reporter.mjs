@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { spec } from 'node:test/reporters';
+import { sourceOfCompiled } from './test-build.mjs';
 
 const SHOWN = 10;
 // node:test/reporters exports a lazy factory that constructs the spec reporter; its class is the instance's.
@@ -20,6 +21,14 @@ export default class SpecWithSlowestFiles extends SpecReporter {
 
   _transform(event, encoding, callback) {
     const data = event.data ?? {};
+    // Files run compiled (./test-build.mjs): each is named by its source.
+    if (data.file) {
+      const absolute = sourceOfCompiled(data.file);
+      const inProject = relative(process.cwd(), absolute);
+      const source = absolute === data.file || inProject.startsWith('..') ? absolute : inProject;
+      if (data.name === data.file) data.name = source;
+      data.file = source;
+    }
     const ms = data.details?.duration_ms;
     if (data.nesting === 0 && data.file && typeof ms === 'number') {
       // A file's process: test:complete (and test:fail when it failed as a whole); its tests: pass or fail once each.

@@ -6,7 +6,8 @@
 // tests each have one. A test that hangs then fails as "<its name>: test timed out after N ms", and the runner's
 // --test-force-exit ends the file even though the hung test's timers or sockets are still open.
 // SNO_TEST_TIMEOUT_MS=<ms> overrides the default for every suite.
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { createRequire, findSourceMap, syncBuiltinESMExports } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { sep } from 'node:path';
 import { compileFunction } from 'node:vm';
 
@@ -33,6 +34,16 @@ const limit = defaultTimeoutFor(process.argv[1]);
  * file name, line and column: the report points at the test in its own file, as without this file.
  */
 const trampolines = new Map();
+
+/** The call's file, line and column (1-based); in a compiled test file (./test-build.mjs), its source's. */
+function sourcePlace(site) {
+  const file = site?.getFileName();
+  if (!file) return undefined;
+  const here = { file, line: site.getLineNumber(), column: site.getColumnNumber() };
+  const entry = findSourceMap(file)?.findEntry(here.line - 1, here.column - 1);
+  if (!entry?.originalSource) return here;
+  return { file: entry.originalSource.startsWith('file:') ? fileURLToPath(entry.originalSource) : entry.originalSource, line: entry.originalLine + 1, column: entry.originalColumn + 1 };
+}
 function callFromCaller(original, self, args) {
   const saved = Error.prepareStackTrace;
   Error.prepareStackTrace = (_error, sites) => sites;
@@ -40,12 +51,12 @@ function callFromCaller(original, self, args) {
   Error.captureStackTrace(holder, callFromCaller);
   const site = holder.stack[1];
   Error.prepareStackTrace = saved;
-  const file = site?.getFileName();
-  if (!file) return original.apply(self, args);
-  const key = `${file}:${site.getLineNumber()}:${site.getColumnNumber()}`;
+  const place = sourcePlace(site);
+  if (!place) return original.apply(self, args);
+  const key = `${place.file}:${place.line}:${place.column}`;
   let call = trampolines.get(key);
   if (!call) {
-    call = compileFunction('return original.apply(self, args)', ['original', 'self', 'args'], { filename: file, lineOffset: site.getLineNumber() - 1, columnOffset: site.getColumnNumber() - 1 });
+    call = compileFunction('return original.apply(self, args)', ['original', 'self', 'args'], { filename: place.file, lineOffset: place.line - 1, columnOffset: place.column - 1 });
     trampolines.set(key, call);
   }
   return call(original, self, args);
@@ -77,3 +88,19 @@ nodeTest.it = limitedTest(nodeTest.it);
 for (const hook of ['before', 'after', 'beforeEach', 'afterEach']) nodeTest[hook] = limitedHook(nodeTest[hook]);
 // `import { test } from 'node:test'` reads these named exports: make them the wrapped ones.
 syncBuiltinESMExports();
+
+// SNO_TEST_CPU=<file>: each test file's CPU (its own and its waited-for children's, from /proc/self/stat) as one
+// JSON line, to find where the suite's CPU goes (issue 37).
+if (process.env.SNO_TEST_CPU) {
+  const { appendFileSync, readFileSync } = await import('node:fs');
+  const { sourceOfCompiled } = await import('./test-build.mjs');
+  process.on('exit', () => {
+    try {
+      const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+      const [u, s, cu, cs] = [f[11], f[12], f[13], f[14]].map((x) => Number(x) / 100);
+      appendFileSync(process.env.SNO_TEST_CPU, `${JSON.stringify({ file: sourceOfCompiled(process.argv[1]), self: +(u + s).toFixed(2), children: +(cu + cs).toFixed(2) })}\n`);
+    } catch (e) {
+      console.error(`[tests] SNO_TEST_CPU: ${e.message}`);
+    }
+  });
+}
