@@ -4,6 +4,7 @@
 // secrets, keys and tokens.
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { IncomingMessage } from 'node:http';
 import type { V1Status } from '@kubernetes/client-node';
 import type { Logger } from '../log';
@@ -40,6 +41,22 @@ const MAX_BODY_BYTES = 256 * 1024 * 1024;
 /** client-go re-reads tokenFile at most once a minute (transport/token_source.go, cachingTokenSource). */
 const TOKEN_FILE_TTL_MS = 60_000;
 
+/**
+ * The kubeconfig's trust and client certificate as one TLS context, built once: given only `ca`, `cert` and `key`,
+ * tls.connect builds a new context for every socket (Node's tls docs, `secureContext`: "If a secureContext is not
+ * provided, one will be created by passing the entire options object to tls.createSecureContext()"), which parses
+ * the key and every CA certificate again at each of a run's connections. Material the context cannot be built from
+ * (kubeconfig.ts checks it when loading) is passed as it is, so the connection fails as before, with its reason.
+ */
+function tlsMaterial(kc: Kubeconfig): { secureContext: SecureContext } | { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  const material = { ca: kc.ca, cert: kc.clientCert, key: kc.clientKey };
+  try {
+    return { secureContext: createSecureContext(material) };
+  } catch {
+    return material;
+  }
+}
+
 export class Transport {
   readonly server: URL;
   private readonly agent: http.Agent;
@@ -56,9 +73,7 @@ export class Transport {
       ? new https.Agent({
           keepAlive: true,
           maxSockets: 16,
-          ca: kc.ca,
-          cert: kc.clientCert,
-          key: kc.clientKey,
+          ...tlsMaterial(kc),
           rejectUnauthorized: !kc.insecureSkipTlsVerify,
           // Node verifies the certificate against `servername` when set (tls.connect: hostname =
           // servername || host), which is what tls-server-name means in client-go.
