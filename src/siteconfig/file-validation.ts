@@ -7,7 +7,7 @@
 //   (sections.ts) → the resolved form and its digest (resolved.ts).
 // Every problem found is reported, not just the first.
 import { SEED_BINDING_FIELD } from './seed-reconfiguration';
-import { Findings } from './problems';
+import { Findings, listed } from './problems';
 import type { LoadedSiteConfig, ValidationProblem } from './types';
 import type { FileValidation, FileValidationContext } from './validation/context';
 import { checkDocument } from './validation/document';
@@ -25,7 +25,7 @@ export { siteDigest } from './validation/resolved';
 export async function validateSiteConfigFile(ctx: FileValidationContext): Promise<FileValidation> {
   const f = new Findings();
   let named = (ps: ValidationProblem[]): ValidationProblem[] => ps;
-  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: named(f.errors), warnings: named(f.warnings), notes: f.notes, matchKnown: false, ...extra });
+  const result = (extra: Partial<FileValidation> = {}): FileValidation => ({ errors: listed(named(f.errors)), warnings: listed(named(f.warnings)), notes: f.notes, matchKnown: false, ...extra });
 
   const bytes = await readSiteConfigBytes(f, ctx);
   if (!bytes) return result();
@@ -44,6 +44,6 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
 
   const { issued, expires } = signature.signed ? schema.document.metadata : {};
   const resolved = { ...resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents), ...(imageBased ? { imageBased } : {}), ...(issued !== undefined ? { issued } : {}), ...(expires !== undefined ? { expires } : {}) };
-  const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: named(f.warnings) };
+  const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: listed(named(f.warnings)) };
   return result({ ...known, site });
 }

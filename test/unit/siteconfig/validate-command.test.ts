@@ -68,6 +68,22 @@ test('an invalid site-config: exit 1 and every problem with its location', async
   assert.equal(out.split('\n').filter((l) => l.startsWith('  spec.')).length, 12);
 });
 
+test('a site-config with thousands of unknown fields: the first 100 are listed, one more line says how many are not', async () => {
+  const c = await caseDir('valid', 'v01-minimal');
+  const file = path.join(c.location, 'site-config.yaml');
+  const extra = Array.from({ length: 3000 }, (_, i) => `  unknownField${i}: ${i}`).join('\n');
+  await fs.writeFile(file, `${await fs.readFile(file, 'utf8')}${extra}\n`);
+  const { code, out } = await run([c.location, '--json', '--root', c.root]);
+  assert.equal(code, 1);
+  const errors = (JSON.parse(out) as { errors: { path: string; message: string }[] }).errors;
+  assert.equal(errors.length, 101);
+  assert.equal(errors[0]!.path, 'spec.unknownField0');
+  assert.deepEqual(errors[100], { path: 'spec.unknownField100', message: 'and 2900 more from here on are not listed: correct the ones above and check the file again' });
+  const human = await run([c.location, '--root', c.root]);
+  assert.equal(human.out.split('\n').filter((l) => l.startsWith('  spec.unknownField')).length, 101);
+  assert.match(human.out, /\n {2}spec\.unknownField100: and 2900 more from here on are not listed: correct the ones above and check the file again\n/);
+});
+
 test('--json prints exactly the contract shape (plus status, source and notes: the key that verified the signature, who sealed files are for)', async () => {
   const c = await caseDir('invalid', 'i005-typo-basedomain');
   const { code, out } = await run([c.location, '--json', '--root', c.root]);
