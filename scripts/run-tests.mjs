@@ -41,12 +41,14 @@ const durations = (() => {
 })();
 const expected = (file) => durations[relative(process.cwd(), file)] ?? Infinity;
 files.sort((a, b) => expected(b) - expected(a));
-// Three files at a time on the 2-core reference machine: most files wait on the simulator's clock, systemd or a
-// testbed node. At two a fresh-clone run kept 1.39 cores busy (1126 s of CPU in 812 s); at three, once the stand-ins
-// stopped starting Node, 1.63 (1397 s of CPU, tests 858 s); at four the CPU rose to 1651 s and the run took longer
-// (tests 884 s, 2026-11-27) with more simulators racing for ports: the cores, not the file limit, bound it. The tests'
-// deadlines are sized for a loaded machine (issue 31). SNO_TEST_CONCURRENCY overrides it.
-const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '3';
+// Four files at a time on the 2-core reference machine: the longest files (the testbed's network and podman
+// scenarios, media on loop devices) mostly wait on systemd, NetworkManager and reboots, and at three at a time,
+// started first, they left about a third of a core idle for the run's first nine minutes (a model of the run from each
+// file's CPU and wall time: 902 s at three, 768 s at four, 744 s at five). Measured 2026-11-27 with the files compiled
+// (./test-build.mjs): 1464 s of CPU at three, 1541 s at four; earlier, with tsx and stand-ins that started Node, four
+// cost 18 % more CPU than three and ran longer. The tests' deadlines are sized for a loaded machine (issue 31).
+// SNO_TEST_CONCURRENCY overrides it.
+const concurrency = process.env.SNO_TEST_CONCURRENCY ?? '4';
 // inotify instances are counted per user (fs.inotify.max_user_instances, 128 by default) and every testbed node and
 // agent is root's: each node's systemd (its path units, its own watches), journald, logind, dbus and NetworkManager,
 // and each agent's drop-directory watch hold one or more. With four files at a time six nodes and the agents beside

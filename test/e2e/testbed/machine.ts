@@ -367,9 +367,12 @@ export class Machine {
     const failed = this.running ? (await this.systemctl('--failed', '--no-legend', '--plain')).stdout.trim() : '';
     const journal = this.running ? (await this.journalctl('-b', '-n', '40', '-o', 'short-monotonic')).stdout : '';
     // Still starting: the jobs systemd is waiting for say which unit holds the boot.
-    const jobs = this.running && last === 'starting' ? `jobs still running:\n${(await this.systemctl('list-jobs', '--no-legend', '--plain')).stdout.trim() || '(none)'}\n` : '';
-    // What each failed unit said, which the last lines of the whole journal rarely hold.
-    const units = failed.split('\n').map((l) => l.trim().split(/\s+/)[0]).filter((u): u is string => !!u);
+    const jobList = this.running && last === 'starting' ? (await this.systemctl('list-jobs', '--no-legend', '--plain')).stdout.trim() : '';
+    const jobs = this.running && last === 'starting' ? `jobs still running:\n${jobList || '(none)'}\n` : '';
+    // What each failed unit said, and each unit whose start job still runs (the one holding the boot: e.g. a
+    // configure-ovs waiting out its retry), which the last lines of the whole journal rarely hold.
+    const holding = jobList.split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f[2] === 'start' && f[3] === 'running').map((f) => f[1]);
+    const units = [...failed.split('\n').map((l) => l.trim().split(/\s+/)[0]), ...holding].filter((u): u is string => !!u);
     const said = this.running ? (await Promise.all(units.map(async (u) => `--- ${u}:\n${(await this.journalctl('-b', '-u', u, '-n', '25', '-o', 'cat')).stdout}`))).join('\n') : '';
     return new Error(`machine ${this.name}: system state is "${last}", wanted ${wanted.join('|')}.\nfailed units:\n${failed || '(none)'}\n${said}\n${jobs}last journal lines:\n${journal}\nboot log:\n${this.bootLog()}`);
   }
