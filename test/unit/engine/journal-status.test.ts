@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
-import { Journal } from '../../../src/engine/journal';
+import { Journal, JournalUnreadableError, readJournal } from '../../../src/engine/journal';
 import { readStatus, renderStatus, statusExitCode, STATUS_EXIT_PENDING } from '../../../src/engine/status';
 import { STEPS } from '../../../src/steps/index';
 import { createDeadline } from '../../../src/engine/clock';
@@ -188,5 +188,144 @@ test('a journal whose last error or digest lists are of another type is damaged:
     assert.equal((await Journal.open(host, '/var/lib/sno-reconfigure')).recovered, undefined, 'a well-formed journal is read');
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// The journal's own rules (src/engine/journal.ts), each part of its shape and each way it is read, kept or written.
+test('a journal of another shape in any part the agent reads is damaged; one of the right shape is read as it is', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
+  try {
+    const host = new LocalHost({ root });
+    const file = path.join(root, 'var/lib/sno-reconfigure/journal.json');
+    mkdirSync(path.dirname(file), { recursive: true });
+    const outline = { version: 1, phase: 'failed', updatedAt: '2026-11-27T00:00:00Z', starts: 1, steps: {}, facts: {}, changes: [], warnings: [] };
+    const damaged: unknown[] = [
+      [], null, 'journal', [outline],
+      { ...outline, version: 2 }, { ...outline, facts: undefined }, { ...outline, facts: [] }, { ...outline, facts: null }, { ...outline, changes: {} },
+      { ...outline, warnings: 'w' }, { ...outline, steps: [] }, { ...outline, steps: { network: { attempts: 1 } } }, { ...outline, steps: { network: { state: 1 } } },
+      { ...outline, steps: { network: { state: 'failed', lastError: 'boom' } } }, { ...outline, lastError: { message: 'm', problems: 'p' } },
+      { ...outline, lastError: { message: 'm', problems: ['spec'] } }, { ...outline, lastError: { message: 'm', problems: [{ message: 'bad' }] } },
+      { ...outline, lastError: { message: 'm', problems: [{ path: 'spec', message: 1 }] } }, { ...outline, lastError: [] },
+      { ...outline, digest: 1 }, { ...outline, configName: {} }, { ...outline, phase: 3 }, { ...outline, rejectedDigests: 'a' },
+    ];
+    for (const damage of damaged) {
+      writeFileSync(file, JSON.stringify(damage));
+      const fresh = await Journal.open(host, '/var/lib/sno-reconfigure');
+      assert.match(fresh.recovered ?? '', /is damaged \(it is not a journal of this agent version\)/, JSON.stringify(damage));
+      assert.equal(fresh.data.phase, 'waiting', JSON.stringify(damage));
+    }
+    const good = {
+      ...outline, digest: 'a'.repeat(64), configName: 'store-0042', status: 'waiting for the API', rejectedDigests: ['b'], retryableDigests: [],
+      steps: { network: { state: 'failed', attempts: 2, data: {}, lastError: { at: 'x', message: 'm' } }, api: { state: 'pending', attempts: 0, data: {} } },
+      lastError: { at: 'x', message: 'm', problems: [] }, facts: { nodeName: 'sno1' }, changes: [{ step: 'network' }], warnings: ['w'],
+    };
+    writeFileSync(file, JSON.stringify(good));
+    const read = await Journal.open(host, '/var/lib/sno-reconfigure');
+    assert.equal(read.recovered, undefined);
+    assert.deepEqual(read.data, good);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a journal that cannot be read at all (a folder) is moved aside whole by the run, left in place by status', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
+  try {
+    const host = new LocalHost({ root });
+    const file = path.join(root, 'var/lib/sno-reconfigure/journal.json');
+    mkdirSync(path.join(file, 'inside'), { recursive: true });
+    // What else the state folder holds stays as it is whatever happens to the journal.
+    const other = path.join(path.dirname(file), 'last-issued.json');
+    writeFileSync(other, '{}');
+    await assert.rejects(readJournal(host, '/var/lib/sno-reconfigure', { keepCorruptCopy: false }), (e: unknown) =>
+      e instanceof JournalUnreadableError && e.name === 'JournalUnreadableError' && (e.cause as NodeJS.ErrnoException).code === 'EISDIR' && /journal\.json is damaged \(it is a folder, not a file\)/.test(e.message));
+    assert.ok(statSync(file).isDirectory(), 'status moves nothing');
+    assert.deepEqual(readdirSync(path.dirname(file)), ['journal.json', 'last-issued.json']);
+    writeFileSync(`${file}.corrupt`, 'an older copy');
+    const fresh = await Journal.open(host, '/var/lib/sno-reconfigure');
+    assert.match(fresh.recovered ?? '', /is damaged \(it is a folder, not a file\).*a copy was kept as journal\.json\.corrupt/);
+    assert.deepEqual(fresh.data.warnings, [fresh.recovered]);
+    assert.deepEqual(readdirSync(`${file}.corrupt`), ['inside'], 'the folder itself is the copy');
+    assert.equal(readFileSync(other, 'utf8'), '{}', 'only the journal is moved aside');
+    await fresh.save();
+    assert.equal(JSON.parse(readFileSync(file, 'utf8')).phase, 'waiting', 'the new journal is written where the folder was');
+    // A damaged file is copied aside, its text as it was.
+    writeFileSync(file, '[]');
+    await assert.rejects(readJournal(host, '/var/lib/sno-reconfigure'), /not a journal of this agent version/);
+    assert.equal(readFileSync(`${file}.corrupt`, 'utf8'), '[]');
+    assert.equal(readFileSync(other, 'utf8'), '{}');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a new journal: the state folder private, nothing recorded, each step pending until it starts, every save stamped', async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
+  try {
+    const host = new LocalHost({ root });
+    const before = Date.now();
+    const j = await Journal.open(host, '/var/lib/sno-reconfigure', new Date('2026-11-27T08:00:00Z'));
+    assert.equal(statSync(path.join(root, 'var/lib/sno-reconfigure')).mode & 0o777, 0o700);
+    assert.equal(j.recovered, undefined);
+    assert.deepEqual(j.data, { version: 1, phase: 'waiting', updatedAt: '2026-11-27T08:00:00.000Z', starts: 0, steps: {}, facts: {}, changes: [], warnings: [] });
+    const rec = j.step('network');
+    assert.deepEqual(rec, { state: 'pending', attempts: 0, data: {} });
+    rec.attempts = 1;
+    assert.equal(j.step('network'), rec, 'the same record, not a new one');
+    assert.equal(j.data.steps.network, rec);
+    await j.save();
+    const saved = JSON.parse(readFileSync(path.join(root, 'var/lib/sno-reconfigure/journal.json'), 'utf8')) as { updatedAt: string; steps: unknown };
+    assert.ok(Date.parse(saved.updatedAt) >= before, 'saved with the time of the save');
+    assert.deepEqual(saved.steps, { network: { state: 'pending', attempts: 1, data: {} } });
+    // A new config keeps only what refuses configs: the refused digests, and which of them the network may retry.
+    j.data.retryableDigests = ['c'];
+    j.startConfig('d'.repeat(64), 'store-0042', { kind: 'path', location: '/x', copiedTo: '/y' }, new Date('2026-11-27T09:00:00Z'));
+    assert.deepEqual(j.data, {
+      version: 1, phase: 'running', updatedAt: '2026-11-27T09:00:00.000Z', startedAt: '2026-11-27T09:00:00.000Z', starts: 0, steps: {}, facts: {}, changes: [], warnings: [],
+      digest: 'd'.repeat(64), configName: 'store-0042', source: { kind: 'path', location: '/x', copiedTo: '/y' }, retryableDigests: ['c'],
+    });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('an error opening the journal that is not a damaged journal (the copy cannot be kept) is not hidden by a new journal', async () => {
+  const failing = {
+    mkdirp: async () => {},
+    readTextIfExists: async () => { throw Object.assign(new Error('EACCES'), { code: 'EACCES' }); },
+    remove: async () => {},
+    rename: async () => { throw Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' }); },
+  } as unknown as LocalHost;
+  await assert.rejects(Journal.open(failing, '/var/lib/sno-reconfigure'), /EROFS/);
+});
+
+// The test-only failpoint of crash.test.ts: the agent kills itself right after the N-th save, and only then.
+test('SNO_RECONFIGURE_CRASH_AT_SAVE=N kills the process right after its N-th journal save; another value never does', async () => {
+  const roots = ['2', '12', '02'].map(() => mkdtempSync(path.join(tmpdir(), 'journal-crash-')));
+  try {
+    const script = (root: string) => `const { Journal } = await import(${JSON.stringify(path.resolve('src/engine/journal.ts'))});
+const { LocalHost } = await import(${JSON.stringify(path.resolve('src/host/host.ts'))});
+const j = await Journal.open(new LocalHost({ root: ${JSON.stringify(root)} }), '/state');
+for (let i = 1; i <= 13; i++) { j.data.starts = i; await j.save(); process.stdout.write(i + ' '); }`;
+    // The three processes at once: each costs a second of tsx.
+    const run = (value: string, root: string) => new Promise<{ signal: NodeJS.Signals | null; code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(root)], { env: { ...process.env, SNO_RECONFIGURE_CRASH_AT_SAVE: value } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+      child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+      child.on('close', (code, signal) => resolve({ signal, code, stdout, stderr }));
+    });
+    const starts = (root: string) => (JSON.parse(readFileSync(path.join(root, 'state/journal.json'), 'utf8')) as { starts: number }).starts;
+    const [second, twelfth, never] = await Promise.all(['2', '12', '02'].map((value, i) => run(value, roots[i]!)));
+    assert.equal(second!.signal, 'SIGKILL', second!.stderr);
+    assert.equal(second!.stdout, '1 ');
+    assert.equal(starts(roots[0]!), 2, 'the second save is on disk');
+    assert.equal(twelfth!.signal, 'SIGKILL', twelfth!.stderr);
+    assert.equal(starts(roots[1]!), 12);
+    assert.equal(never!.code, 0, never!.stderr);
+    assert.equal(never!.stdout, '1 2 3 4 5 6 7 8 9 10 11 12 13 ', 'a value with a leading zero is no N');
+  } finally {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
   }
 });

@@ -180,3 +180,57 @@ test('validate without a trusted key: a .sig that cannot be a signature is an er
     assert.match(garbage.report.errors.find((e) => e.path.endsWith('site-config.yaml.sig'))?.message ?? '', /expected the base64 of a detached Ed25519 or ECDSA P-256 signature/);
   }
 });
+
+// Each key of the allowlists and each name of the node network's, one by one (issue 41: the mutation score).
+test('every key the uplink allowlist names passes on unsigned media, each where it belongs', () => {
+  const ip = { enabled: true, dhcp: true, autoconf: true, address: [], 'auto-dns': true, 'auto-gateway': true, 'auto-routes': true, 'auto-route-table-id': 100, 'auto-route-metric': 50, 'dhcp-client-id': 'mac', 'dhcp-duid': 'll', 'addr-gen-mode': 'eui64', token: '::1', 'allow-extra-address': true, 'dhcp-send-hostname': true, 'dhcp-custom-hostname': 'sno1' };
+  const state: State = {
+    interfaces: [
+      {
+        name: 'eno1', type: 'ethernet', state: 'up', description: 'uplink', 'profile-name': 'eno1', identifier: 'name', 'mac-address': '52:54:00:12:34:56', 'permanent-mac-address': '52:54:00:12:34:56',
+        mtu: 1500, 'min-mtu': 68, 'max-mtu': 9000, 'wait-ip': 'any', 'accept-all-mac-addresses': false, lldp: { enabled: true }, ipv4: ip, ipv6: ip,
+        ethernet: { 'auto-negotiation': true, speed: 1000, duplex: 'full' },
+      },
+      { name: 'eno2', type: 'ethernet', state: 'up', controller: 'bond0' },
+      { name: 'bond0', type: 'bond', state: 'up', 'link-aggregation': { mode: 'active-backup', options: { primary: 'eno2' }, port: ['eno2'], ports: ['eno2'], slaves: ['eno2'], 'ports-config': [{ name: 'eno2' }] } },
+      { name: 'bond0.42', type: 'vlan', state: 'up', vlan: { 'base-iface': 'bond0', id: 42, protocol: '802.1q', 'registration-protocol': 'none', 'reorder-headers': true, 'loose-binding': false } },
+    ],
+    routes: ROUTES, 'route-rules': { config: [] }, 'dns-resolver': DNS, hostname: { config: 'sno1-node' },
+  };
+  assert.deepEqual(unsignedNmstateProblems(state, 'n'), []);
+  // Each of those keys in another section is not allowed there.
+  assert.deepEqual(unsignedNmstateProblems({ interfaces: [{ name: 'eno1', type: 'ethernet', lldp: { 'auto-dns': true }, ethernet: { id: 1 }, vlan: { speed: 1 } }], hostname: { enabled: true } }, 'n').map((p) => p.path), [
+    'n.hostname.enabled', 'n.interfaces[0].lldp.auto-dns', 'n.interfaces[0].ethernet.id', 'n.interfaces[0].vlan.speed',
+  ]);
+});
+
+test('every name of the node network\'s own interfaces is refused as an interface, a VLAN base, a bond port and a route\'s interface', () => {
+  const names = ['br-int', 'br-ex', 'br-ex1', 'br-local', 'ovs-system', 'ovn-k8s-mp0', 'ovn-k8s-mp12', 'k8s-sno1', 'genev_sys_6081', 'vxlan_sys_4789', 'patch-br-ex_sno1-to-br-int', 'ovs-if-phys0', 'ovs-port-br-ex'];
+  for (const name of names) {
+    const state = site({ routes: { config: [{ destination: '10.0.0.0/8', 'next-hop-interface': name }] } }, [
+      { name, type: 'ethernet' },
+      { name: 'v7', type: 'vlan', vlan: { 'base-iface': name, id: 7 } },
+      { name: 'bond1', type: 'bond', 'link-aggregation': { mode: 'active-backup', port: [name] } },
+    ]);
+    assert.deepEqual(unsignedNmstateProblems(state, 'n').map((p) => p.path), ['n.interfaces[1].name', 'n.interfaces[2].vlan.base-iface', 'n.interfaces[3].link-aggregation.port[0]', 'n.routes.config[0].next-hop-interface'], name);
+  }
+  for (const name of ['xbr-int', 'br-ex2', 'br-int0', 'ovn-k8s-mp', 'ovn-k8s-mpx', 'eno1.br-ex', 'k8s', 'genev_sys', 'my-patch-1', 'ovs-systemd']) {
+    assert.deepEqual(unsignedNmstateProblems(site({}, [{ name, type: 'ethernet' }]), 'n'), [], name);
+  }
+});
+
+test('a controller, a bond port, a type and a removed route or rule are refused only when they reach beyond the uplink', () => {
+  const paths = (ifaces: unknown[], extra: State = {}) => unsignedNmstateProblems(site(extra, ifaces), 'n').map((p) => p.path);
+  assert.deepEqual(paths([{ name: 'eno2', type: 'ethernet', controller: '' }, { name: 'eno3', type: 'ethernet', controller: null }]), [], 'no controller');
+  assert.deepEqual(paths([{ name: 'bond0', type: 'bond', state: 'absent' }, { name: 'eno2', type: 'ethernet', controller: 'bond0' }]), ['n.interfaces[2].controller'], 'a bond this state removes is no bond of it');
+  assert.deepEqual(paths([{ name: 'bond0', type: 'bond', 'link-aggregation': { mode: 'active-backup', port: ['eno2', 'eno3'] } }, { name: 'eno2', type: 'ethernet' }]), [], 'a port this state declares an ethernet NIC');
+  assert.deepEqual(paths([{ name: 'bond0', type: 'bond', 'link-aggregation': { mode: 'active-backup', 'ports-config': [{ name: 'eno2' }, 'eno3', { priority: 1 }] } }]), [], 'ports-config entries without a name');
+  assert.deepEqual(paths([{ name: 'x', type: 5 }, { name: 'y', type: null }]), ['n.interfaces[1].type', 'n.interfaces[2].type']);
+  assert.match(unsignedNmstateProblems(site({}, [{ name: 'x', type: 'a'.repeat(60) }]), 'n')[0]!.message, new RegExp(`^needs signed media: '${'a'.repeat(40)}': an interface of this type connects`));
+  assert.deepEqual(paths([], { 'route-rules': { config: [{ state: 'absent', priority: 100 }, 'x'] }, routes: { config: ['x', { destination: '10.0.0.0/8', 'next-hop-interface': 'eno1', state: 'absent' }] } }), [], 'a rule removed by priority, a route removed on the uplink');
+  assert.deepEqual(paths([], { routes: { config: [{ destination: '10.0.0.0/8', state: 'absent', 'next-hop-interface': 5 }] } }), ['n.routes.config[0].next-hop-interface']);
+  assert.deepEqual(paths([], { 'dns-resolver': { config: { server: ['br-ex', 'fe80::1%eno1%br-int', 5] } } }), ['n.dns-resolver.config.server[1]'], 'the scope after %, not the address');
+  assert.deepEqual(unsignedNmstateProblems({ interfaces: 'eno1', routes: [], 'dns-resolver': { config: [] } }, 'n'), [], 'a malformed state is nmstate.ts\'s to refuse');
+  for (const notAState of [undefined, 'x', []]) assert.deepEqual(unsignedNmstateProblems(notAState, 'n'), []);
+  assert.equal(unsignedNmstateProblems(withUplink({ dispatch: {} }), 'n', ' (in network.yaml)')[0]!.message.includes('rollback does not remove it (in network.yaml). From unsigned media'), true);
+});

@@ -75,3 +75,40 @@ test('a List inside a List, or a List without items, is refused when the manifes
   const empty = parseManifestFile('apiVersion: v1\nkind: ConfigMapList\nmetadata: {name: l}\n');
   assert.deepEqual(empty.problems, ['the document: a ConfigMapList without a list of items: the agent applies the objects a list holds one level deep, so put them in the outer list or in documents of their own']);
 });
+
+test('signed media: an expiry not after the issue date is refused as such; a later one holds until this machine\'s clock reaches it', () => {
+  const rows: Array<[string, unknown, string[]]> = [
+    ['expires before issued', doc({ issued: '2026-11-20T09:00:00Z', expires: '2026-11-19T09:00:00Z' }), ['metadata.expires']],
+    ['expires when issued', doc({ issued: '2026-11-20T09:00:00Z', expires: '2026-11-20T09:00:00Z' }), ['metadata.expires']],
+    ['expires in the future', doc({ issued: '2026-11-20T09:00:00Z', expires: '2026-12-01T00:00:00Z' }), []],
+    ['expires now', doc({ issued: '2026-11-20T09:00:00Z', expires: '2026-11-27T09:00:00Z' }), ['metadata.expires']],
+    ['expires a second from now', doc({ issued: '2026-11-20T09:00:00Z', expires: '2026-11-27T09:00:01Z' }), []],
+    ['an expiry that is no timestamp (the schema\'s error)', doc({ issued: '2026-11-20T09:00:00Z', expires: 5 }), []],
+    ['an issue date that is no timestamp (the schema\'s error)', doc({ issued: 20261120 }), []],
+    ['no metadata, no spec', { metadata: 'x', spec: [] }, ['spec.match', 'metadata.issued']],
+    ['not a document', 'text', ['spec.match', 'metadata.issued']],
+  ];
+  for (const [name, d, paths] of rows) assert.deepEqual(signedProblems(d, NOW, undefined).map((p) => p.path), paths, name);
+  assert.deepEqual(signedProblems(doc({ issued: '2026-11-20T09:00:00Z', expires: '2026-11-19T09:00:00Z' }), NOW).map((p) => p.message), ['(2026-11-19T09:00:00Z) is not after metadata.issued (2026-11-20T09:00:00Z)']);
+  assert.deepEqual(signedProblems(doc({ issued: '2026-11-20T09:00:00Z', expires: '2026-11-20T09:00:00Z' }), NOW).map((p) => p.message), ['(2026-11-20T09:00:00Z) is not after metadata.issued (2026-11-20T09:00:00Z)']);
+  assert.deepEqual(signedProblems(doc({ issued: '2026-11-20T09:00:00Z', expires: '2026-11-21T09:00:00Z' }), new Date('2026-11-27T09:00:00.250Z')).map((p) => p.message), [
+    'the config expired at 2026-11-21T09:00:00Z (this machine\'s clock says 2026-11-27T09:00:00Z): the office must issue new media',
+  ]);
+  assert.deepEqual(signedProblems(doc({ issued: '2026-10-01T00:00:00Z' }), NOW, '2026-11-01T00:00:00Z').map((p) => p.message), [
+    '2026-10-01T00:00:00Z is before 2026-11-01T00:00:00Z, when the config this node applied last was issued: older media are never applied again (the office must issue new media)',
+  ]);
+  assert.deepEqual(signedProblems(doc({ issued: '2026-10-01T00:00:00Z' }), NOW, 'not a date'), [], 'a last issue date that is no timestamp compares with nothing');
+});
+
+test('unsigned media: a signed-only field is refused whole when it holds no keys of its own (an empty ssh or kubeadminPassword adds nothing), with the reason it needs a signature', () => {
+  const d = doc({}, { extraManifestFiles: ['operators.yaml'], proxy: {}, ssh: {}, kubeadminPassword: { remove: true, hash: 'x' } });
+  assert.deepEqual(unsignedProblems(d), [
+    { path: 'spec.extraManifestFiles', message: needsSignedMedia('extraManifestFiles') },
+    { path: 'spec.proxy', message: needsSignedMedia('proxy') },
+    { path: 'spec.kubeadminPassword.hash', message: needsSignedMedia('kubeadminPassword') },
+  ]);
+  assert.equal(needsSignedMedia('proxy'), 'needs signed media: a proxy sees, and with its CA may change, the cluster\'s outbound traffic. This node takes from unsigned media only the network, names, pull secret, digest mirrors, NTP and timeouts; the office must send signed media, or media without this field');
+  assert.match(needsSignedMedia('nodeLabelz'), /^needs signed media: it is not one of the fields unsigned media may carry/);
+  for (const notADocument of [undefined, 'text', [], { spec: 'x' }, { spec: [] }]) assert.deepEqual(unsignedProblems(notADocument), []);
+  assert.deepEqual(unsignedProblems(doc({}, { pullSecret: {}, imageDigestMirrors: [], timeouts: {}, sha256: {}, hostname: 'h', clusterName: 'c', pullSecretMode: 'merge', pullSecretFile: 'p', ntp: {} })), [], 'what unsigned media may carry');
+});
