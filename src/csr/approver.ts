@@ -149,7 +149,9 @@ class KubeletCsrApprover implements CsrApprover {
     this.recheck = setInterval(() => this.onRecheckTick(), this.recheckMs);
     this.recheck.unref();
     this.watches = Promise.all([this.watchSigner(CLIENT_SIGNER), this.watchSigner(SERVING_SIGNER)]);
-    this.signal.addEventListener('abort', () => { void this.stop(); }, { once: true });
+    // A signal aborted before the start never fires 'abort' again: stop now, or whenIssued() would wait for ever.
+    if (this.signal.aborted) void this.stop();
+    else this.signal.addEventListener('abort', () => { void this.stop(); }, { once: true });
   }
 
   private get signal(): AbortSignal {
