@@ -89,8 +89,8 @@ for (const hook of ['before', 'after', 'beforeEach', 'afterEach']) nodeTest[hook
 // `import { test } from 'node:test'` reads these named exports: make them the wrapped ones.
 syncBuiltinESMExports();
 
-// SNO_TEST_CPU=<file>: each test file's CPU (its own and its waited-for children's, from /proc/self/stat) as one
-// JSON line, to find where the suite's CPU goes (issue 37).
+// SNO_TEST_CPU=<file>: each test file's CPU (its own and its waited-for children's, from /proc/self/stat) and its
+// process's start and end (ms since 1970) as one JSON line, to find where the suite's CPU goes (issue 37).
 if (process.env.SNO_TEST_CPU) {
   const { appendFileSync, readFileSync } = await import('node:fs');
   const { sourceOfCompiled } = await import('./test-build.mjs');
@@ -98,7 +98,7 @@ if (process.env.SNO_TEST_CPU) {
     try {
       const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
       const [u, s, cu, cs] = [f[11], f[12], f[13], f[14]].map((x) => Number(x) / 100);
-      appendFileSync(process.env.SNO_TEST_CPU, `${JSON.stringify({ file: sourceOfCompiled(process.argv[1]), self: +(u + s).toFixed(2), children: +(cu + cs).toFixed(2) })}\n`);
+      appendFileSync(process.env.SNO_TEST_CPU, `${JSON.stringify({ file: sourceOfCompiled(process.argv[1]), self: +(u + s).toFixed(2), children: +(cu + cs).toFixed(2), start: Math.round(performance.timeOrigin), end: Date.now() })}\n`);
     } catch (e) {
       console.error(`[tests] SNO_TEST_CPU: ${e.message}`);
     }
