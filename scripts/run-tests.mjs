@@ -30,8 +30,9 @@ if (files.length === 0) {
   process.exit(1);
 }
 // The longest files start first (test/durations.json: each file's wall time in a full run, refreshed with
-// SNO_TEST_TIMES=test/durations.json npm test): in path order the real-NetworkManager scenarios (4-5 min) started
-// last, with the two cores idle beside them. A file not listed yet starts with the longest: it may be one.
+// SNO_TEST_TIMES=test/durations.json npm test). A file not listed yet starts with the longest: it may be one. Node 20's
+// runner starts files in the order of their paths whatever order they are given in (so until 2026-11-27 they ran
+// in path order: test/e2e first): ./test-build.mjs names each compiled file by its place in this order.
 const durations = (() => {
   try {
     return JSON.parse(readFileSync(fileURLToPath(new URL('../test/durations.json', import.meta.url)), 'utf8'));

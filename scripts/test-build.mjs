@@ -20,11 +20,14 @@ export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..
 const COMPILED_TESTS = join(PROJECT_ROOT, '.cache', 'tests');
 const RUN_FOLDER = /^run-(\d+)$/;
 
-/** A compiled file (`.cache/tests/run-N/<absolute source path>.mjs`) → its source; anything else as it is. */
+/** A compiled file (`.cache/tests/run-N/<its place>/<absolute source path>.mjs`) → its source; anything else as it is. */
 export function sourceOfCompiled(file) {
   const rel = relative(COMPILED_TESTS, file).split(sep);
-  return rel.length > 1 && RUN_FOLDER.test(rel[0]) ? sep + rel.slice(1).join(sep).replace(/\.mjs$/, '.ts') : file;
+  return rel.length > 2 && RUN_FOLDER.test(rel[0]) && PLACE.test(rel[1]) ? sep + rel.slice(2).join(sep).replace(/\.mjs$/, '.ts') : file;
 }
+
+/** Node 20's runner starts the files it is given in the order of their paths, whatever order they are given in. */
+const PLACE = /^\d{4}$/;
 
 /** The folders of runs whose process is gone (killed before they could remove theirs). */
 function removeAbandonedRuns() {
@@ -65,6 +68,14 @@ function ownImportMeta(transform) {
 }
 
 /**
+ * `<place>/<absolute source path without .ts>` (sourceOfCompiled reads it back): a test file may be outside the
+ * project (test-timeout.test.ts runs the runner on one in a temp folder).
+ */
+function compiledName(file, index) {
+  return join(String(index).padStart(4, '0'), resolve(file).replace(/\.ts$/, ''));
+}
+
+/**
  * Compiles `files` (paths of .test.ts files, anywhere) into this run's folder: returns the compiled file of each, in
  * the same order, and a function that removes the folder.
  */
@@ -74,12 +85,10 @@ export async function compileTests(files) {
   const outdir = join(COMPILED_TESTS, `run-${process.pid}`);
   rmSync(outdir, { recursive: true, force: true });
   await build({
-    entryPoints: files.map((f) => resolve(f)),
+    // Each output's path starts with its place in `files`, so the runner starts them in that order.
+    entryPoints: files.map((f, i) => ({ in: resolve(f), out: compiledName(f, i) })),
     absWorkingDir: PROJECT_ROOT,
     outdir,
-    // Each output at its source's absolute path below outdir (sourceOfCompiled reads it back): a test file may be
-    // outside the project (test-timeout.test.ts runs the runner on one in a temp folder).
-    outbase: '/',
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
@@ -95,7 +104,7 @@ export async function compileTests(files) {
     logLevel: 'warning',
   });
   return {
-    compiled: files.map((f) => join(outdir, resolve(f).replace(/\.ts$/, '.mjs'))),
+    compiled: files.map((f, i) => join(outdir, `${compiledName(f, i)}.mjs`)),
     remove: () => rmSync(outdir, { recursive: true, force: true }),
   };
 }

@@ -94,6 +94,7 @@ syncBuiltinESMExports();
 if (process.env.SNO_TEST_CPU) {
   const { appendFileSync, readFileSync } = await import('node:fs');
   const { sourceOfCompiled } = await import('./test-build.mjs');
+  const { performance } = await import('node:perf_hooks');
   process.on('exit', () => {
     try {
       const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
