@@ -19,7 +19,8 @@ export default {
   commandRunner: { command: `node --import tsx --test --test-force-exit --test-reporter=dot ${pattern ? `--test-name-pattern=${JSON.stringify(pattern)} ` : ''}${module.tests.join(' ')}` },
   ...(module.build ? { buildCommand: module.build } : {}),
   mutate,
-  concurrency: 1,
+  // SNO_MUTATION_CONCURRENCY=2 tests two mutants at a time (each its own test process) on an otherwise idle machine.
+  concurrency: Number(process.env.SNO_MUTATION_CONCURRENCY ?? 1),
   incremental: true,
   incrementalFile: `reports/mutation/${id}.json`,
   reporters: ['clear-text', 'progress', 'json'],

@@ -15,19 +15,19 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Each run compiles into a folder of its own (a test may run the runner beside the suite): `run-<its pid>`. */
 const COMPILED_TESTS = join(PROJECT_ROOT, '.cache', 'tests');
 const RUN_FOLDER = /^run-(\d+)$/;
+/** Each compiled file's first folder is its place in the run's order (`0000`, `0001`…): Node 20's runner starts the
+ *  files it is given in the order of their paths, whatever order they are given in. */
+const PLACE = /^\d{4}$/;
 
 /** A compiled file (`.cache/tests/run-N/<its place>/<absolute source path>.mjs`) → its source; anything else as it is. */
 export function sourceOfCompiled(file) {
   const rel = relative(COMPILED_TESTS, file).split(sep);
   return rel.length > 2 && RUN_FOLDER.test(rel[0]) && PLACE.test(rel[1]) ? sep + rel.slice(2).join(sep).replace(/\.mjs$/, '.ts') : file;
 }
-
-/** Node 20's runner starts the files it is given in the order of their paths, whatever order they are given in. */
-const PLACE = /^\d{4}$/;
 
 /** The folders of runs whose process is gone (killed before they could remove theirs). */
 function removeAbandonedRuns() {

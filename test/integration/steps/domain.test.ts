@@ -144,17 +144,21 @@ describe('domain step against the simulator', () => {
     try {
       // The first change's kube-apiserver rollout may still restart the API when this one starts (seen once in CI):
       // a connection error fails the step, and the agent runs it again at its next start (the runner: "The agent
-      // retries after a restart"); so does this test, at most five times, once the API is up.
-      const run = async (attempt = 1): Promise<string> => {
+      // retries after a restart"); so does this test, at most five times, once the API is up. An attempt cut off
+      // after its writes leaves the next one nothing to write: 'done' then, not 'applied'.
+      let attempts = 0;
+      const run = async (): Promise<string> => {
+        attempts++;
         try {
           return await h2.run(domainStep);
         } catch (e) {
-          if (!(e instanceof ConnectionError) || attempt >= 5) throw e;
+          if (!(e instanceof ConnectionError) || attempts >= 5) throw e;
           await sim.waitFor(() => sim.apiUp(), 60_000, 'the API up again');
-          return run(attempt + 1);
+          return run();
         }
       };
-      assert.equal(await run(), 'applied');
+      const outcome = await run();
+      assert.ok(outcome === 'applied' || (attempts > 1 && outcome === 'done'), `${outcome} after ${attempts} attempt(s)`);
       for (const [name, before] of Object.entries(first)) {
         const now = secretPem(sim, 'openshift-config', name);
         assert.notEqual(now, before, `${name}: the certificate stored for ${NEW} was kept for ${STORE77}`);

@@ -13,10 +13,18 @@ import { formatDuration } from '../../../src/siteconfig/duration';
 import { DONE_MARKER, TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
 import { fastClock } from '../../support/step-context';
 
-test('the journal survives a reopen, is written atomically and privately, and a new config starts over', async () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
+/** Runs `body` on a LocalHost over a fresh temp root, removed afterwards whatever happens. */
+async function inTempRoot(prefix: string, body: (root: string, host: LocalHost) => Promise<void>): Promise<void> {
+  const root = mkdtempSync(path.join(tmpdir(), prefix));
   try {
-    const host = new LocalHost({ root });
+    await body(root, new LocalHost({ root }));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+test('the journal survives a reopen, is written atomically and privately, and a new config starts over', async () => {
+  await inTempRoot('journal-', async (root, host) => {
     const j = await Journal.open(host, '/var/lib/sno-reconfigure');
     j.startConfig('a'.repeat(64), 'store-1', { kind: 'volume', location: '/dev/sdb1', copiedTo: '/x' }, new Date());
     j.step('network').state = 'done';
@@ -38,17 +46,13 @@ test('the journal survives a reopen, is written atomically and privately, and a 
     assert.match(fresh.recovered ?? '', /is damaged \(it is not complete JSON\).*a copy was kept as journal\.json\.corrupt and a new journal started/);
     assert.deepEqual(fresh.data.steps, {});
     assert.equal(readFileSync(`${file}.corrupt`, 'utf8'), '{not json');
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 // The second hostile re-test of issue 36: a folder where the done marker belongs read as "done" (status) and made `run`
 // exit 0 doing nothing, while systemd's ConditionPathExists=! kept the service from ever starting.
 test('a folder or a named pipe where the done marker belongs is said with the way out, never read as done', async () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'status-'));
-  try {
-    const host = new LocalHost({ root });
+  await inTempRoot('status-', async (root, host) => {
     mkdirSync(path.join(root, DONE_MARKER), { recursive: true });
     const view = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
     assert.equal(view.phase, 'not-started');
@@ -69,15 +73,11 @@ test('a folder or a named pipe where the done marker belongs is said with the wa
     const done = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
     assert.equal(done.phase, 'succeeded', 'the marker itself still completes the journal');
     assert.deepEqual(done.warnings, []);
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('status renders phase, steps, the last error with its remedy, and the report', async () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'status-'));
-  try {
-    const host = new LocalHost({ root });
+  await inTempRoot('status-', async (_root, host) => {
     assert.equal((await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS)).phase, 'not-started');
     const j = await Journal.open(host, '/var/lib/sno-reconfigure');
     j.startConfig('a'.repeat(64), 'store-0042', { kind: 'volume', location: '/dev/sdb1 (label SITE-CONFIG)', copiedTo: '/x' }, new Date(Date.now() - 200_000));
@@ -101,15 +101,11 @@ test('status renders phase, steps, the last error with its remedy, and the repor
     j.data.facts.poolHeld = true;
     await j.save();
     assert.match(renderStatus(await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS)), /^Pool: +the master MachineConfigPool is paused by the agent while it changes what the pool rolls out; the agent unpauses it when that is done, or, if the run was cut off, at its next start before anything else/m);
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('status says which site-config media the node accepts: signed by its keys, or unsigned as the factory chose', async () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'status-media-'));
-  try {
-    const host = new LocalHost({ root });
+  await inTempRoot('status-media-', async (root, host) => {
     const media = async () => {
       const view = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
       return { json: view.media, text: /^Media: +(.*)$/m.exec(renderStatus(view))?.[1] };
@@ -123,9 +119,7 @@ test('status says which site-config media the node accepts: signed by its keys, 
     const signed = await media();
     assert.equal(signed.text, `media must be signed by one of this node's trusted keys (org.pem in ${TRUSTED_KEYS_DIR})`);
     assert.equal(signed.json, signed.text, '--json has the same sentence');
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('durations and deadlines', () => {
@@ -143,17 +137,13 @@ test('durations and deadlines', () => {
 });
 
 test('status changes nothing: an unreadable journal is reported, not copied aside', async () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'status-ro-'));
-  try {
-    const host = new LocalHost({ root });
+  await inTempRoot('status-ro-', async (root, host) => {
     const dir = path.join(root, 'var/lib/sno-reconfigure');
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, 'journal.json'), '{not json');
     await assert.rejects(readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS), /journal\.json is damaged \(it is not complete JSON\)/);
     assert.deepEqual(readdirSync(dir), ['journal.json'], 'nothing written beside it');
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('status exit codes: 0 done, 1 failed or refused, 3 not finished yet', () => {
@@ -173,9 +163,7 @@ test('status exit codes: 0 done, 1 failed or refused, 3 not finished yet', () =>
 // The third hostile re-test of issue 36: a journal of the right outline with a lastError or a digest list of another
 // type passed the check and was a TypeError at every start ("internal error"); now it is a damaged journal.
 test('a journal whose last error or digest lists are of another type is damaged: kept aside, a new one started', async () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
-  try {
-    const host = new LocalHost({ root });
+  await inTempRoot('journal-', async (root, host) => {
     const file = path.join(root, 'var/lib/sno-reconfigure/journal.json');
     mkdirSync(path.dirname(file), { recursive: true });
     const outline = { version: 1, phase: 'failed', updatedAt: '2026-11-27T00:00:00Z', starts: 1, steps: {}, facts: {}, changes: [], warnings: [] };
@@ -186,16 +174,12 @@ test('a journal whose last error or digest lists are of another type is damaged:
     }
     writeFileSync(file, JSON.stringify({ ...outline, lastError: { at: 'x', message: 'm', problems: [{ path: 'spec', message: 'bad' }] }, retryableDigests: ['a'] }));
     assert.equal((await Journal.open(host, '/var/lib/sno-reconfigure')).recovered, undefined, 'a well-formed journal is read');
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 // The journal's own rules (src/engine/journal.ts), each part of its shape and each way it is read, kept or written.
 test('a journal of another shape in any part the agent reads is damaged; one of the right shape is read as it is', async () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
-  try {
-    const host = new LocalHost({ root });
+  await inTempRoot('journal-', async (root, host) => {
     const file = path.join(root, 'var/lib/sno-reconfigure/journal.json');
     mkdirSync(path.dirname(file), { recursive: true });
     const outline = { version: 1, phase: 'failed', updatedAt: '2026-11-27T00:00:00Z', starts: 1, steps: {}, facts: {}, changes: [], warnings: [] };
@@ -223,15 +207,11 @@ test('a journal of another shape in any part the agent reads is damaged; one of 
     const read = await Journal.open(host, '/var/lib/sno-reconfigure');
     assert.equal(read.recovered, undefined);
     assert.deepEqual(read.data, good);
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a journal that cannot be read at all (a folder) is moved aside whole by the run, left in place by status', async () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
-  try {
-    const host = new LocalHost({ root });
+  await inTempRoot('journal-', async (root, host) => {
     const file = path.join(root, 'var/lib/sno-reconfigure/journal.json');
     mkdirSync(path.join(file, 'inside'), { recursive: true });
     // What else the state folder holds stays as it is whatever happens to the journal.
@@ -254,15 +234,11 @@ test('a journal that cannot be read at all (a folder) is moved aside whole by th
     await assert.rejects(readJournal(host, '/var/lib/sno-reconfigure'), /not a journal of this agent version/);
     assert.equal(readFileSync(`${file}.corrupt`, 'utf8'), '[]');
     assert.equal(readFileSync(other, 'utf8'), '{}');
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a new journal: the state folder private, nothing recorded, each step pending until it starts, every save stamped', async () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'journal-'));
-  try {
-    const host = new LocalHost({ root });
+  await inTempRoot('journal-', async (root, host) => {
     const before = Date.now();
     const j = await Journal.open(host, '/var/lib/sno-reconfigure', new Date('2026-11-27T08:00:00Z'));
     assert.equal(statSync(path.join(root, 'var/lib/sno-reconfigure')).mode & 0o777, 0o700);
@@ -284,9 +260,7 @@ test('a new journal: the state folder private, nothing recorded, each step pendi
       version: 1, phase: 'running', updatedAt: '2026-11-27T09:00:00.000Z', startedAt: '2026-11-27T09:00:00.000Z', starts: 0, steps: {}, facts: {}, changes: [], warnings: [],
       digest: 'd'.repeat(64), configName: 'store-0042', source: { kind: 'path', location: '/x', copiedTo: '/y' }, retryableDigests: ['c'],
     });
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
+  });
 });
 
 test('an error opening the journal that is not a damaged journal (the copy cannot be kept) is not hidden by a new journal', async () => {
