@@ -3,7 +3,7 @@
 // directory (watched with inotify, taken only once no process holds a file in it open for writing and nothing
 // in it changed for dropStableMs: a file may still be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
-import { whyUnreadable, type Closable, type Host } from '../host/host';
+import { whyUnreadable, type Closable, type Host, type WatchEvent } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
 import { copyFromVolume, dropDirIsStable, dropDirLastChange, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult, type RenamedIn } from '../siteconfig/media';
@@ -206,6 +206,7 @@ export async function waitForSiteConfig(
   try {
     while (!opts.signal.aborted) {
       opts.alive?.();
+      await wake.follow();
       const listed = await listCandidates(opts);
       const present = new Set(listed.map((c) => c.identity));
       // A drop directory a writer is at work in (or one touched, or the same file copied over itself) is left
@@ -300,6 +301,8 @@ interface Waker {
   close(): Promise<void>;
   /** The names at the top of the drop directory the watch saw renamed in, as they were then (once its events are handled). */
   renamedIn(): Promise<ReadonlyMap<string, RenamedIn>>;
+  /** Watches the drop directory there is now, if it is not the one watched (made, or removed and made again). */
+  follow(): Promise<void>;
 }
 
 /**
@@ -312,7 +315,7 @@ interface Waker {
  * burst of 2,000 renames). The record is saved once a burst is handled, and kept in the state directory, so a config
  * renamed in before a restart or a reboot (the early network phase reads it at boot) is still known finished.
  */
-function watchRenamesIn(opts: DetectOptions): { current(): Promise<ReadonlyMap<string, RenamedIn>>; close(): Promise<void> } {
+function watchRenamesIn(opts: DetectOptions, onEvent: () => void): { follow(): Promise<void>; current(): Promise<ReadonlyMap<string, RenamedIn>>; close(): Promise<void> } {
   const renamed = new Map<string, RenamedIn>();
   const file = opts.dropRenamesFile;
   let unsaved = false;
@@ -333,7 +336,8 @@ function watchRenamesIn(opts: DetectOptions): { current(): Promise<ReadonlyMap<s
   // The drop directory's own events (moved away or removed) carry its own name (libuv uv__inotify_read: the watched
   // path's basename when the event names no entry), never an entry's: an entry of that name cannot be told finished.
   const ownName = opts.dropDir.slice(opts.dropDir.lastIndexOf('/') + 1);
-  const watch = opts.host.watchDir(opts.dropDir, (event, name) => {
+  const onEntry = (event: WatchEvent, name: string | undefined) => {
+    onEvent();
     if (name === undefined || name.includes('/')) return;
     const looked = event === 'rename' && name !== ownName ? opts.host.stat(`${opts.dropDir}/${name}`).catch(() => undefined) : undefined;
     then(async () => {
@@ -344,16 +348,48 @@ function watchRenamesIn(opts: DetectOptions): { current(): Promise<ReadonlyMap<s
       // Saved once the events that came with this one are handled.
       setImmediate(() => then(save));
     });
-  });
-  // inotify refused on a drop directory that is there (the node's fs.inotify.max_user_instances reached): no rename can
-  // be seen, so no unsigned file in it can be told finished; the periodic rescan still finds everything else.
-  if (watch === undefined) {
-    then(async () => {
-      if ((await opts.host.stat(opts.dropDir))?.kind !== 'directory') return;
-      opts.log.warn({ path: opts.dropDir }, `the drop directory ${opts.dropDir} cannot be watched now, so a file renamed into it cannot be told complete and is not used from unsigned media until the agent's next start; sticks, virtual media and signed files are not affected`);
-    });
-  }
+  };
+  const folderIno = async () => {
+    const info = await opts.host.stat(opts.dropDir).catch(() => undefined);
+    return info?.kind === 'directory' ? info.ino : undefined;
+  };
+  // Made at once, before anything is read: a rename right after the start is seen.
+  let watch = opts.host.watchDir(opts.dropDir, onEntry);
+  // The inode of the folder the watch is on, learnt at the first turn (undefined: none watched).
+  let watchedIno: number | undefined;
+  let first = true;
+  let warned = false;
+  // The watch follows the drop directory there is now: a folder removed and made again, or made after the start, is
+  // watched anew (a watch stays on the folder it was made on; the third hostile re-test of issue 36 renamed files
+  // into a new one unseen). What was recorded of the old folder is forgotten.
+  const follow = async () => {
+    const ino = await folderIno();
+    if (first) {
+      first = false;
+      if (watch !== undefined) watchedIno = ino;
+    }
+    if (ino === watchedIno && (watch !== undefined || ino === undefined)) return;
+    watch?.close();
+    watch = ino === undefined ? undefined : opts.host.watchDir(opts.dropDir, onEntry);
+    if (watchedIno !== undefined && ino !== watchedIno && renamed.size > 0) {
+      renamed.clear();
+      unsaved = true;
+    }
+    // Replaced again while the watch was made: the next turn watches the newest.
+    watchedIno = watch === undefined || (await folderIno()) === ino ? ino : undefined;
+    // inotify refused on a drop directory that is there (the node's fs.inotify.max_user_instances reached): no rename can
+    // be seen, so no unsigned file in it can be told finished; the periodic rescan still finds everything else, and
+    // every turn tries the watch again.
+    if (ino !== undefined && watch === undefined && !warned) {
+      warned = true;
+      opts.log.warn({ path: opts.dropDir }, `the drop directory ${opts.dropDir} cannot be watched now, so a file renamed into it cannot be told complete and is not used from unsigned media until it can be; sticks, virtual media and signed files are not affected`);
+    }
+  };
   return {
+    follow: async () => {
+      then(follow);
+      await queue;
+    },
     current: async () => {
       then(save);
       await queue;
@@ -411,6 +447,9 @@ function createWaker(opts: DetectOptions): Waker {
   // A change in the drop directory wakes the scan at once, and again once it can have been quiet for
   // dropStableMs (a copy still running keeps pushing that second look back), so a finished copy is taken
   // without waiting for the next rescan. Without inotify the rescan interval still finds it.
+  // Only the drop directory's top level is watched: Node 20's recursive watch on Linux reads the whole tree again at
+  // every event, synchronously (9,000 entries held the event loop 71 s in the third hostile re-test of issue 36).
+  // Files are renamed in at the top (the writer contract); a change inside a folder is found by the rescan.
   let settled: ReturnType<typeof setTimeout> | undefined;
   const dropChanged = () => {
     trigger();
@@ -418,8 +457,7 @@ function createWaker(opts: DetectOptions): Waker {
     settled = setTimeout(trigger, opts.dropStableMs + 50);
     settled.unref();
   };
-  const drop = opts.host.watchDir(opts.dropDir, dropChanged, { recursive: true });
-  const renames = watchRenamesIn(opts);
+  const renames = watchRenamesIn(opts, dropChanged);
   return {
     wait: (ms) =>
       new Promise<void>((resolve) => {
@@ -434,9 +472,9 @@ function createWaker(opts: DetectOptions): Waker {
         opts.signal.addEventListener('abort', done, { once: true });
       }),
     renamedIn: () => renames.current(),
+    follow: () => renames.follow(),
     close: async () => {
       for (const w of watchers) w.close();
-      drop?.close();
       await renames.close();
       clearTimeout(settled);
     },

@@ -86,7 +86,7 @@ export interface Host {
    * `event`: 'change' when a file's content changed in place (inotify IN_MODIFY/IN_ATTRIB), 'rename' when a name
    * appeared or went away (created, moved in or out, deleted); `filename` relative to the directory.
    */
-  watchDir(nodePath: string, onChange: (event: WatchEvent, filename: string | undefined) => void, opts?: { recursive?: boolean }): Closable | undefined;
+  watchDir(nodePath: string, onChange: (event: WatchEvent, filename: string | undefined) => void): Closable | undefined;
   /**
    * The files under a node directory (names relative to it) that a process on the machine holds open for
    * writing: a copy still running. The process table is the machine's (the podman runtime runs --pid=host).
@@ -330,10 +330,10 @@ export class LocalHost implements Host {
     return [...new Set(open.map((t) => t.slice(dirs.find((d) => t.startsWith(d))!.length)))];
   }
 
-  watchDir(nodePath: string, onChange: (event: WatchEvent, filename: string | undefined) => void, opts: { recursive?: boolean } = {}): Closable | undefined {
+  watchDir(nodePath: string, onChange: (event: WatchEvent, filename: string | undefined) => void): Closable | undefined {
     try {
       // libuv maps IN_MODIFY and IN_ATTRIB to 'change', every other event to 'rename' (src/unix/linux.c, uv__inotify_read).
-      const watcher = watch(this.resolve(nodePath), { persistent: false, recursive: opts.recursive ?? false }, (event, filename) => onChange(event === 'change' ? 'change' : 'rename', filename ?? undefined));
+      const watcher = watch(this.resolve(nodePath), { persistent: false }, (event, filename) => onChange(event === 'change' ? 'change' : 'rename', filename ?? undefined));
       watcher.on('error', () => undefined);
       return watcher;
     } catch {

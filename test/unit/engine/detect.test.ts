@@ -498,6 +498,38 @@ test('a file renamed in while the agent waited is still taken after a restart (a
     assert.match(problems[0]?.message ?? '', /holds site-config\.yaml written in place/);
   }));
 
+// The third hostile re-test of issue 36 (d8): a watch stays on the folder it was made on, so once the drop directory was
+// removed and made again (or made only after the agent started) nothing renamed into it was seen, and a finished
+// config there was refused as written in place until the agent restarted and it was renamed in again.
+test('the drop directory removed and made again, or made after the start, is watched anew: a config renamed into it is taken', { timeout: LOADED_MACHINE_MS }, async () => {
+  for (const madeAfterStart of [false, true]) {
+    const node = createStandInNode();
+    const abort = new AbortController();
+    try {
+      const drop = path.join(node.root, 'etc/sno-reconfigure/site-config.d');
+      if (!madeAfterStart) mkdirSync(drop, { recursive: true });
+      const problems: MediaProblem[] = [];
+      let turns = 0;
+      const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p) }, async () => 'accepted');
+      await until('two scans', () => turns >= 2);
+      if (!madeAfterStart) {
+        dropIn(drop, 'old.yaml', 'from the folder that is removed');
+        rmSync(drop, { recursive: true });
+        await until('a scan without the folder', () => turns >= 5);
+      }
+      mkdirSync(drop, { recursive: true });
+      await until('scans of the new folder', () => turns >= 8);
+      dropIn(drop, 'site-config.yaml', 'renamed into the new folder');
+      const taken = await Promise.race([waiting, until('the config taken', () => problems.length > 0).then(() => undefined)]);
+      assert.deepEqual(problems.map((p) => p.message), [], madeAfterStart ? 'made after the start' : 'removed and made again');
+      assert.equal(taken?.kind, 'drop-dir');
+    } finally {
+      abort.abort();
+      node.cleanup();
+    }
+  }
+});
+
 // The third hostile re-test of issue 36 (s1): the sources were compared again only when the drop directory's newest
 // mtime moved, so a config moved in with an older one (rsync -t, scp -p) beside a newer file was taken without being
 // compared with the stick.
