@@ -530,6 +530,34 @@ test('the drop directory removed and made again, or made after the start, is wat
   }
 });
 
+// inotify refused (the node's fs.inotify.max_user_instances reached by other programs): said once, tried again at every
+// turn, and once the watch is made a config renamed in is taken, without a restart.
+test('a drop directory inotify cannot watch is said once and tried again at every turn; once watched, a config renamed in is taken', { timeout: LOADED_MACHINE_MS }, () =>
+  onStandInNode(async (node, drop, abort) => {
+    let refusals = 4;
+    class InotifyFull extends LocalHost {
+      override watchDir(...args: Parameters<LocalHost['watchDir']>) {
+        if (args[0].endsWith('/site-config.d') && refusals > 0) {
+          refusals--;
+          return undefined;
+        }
+        return super.watchDir(...args);
+      }
+    }
+    const logs: string[] = [];
+    const problems: MediaProblem[] = [];
+    let turns = 0;
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, logs), host: new InotifyFull({ root: node.root, env: node.env }), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p) }, async () => 'accepted');
+    await until('the watch made at last', () => refusals === 0 && turns >= 5);
+    const said = logs.filter((l) => l.includes('cannot be watched now'));
+    assert.equal(said.length, 1, said.join('\n'));
+    assert.match(JSON.parse(said[0]!).msg, /^the drop directory \/etc\/sno-reconfigure\/site-config\.d cannot be watched now, so a file renamed into it cannot be told complete and is not used from unsigned media until it can be; sticks, virtual media and signed files are not affected$/);
+    dropIn(drop, 'site-config.yaml', 'renamed in once watched');
+    const taken = await Promise.race([waiting, until('the config taken', () => problems.length > 0).then(() => undefined)]);
+    assert.deepEqual(problems.map((p) => p.message), []);
+    assert.equal(taken?.kind, 'drop-dir');
+  }));
+
 // The third hostile re-test of issue 36 (s1): the sources were compared again only when the drop directory's newest
 // mtime moved, so a config moved in with an older one (rsync -t, scp -p) beside a newer file was taken without being
 // compared with the stick.
