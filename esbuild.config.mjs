@@ -4,9 +4,9 @@
 // its loader, src/render/payload.ts); test/integration/delivery/bundle-size.test.ts enforces it, `npm run bench`
 // (or `npm run bench:bundle` alone) reports it beside base64(gzip(bundle)).
 import { build } from 'esbuild';
-import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 
 /**
  * yaml's YAML 1.1 types (binary, omap, pairs, set, timestamp and the 1.1 schema) replaced by tags that refuse, in
@@ -111,8 +111,9 @@ export const bundleOptions = {
   minify: true,
   legalComments: 'none',
   banner: { js: '#!/usr/bin/env node' },
-  // yaml's ESM build (its "default" export condition) tree-shakes; the CJS one under "node" does not (-7 KB).
-  alias: { yaml: fileURLToPath(new URL('./node_modules/yaml/browser/index.js', import.meta.url)) },
+  // yaml's ESM build (its "default" export condition) tree-shakes; the CJS one under "node" does not (-7 KB). Found the
+  // way Node finds packages: Stryker's sandbox (npm run mutation) runs this build before it links node_modules in.
+  alias: { yaml: path.join(path.dirname(createRequire(import.meta.url).resolve('yaml/package.json')), 'browser', 'index.js') },
   logLevel: 'warning',
   metafile: true,
   plugins: [yaml11StandIn, stringifyStandIn, yamlBuildStandIn],

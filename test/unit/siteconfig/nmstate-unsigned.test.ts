@@ -234,3 +234,40 @@ test('a controller, a bond port, a type and a removed route or rule are refused 
   for (const notAState of [undefined, 'x', []]) assert.deepEqual(unsignedNmstateProblems(notAState, 'n'), []);
   assert.equal(unsignedNmstateProblems(withUplink({ dispatch: {} }), 'n', ' (in network.yaml)')[0]!.message.includes('rollback does not remove it (in network.yaml). From unsigned media'), true);
 });
+
+// Mutation testing (issue 41): the reasons were not pinned (a refusal with the general reason passed), nor were
+// entries and values of another shape, which must stay nmstate.ts's to refuse rather than end in a TypeError.
+test('each refusal gives its own reason: the node network\'s names, a bond port, a removed route, an untyped interface, a controller, the running host name', () => {
+  const rows: Array<[string, State, string, RegExp]> = [
+    ['an interface name', site({}, [{ name: 'br-ex', type: 'ethernet' }]), 'n.interfaces[1].name', /^needs signed media: it names an interface OVN-Kubernetes or Open vSwitch makes on the node/],
+    ['a profile name', withUplink({ 'profile-name': 'ovs-if-phys0' }), 'n.interfaces[0].profile-name', /^needs signed media: it names an interface OVN-Kubernetes/],
+    ['a VLAN base', site({}, [{ name: 'v', type: 'vlan', vlan: { 'base-iface': 'br-ex', id: 5 } }]), 'n.interfaces[1].vlan.base-iface', /^needs signed media: it names an interface OVN-Kubernetes/],
+    ['a bond primary', site({}, [{ name: 'bond0', type: 'bond', 'link-aggregation': { mode: 'active-backup', options: { primary: 'br-ex' } } }]), 'n.interfaces[1].link-aggregation.options.primary', /^needs signed media: it names an interface OVN-Kubernetes/],
+    ['a route\'s interface', site({ routes: { config: [{ destination: '10.0.0.0/8', 'next-hop-interface': 'br-ex' }] } }), 'n.routes.config[0].next-hop-interface', /^needs signed media: it names an interface OVN-Kubernetes/],
+    ['a DNS server\'s scope', site({ 'dns-resolver': { config: { server: ['fe80::1%br-ex'] } } }), 'n.dns-resolver.config.server[0]', /^needs signed media: it names an interface OVN-Kubernetes/],
+    ['a bond port', site({}, [{ name: 'bond0', type: 'bond', 'link-aggregation': { mode: 'active-backup', port: ['br-int'] } }]), 'n.interfaces[1].link-aggregation.port[0]', /^needs signed media: a bond port it names is an interface OVN-Kubernetes or Open vSwitch makes/],
+    ['a route removed on every interface', site({ routes: { config: [{ destination: '10.0.0.0/8', state: 'absent' }] } }), 'n.routes.config[0].next-hop-interface', /^needs signed media: a route to remove that names no interface removes every route it matches/],
+    ['an interface without a type', site({}, [{ name: 'eno2' }]), 'n.interfaces[1].type', /^needs signed media: an interface without a type is whichever interface has that name on the node/],
+    ['a controller', withUplink({ controller: 'br-int' }), 'n.interfaces[0].controller', /^needs signed media: it attaches the interface to a controller other than a bond of this state/],
+    ['the running host name', site({ hostname: { config: 'sno1', running: 'other' } }), 'n.hostname.running', /^needs signed media: the running host name is not checked against the node's name/],
+  ];
+  for (const [name, state, at, reason] of rows) {
+    const said = unsignedNmstateProblems(state, 'n').filter((p) => p.path === at);
+    assert.equal(said.length, 1, `${name}: ${JSON.stringify(unsignedNmstateProblems(state, 'n'))}`);
+    assert.match(said[0]!.message, reason, name);
+  }
+});
+
+test('a controller is a bond of this state, never another of its interfaces', () => {
+  const state = site({}, [{ name: 'eno2', type: 'ethernet' }, { name: 'eno3', type: 'ethernet', controller: 'eno2' }, { name: 'bond0', type: 'bond' }, { name: 'eno4', type: 'ethernet', controller: 'bond0' }]);
+  assert.deepEqual(unsignedNmstateProblems(state, 'n').map((p) => p.path), ['n.interfaces[2].controller']);
+});
+
+test('entries and values of another shape are left to the shape check (nmstate.ts): refused only for what they name, never a TypeError', () => {
+  const odd = { odd: 1 };
+  const keys = ['name', 'state', 'description', 'profile-name', 'identifier', 'mac-address', 'permanent-mac-address', 'mtu', 'min-mtu', 'max-mtu', 'wait-ip', 'accept-all-mac-addresses'];
+  const oddIface = { ...Object.fromEntries(keys.map((k) => [k, odd])), type: 'ethernet' };
+  assert.deepEqual(unsignedNmstateProblems(site({ routes: { config: [null, 'x'] }, 'route-rules': { config: [null] } }, [null, 'eno2', oddIface]), 'n'), []);
+  assert.deepEqual(unsignedNmstateProblems({ interfaces: { eno1: UPLINK } }, 'n'), [], 'interfaces as a mapping');
+  assert.deepEqual(unsignedNmstateProblems(withUplink({ type: odd, controller: odd }), 'n').map((p) => p.path), ['n.interfaces[0].type', 'n.interfaces[0].controller']);
+});

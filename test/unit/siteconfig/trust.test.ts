@@ -112,3 +112,20 @@ test('unsigned media: a signed-only field is refused whole when it holds no keys
   for (const notADocument of [undefined, 'text', [], { spec: 'x' }, { spec: [] }]) assert.deepEqual(unsignedProblems(notADocument), []);
   assert.deepEqual(unsignedProblems(doc({}, { pullSecret: {}, imageDigestMirrors: [], timeouts: {}, sha256: {}, hostname: 'h', clusterName: 'c', pullSecretMode: 'merge', pullSecretFile: 'p', ntp: {} })), [], 'what unsigned media may carry');
 });
+
+// Mutation testing (issue 41): each field's reason and the binding sentences were not pinned, nor a document that is
+// null (an empty YAML document) or missing.
+test('each signed-only field says why it needs a signature; signed media say what binds them', () => {
+  const fields = ['extraManifestFiles', 'ssh', 'kubeadminPassword', 'certificates', 'certificateRenewal', 'additionalTrustBundle', 'additionalTrustBundleFile', 'imageTagMirrors', 'proxy', 'nodeLabels'];
+  const reasons = fields.map((f) => /^needs signed media: (.*)\. This node takes from unsigned media only/.exec(needsSignedMedia(f))?.[1] ?? '');
+  for (const [i, reason] of reasons.entries()) {
+    assert.ok(reason.length > 20, `${fields[i]}: ${needsSignedMedia(fields[i]!)}`);
+    assert.doesNotMatch(reason, /not one of the fields unsigned media may carry/, fields[i]);
+  }
+  assert.equal(new Set(reasons.filter((_, i) => !fields[i]!.startsWith('additionalTrustBundle'))).size, fields.length - 2, 'a reason of its own for each, the trust bundle\'s two forms alike');
+  assert.deepEqual(signedProblems(doc({}, {}), NOW).map((p) => p.message), [
+    'is required on signed media: name the machine the config is for (systemUUID, serialNumber or macAddress), or the same signed file would be taken by any other node',
+    'is required on signed media: when the config was issued (RFC 3339, like 2026-11-27T09:00:00Z), so that a node never goes back to older media',
+  ]);
+  for (const nothing of [null, undefined]) assert.deepEqual(signedProblems(nothing, NOW).map((p) => p.path), ['spec.match', 'metadata.issued']);
+});
