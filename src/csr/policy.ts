@@ -61,7 +61,6 @@ export const NODE_BOOTSTRAPPER = 'system:serviceaccount:openshift-machine-config
  */
 export const NODE_BOOTSTRAPPER_REQUIRED_GROUPS = ['system:serviceaccounts:openshift-machine-config-operator', 'system:authenticated'];
 export const NODE_BOOTSTRAPPER_OPTIONAL_GROUPS = ['system:serviceaccounts'];
-export const NODE_BOOTSTRAPPER_GROUPS = [...NODE_BOOTSTRAPPER_REQUIRED_GROUPS.slice(0, 1), ...NODE_BOOTSTRAPPER_OPTIONAL_GROUPS, ...NODE_BOOTSTRAPPER_REQUIRED_GROUPS.slice(1)];
 const NODE_GROUP = 'system:nodes';
 const AUTHENTICATED = 'system:authenticated';
 const MIN_RSA_BITS = 2048;

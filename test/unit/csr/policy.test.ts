@@ -344,4 +344,36 @@ describe('issuedKind', () => {
     if (old.status) { old.status.conditions = [approved] as never; old.status.certificate = 'Y2VydA=='; }
     assert.equal(issuedKind(old, NODE), undefined);
   });
+  // Mutation testing (issue 41): the approved-and-certified check itself was not pinned.
+  test('not while pending, denied or failed beside its approval, nor for another signer; a condition counts only when True', () => {
+    const withStatus = (csr: V1CertificateSigningRequest, conditions: Array<{ type: string; status?: string }>) => ({ ...csr, status: { conditions: conditions as never, certificate: 'Y2VydA==' } });
+    const rows: Array<[string, V1CertificateSigningRequest, 'client' | undefined]> = [
+      ['pending', withStatus(clientCsr(), []), undefined],
+      ['an Approved condition that is False', withStatus(clientCsr(), [{ type: 'Approved', status: 'False' }]), undefined],
+      ['denied beside its approval', withStatus(clientCsr(), [approved, { type: 'Denied', status: 'True' }]), undefined],
+      ['failed beside its approval', withStatus(clientCsr(), [approved, { type: 'Failed', status: 'True' }]), undefined],
+      ['a Denied condition that is False', withStatus(clientCsr(), [approved, { type: 'Denied', status: 'False' }]), 'client'],
+      ['an Approved condition without a status (read as True)', withStatus(clientCsr(), [{ type: 'Approved' }]), 'client'],
+      ['another signer', withStatus(clientCsr({ signerName: 'kubernetes.io/legacy-unknown' }), [approved]), undefined],
+      ['a serving request under another signer', withStatus(servingCsr({ signerName: 'example.com/any' }), [approved]), undefined],
+    ];
+    for (const [name, csr, kind] of rows) assert.equal(issuedKind(csr, NODE), kind, name);
+  });
+});
+
+describe('requests missing their parts', () => {
+  test('are left pending with a reason that says what is missing, never a TypeError', () => {
+    const bare = (spec: Record<string, unknown> | undefined, metadata?: Record<string, unknown>) => ({ ...(spec && { spec }), ...(metadata && { metadata }) }) as unknown as V1CertificateSigningRequest;
+    leavesPending(bare(undefined), 'other', /^signer \(none\) is not a kubelet signer/);
+    leavesPending(bare({ signerName: CLIENT }), 'client', /^CSR has no valid creationTimestamp/);
+    const noWindow = { ...NODE, notBefore: undefined };
+    leavesPending(bare({ signerName: CLIENT }), 'client', /^client CSR request is not a valid PKCS#10 certificate request: /, noWindow);
+    leavesPending(bare({ signerName: SERVING, request: Buffer.from('not a request').toString('base64') }, {}), 'serving', /^serving CSR request is not a valid PKCS#10 certificate request: /, noWindow);
+    const { username: _u, groups: _g, usages: _s, ...spec } = clientCsr().spec;
+    leavesPending({ ...clientCsr(), spec: spec as never }, 'client', /^client CSR was requested by "\(none\)", expected the node-bootstrapper .*; client CSR usages are \[\], expected exactly \[digital signature, client auth\]/);
+    const serving = servingCsr();
+    leavesPending({ ...serving, spec: { ...serving.spec, username: undefined } as never }, 'serving', /^serving CSR was requested by "\(none\)", expected system:node:sno1/);
+    assert.equal(issuedKind({} as V1CertificateSigningRequest, NODE), undefined);
+    assert.equal(issuedKind({ spec: { signerName: CLIENT }, status: { conditions: [{ type: 'Approved', status: 'True' }], certificate: 'Y2VydA==' } } as never, { ...NODE, notBefore: undefined }), undefined);
+  });
 });
