@@ -3,7 +3,7 @@
 // boot does from the journaled phase.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bootAction, configuredGateways, earlyState, hintAfter, type EarlyRecord } from '../../../src/network/early-state';
+import { bootAction, configuredGateways, defaultRouteInterface, earlyState, hintAfter, siteInterfaceNames, type EarlyRecord } from '../../../src/network/early-state';
 import { parseTopology } from '../../../src/network/topology';
 import { profileMeaning, profilesDiffer, sameProfile } from '../../../src/network/profiles';
 
@@ -67,6 +67,52 @@ describe('earlyState', () => {
       internal: [],
       routes: [{ 'next-hop-interface': 'eno1', state: 'absent' }, { 'next-hop-interface': 'eno2', state: 'absent' }, { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno2' }],
     },
+    {
+      name: 'an internal address keeps its own prefix, not the one the node holds it with',
+      site: STATIC,
+      internal: ['192.168.111.20/16'],
+      routes: [{ 'next-hop-interface': 'eno1', state: 'absent' }, { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1' }],
+      ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }, { ip: '192.168.111.20', 'prefix-length': 16 }] },
+    },
+    {
+      // A prefix of 0 would put the whole address space on the link.
+      name: 'an internal address with an empty prefix takes the one the node holds it with, never /0',
+      site: STATIC,
+      internal: ['192.168.111.20/'],
+      routes: [{ 'next-hop-interface': 'eno1', state: 'absent' }, { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1' }],
+      ipv4: { enabled: true, dhcp: false, address: [{ ip: '192.168.42.10', 'prefix-length': 24 }, { ip: '192.168.111.20', 'prefix-length': 24 }] },
+    },
+    {
+      name: 'a bare internal address the node does not hold is a host route\'s (/32, /128)',
+      site: site({ ipv4: { enabled: true, dhcp: true }, ipv6: { enabled: true, dhcp: true, autoconf: false } }),
+      internal: ['10.9.9.9', 'fd00:9::9'],
+      routes: [{ 'next-hop-interface': 'eno1', state: 'absent' }, { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1' }],
+      ipv4: { enabled: true, dhcp: true, address: [{ ip: '10.9.9.9', 'prefix-length': 32 }] },
+      ipv6: { enabled: true, dhcp: true, autoconf: false, address: [{ ip: 'fd00:9::9', 'prefix-length': 128 }] },
+    },
+    {
+      name: 'dual stack, both enabled: the IPv6 internal address after the site\'s IPv6 address',
+      site: site({ ipv4: { enabled: true, dhcp: true }, ipv6: { enabled: true, dhcp: false, address: [{ ip: 'fd00:42::10', 'prefix-length': 64 }] } }),
+      internal: ['192.168.111.20/24', 'fd00:111::20/64'],
+      routes: [{ 'next-hop-interface': 'eno1', state: 'absent' }, { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1' }],
+      ipv4: { enabled: true, dhcp: true, address: [{ ip: '192.168.111.20', 'prefix-length': 24 }] },
+      ipv6: { enabled: true, dhcp: false, address: [{ ip: 'fd00:42::10', 'prefix-length': 64 }, { ip: 'fd00:111::20', 'prefix-length': 64 }] },
+    },
+    {
+      name: 'a family with no internal address is left exactly as the site gives it',
+      site: site({ ipv4: { enabled: true, dhcp: true }, ipv6: { enabled: true, dhcp: true, autoconf: true } }),
+      internal: INTERNAL,
+      routes: [{ 'next-hop-interface': 'eno1', state: 'absent' }, { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', 'next-hop-interface': 'eno1' }],
+      ipv4: { enabled: true, dhcp: true, address: [{ ip: '192.168.111.20', 'prefix-length': 24 }] },
+      ipv6: { enabled: true, dhcp: true, autoconf: true },
+    },
+    {
+      name: 'a new VLAN uplink the node does not have yet gets no absent entry of its own',
+      site: { interfaces: [{ name: 'eno1.100', type: 'vlan', state: 'up', vlan: { 'base-iface': 'eno1', id: 100 }, ipv4: { enabled: true, dhcp: true } }] },
+      internal: [],
+      routes: [{ 'next-hop-interface': 'eno1', state: 'absent' }],
+      ipv4: { enabled: true, dhcp: true },
+    },
   ];
   for (const row of rows) {
     test(row.name, () => {
@@ -77,9 +123,41 @@ describe('earlyState', () => {
       if (row.ipv6) assert.deepEqual(uplink.ipv6, row.ipv6);
     });
   }
+
+  test('a bare internal address takes the prefix of the interface that holds it, not of another', () => {
+    const topo = parseTopology(`
+interfaces:
+- {name: eno1, type: ethernet, state: up, ipv4: {enabled: true, address: [{ip: 192.168.111.20, prefix-length: 24}]}}
+- {name: eno2, type: ethernet, state: up, ipv4: {enabled: true, address: [{ip: 10.5.0.7, prefix-length: 16}]}}
+routes:
+  config:
+  - {destination: 0.0.0.0/0, next-hop-address: 192.168.111.1, next-hop-interface: eno1}
+`);
+    const state = earlyState(STATIC, topo, ['10.5.0.7']) as { interfaces: { ipv4: { address: unknown[] } }[] };
+    assert.deepEqual(state.interfaces[0]!.ipv4.address, [{ ip: '192.168.42.10', 'prefix-length': 24 }, { ip: '10.5.0.7', 'prefix-length': 16 }]);
+  });
+
+  test('the internal addresses go on the uplink only; a site without an uplink and without routes is kept as given', () => {
+    const two = { interfaces: [...STATIC.interfaces, { name: 'eno2', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '172.16.0.5', 'prefix-length': 24 }] } }], routes: STATIC.routes };
+    const state = earlyState(two, EARLY_BOOT, INTERNAL) as { interfaces: { ipv4: unknown }[] };
+    assert.deepEqual(state.interfaces[1]!.ipv4, { enabled: true, dhcp: false, address: [{ ip: '172.16.0.5', 'prefix-length': 24 }] });
+    const noUplink = { interfaces: [{ name: 'eno2', type: 'ethernet', state: 'up' }] };
+    assert.deepEqual(earlyState(noUplink, EARLY_BOOT, INTERNAL), { interfaces: [{ name: 'eno2', type: 'ethernet', state: 'up' }], routes: { config: [{ 'next-hop-interface': 'eno1', state: 'absent' }] } });
+    assert.deepEqual(earlyState({}, EARLY_BOOT, INTERNAL), { interfaces: [], routes: { config: [{ 'next-hop-interface': 'eno1', state: 'absent' }] } });
+  });
 });
 
 test('configuredGateways: the static default routes of the state, not the absent entries', () => {
+  const config = [
+    { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.9', state: 'absent' },
+    { destination: '0.0.0.0/0', 'next-hop-interface': 'eno1' },
+    { destination: '10.0.0.0/8', 'next-hop-address': '10.0.0.1' },
+    { destination: '::/0', 'next-hop-address': 'fd00:42::1' },
+    { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1' },
+    { destination: '0.0.0.0/0', 'next-hop-address': '192.168.42.1', metric: 200 },
+  ];
+  assert.deepEqual(configuredGateways({ interfaces: [], routes: { config } }), ['fd00:42::1', '192.168.42.1']);
+  assert.deepEqual(configuredGateways({ interfaces: [] }), []);
   assert.deepEqual(configuredGateways(earlyState(site({ ipv4: { enabled: true, dhcp: false, address: [] } }, '192.168.42.254'), EARLY_BOOT, [])), ['192.168.42.254']);
   assert.deepEqual(configuredGateways({ interfaces: [], routes: { config: [{ destination: '10.0.0.0/8', 'next-hop-address': '10.0.0.1' }] } }), []);
 });
@@ -88,6 +166,41 @@ test('hintAfter: written only when the uplink is not the hinted one', () => {
   assert.equal(hintAfter('eno1\n', STATIC), undefined);
   assert.equal(hintAfter(undefined, STATIC), 'eno1');
   assert.equal(hintAfter('eno2', STATIC), 'eno1');
+  assert.equal(hintAfter('eno2', { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up' }] }), undefined, 'a site without an uplink leaves the hint alone');
+});
+
+test('defaultRouteInterface: the live default route, IPv4 or IPv6, through a named interface', () => {
+  const topo = (routes: string) => parseTopology(`
+interfaces:
+- {name: eno1, type: ethernet, state: up}
+- {name: eno2, type: ethernet, state: up}
+routes:
+  config:
+${routes}`);
+  const decoys = [
+    '  - {destination: 0.0.0.0/0, next-hop-address: 10.0.0.1, next-hop-interface: eno2, state: absent}',
+    '  - {destination: 10.0.0.0/8, next-hop-address: 10.0.0.1, next-hop-interface: eno2}',
+    '  - {destination: 0.0.0.0/0, next-hop-address: 10.0.0.1}',
+  ].join('\n');
+  assert.equal(defaultRouteInterface(topo(`${decoys}\n  - {destination: 0.0.0.0/0, next-hop-address: 192.168.111.1, next-hop-interface: eno1}\n`)), 'eno1');
+  assert.equal(defaultRouteInterface(topo(`${decoys}\n  - {destination: '::/0', next-hop-address: 'fd00::1', next-hop-interface: eno1}\n`)), 'eno1');
+  assert.equal(defaultRouteInterface(topo(`${decoys}\n`)), undefined);
+  // After configure-ovs the default route leaves through br-ex: its uplink is the NIC; no bridge, no uplink.
+  const viaBrEx = '  - {destination: 0.0.0.0/0, next-hop-address: 192.168.111.1, next-hop-interface: br-ex}\n';
+  const ovs = parseTopology(`
+interfaces:
+- {name: eno1, type: ethernet, state: up}
+- {name: br-ex, type: ovs-bridge, state: up, bridge: {port: [{name: eno1}, {name: br-ex}]}}
+- {name: br-ex, type: ovs-interface, state: up}
+routes:
+  config:
+${viaBrEx}`);
+  assert.equal(defaultRouteInterface(ovs), 'eno1');
+  assert.equal(defaultRouteInterface(topo(viaBrEx)), undefined);
+});
+
+test('siteInterfaceNames: every interface the site state gives', () => {
+  assert.deepEqual(siteInterfaceNames({ interfaces: [{ name: 'eno1', type: 'ethernet' }, { name: 'eno1.100', type: 'vlan' }] }), ['eno1', 'eno1.100']);
 });
 
 describe('bootAction', () => {
