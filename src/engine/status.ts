@@ -95,8 +95,8 @@ export function renderStatus(v: StatusView, now = Date.now()): string {
   if (v.status) lines.push(`Now:         ${v.status}`);
   lines.push(`Media:       ${v.media}`);
   // Said whenever the journal shows the hold (issue 36: a pool left paused blocks certificate rotation): a run cut off
-  // while holding it leaves it paused until the agent's next start, which releases it first.
-  if (v.poolHeld) lines.push("Pool:        the master MachineConfigPool is paused by the agent while it changes what the pool rolls out; the agent unpauses it when that is done, or, if the run was cut off, at its next start before anything else (systemctl restart sno-reconfigure, if the service is not running)");
+  // while holding it leaves it paused until the agent's next start has written what remains (pool-hold.ts resume).
+  if (v.poolHeld) lines.push("Pool:        the master MachineConfigPool is paused by the agent while it changes what the pool rolls out; the agent unpauses it when that is done, or, if the run was cut off, once its next start has written what remains (systemctl restart sno-reconfigure, if the service is not running)");
   if (v.siteConfig?.name) lines.push(`Site-config: ${v.siteConfig.name}${v.siteConfig.digest ? ` (sha256 ${v.siteConfig.digest.slice(0, 12)}…)` : ''}${v.siteConfig.source ? ` from ${v.siteConfig.source.location}` : ''}`);
   if (v.startedAt) lines.push(`Started:     ${v.startedAt}${v.starts && v.starts > 1 ? ` (${v.starts} starts)` : ''}${v.finishedAt ? `, finished ${v.finishedAt}` : ` (${formatDuration(now - Date.parse(v.startedAt))} ago)`}`);
   if (v.steps.length) {

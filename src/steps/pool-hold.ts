@@ -84,16 +84,23 @@ async function hold(ctx: StepContext): Promise<void> {
   ctx.log.info(`machine-config pool ${MASTER_POOL} paused while the site's machine configuration is written, so the node applies it in one update`);
 }
 
-/** Unpauses the pool if this agent paused it. */
+/**
+ * Unpauses the pool if this agent paused it, and saves that it no longer holds it (a failed run's release is saved by
+ * nothing else: status would go on saying the pool is paused). A pool someone unpaused meanwhile loses the agent's
+ * annotation too, or a later pause of theirs would be taken for the agent's own.
+ */
 async function release(ctx: StepContext): Promise<void> {
   const client = await ctx.cluster();
-  if (!heldByUs(await pool(client), ctx)) {
-    delete ctx.facts.poolHeld;
-    return;
+  const p = await pool(client);
+  if (heldByUs(p, ctx)) {
+    await client.patch(R.machineConfigPools, MASTER_POOL, { metadata: { annotations: { [HELD_BY]: null } }, spec: { paused: false } }, 'merge');
+    ctx.log.info(`machine-config pool ${MASTER_POOL} unpaused: the node now applies the site's machine configuration`);
+  } else if (p && p.spec?.paused !== true && p.metadata?.annotations?.[HELD_BY] !== undefined) {
+    await client.patch(R.machineConfigPools, MASTER_POOL, { metadata: { annotations: { [HELD_BY]: null } } }, 'merge');
   }
-  await client.patch(R.machineConfigPools, MASTER_POOL, { metadata: { annotations: { [HELD_BY]: null } }, spec: { paused: false } }, 'merge');
+  if (ctx.facts.poolHeld === undefined) return;
   delete ctx.facts.poolHeld;
-  ctx.log.info(`machine-config pool ${MASTER_POOL} unpaused: the node now applies the site's machine configuration`);
+  await ctx.save();
 }
 
 export const poolHoldStep: Step = resilient({
@@ -122,7 +129,8 @@ export const poolReleaseStep: Step = resilient({
   name: 'pool-release',
   title: 'Let the node apply the machine configuration',
   plan: async () => [],
-  check: async (ctx) => !heldByUs(await pool(await ctx.cluster()), ctx),
+  // Done only when the journal no longer claims the pool either: a pool someone unpaused meanwhile still has the claim cleared.
+  check: async (ctx) => ctx.facts.poolHeld !== true && !heldByUs(await pool(await ctx.cluster()), ctx),
   apply: release,
   verify: async (ctx) => {
     if (heldByUs(await pool(await ctx.cluster()), ctx)) throw notInPlace(`the machine-config pool ${MASTER_POOL} is still paused after unpausing it`, 'that pool');
