@@ -1,21 +1,16 @@
 // Runs the test files with Node's built-in runner, compiled by ./test-build.mjs. Node 20's `--test` takes no globs,
 // so the files are collected here. Optional arguments narrow to suites (unit, integration, e2e), folders or files
-// (test/unit/csr, test/unit/csr/policy.test.ts). `--with-checks` (npm test) runs typecheck and lint beside the tests
-// (./check.mjs); a failed check fails the run after the tests' counts.
+// (test/unit/csr, test/unit/csr/policy.test.ts).
 // Every test has a time limit (./test-timeout.mjs, issue 41), and every file one more as a backstop.
 // The runner's closing lines (# pass / # fail) are the counts CI reads; the reporter (./test-reporter.mjs, the
 // spec reporter's) prints the ten slowest test files just before them.
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { compileTests } from './test-build.mjs';
-import { report, startChecks } from './check.mjs';
 
-const args = process.argv.slice(2);
-const withChecks = args.includes('--with-checks');
-const named = args.filter((a) => a !== '--with-checks');
-const suites = named.length ? named : ['unit', 'integration', 'e2e'];
+const suites = process.argv.slice(2).length ? process.argv.slice(2) : ['unit', 'integration', 'e2e'];
 const files = [];
 const walk = (dir) => {
   for (const name of readdirSync(dir).sort()) {
@@ -78,14 +73,7 @@ const fileTimeout = process.env.SNO_TEST_FILE_TIMEOUT_MS ?? String(60 * 60_000);
 const limits = ['--import', fileURLToPath(new URL('./test-timeout.mjs', import.meta.url)), '--test-force-exit', `--test-timeout=${fileTimeout}`];
 // The files run compiled (./test-build.mjs: without the tsx loader, 0.5–3 s less CPU a file), with source maps so
 // that stack traces and test places name the sources.
-const checks = withChecks ? startChecks({ lowPriority: true }).map((c) => c.then((result) => (report(result), result))) : [];
 const { compiled, remove } = await compileTests(files);
-const runner = spawn(process.execPath, ['--enable-source-maps', ...limits, '--test', `--test-concurrency=${concurrency}`, `--test-reporter=${fileURLToPath(new URL('./test-reporter.mjs', import.meta.url))}`, ...compiled], { stdio: 'inherit' });
-const status = await new Promise((resolve) => {
-  runner.on('error', (e) => (console.error(`[tests] the test runner did not start: ${e.message}`), resolve(1)));
-  runner.on('close', (code) => resolve(code ?? 1));
-});
+const res = spawnSync(process.execPath, ['--enable-source-maps', ...limits, '--test', `--test-concurrency=${concurrency}`, `--test-reporter=${fileURLToPath(new URL('./test-reporter.mjs', import.meta.url))}`, ...compiled], { stdio: 'inherit' });
 remove();
-const failedChecks = (await Promise.all(checks)).filter((c) => c.failed).map((c) => c.name);
-if (failedChecks.length > 0) console.error(`npm test: ${failedChecks.join(' and ')} failed (the output is above)`);
-process.exit(status !== 0 || failedChecks.length > 0 ? 1 : 0);
+process.exit(res.status ?? 1);
