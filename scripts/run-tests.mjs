@@ -4,7 +4,8 @@
 // Every test has a time limit (./test-timeout.mjs, issue 41), and every file one more as a backstop.
 // The runner's closing lines (# pass / # fail) are the counts CI reads; the reporter (./test-reporter.mjs, the
 // spec reporter's) prints the ten slowest test files just before them.
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
@@ -74,6 +75,31 @@ const limits = ['--import', fileURLToPath(new URL('./test-timeout.mjs', import.m
 // The files run compiled (./test-build.mjs: without the tsx loader, 0.5–3 s less CPU a file), with source maps so
 // that stack traces and test places name the sources.
 const { compiled, remove } = await compileTests(files);
-const res = spawnSync(process.execPath, ['--enable-source-maps', ...limits, '--test', `--test-concurrency=${concurrency}`, `--test-reporter=${fileURLToPath(new URL('./test-reporter.mjs', import.meta.url))}`, ...compiled], { stdio: 'inherit' });
+// Every Node process the tests start reads the bundles' compiled code from V8's code cache (./bundle-code-cache.cjs),
+// made afresh for each run of the suite (a cache of an older build is only dead weight), and takes its RSA 2048 keys
+// from a pool kept between runs (./pooled-rsa-keys.cjs), laid out here one file a key: each is claimed once in a run.
+const codeCache = fileURLToPath(new URL('../.cache/code-cache', import.meta.url));
+rmSync(codeCache, { recursive: true, force: true });
+const rsaPool = fileURLToPath(new URL('../.cache/rsa-pool', import.meta.url));
+const rsaKept = process.env.SNO_TEST_RSA_POOL_CACHE ?? join(process.env.HOME || homedir(), '.cache', 'sno-reconfigure', 'agent-rsa-2048.pem');
+rmSync(rsaPool, { recursive: true, force: true });
+mkdirSync(rsaPool, { recursive: true });
+const keptKeys = (() => {
+  try {
+    return readFileSync(rsaKept, 'utf8').match(/-----BEGIN RSA PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+?-----END RSA PRIVATE KEY-----\n/g) ?? [];
+  } catch {
+    return [];
+  }
+})();
+keptKeys.forEach((pem, i) => writeFileSync(join(rsaPool, `${String(i).padStart(4, '0')}.pem`), pem, { mode: 0o600 }));
+const preload = (file) => `--require ${JSON.stringify(fileURLToPath(new URL(file, import.meta.url)))}`;
+const env = {
+  ...process.env,
+  NODE_OPTIONS: [process.env.NODE_OPTIONS, preload('./bundle-code-cache.cjs'), preload('./pooled-rsa-keys.cjs')].filter(Boolean).join(' '),
+  SNO_BUNDLE_CODE_CACHE: codeCache,
+  SNO_TEST_RSA_POOL: rsaPool,
+  SNO_TEST_RSA_POOL_CACHE: rsaKept,
+};
+const res = spawnSync(process.execPath, ['--enable-source-maps', ...limits, '--test', `--test-concurrency=${concurrency}`, `--test-reporter=${fileURLToPath(new URL('./test-reporter.mjs', import.meta.url))}`, ...compiled], { stdio: 'inherit', env });
 remove();
 process.exit(res.status ?? 1);

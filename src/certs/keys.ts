@@ -1,7 +1,8 @@
 // RSA serving keys (2048 bits, like the keys OpenShift's operators generate), made off the event loop in
 // libuv's thread pool and, when asked in time, ahead of need: one key takes 50–300 ms on the bench's two
 // cores, and the three the domain step issues held up its writes — and so the start of the longest rollout —
-// by about 0.7 s (issue #8). The run asks for them when it begins; the domain step takes them minutes later.
+// by about 0.7 s (issue #8). The run asks for them once the site network is in place; the domain step takes them
+// minutes later, after kubelet and the API have come up.
 import { generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 

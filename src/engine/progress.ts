@@ -18,11 +18,18 @@ import type { Journal } from './journal';
  * with the latest detail ("waiting for ping 10.17.0.1 (58s of 2m)"), never only the step's title.
  */
 export const BANNER_PROGRESS_EVERY_MS = 15_000;
+/**
+ * Phases follow each other at most this often on the console: a run whose steps are already in place goes through
+ * a dozen in a second, and each redraw (`agetty --reload`) cost a process start and a flicker nobody could read
+ * (23 redraws in a five-second run of the simulator). The latest phase held back is shown when the gap is over.
+ * Problems and the outcome are shown at once.
+ */
+export const BANNER_PHASE_GAP_MS = 1_000;
 
 export class ProgressReporter {
-  private lastBannerAt = 0;
-  /** A progress banner held back by the interval, and the timer that shows it. */
-  private heldBanner: { banner: BannerContent; timer: ReturnType<typeof setTimeout> } | undefined;
+  private lastBannerAt = -Infinity;
+  /** A banner held back by the interval or the gap, when it is due, and the timer that shows it. */
+  private heldBanner: { banner: BannerContent; dueAt: number; timer: ReturnType<typeof setTimeout> } | undefined;
   private headline = '';
   /** STATUS= and banner updates not sent yet: only the latest of each matters (both say what is going on now). */
   private pending: { status?: string; banner?: BannerContent } = {};
@@ -44,24 +51,25 @@ export class ProgressReporter {
   async phase(headline: string, banner: Omit<BannerContent, 'headline'> = { tone: 'progress' }): Promise<void> {
     this.headline = headline;
     this.log.info({ phase: headline }, headline);
-    await this.show(headline, { ...banner, headline }, true);
+    await this.show(headline, { ...banner, headline }, BANNER_PHASE_GAP_MS);
   }
 
   /** A progress line within the phase (waits): status everywhere, banner throttled. */
   async detail(text: string): Promise<void> {
-    await this.show(`${this.headline}: ${text}`, { tone: 'progress', headline: this.headline, lines: [text] }, false);
+    await this.show(`${this.headline}: ${text}`, { tone: 'progress', headline: this.headline, lines: [text] }, BANNER_PROGRESS_EVERY_MS);
   }
 
   /** An outcome that needs a person: shown on the banner at once. */
   async problem(headline: string, lines: string[], tone: 'error' | 'waiting' | 'retrying' = 'error'): Promise<void> {
     this.headline = headline;
-    await this.show(headline, { tone, headline, lines }, true);
+    await this.show(headline, { tone, headline, lines }, 0);
   }
 
   /** The banner the run ends with: it replaces any banner still waiting to be shown, and is waited for. */
   async outcome(banner: BannerContent): Promise<void> {
     if (!this.banner) return this.flush();
-    this.pending.banner = banner;
+    // A banner still held back (a progress line, a phase) is older than the outcome: it must not follow it.
+    this.showBanner(banner);
     this.kick();
     await this.flush();
   }
@@ -80,10 +88,12 @@ export class ProgressReporter {
   }
 
   private holdBanner(banner: BannerContent, waitMs: number): void {
-    if (this.heldBanner) {
+    const dueAt = this.now() + waitMs;
+    if (this.heldBanner && this.heldBanner.dueAt <= dueAt) {
       this.heldBanner.banner = banner;
       return;
     }
+    if (this.heldBanner) clearTimeout(this.heldBanner.timer);
     const timer = setTimeout(() => {
       const held = this.heldBanner;
       if (!held) return;
@@ -91,7 +101,7 @@ export class ProgressReporter {
       this.kick();
     }, waitMs);
     timer.unref();
-    this.heldBanner = { banner, timer };
+    this.heldBanner = { banner, dueAt, timer };
   }
 
   /** Resolves once every STATUS= and banner update asked for so far has gone out (or was superseded). */
@@ -122,12 +132,13 @@ export class ProgressReporter {
     this.log.warn({ path: BANNER_PATH }, `the console banner ${BANNER_PATH} cannot be written (${why}), so the console does not show the agent's progress; the journal and sno-reconfigure status still do. Move what is there aside (mv ${BANNER_PATH} ${BANNER_PATH}.bad): the banner comes back at the agent's next update`);
   }
 
-  private async show(status: string, banner: BannerContent, force: boolean): Promise<void> {
+  /** `everyMs`: how long after the last banner shown this one may follow (0: at once). */
+  private async show(status: string, banner: BannerContent, everyMs: number): Promise<void> {
     this.notifier.alive();
     this.pending.status = status;
     if (this.banner) {
-      const wait = BANNER_PROGRESS_EVERY_MS - (this.now() - this.lastBannerAt);
-      if (force || wait <= 0) this.showBanner(banner);
+      const wait = everyMs - (this.now() - this.lastBannerAt);
+      if (wait <= 0) this.showBanner(banner);
       else this.holdBanner(banner, wait);
     }
     this.kick();

@@ -219,8 +219,9 @@ export interface Step {
   /** Called instead of the step when the journal says it is done and the run continues past it (restart background work). */
   resume?(ctx: StepContext): Promise<void>;
   /**
-   * Called when the run begins, for every step not done yet: starts slow work the step will need that
-   * changes nothing (generating keys), so it is ready by the step's turn. Not awaited; must not throw.
+   * Called once the site network is in place (when the run begins, without a network step), for every later step
+   * not done yet: starts slow work the step will need that changes nothing (generating keys), so it is ready by the
+   * step's turn. Not awaited; must not throw.
    */
   prepare?(ctx: StepContext): void;
   /** Called, for every step done, when the run stops on a failure: undoes what must not outlive the run. Must not throw. */

@@ -11,7 +11,7 @@ import { existsSync, promises as fs, readdirSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { ensureBundle, PROJECT_ROOT } from '../support/bundle';
+import { bareBundleEnv, ensureBundle, PROJECT_ROOT } from '../support/bundle';
 
 const EXAMPLES = path.join(PROJECT_ROOT, 'examples');
 const SIGNED = path.join(EXAMPLES, 'signed-vlan-store');
@@ -36,7 +36,7 @@ let scratch = '';
 
 function validate(location: string, args: string[]): Promise<{ code: number; report: Report; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bundle, 'validate', location, '--json', ...args], { encoding: 'utf8', timeout: 5 * 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bundle, 'validate', location, '--json', ...args], { encoding: 'utf8', timeout: 5 * 60_000, env: bareBundleEnv() }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       try {
         resolve({ code: err ? (err.code as number) : 0, report: JSON.parse(stdout) as Report, stderr });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { LocalHost } from '../../src/host/host';
 import { loadSiteConfig } from '../../src/siteconfig/load';
-import { ensureBundle } from '../support/bundle';
+import { bareBundleEnv, ensureBundle } from '../support/bundle';
 import { listCases, normalizeLocationPaths, outcomeOf, prepareCase, unmetExpectations, type CaseKind, type Outcome, type PreparedCase } from '../unit/siteconfig/corpus';
 
 interface CliRun {
@@ -18,7 +18,7 @@ let bundle = '';
 
 function runBundle(args: string[]): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bundle, ...args], { encoding: 'utf8', timeout: 5 * 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bundle, ...args], { encoding: 'utf8', timeout: 5 * 60_000, env: bareBundleEnv() }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });

@@ -11,6 +11,17 @@ import { ignitionFromMachineConfig } from './ignition';
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'sno-reconfigure.cjs');
 
+/**
+ * The environment for a bundle run that inherits nothing: PATH only, and the suite's preloads when it runs under them
+ * (scripts/run-tests.mjs: V8's code cache for the bundle, RSA keys from a pool) — they change how the bundle is
+ * compiled and where its RSA keys come from, not what it does.
+ */
+export function bareBundleEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+  for (const name of ['NODE_OPTIONS', 'SNO_BUNDLE_CODE_CACHE', 'SNO_TEST_RSA_POOL', 'SNO_TEST_RSA_POOL_CACHE']) if (process.env[name] !== undefined) env[name] = process.env[name];
+  return env;
+}
+
 export function ensureBundle(): string {
   if (!existsSync(BUNDLE_PATH)) {
     execFileSync(process.execPath, ['esbuild.config.mjs'], { cwd: PROJECT_ROOT, stdio: 'inherit' });

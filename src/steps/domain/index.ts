@@ -265,8 +265,9 @@ export const domainStep: Step = resilient({
   name: 'domain',
   title: 'Move the cluster to the new domain',
 
-  // Keys for the certificates this step will likely issue, made while the node network, kubelet and API come
-  // up. When the certificates turn out to be in place (or the domain does not change) they are never used.
+  // Keys for the certificates this step will likely issue, made while kubelet and the API come up (the runner
+  // asks once the site network is in place). When the certificates turn out to be in place (or the domain does not
+  // change) they are never used.
   prepare(ctx) {
     servingKeys(ctx).prepare(keysToPrepare(ctx));
   },

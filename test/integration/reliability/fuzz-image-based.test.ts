@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { runCli } from '../../../src/cli/cli';
-import { ensureBundle } from '../../support/bundle';
+import { bareBundleEnv, ensureBundle } from '../../support/bundle';
 import { mutate } from './fuzz-mutations';
 import { FUZZ_SEED, loadValidCases, MutantTally, validateContractProblems, writeMutant, type FuzzCase, type ValidateOutcome } from './fuzz-support';
 import { summaryLine } from './summary';
@@ -47,7 +47,7 @@ async function validateInProcess(c: FuzzCase): Promise<ValidateOutcome> {
 
 function validateWithBundle(bundle: string, c: FuzzCase): Promise<ValidateOutcome> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bundle, 'validate', c.prepared.location, '--json', '--root', c.prepared.root], { encoding: 'utf8', timeout: HANG_MS, maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bundle, 'validate', c.prepared.location, '--json', '--root', c.prepared.root], { encoding: 'utf8', timeout: HANG_MS, maxBuffer: 64 * 1024 * 1024, env: bareBundleEnv() }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return err.killed ? resolve({ code: null, stdout, stderr: `killed after ${HANG_MS} ms (hung)` }) : reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });

@@ -10,7 +10,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runCli } from '../../../src/cli/cli';
-import { ensureBundle } from '../../support/bundle';
+import { bareBundleEnv, ensureBundle } from '../../support/bundle';
 import { mutate, type Mutant } from './fuzz-mutations';
 import { FUZZ_SEED, loadValidCases, MutantTally, validateContractProblems, writeMutant, type FuzzCase, type ValidateOutcome } from './fuzz-support';
 import { summaryLine } from './summary';
@@ -68,7 +68,7 @@ async function validateInProcess(location: string, root: string, cwd: string): P
 
 function validateWithBundle(bundle: string, location: string, root: string): Promise<ValidateOutcome> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bundle, 'validate', location, '--json', '--root', root], { encoding: 'utf8', timeout: HANG_MS, maxBuffer: 64 * 1024 * 1024, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [bundle, 'validate', location, '--json', '--root', root], { encoding: 'utf8', timeout: HANG_MS, maxBuffer: 64 * 1024 * 1024, env: bareBundleEnv() }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return err.killed ? resolve({ code: null, stdout, stderr: `killed after ${HANG_MS} ms (hung)` }) : reject(err);
       resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
     });

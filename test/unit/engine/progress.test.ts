@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { BANNER_PROGRESS_EVERY_MS, ProgressReporter } from '../../../src/engine/progress';
+import { BANNER_PHASE_GAP_MS, BANNER_PROGRESS_EVERY_MS, ProgressReporter } from '../../../src/engine/progress';
 import { LocalHost, type CommandResult, type RunOptions } from '../../../src/host/host';
 import type { Notifier } from '../../../src/host/notify';
 import { createLogger } from '../../../src/log';
@@ -96,6 +96,67 @@ test('a progress detail held back by the banner interval still reaches the conso
     await reporter.flush();
     assert.match(banner(), /IN PROGRESS — Apply the site network/);
     assert.match(banner(), /waiting for ping 10\.17\.0\.1 \(4s of 2m\)/, 'the latest detail, once the interval is over');
+  } finally {
+    t.mock.timers.reset();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+/** agetty --reload counted: each is a redraw of the console. */
+class CountingHost extends LocalHost {
+  reloads = 0;
+  override async run(cmd: string, _args: readonly string[], _opts?: RunOptions): Promise<CommandResult> {
+    if (cmd === 'agetty') this.reloads++;
+    return { code: 0, stdout: '', stderr: '' };
+  }
+}
+
+test('phases in quick succession redraw the console once per gap, the latest when the gap is over; a problem is shown at once', async (t) => {
+  const root = mkdtempSync(path.join(tmpdir(), 'sno-progress-gap-'));
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    let now = 1_000_000;
+    const host = new CountingHost({ root });
+    const reporter = new ProgressReporter(host, undefined, recordingNotifier(), quiet, () => now);
+    const banner = () => readFileSync(host.resolve(BANNER_PATH), 'utf8');
+    for (const title of ['Apply the site network', 'Set the clock', 'Start kubelet', 'Wait for the API', 'Approve certificate requests']) {
+      await reporter.phase(title);
+      now += 10;
+    }
+    await reporter.flush();
+    assert.equal(host.reloads, 1, 'one redraw for five phases within the gap');
+    assert.match(banner(), /IN PROGRESS — Apply the site network/);
+    now += BANNER_PHASE_GAP_MS;
+    t.mock.timers.tick(BANNER_PHASE_GAP_MS);
+    await reporter.flush();
+    assert.equal(host.reloads, 2);
+    assert.match(banner(), /IN PROGRESS — Approve certificate requests/, 'the latest phase, once the gap is over');
+    await reporter.problem('Move the cluster to the new domain failed', ['the API did not answer']);
+    await reporter.flush();
+    assert.equal(host.reloads, 3, 'a problem does not wait for the gap');
+    assert.match(banner(), /ACTION NEEDED — Move the cluster to the new domain failed/);
+  } finally {
+    t.mock.timers.reset();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a banner held back is never shown after the outcome: the console keeps the outcome', async (t) => {
+  const root = mkdtempSync(path.join(tmpdir(), 'sno-progress-outcome-'));
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  try {
+    let now = 1_000_000;
+    const host = new LocalHost({ root, env: { PATH: '/nonexistent' } });
+    const reporter = new ProgressReporter(host, undefined, recordingNotifier(), quiet, () => now);
+    const banner = () => readFileSync(host.resolve(BANNER_PATH), 'utf8');
+    await reporter.phase('Wait for the cluster to settle');
+    now += 2_000;
+    await reporter.detail('waiting for the machine-config operator (2s of 30m)');
+    await reporter.outcome({ tone: 'error', headline: 'the cluster did not settle', lines: ['call the office'] });
+    now += BANNER_PROGRESS_EVERY_MS;
+    t.mock.timers.tick(BANNER_PROGRESS_EVERY_MS);
+    await reporter.flush();
+    assert.match(banner(), /ACTION NEEDED — the cluster did not settle/);
   } finally {
     t.mock.timers.reset();
     rmSync(root, { recursive: true, force: true });

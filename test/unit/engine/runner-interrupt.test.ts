@@ -2,7 +2,7 @@
 // done: the journal keeps it running, and the next start applies it again (issue 41 — a runner that marked it done
 // was caught only by a slow integration test, after its 30-minute deadline). The run loop (src/engine/runner.ts)
 // with its real journal (src/engine/journal.ts) on a temp node root, a site-config in the drop directory and two
-// steps of this test's own; no bundle, no cluster.
+// steps of this test's own; no bundle, no cluster. Also when the run starts the slow work of the steps ahead.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runAgent, EXIT } from '../../../src/engine/runner';
 import type { JournalData } from '../../../src/engine/journal';
-import type { Step, StepContext } from '../../../src/engine/step';
+import { StepError, type Step, type StepContext } from '../../../src/engine/step';
 import { LocalHost } from '../../../src/host/host';
 import { createLogger } from '../../../src/log';
 import { DEFAULT_DROP_DIR, DEFAULT_STATE_DIR, DEFAULT_KUBECONFIG, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
@@ -112,5 +112,33 @@ test('a step whose apply is interrupted stays running in the journal, the steps 
     assert.equal(j.starts, 2);
   } finally {
     n.cleanup();
+  }
+});
+
+// The domain step's three RSA keys (about 0.6 s of CPU) were generated when the run began: a run that stopped at the
+// network — the failure a site sees most — threw them away, and they competed with the network's verification.
+test("the steps' slow work ahead starts once the site network is in place, before the next step, and never for a run that stops at the network", async () => {
+  for (const networkFails of [true, false]) {
+    const n = node();
+    try {
+      const events: string[] = [];
+      const network: Step = {
+        name: 'network',
+        title: 'Apply the site network',
+        plan: async () => [],
+        check: async () => false,
+        apply: async () => {
+          events.push('network applied');
+          if (networkFails) throw new StepError('the gateway 10.17.0.1 does not answer', 'check the cable');
+        },
+        verify: async () => {},
+      };
+      const kubelet: Step = { ...countingStep('kubelet', { network: 0, kubelet: 0 }), apply: async () => void events.push('kubelet applied') };
+      const domain: Step = { ...countingStep('kubelet', { network: 0, kubelet: 0 }), name: 'domain', prepare: () => void events.push('domain prepared'), apply: async () => void events.push('domain applied') };
+      await run(n.root, [network, kubelet, domain]);
+      assert.deepEqual(events, networkFails ? ['network applied'] : ['network applied', 'domain prepared', 'kubelet applied', 'domain applied']);
+    } finally {
+      n.cleanup();
+    }
   }
 });
