@@ -8,7 +8,8 @@
 // another V8 or other flags (`cachedDataRejected`) and compiles afresh; the module gets the same exports, require,
 // module, __filename and __dirname as from Node's own loader (the bundles have no native import():
 // esbuild.config.mjs). The agent on a node never loads this file.
-// SNO_BUNDLE_CODE_CACHE is the cache's folder (run-tests.mjs: .cache/code-cache); without it nothing changes.
+// SNO_BUNDLE_CODE_CACHE is the cache's folder (run-tests.mjs: the run's own, .cache/tests/run-<pid>/code-cache);
+// without it nothing changes.
 'use strict';
 const Module = require('node:module');
 const path = require('node:path');

@@ -4,7 +4,7 @@
 // Every test has a time limit (./test-timeout.mjs, issue 41), and every file one more as a backstop.
 // The runner's closing lines (# pass / # fail) are the counts CI reads; the reporter (./test-reporter.mjs, the
 // spec reporter's) prints the ten slowest test files just before them.
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,15 +74,15 @@ const fileTimeout = process.env.SNO_TEST_FILE_TIMEOUT_MS ?? String(60 * 60_000);
 const limits = ['--import', fileURLToPath(new URL('./test-timeout.mjs', import.meta.url)), '--test-force-exit', `--test-timeout=${fileTimeout}`];
 // The files run compiled (./test-build.mjs: without the tsx loader, 0.5–3 s less CPU a file), with source maps so
 // that stack traces and test places name the sources.
-const { compiled, remove } = await compileTests(files);
+const { compiled, outdir, remove } = await compileTests(files);
 // Every Node process the tests start reads the bundles' compiled code from V8's code cache (./bundle-code-cache.cjs),
-// made afresh for each run of the suite (a cache of an older build is only dead weight), and takes its RSA 2048 keys
-// from a pool kept between runs (./pooled-rsa-keys.cjs), laid out here one file a key: each is claimed once in a run.
-const codeCache = fileURLToPath(new URL('../.cache/code-cache', import.meta.url));
-rmSync(codeCache, { recursive: true, force: true });
-const rsaPool = fileURLToPath(new URL('../.cache/rsa-pool', import.meta.url));
+// and takes its RSA 2048 keys from a pool kept between runs (./pooled-rsa-keys.cjs), laid out here one file a key: each
+// is claimed once in a run. Both live in this run's own folder, made afresh and removed with it: a test that runs the
+// runner (test/unit/support/test-timeout.test.ts) must not lay the suite's pool out again midway, handing its keys out
+// a second time.
+const codeCache = join(outdir, 'code-cache');
+const rsaPool = join(outdir, 'rsa-pool');
 const rsaKept = process.env.SNO_TEST_RSA_POOL_CACHE ?? join(process.env.HOME || homedir(), '.cache', 'sno-reconfigure', 'agent-rsa-2048.pem');
-rmSync(rsaPool, { recursive: true, force: true });
 mkdirSync(rsaPool, { recursive: true });
 const keptKeys = (() => {
   try {

@@ -77,7 +77,7 @@ function compiledName(file, index) {
 
 /**
  * Compiles `files` (paths of .test.ts files, anywhere) into this run's folder: returns the compiled file of each, in
- * the same order, and a function that removes the folder.
+ * the same order, the run's folder, and a function that removes it.
  */
 export async function compileTests(files) {
   const { build, transform } = await import('esbuild');
@@ -105,6 +105,8 @@ export async function compileTests(files) {
   });
   return {
     compiled: files.map((f, i) => join(outdir, `${compiledName(f, i)}.mjs`)),
+    /** The run's own folder, for what else belongs to this run alone (removed with it). */
+    outdir,
     remove: () => rmSync(outdir, { recursive: true, force: true }),
   };
 }
