@@ -15,3 +15,12 @@ export const MUTATION_MODULES = {
   // a mutant. run-manifests.test.ts (extra manifests that touch the held pool) would add 40 s a mutant.
   'pool-hold': { mutate: ['src/steps/pool-hold.ts'], tests: ['test/unit/steps/pool-hold.test.ts', 'test/integration/reliability/pool-restart.test.ts'], build: 'node esbuild.config.mjs' },
 };
+
+/** Stryker's statuses of a mutant the tests killed, and of a valid one they did not: the score is killed / (both). */
+export const KILLED = ['Killed', 'Timeout'];
+export const NOT_KILLED = ['Survived', 'NoCoverage'];
+
+/** The score of `killed` of `valid` mutants, as the docs give it ("-" for none). */
+export function scoreOf(killed, valid) {
+  return valid ? ((100 * killed) / valid).toFixed(1) : '-';
+}

@@ -11,7 +11,7 @@ import { cpSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, symli
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MUTATION_MODULES } from './mutation-modules.mjs';
+import { KILLED, MUTATION_MODULES, NOT_KILLED, scoreOf } from './mutation-modules.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const name = process.argv[2];
@@ -31,7 +31,7 @@ if (!existsSync(reportFile)) {
 }
 const report = JSON.parse(readFileSync(reportFile, 'utf8'));
 const mutants = Object.entries(report.files).flatMap(([file, f]) => f.mutants.map((m) => ({ ...m, file, source: f.source })));
-const survivors = mutants.filter((m) => m.status === 'Survived' || m.status === 'NoCoverage');
+const survivors = mutants.filter((m) => NOT_KILLED.includes(m.status));
 for (const [file, f] of Object.entries(report.files)) {
   if (readFileSync(join(ROOT, file), 'utf8') !== f.source) console.error(`note: ${file} changed since the run; its survivors are tested in the source the run mutated`);
 }
@@ -83,9 +83,9 @@ try {
 } finally {
   for (const dir of copies) rmSync(dir, { recursive: true, force: true });
 }
-const valid = mutants.filter((m) => ['Killed', 'Timeout', 'Survived', 'NoCoverage'].includes(m.status)).length;
+const valid = mutants.filter((m) => KILLED.includes(m.status) || NOT_KILLED.includes(m.status)).length;
 const killed = valid - stillSurviving.length;
-console.log(`\n\n${name}: ${((100 * killed) / valid).toFixed(1)} % (${killed} of ${valid} mutants killed; ${survivors.length - stillSurviving.length} of the run's ${survivors.length} survivors killed by the tests as they are now)`);
+console.log(`\n\n${name}: ${scoreOf(killed, valid)} % (${killed} of ${valid} mutants killed; ${survivors.length - stillSurviving.length} of the run's ${survivors.length} survivors killed by the tests as they are now)`);
 for (const m of stillSurviving.sort((a, b) => a.file.localeCompare(b.file) || a.location.start.line - b.location.start.line)) {
   console.log(`  survives: ${m.file}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} → ${JSON.stringify(m.replacement).slice(0, 100)}`);
 }

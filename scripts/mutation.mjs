@@ -4,7 +4,7 @@
 // reports/mutation/<module>.report.json.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { MUTATION_MODULES } from './mutation-modules.mjs';
+import { KILLED, MUTATION_MODULES, NOT_KILLED, scoreOf } from './mutation-modules.mjs';
 
 // `--force` re-tests every mutant: the command runner reports one result for all of a module's tests, so incremental
 // mode sees a changed source line but not a changed test (after adding tests, run with --force).
@@ -27,8 +27,8 @@ for (const name of wanted) {
   const report = JSON.parse(readFileSync(`reports/mutation/${id}.report.json`, 'utf8'));
   const mutants = Object.values(report.files).flatMap((f) => f.mutants);
   const count = (status) => mutants.filter((m) => m.status === status).length;
-  const killed = count('Killed') + count('Timeout');
-  const valid = killed + count('Survived') + count('NoCoverage');
-  scores.push(`${id}: ${valid ? ((100 * killed) / valid).toFixed(1) : '-'} % (${killed} of ${valid} mutants killed, ${count('Survived')} survived; ${count('CompileError') + count('RuntimeError')} invalid, ${count('Ignored')} ignored)`);
+  const killed = mutants.filter((m) => KILLED.includes(m.status)).length;
+  const valid = killed + mutants.filter((m) => NOT_KILLED.includes(m.status)).length;
+  scores.push(`${id}: ${scoreOf(killed, valid)} % (${killed} of ${valid} mutants killed, ${count('Survived')} survived; ${count('CompileError') + count('RuntimeError')} invalid, ${count('Ignored')} ignored)`);
 }
 console.log(`\nMutation score per module (${new Date().toISOString().slice(0, 10)}):\n${scores.map((s) => `  ${s}`).join('\n')}`);
