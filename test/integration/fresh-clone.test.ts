@@ -8,7 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { PROJECT_ROOT } from '../support/bundle';
+import { PROJECT_ROOT, withoutSuitePreloads } from '../support/bundle';
 
 function whyNotClonable(): string | undefined {
   if (spawnSync('git', ['--version'], { stdio: 'ignore' }).status !== 0) return 'git is not installed';
@@ -18,10 +18,8 @@ function whyNotClonable(): string | undefined {
 
 function run(command: string, args: string[], cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    // Without the suite's preloads (scripts/run-tests.mjs: the bundles' code cache, the RSA key pool): they live in this
-    // checkout, not the clone.
-    const { NODE_OPTIONS: _preload, SNO_BUNDLE_CODE_CACHE: _cache, SNO_TEST_RSA_POOL: _pool, SNO_TEST_RSA_POOL_CACHE: _kept, ...env } = process.env;
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Without the suite's preloads: they live in this checkout, not the clone.
+    const child = spawn(command, args, { cwd, env: withoutSuitePreloads(), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

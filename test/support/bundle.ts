@@ -12,13 +12,23 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 export const BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'sno-reconfigure.cjs');
 
 /**
- * The environment for a bundle run that inherits nothing: PATH only, and the suite's preloads when it runs under them
- * (scripts/run-tests.mjs: V8's code cache for the bundle, RSA keys from a pool) — they change how the bundle is
- * compiled and where its RSA keys come from, not what it does.
+ * The variables scripts/run-tests.mjs gives every Node process of the suite for its preloads: V8's code cache for the
+ * bundle and RSA keys from a pool. They change how the bundle is compiled and where its RSA keys come from, not what
+ * it does.
  */
+const SUITE_PRELOADS = ['NODE_OPTIONS', 'SNO_BUNDLE_CODE_CACHE', 'SNO_TEST_RSA_POOL', 'SNO_TEST_RSA_POOL_CACHE'] as const;
+
+/** The environment for a bundle run that inherits nothing: PATH only, and the suite's preloads when it runs under them. */
 export function bareBundleEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-  for (const name of ['NODE_OPTIONS', 'SNO_BUNDLE_CODE_CACHE', 'SNO_TEST_RSA_POOL', 'SNO_TEST_RSA_POOL_CACHE']) if (process.env[name] !== undefined) env[name] = process.env[name];
+  for (const name of SUITE_PRELOADS) if (process.env[name] !== undefined) env[name] = process.env[name];
+  return env;
+}
+
+/** This process's environment without the suite's preloads: for a run as a user's (a fresh clone, a plain start). */
+export function withoutSuitePreloads(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of SUITE_PRELOADS) delete env[name];
   return env;
 }
 

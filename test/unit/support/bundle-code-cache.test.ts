@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ensureBundle, PROJECT_ROOT } from '../../support/bundle';
+import { ensureBundle, PROJECT_ROOT, withoutSuitePreloads } from '../../support/bundle';
 
 const PRELOAD = path.join(PROJECT_ROOT, 'scripts', 'bundle-code-cache.cjs');
 
@@ -15,8 +15,8 @@ test('a bundle started through the code cache answers as without it; the cache i
   const bundle = ensureBundle();
   const folder = mkdtempSync(path.join(tmpdir(), 'sno-code-cache-'));
   try {
-    // Without the suite's own preload, whatever runs this file.
-    const { NODE_OPTIONS: _preload, SNO_BUNDLE_CODE_CACHE: _cache, ...plain } = process.env;
+    // Without the suite's own preloads, whatever runs this file.
+    const plain = withoutSuitePreloads();
     const run = (args: string[], cached: boolean) =>
       execFileSync(process.execPath, [...(cached ? ['--require', PRELOAD] : []), bundle, ...args], { env: cached ? { ...plain, SNO_BUNDLE_CODE_CACHE: folder } : plain, encoding: 'utf8' });
     const expected = run(['--help'], false);

@@ -8,7 +8,7 @@ import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { PROJECT_ROOT } from '../../support/bundle';
+import { PROJECT_ROOT, withoutSuitePreloads } from '../../support/bundle';
 
 const PRELOAD = path.join(PROJECT_ROOT, 'scripts', 'pooled-rsa-keys.cjs');
 
@@ -39,7 +39,7 @@ test('processes take the pool’s keys once each, then fresh keys kept for the n
       return createPublicKey(privateKey).export({ type: 'spki', format: 'der' }).toString('base64');
     });
     const ask = (...args: string[]) =>
-      JSON.parse(execFileSync(process.execPath, ['--require', PRELOAD, '-e', ASK, ...args], { env: { ...process.env, NODE_OPTIONS: '', SNO_TEST_RSA_POOL: pool, SNO_TEST_RSA_POOL_CACHE: kept }, encoding: 'utf8' })) as { spki: string; type: string; bits: number; matches: boolean };
+      JSON.parse(execFileSync(process.execPath, ['--require', PRELOAD, '-e', ASK, ...args], { env: { ...withoutSuitePreloads(), SNO_TEST_RSA_POOL: pool, SNO_TEST_RSA_POOL_CACHE: kept }, encoding: 'utf8' })) as { spki: string; type: string; bits: number; matches: boolean };
 
     const other = ask('promise', '1024');
     assert.equal(other.bits, 1024, 'another size is generated as asked');
