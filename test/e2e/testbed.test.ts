@@ -450,7 +450,8 @@ async function startCrashChild(mode: string): Promise<{ created: Created; child:
       out += b.toString();
       if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!) as Created);
     });
-    child.once('exit', (code) => reject(new Error(`crash-child exited (${code}) before reporting: ${err}`)));
+    // 'close', not 'exit': the child prints and exits at once, and its exit can be heard before its line is read.
+    child.once('close', (code) => reject(new Error(`crash-child exited (${code}) before reporting: ${err}`)));
   });
   return { created, child };
 }

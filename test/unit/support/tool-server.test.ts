@@ -177,7 +177,8 @@ test("a caller's stdin left open and empty (execFile's pipe, as the agent calls 
     const child = spawn(path.join(node.bin, 'systemctl'), ['is-enabled', 'sno-reconfigure.service'], { env: node.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    // 'close', not 'exit': a process's output can still be in the pipe when its exit is heard (one CI run read none).
+    const code = await new Promise<number | null>((r) => child.once('close', r));
     child.stdin.end();
     assert.deepEqual([code, out], [0, 'enabled\n']);
   } finally {
