@@ -3,7 +3,7 @@
 // directory (watched with inotify, taken only once no process holds a file in it open for writing and nothing
 // in it changed for dropStableMs: a file may still be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
-import { whyUnreadable, type Closable, type Host, type WatchEvent } from '../host/host';
+import { whyUnreadable, type Closable, type Host, type PathInfo, type WatchEvent } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
 import { copyFromVolume, dropDirIsStable, dropDirLastChange, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult, type RenamedIn } from '../siteconfig/media';
@@ -339,10 +339,11 @@ function watchRenamesIn(opts: DetectOptions, onEvent: () => void): { follow(): P
   const onEntry = (event: WatchEvent, name: string | undefined) => {
     onEvent();
     if (name === undefined || name.includes('/')) return;
+    const heardAt = Date.now();
     const looked = event === 'rename' && name !== ownName ? opts.host.stat(`${opts.dropDir}/${name}`).catch(() => undefined) : undefined;
     then(async () => {
       const info = await looked;
-      if (info !== undefined && (info.kind === 'file' || info.kind === 'directory')) renamed.set(name, { ino: info.ino, ctimeMs: info.ctimeMs });
+      if (info !== undefined && (info.kind === 'file' || info.kind === 'directory') && toldRenamedIn(info, heardAt)) renamed.set(name, { ino: info.ino, ctimeMs: info.ctimeMs });
       else if (!renamed.delete(name)) return;
       unsaved = true;
       // Saved once the events that came with this one are handled.
@@ -401,6 +402,30 @@ function watchRenamesIn(opts: DetectOptions, onEvent: () => void): { follow(): P
       await queue;
     },
   };
+}
+
+/**
+ * How late a file's event may be heard and still tell a file made in place: the watch's stat then shows it as it was
+ * made, and whatever is written to it later is an event of its own, which forgets the record. Later — the agent's event
+ * loop held by other work, or inotify's queue overflowing, which libuv drops without a word (uv__inotify_read skips an
+ * event of no watch) — the stat shows whatever was written in place meanwhile (issue 36, d6).
+ */
+const PROMPT_EVENT_MS = 1_000;
+
+/**
+ * Whether a 'rename' event (libuv reports an entry made in place and one moved in alike) can be taken as a rename in:
+ * - something other than a write came last to the entry: a rename moves only the change time (xfs_rename and
+ *   ext4_rename set the moved inode's ctime, not its mtime), while a write, or a new or removed entry in a folder,
+ *   moves both;
+ * - or, for a file, the event was heard promptly after the file was made (PROMPT_EVENT_MS). Not for a folder: what is
+ *   written inside it is no event of the top-level watch, so a folder made in place is never a rename in.
+ * Else it may be a prefix written in place: not taken, and the console's remedy (rename it away and back) settles it.
+ * A writer that renames within the clock tick of its last write meets that remedy too when the folder, or a file made
+ * over a second earlier, is what it renames.
+ */
+function toldRenamedIn(info: PathInfo, heardAt: number): boolean {
+  if (info.ctimeMs > info.mtimeMs) return true;
+  return info.kind === 'file' && info.birthtimeMs > 0 && Math.abs(heardAt - info.birthtimeMs) <= PROMPT_EVENT_MS;
 }
 
 /** The record kept by an earlier start; a damaged or unreadable one is said and started afresh (the files it named wait for a rename in). */

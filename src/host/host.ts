@@ -30,6 +30,8 @@ export interface PathInfo {
   mtimeMs: number;
   /** The inode's last change of any kind (a write, a rename, its times or mode set): later than mtimeMs when something but a write came last. */
   ctimeMs: number;
+  /** When the inode was made (statx's btime): 0 where the filesystem does not keep it. */
+  birthtimeMs: number;
   /** Permission bits (mode & 0o7777). */
   mode: number;
   /** The inode number, and how many names (hard links) it has. */
@@ -278,7 +280,7 @@ export class LocalHost implements Host {
     try {
       const st = await fs.lstat(this.resolve(nodePath));
       const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
-      return { kind, ...(kind === 'other' && { special: kindInWords(st) }), size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, mode: st.mode & 0o7777, ino: st.ino, nlink: st.nlink };
+      return { kind, ...(kind === 'other' && { special: kindInWords(st) }), size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, birthtimeMs: st.birthtimeMs, mode: st.mode & 0o7777, ino: st.ino, nlink: st.nlink };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;

@@ -24,8 +24,9 @@ test('stat tells files, directories and links apart without following links, and
   mkdirSync(path.join(root, 'd'));
   symlinkSync('/etc/passwd', path.join(root, 'link'));
   const a = await host.stat('/a');
-  assert.deepEqual({ ...a, mtimeMs: 0, ctimeMs: 0, mode: 0, ino: 0 }, { kind: 'file', size: 4, mtimeMs: 0, ctimeMs: 0, mode: 0, ino: 0, nlink: 1 });
+  assert.deepEqual({ ...a, mtimeMs: 0, ctimeMs: 0, birthtimeMs: 0, mode: 0, ino: 0 }, { kind: 'file', size: 4, mtimeMs: 0, ctimeMs: 0, birthtimeMs: 0, mode: 0, ino: 0, nlink: 1 });
   assert.equal(a?.ino, statSync(path.join(root, 'a')).ino);
+  assert.equal(a?.birthtimeMs, statSync(path.join(root, 'a')).birthtimeMs, "the inode's birth time, as statx gives it");
   assert.equal((await host.stat('/d'))?.kind, 'directory');
   assert.equal((await host.stat('/link'))?.kind, 'symlink');
   assert.equal(await host.readLink('/link'), '/etc/passwd');
