@@ -99,6 +99,8 @@ const dropDirIdentity = (dropDir: string): string => `drop-dir:${dropDir}`;
 export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels' | 'dropDir' | 'dropStableMs' | 'clock'>): Promise<Candidate[]> {
   const out: Candidate[] = [];
   for (const v of await findLabelledVolumes(opts.host, opts.labels)) {
+    // The filesystem UUID outlives a new device node (a stick pulled and inserted again). Two volumes present with one
+    // UUID (sticks cloned from one image) share it: they are compared first, and only agreeing copies go on as one.
     out.push({
       kind: 'volume',
       location: `${v.nodeDevice} (label ${v.label})`,
@@ -144,7 +146,12 @@ export function conflictProblem(readings: readonly Reading[]): MediaProblem | un
   const digests = new Set(readings.flatMap((r) => ('copy' in r ? [r.copy.treeDigest] : [])));
   const unreadable = readings.filter((r): r is Extract<Reading, { error: MediaError }> => 'error' in r);
   if (unreadable.length === 0 && digests.size < 2) return undefined;
-  const what = unreadable.length > 0 ? `${readings.length} site-config media are attached and ${unreadable.length === readings.length ? 'none of them can be read' : `${unreadable.length === 1 ? 'one' : unreadable.length} of them cannot be read`}` : `${readings.length} different site-config media are attached`;
+  const what =
+    unreadable.length > 0
+      ? `${readings.length} site-config media are attached and ${unreadable.length === readings.length ? 'none of them can be read' : `${unreadable.length === 1 ? 'one' : unreadable.length} of them cannot be read`}`
+      : digests.size === readings.length
+        ? `${readings.length} different site-config media are attached`
+        : `${readings.length} site-config media are attached, holding ${digests.size} different site-configs`;
   const fix = unreadable.map((r) => `If ${r.source.medium} is today's: ${r.error.remedy}`);
   return {
     message: `${what}, so none of them is used: ${readings.map(describeReading).join('; and ')}`,

@@ -88,17 +88,21 @@ export async function findLabelledVolumes(host: Host, labels: string[]): Promise
     if (blkid.code === 0) found.push(...parseBlkidExport(blkid.stdout, labels));
   }
   // The same device found twice: the first find is kept, with what a later one knows (udev's link tells no
-  // filesystem type or UUID, lsblk does; mount gets -t explicitly).
+  // filesystem type or UUID, lsblk does; mount gets -t explicitly). Devices, not UUIDs: two sticks cloned from one
+  // image (dd, FAT made with mkfs.fat --invariant) share a UUID and may hold different sites, so each is a source of
+  // its own, compared with the others before any is used (an ISO image written to a stick, whose disk and partition
+  // both show it, is two sources that agree).
   const kept = new Map<string, VolumeCandidate>();
   const out: VolumeCandidate[] = [];
   for (const c of found) {
-    const keys = [`dev:${c.nodeDevice}`, ...(c.uuid ? [`uuid:${c.uuid}`] : [])];
-    const first = keys.map((k) => kept.get(k)).find(Boolean);
+    const first = kept.get(c.nodeDevice);
     if (first) {
       first.fstype ??= c.fstype;
       first.uuid ??= c.uuid;
-    } else out.push(c);
-    for (const k of keys) kept.set(k, first ?? c);
+    } else {
+      out.push(c);
+      kept.set(c.nodeDevice, c);
+    }
   }
   return out;
 }

@@ -82,7 +82,8 @@ export interface StandInNode {
   /** Make `tool` (or `tool-verb`, e.g. systemctl-disable) hang until the returned release() is called. */
   hold(name: string): () => void;
   /** A block device with a filesystem label holding `files` (relative path → content). */
-  attachVolume(name: string, label: string, files: Record<string, string | Buffer>): void;
+  /** A labelled volume; `uuid`: its filesystem UUID (UUID-<name> when not given; two sticks cloned from one image share one). */
+  attachVolume(name: string, label: string, files: Record<string, string | Buffer>, opts?: { uuid?: string }): void;
   detachVolume(name: string): void;
   units(): Record<string, { enabled: string; active: string }>;
   nmstateHistory(): string[];
@@ -161,13 +162,14 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
       writeFileSync(path.join(standinDir, 'hold', name), '');
       return () => rmSync(path.join(standinDir, 'hold', name), { force: true });
     },
-    attachVolume: (name, label, files) => {
+    attachVolume: (name, label, files, opts) => {
       const d = path.join(standinDir, 'devices', name);
       for (const [rel, content] of Object.entries(files)) {
         mkdirSync(path.dirname(path.join(d, rel)), { recursive: true });
         writeFileSync(path.join(d, rel), content);
       }
       writeFileSync(path.join(standinDir, 'devices', `${name}.label`), label);
+      if (opts?.uuid !== undefined) writeFileSync(path.join(standinDir, 'devices', `${name}.uuid`), opts.uuid);
       // The kernel's device node (devtmpfs), there while the stick is: a pulled stick has none.
       mkdirSync(path.join(root, 'dev'), { recursive: true });
       if (!existsSync(path.join(root, 'dev', name))) writeFileSync(path.join(root, 'dev', name), '');
@@ -175,6 +177,7 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
     detachVolume: (name) => {
       rmSync(path.join(standinDir, 'devices', name), { recursive: true, force: true });
       rmSync(path.join(standinDir, 'devices', `${name}.label`), { force: true });
+      rmSync(path.join(standinDir, 'devices', `${name}.uuid`), { force: true });
       rmSync(path.join(root, 'dev', name), { force: true });
     },
     units: () => {

@@ -67,6 +67,27 @@ test('two different site-config volumes: none is taken, both devices are named',
   assertShownEverywhere(r, '2 different site-config media are attached, so none of them is used: the stick /dev/sdb1 (SITE-CONFIG), which holds site "store-0042"; and the disc image /dev/sr0 (RELOCATION-CONFIG), which holds site "store-0041"', /Pull the media not meant for today/);
 });
 
+// The fourth hostile re-test of issue 36: two sticks cloned from one image share a filesystem UUID; they were one
+// source, and the first found was applied without a look at the other.
+test('two sticks with the same filesystem UUID and different sites: none is taken, both devices are named', async () => {
+  const r = await refusedMedia((s) => {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0041-last-month', baseDomain: 'store41.example.com' }) }, { uuid: '1234-ABCD' });
+    s.node.attachVolume('sdc1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) }, { uuid: '1234-ABCD' });
+  });
+  assertShownEverywhere(r, '2 different site-config media are attached, so none of them is used: the stick /dev/sdb1 (SITE-CONFIG), which holds site "store-0041-last-month"; and the stick /dev/sdc1 (SITE-CONFIG), which holds site "store-0042"', /Pull the media not meant for today/);
+  assert.deepEqual(r.all.filter((l) => /accepted site-config/i.test(l)), [], "last month's stick is not taken");
+});
+
+test('three media holding two different site-configs are counted as such', async () => {
+  const r = await refusedMedia((s) => {
+    const old = siteConfigFor(s.sim, { name: 'store-0041-last-month', baseDomain: 'store41.example.com' });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': old });
+    s.node.attachVolume('sdc1', 'SITE-CONFIG', { 'site-config.yaml': old });
+    s.node.attachVolume('sdd1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
+  });
+  assert.match(r.status.lastError?.message ?? '', /^3 site-config media are attached, holding 2 different site-configs, so none of them is used: the stick \/dev\/sdb1/);
+});
+
 // Issue 27: last month's valid virtual media must not be applied because today's stick cannot be read.
 const todaysUnusableSticks: [string, (s: Scenario) => void, string][] = [
   ['named site-config.yaml.txt', (s) => s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml.txt': 'x' }), 'has no site-config.yaml; it holds: site-config.yaml.txt'],

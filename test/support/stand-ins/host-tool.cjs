@@ -103,14 +103,14 @@ async function runTool({ tool, args, env, stdin = '', cwd = process.cwd(), gone 
     }
   }
 
-  /** Devices: $STANDIN_DIR/devices/<name>/ holds the files, <name>.label the filesystem label, <name>.fstype its type (vfat when absent). */
+  /** Devices: $STANDIN_DIR/devices/<name>/ holds the files, <name>.label the filesystem label, <name>.fstype its type (vfat when absent), <name>.uuid its UUID (UUID-<name> when absent). */
   function devices() {
     const d = p('devices');
     if (!fs.existsSync(d)) return [];
     return fs
       .readdirSync(d, { withFileTypes: true })
       .filter((e) => e.isDirectory())
-      .map((e) => ({ name: e.name, path: `/dev/${e.name}`, label: fs.existsSync(path.join(d, `${e.name}.label`)) ? fs.readFileSync(path.join(d, `${e.name}.label`), 'utf8').trim() : null, uuid: `UUID-${e.name}`, fstype: fs.existsSync(path.join(d, `${e.name}.fstype`)) ? fs.readFileSync(path.join(d, `${e.name}.fstype`), 'utf8').trim() : 'vfat' }));
+      .map((e) => ({ name: e.name, path: `/dev/${e.name}`, label: fs.existsSync(path.join(d, `${e.name}.label`)) ? fs.readFileSync(path.join(d, `${e.name}.label`), 'utf8').trim() : null, uuid: fs.existsSync(path.join(d, `${e.name}.uuid`)) ? fs.readFileSync(path.join(d, `${e.name}.uuid`), 'utf8').trim() : `UUID-${e.name}`, fstype: fs.existsSync(path.join(d, `${e.name}.fstype`)) ? fs.readFileSync(path.join(d, `${e.name}.fstype`), 'utf8').trim() : 'vfat' }));
   }
 
   function post(url, body) {

@@ -34,7 +34,7 @@ json_string() {
 }
 
 # The volumes of $STANDIN_DIR/devices (as host-tool.cjs lists them: folders, in byte order, each with <name>.label
-# and <name>.fstype beside it). A label with bytes beyond printable ASCII goes to host-tool.cjs, whose trim and JSON
+# and <name>.fstype, <name>.uuid beside it). A label with bytes beyond printable ASCII goes to host-tool.cjs, whose trim and JSON
 # are JavaScript's (a hostile label's Unicode spaces and escapes), so both answer alike.
 devices=()
 if [ "$tool" = lsblk ] || [ "$tool" = blkid ]; then
@@ -136,15 +136,17 @@ case $tool in
       if [ -f "$base.label" ]; then label=$(trimmed "$base.label"); has_label=true; fi
       fstype=vfat
       if [ -f "$base.fstype" ]; then fstype=$(trimmed "$base.fstype"); fi
+      uuid=UUID-$name
+      if [ -f "$base.uuid" ]; then uuid=$(trimmed "$base.uuid"); fi
       if [ "$tool" = lsblk ]; then
         if $udev; then
           if $has_label; then l=$(json_string "$label"); else l=null; fi
-          rows+=("{\"name\":$(json_string "$name"),\"label\":$l,\"fstype\":$(json_string "$fstype"),\"path\":$(json_string "/dev/$name"),\"uuid\":$(json_string "UUID-$name")}")
+          rows+=("{\"name\":$(json_string "$name"),\"label\":$l,\"fstype\":$(json_string "$fstype"),\"path\":$(json_string "/dev/$name"),\"uuid\":$(json_string "$uuid")}")
         else
           rows+=("{\"name\":$(json_string "$name"),\"label\":null,\"fstype\":null,\"path\":$(json_string "/dev/$name"),\"uuid\":null}")
         fi
       elif [ -n "$label" ]; then
-        blocks+=("DEVNAME=/dev/$name"$'\n'"LABEL=$label"$'\n'"UUID=UUID-$name"$'\n'"TYPE=$fstype")
+        blocks+=("DEVNAME=/dev/$name"$'\n'"LABEL=$label"$'\n'"UUID=$uuid"$'\n'"TYPE=$fstype")
       fi
     done
     if [ "$tool" = lsblk ]; then

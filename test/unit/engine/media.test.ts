@@ -46,6 +46,15 @@ describe('finding the site-config volume', () => {
     assert.equal(found[0]!.device, path.join(node.root, 'dev/sdb1'));
   });
 
+  test('two devices with the same filesystem UUID (sticks cloned from one image) are two volumes', async () => {
+    writeFileSync(path.join(node.standinDir, 'udev'), '');
+    node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x' }, { uuid: '1234-ABCD' });
+    node.attachVolume('sdc1', 'SITE-CONFIG', { 'site-config.yaml': 'y' }, { uuid: '1234-ABCD' });
+    const host = new LocalHost({ root: node.root, env: node.env });
+    const found = await findLabelledVolumes(host, DEFAULT_LABELS);
+    assert.deepEqual(found.map((f) => [f.nodeDevice, f.uuid]), [['/dev/sdb1', '1234-ABCD'], ['/dev/sdc1', '1234-ABCD']]);
+  });
+
   test('extra labels from --label are accepted', async () => {
     node.attachVolume('sdc', 'STORE-42', { 'site-config.yaml': 'x' });
     const host = new LocalHost({ root: node.root, env: node.env });

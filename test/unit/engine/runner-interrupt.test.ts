@@ -5,7 +5,7 @@
 // steps of this test's own; no bundle, no cluster. Also when the run starts the slow work of the steps ahead.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runAgent, EXIT } from '../../../src/engine/runner';
@@ -55,9 +55,12 @@ function node(): { root: string; journal(): JournalData; cleanup(): void } {
     mkdirSync(path.dirname(path.join(root, nodePath)), { recursive: true });
     writeFileSync(path.join(root, nodePath), content);
   };
-  // Renamed in, as the drop directory's writer contract says (a file written in place is not taken: detect.ts).
+  // Renamed in, as the drop directory's writer contract says (a file written in place is not taken: detect.ts),
+  // written a minute ago: the drop directory has been quiet longer than dropStableMs when the run looks (a run started
+  // within 50 ms of the write found it unsettled and, with --once, nothing).
   put(`${DEFAULT_DROP_DIR}/site-config.yaml.part`, SITE_CONFIG);
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+  const written = new Date(Date.now() - 60_000);
+  utimesSync(path.join(root, `${DEFAULT_DROP_DIR}/site-config.yaml.part`), written, written);
   renameSync(path.join(root, `${DEFAULT_DROP_DIR}/site-config.yaml.part`), path.join(root, `${DEFAULT_DROP_DIR}/site-config.yaml`));
   // Renamed in while an earlier start of the agent watched (the record it keeps; this test is about the journal).
   recordRenamedIn(root, ['site-config.yaml'], DEFAULT_DROP_DIR);
