@@ -104,6 +104,23 @@ test('the generated mirror sets of cluster-configuration/manifests become imageD
   assert.deepEqual(chronySources('# comment\nserver a.example.com iburst\n  pool b.example.com\nmakestep 1 3\n'), { servers: ['a.example.com'], pools: ['b.example.com'] });
 });
 
+// The fourth hostile re-test of issue 36: what is not read of an object there passed validate without a word.
+test('what is not read of an object in cluster-configuration/manifests is named as not applied; the empty fields Go writes are not', () => {
+  // As openshift/api's MachineConfigSpec serialises ForAuthorizedKeys' object: the fields without omitempty, empty.
+  const generated = { osImageURL: '', config: { ignition: { version: '3.2.0' }, passwd: { users: [{ name: 'core', sshAuthorizedKeys: ['ssh-ed25519 AAAA x'] }] } }, kernelArguments: null, extensions: null, fips: false, kernelType: '' };
+  const ssh = (spec: Record<string, unknown>) => ({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '99-master-ssh' }, spec });
+  const quiet = fromSeedReconfiguration({ api_version: 1, base_domain: 'x.example.com' }, { 'ssh.json': JSON.stringify(ssh(generated)) }, false);
+  assert.deepEqual([quiet.problems, quiet.warnings], [[], []]);
+  const more = ssh({ ...generated, kernelArguments: ['nosmt'], config: { ...generated.config, storage: { files: [{ path: '/etc/x', contents: { source: 'data:,x' } }] } } });
+  const idms = { apiVersion: 'config.openshift.io/v1', kind: 'ImageDigestMirrorSet', metadata: { name: 'image-digest-mirror' }, spec: { imageDigestMirrors: [{ source: 'quay.io/openshift-release-dev/ocp-release', mirrors: ['registry.store42.example.com:8443/ocp/release'] }], imageTagMirrors: [{ source: 'quay.io/x', mirrors: ['registry.store42.example.com:8443/x'] }] } };
+  const t = fromSeedReconfiguration({ api_version: 1, base_domain: 'x.example.com' }, { 'ssh.json': JSON.stringify(more), 'idms.yaml': `- ${JSON.stringify(idms)}\n` }, false);
+  assert.deepEqual(t.problems, []);
+  assert.deepEqual(t.warnings, [
+    { path: 'cluster-configuration/manifests/ssh.json', message: "MachineConfig 99-master-ssh: spec.kernelArguments, spec.config.storage are not applied: the SSH key is taken from manifest.json's ssh_key; put other objects in extra-manifests/" },
+    { path: 'cluster-configuration/manifests/idms.yaml', message: '[0]: ImageDigestMirrorSet image-digest-mirror: spec.imageTagMirrors is not applied: only spec.imageDigestMirrors is read from an ImageDigestMirrorSet here (tag mirrors need signed media and spec.imageTagMirrors in a site-config)' },
+  ]);
+});
+
 // openshift-install image-based create config-image writes the install-config's imageDigestSources as they are,
 // a JSON list of {source, mirrors, sourcePolicy} — not mirror-set objects — to
 // cluster-configuration/manifests/image-digest-sources.json (openshift/installer
