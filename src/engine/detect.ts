@@ -63,8 +63,12 @@ export interface DetectMemory {
   returning: Set<string>;
   /** The candidate last offered, so a config refused later (while it ran) is not offered again until its media changes. */
   lastOffered?: { identity: string; treeDigest: string; fingerprint: string };
-  /** The sources last compared (volumes and the drop directory: identity and fingerprint of each) and the one kept when they agreed: not compared again while they stay. */
-  volumes?: { key: string; keep: Candidate[] };
+  /**
+   * The sources last compared (volumes and the drop directory: identity and fingerprint of each) and the one kept when
+   * they agreed, with the digest they agreed on: not compared again while they stay, and a copy of the kept one that
+   * holds anything else was not compared.
+   */
+  volumes?: { key: string; keep: Candidate[]; agreed?: string };
 }
 
 export const newDetectMemory = (): DetectMemory => ({ refused: new Map(), returning: new Set() });
@@ -190,7 +194,8 @@ async function withoutConflicts(opts: DetectOptions, memory: DetectMemory, candi
     }
     const problem = conflictProblem(readings);
     // Agreeing sources: the drop directory's copy is offered (it is read twice before it is taken); else the first volume.
-    memory.volumes = { key, keep: problem ? [] : [candidates.find((c) => c.kind === 'drop-dir') ?? candidates[0]!] };
+    const agreed = readings.find((r) => 'copy' in r)?.copy.treeDigest;
+    memory.volumes = problem ? { key, keep: [] } : { key, keep: [candidates.find((c) => c.kind === 'drop-dir') ?? candidates[0]!], ...(agreed !== undefined && { agreed }) };
     if (problem) {
       opts.log.error({ media: candidates.map((v) => v.location).join(', '), remedy: problem.remedy }, problem.message);
       await opts.onMediaProblem?.(problem);
@@ -271,6 +276,9 @@ export async function waitForSiteConfig(
           refused.set(c.identity, { error: problem.message, fingerprint: c.fingerprint, at: opts.clock.now() });
           continue;
         }
+        // The hostile re-test's race: a config renamed into the drop directory after the sources were compared is read
+        // here; the next turn compares the sources again (their key holds the drop directory's latest change).
+        if (memory.volumes?.agreed !== undefined && copy.treeDigest !== memory.volumes.agreed) continue;
         const returned = memory.returning.delete(c.identity);
         const reinserted = replaced || returned;
         if (prior?.treeDigest === copy.treeDigest && !reinserted) {

@@ -662,6 +662,36 @@ test('a config moved into the drop directory with an older time is compared with
     await waiting;
   }));
 
+// The fourth hostile re-test of issue 36 (from reading the code): the sources were compared by one read each, and the
+// drop directory was then read again to be taken; a config renamed in between those reads was taken uncompared.
+test('a config renamed into the drop directory just after the sources were compared is not taken uncompared: the next look compares it with the stick', { timeout: LOADED_MACHINE_MS }, () =>
+  onStandInNode(async (node, drop, abort) => {
+    node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'x: 1\n' });
+    dropIn(drop, 'site-config.yaml', 'x: 1\n');
+    recordRenamedIn(node.root, ['site-config.yaml']);
+    const candidate = '/var/lib/sno-reconfigure/candidate';
+    let copies = 0;
+    // The second copy made (the drop directory's, for the comparison: the stick's is the first) is followed at once
+    // by the writer's rename of another config.
+    class RenameAfterComparing extends LocalHost {
+      override async rename(from: string, to: string): Promise<void> {
+        await super.rename(from, to);
+        if (to === candidate && ++copies === 2) dropIn(drop, 'site-config.yaml', 'x: 2\n');
+      }
+    }
+    const offered: string[] = [];
+    const problems: MediaProblem[] = [];
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), host: new RenameAfterComparing({ root: node.root, env: node.env }), once: false, onMediaProblem: async (p) => void problems.push(p) }, async () => {
+      offered.push(readFileSync(path.join(node.root, candidate, 'site-config.yaml'), 'utf8'));
+      return 'refused';
+    });
+    await until('the sources compared again, or a config offered', () => problems.length > 0 || offered.length > 0);
+    assert.deepEqual(offered, [], 'the config renamed in after the comparison is not taken');
+    assert.match(problems[0]!.message, /^2 different site-config media are attached, so none of them is used/);
+    abort.abort();
+    await waiting;
+  }));
+
 test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
   const abort = new AbortController();
