@@ -10,7 +10,7 @@ import type { LastIssued } from '../siteconfig/validation/context';
 
 const fileIn = (stateDir: string) => `${stateDir}/${STATE_FILES.lastIssued}`;
 
-/** The recorded date (RFC 3339); undefined when none was ever recorded; `{ damaged }` saying what is wrong with it. */
+/** The recorded date (RFC 3339) and digest; undefined when none was ever recorded; `{ damaged }` saying what is wrong with it. */
 export async function readLastIssued(host: Host, stateDir: string): Promise<LastIssued | undefined> {
   let text: string;
   try {
@@ -21,18 +21,25 @@ export async function readLastIssued(host: Host, stateDir: string): Promise<Last
   } catch (e) {
     return { damaged: `cannot be read (${whyUnreadable(e)})` };
   }
-  let issued: unknown;
+  let record: { issued?: unknown; digest?: unknown } | null;
   try {
-    issued = (JSON.parse(text) as { issued?: unknown } | null)?.issued;
+    record = JSON.parse(text) as { issued?: unknown; digest?: unknown } | null;
   } catch {
     return { damaged: 'is damaged (it is not complete JSON)' };
   }
-  return typeof issued === 'string' && !Number.isNaN(Date.parse(issued)) ? issued : { damaged: 'is damaged (it holds no issue date)' };
+  const issued = record?.issued;
+  if (typeof issued !== 'string' || Number.isNaN(Date.parse(issued))) return { damaged: 'is damaged (it holds no issue date)' };
+  const digest = record?.digest;
+  if (digest !== undefined && (typeof digest !== 'string' || !/^[0-9a-f]{64}$/.test(digest))) return { damaged: 'is damaged (its config digest is not a sha256)' };
+  return { issued, ...(digest !== undefined && { digest }) };
 }
 
-/** Records `issued` of the config being taken, unless a later one is recorded already (a damaged record is replaced). */
-export async function recordIssued(host: Host, stateDir: string, issued: string, config: string): Promise<void> {
+/**
+ * Records `issued` and the digest of the config being taken, unless a later one is recorded already, or this one (a
+ * damaged record is replaced; a record without a digest gets this config's).
+ */
+export async function recordIssued(host: Host, stateDir: string, issued: string, config: string, digest: string): Promise<void> {
   const last = await readLastIssued(host, stateDir);
-  if (typeof last === 'string' && Date.parse(last) >= Date.parse(issued)) return;
-  await host.writeFileAtomic(fileIn(stateDir), `${JSON.stringify({ issued, config })}\n`, 0o644);
+  if (last !== undefined && 'issued' in last && (Date.parse(last.issued) > Date.parse(issued) || (Date.parse(last.issued) === Date.parse(issued) && last.digest === digest))) return;
+  await host.writeFileAtomic(fileIn(stateDir), `${JSON.stringify({ issued, config, digest })}\n`, 0o644);
 }

@@ -179,7 +179,7 @@ async function takeAsConfigOfRecord(env: Intake, journal: Journal, c: Candidate 
     // The device as the technician reads it everywhere: "the stick /dev/sdb1 (SITE-CONFIG)".
     journal.startConfig(site.digest, site.resolved.name, c ? { kind: c.kind, location: c.medium, copiedTo: env.copyDir } : undefined, new Date(env.clock.now()));
     // From here on no signed config issued earlier is taken (trust.ts), whatever happens to this run.
-    if (site.resolved.issued !== undefined) await recordIssued(host, env.stateDir, site.resolved.issued, site.resolved.name);
+    if (site.resolved.issued !== undefined) await recordIssued(host, env.stateDir, site.resolved.issued, site.resolved.name, site.digest);
     env.log.info({ config: site.resolved.name, digest: site.digest, media: c?.location ?? where }, `accepted site-config "${site.resolved.name}" from ${c?.medium ?? where}`);
   }
   journal.data.phase = 'running';

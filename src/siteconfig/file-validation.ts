@@ -7,6 +7,7 @@
 //   (sections.ts) → the resolved form and its digest (resolved.ts).
 // Every problem found is reported, not just the first.
 import { SEED_BINDING_FIELD } from './seed-reconfiguration';
+import { sameIssueProblem } from './trust';
 import { Findings, listed } from './problems';
 import type { LoadedSiteConfig, ValidationProblem } from './types';
 import type { FileValidation, FileValidationContext } from './validation/context';
@@ -45,5 +46,11 @@ export async function validateSiteConfigFile(ctx: FileValidationContext): Promis
   const { issued, expires } = signature.signed ? schema.document.metadata : {};
   const resolved = { ...resolvedForm(schema.document, spec, { ...fields, baseDomain: fields.baseDomain }, contents), ...(imageBased ? { imageBased } : {}), ...(issued !== undefined ? { issued } : {}), ...(expires !== undefined ? { expires } : {}) };
   const site: LoadedSiteConfig = { resolved, sourcePath: ctx.filePath, digest: siteDigest(bytes, refs), warnings: listed(named(f.warnings)) };
+  // The last part of signed means bound needs the whole config's digest (trust.ts).
+  const replay = signature.signed ? sameIssueProblem(issued, site.digest, ctx.lastIssued !== undefined && 'issued' in ctx.lastIssued ? ctx.lastIssued : undefined) : undefined;
+  if (replay) {
+    f.error(replay.path, replay.message);
+    return result(known);
+  }
   return result({ ...known, site });
 }

@@ -78,6 +78,17 @@ export function unsignedProblems(document: unknown): ValidationProblem[] {
 const timeOf = (v: unknown): number | undefined => (typeof v === 'string' && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : undefined);
 
 /**
+ * A signed config issued at the very moment of the one this node applied last, yet another config (its digest, over
+ * the file and every file it names): one of the two is not the newest, and which cannot be told, so neither is
+ * applied again (the fourth hostile re-test of issue 36: a correction signed with the same date let the config it
+ * corrected be replayed after it). The same config again (a restart resuming it) is the same digest.
+ */
+export function sameIssueProblem(issued: string | undefined, digest: string, last: { issued: string; digest?: string } | undefined): ValidationProblem | undefined {
+  if (issued === undefined || last?.digest === undefined || timeOf(issued) !== timeOf(last.issued) || digest === last.digest) return undefined;
+  return { path: 'metadata.issued', message: `${issued} is also when the config this node applied last was issued, but this is another config: media issued at one moment are one config, so one of the two is not the newest (the office must issue the corrected config with a later metadata.issued)` };
+}
+
+/**
  * Signed means bound: a signed site-config names its machine (spec.match) and when it was issued
  * (metadata.issued); it is refused once expired (metadata.expires, by this machine's clock) and when it was issued
  * before `lastIssued`, the config this node applied last (no replay of older signed media).

@@ -25,10 +25,11 @@ export interface FileValidationContext {
 }
 
 /**
- * The node's record of the last signed config it took: its date, or what is wrong with a damaged record (a
- * phrase after "last-issued.json …"): then no signed config is taken, since none can be told older or not.
+ * The node's record of the last signed config it took: its date and the config's digest (absent in a record written
+ * before 2026-11-28), or what is wrong with a damaged record (a phrase after "last-issued.json …"): then no signed
+ * config is taken, since none can be told older or not.
  */
-export type LastIssued = string | { damaged: string };
+export type LastIssued = { issued: string; digest?: string } | { damaged: string };
 
 export interface FileValidation {
   errors: ValidationProblem[];

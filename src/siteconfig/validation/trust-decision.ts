@@ -67,10 +67,10 @@ export async function verifySignature(f: Findings, ctx: FileValidationContext, b
  */
 export function judgeTrust(f: Findings, ctx: FileValidationContext, document: unknown, signed: boolean): void {
   const last = ctx.lastIssued;
-  const problems = !signed ? unsignedProblems(document) : signedProblems(document, ctx.now, typeof last === 'string' ? last : undefined);
+  const problems = !signed ? unsignedProblems(document) : signedProblems(document, ctx.now, last !== undefined && 'issued' in last ? last.issued : undefined);
   for (const p of problems) f.error(p.path, p.message);
   // Issue 36, finding 2: a damaged record once read as "none", and last month's signed media were taken again.
-  if (signed && typeof last === 'object') f.error('metadata.issued', damagedLastIssued(last.damaged));
+  if (signed && last !== undefined && 'damaged' in last) f.error('metadata.issued', damagedLastIssued(last.damaged));
 }
 
 /** A damaged replay record, in words for the technician and the office (docs/troubleshooting.md). */

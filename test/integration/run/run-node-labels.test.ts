@@ -52,7 +52,9 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
     assert.deepEqual(bootstrapUserEnabled(s.sim.store), { ok: true }, 'the installer\'s Secret, updated in place, is still honoured');
 
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { remove: true }, timeouts: { settleStability: '2s' } } }) }));
+    // Each new config is issued later than the last (as media build dates its builds): one issued at the same moment
+    // as the last applied, but different, is refused (trust.ts sameIssueProblem).
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { remove: true }, timeouts: { settleStability: '2s' } } }) }, { issued: '2026-11-02T09:00:00Z' }));
     const removed = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(removed.code, 0, removed.stdout.slice(-3000));
     assert.equal(s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system'), undefined);
@@ -61,7 +63,7 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
     // bootstrapauthenticator, "kubeadmin secret cannot be recreated"), so a hash is refused before anything changes.
     rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
     rmSync(path.join(s.node.root, 'var/lib/sno-reconfigure/journal.json'), { force: true });
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) }));
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) }, { issued: '2026-11-03T09:00:00Z' }));
     const before = s.sim.api.requests.length;
     const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 1, again.stdout.slice(-3000));

@@ -177,12 +177,22 @@ test('on the node, signed image-based media for another machine are not taken, a
   }
   const host = new LocalHost({ root: dir });
   const now = new Date('2026-11-27T09:00:00Z');
-  const taken = await loadSiteConfig(dir, { host, now, lastIssued: '2026-10-01T00:00:00Z' });
+  const taken = await loadSiteConfig(dir, { host, now, lastIssued: { issued: '2026-10-01T00:00:00Z' } });
   assert.equal(taken.status, 'valid', JSON.stringify(taken));
   assert.equal(taken.status === 'valid' && taken.site.resolved.issued, '2026-11-01T09:00:00Z', 'the date recorded once applied');
-  const replayed = await loadSiteConfig(dir, { host, now, lastIssued: '2026-11-20T00:00:00Z' });
+  const replayed = await loadSiteConfig(dir, { host, now, lastIssued: { issued: '2026-11-20T00:00:00Z' } });
   assert.equal(replayed.status, 'invalid');
   assert.deepEqual(replayed.status === 'invalid' && replayed.errors.map((e) => e.path), ['sno_reconfigure.issued']);
+  // Issued at the moment of the config applied last: the same config again (a restart resuming it) is taken, another
+  // one is not (the fourth hostile re-test of issue 36: a correction signed with the same date let the config it
+  // corrected be replayed), and a record older than its digest (written before 2026-11-28) still takes it.
+  const digest = taken.status === 'valid' ? taken.site.digest : '';
+  assert.equal((await loadSiteConfig(dir, { host, now, lastIssued: { issued: '2026-11-01T09:00:00.000Z', digest } })).status, 'valid');
+  assert.equal((await loadSiteConfig(dir, { host, now, lastIssued: { issued: '2026-11-01T09:00:00Z' } })).status, 'valid');
+  const sameMoment = await loadSiteConfig(dir, { host, now, lastIssued: { issued: '2026-11-01T09:00:00Z', digest: 'a'.repeat(64) } });
+  assert.deepEqual(sameMoment.status === 'invalid' && sameMoment.errors.map((e) => `${e.path}: ${e.message}`), [
+    'sno_reconfigure.issued: 2026-11-01T09:00:00Z is also when the config this node applied last was issued, but this is another config: media issued at one moment are one config, so one of the two is not the newest (the office must issue the corrected config with a later metadata.issued)',
+  ]);
   await fs.writeFile(path.join(dir, 'sys/class/dmi/id/product_serial'), 'ANOTHER-STORE\n');
   const other = await loadSiteConfig(dir, { host, now });
   assert.equal(other.status, 'not-for-this-machine', JSON.stringify(other));

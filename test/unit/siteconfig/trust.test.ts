@@ -35,9 +35,17 @@ test('the last issue date is kept, only ever moving forward; a damaged record is
   try {
     const host = new LocalHost({ root });
     assert.equal(await readLastIssued(host, '/state'), undefined);
-    await recordIssued(host, '/state', '2026-11-01T00:00:00Z', 'a');
-    await recordIssued(host, '/state', '2026-10-01T00:00:00Z', 'older');
-    assert.equal(await readLastIssued(host, '/state'), '2026-11-01T00:00:00Z');
+    const [a, b] = ['a'.repeat(64), 'b'.repeat(64)];
+    await recordIssued(host, '/state', '2026-11-01T00:00:00Z', 'a', a);
+    await recordIssued(host, '/state', '2026-10-01T00:00:00Z', 'older', b);
+    assert.deepEqual(await readLastIssued(host, '/state'), { issued: '2026-11-01T00:00:00Z', digest: a });
+    // A record written before 2026-11-28 has no digest: the config of its date taken again gets its digest.
+    await host.writeFileAtomic('/state/last-issued.json', '{"issued": "2026-11-01T00:00:00Z", "config": "a"}');
+    assert.deepEqual(await readLastIssued(host, '/state'), { issued: '2026-11-01T00:00:00Z' });
+    await recordIssued(host, '/state', '2026-11-01T00:00:00Z', 'a', a);
+    assert.deepEqual(await readLastIssued(host, '/state'), { issued: '2026-11-01T00:00:00Z', digest: a });
+    await host.writeFileAtomic('/state/last-issued.json', '{"issued": "2026-11-01T00:00:00Z", "digest": 7}');
+    assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is damaged (its config digest is not a sha256)' });
     // Issue 36, finding 2: a damaged record read as "none" turned replay protection off.
     await host.writeFileAtomic('/state/last-issued.json', '{"issued": "2026-11-01T00:00:00Z"');
     assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is damaged (it is not complete JSON)' });
