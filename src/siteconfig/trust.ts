@@ -79,9 +79,9 @@ const timeOf = (v: unknown): number | undefined => (typeof v === 'string' && !Nu
 
 /**
  * A signed config issued at the very moment of the one this node applied last, yet another config (its digest, over
- * the file and every file it names): one of the two is not the newest, and which cannot be told, so neither is
- * applied again (the fourth hostile re-test of issue 36: a correction signed with the same date let the config it
- * corrected be replayed after it). The same config again (a restart resuming it) is the same digest.
+ * the file and every file it names): one of the two is not the newest, and which cannot be told, so it is not applied
+ * (the fourth hostile re-test of issue 36: a correction signed with the same date let the config it corrected be
+ * replayed after it). The config applied last again (a restart resuming it) has the same digest and is taken.
  */
 export function sameIssueProblem(issued: string | undefined, digest: string, last: { issued: string; digest?: string } | undefined): ValidationProblem | undefined {
   if (issued === undefined || last?.digest === undefined || timeOf(issued) !== timeOf(last.issued) || digest === last.digest) return undefined;
