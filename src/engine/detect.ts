@@ -233,7 +233,7 @@ export async function waitForSiteConfig(
       }
       // Files in the drop directory that are not yet offered (a copy at work, or just finished): every source is
       // read before any is used, so the volumes wait for it too.
-      const dropUnsettled = !listed.some((c) => c.kind === 'drop-dir') && (await dropDirNewestChange(opts.host, opts.dropDir)) > 0;
+      const dropUnsettled = !listed.some((c) => c.kind === 'drop-dir') && (await dropDirNewestChange(opts.host, opts.dropDir, opts.clock.now())) > 0;
       for (const c of await withoutConflicts(opts, memory, listed, dropUnsettled)) {
         const prior = refused.get(c.identity);
         // A new device node, UUID or size: the stick was re-inserted or the image replaced (a /dev event woke us).
@@ -245,10 +245,10 @@ export async function waitForSiteConfig(
           if (c.kind === 'drop-dir') {
             // Never a prefix: the same bytes read twice, dropStableMs apart, no file's mtime moved in between, and
             // still no process holding a file open for writing (a stalled copy changes or stays open meanwhile).
-            const changed = await dropDirNewestChange(opts.host, opts.dropDir);
+            const changed = await dropDirNewestChange(opts.host, opts.dropDir, opts.clock.now());
             await opts.clock.sleep(opts.dropStableMs, opts.signal).catch(() => undefined);
             const again = await c.fetch(opts.candidateDir);
-            if (again.treeDigest !== copy.treeDigest || (await dropDirNewestChange(opts.host, opts.dropDir)) !== changed) continue;
+            if (again.treeDigest !== copy.treeDigest || (await dropDirNewestChange(opts.host, opts.dropDir, opts.clock.now())) !== changed) continue;
             if (again.reads?.some((r) => !r.steady) || (await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
             copy = again;
             // A file written in place may be closed and appended to again after any pause: only a rename into the

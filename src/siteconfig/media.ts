@@ -339,7 +339,7 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
  * Dotfiles and *.tmp / *.part (a copy still being written, to be renamed) are not looked at.
  */
 export async function dropDirIsStable(host: Host, dirNode: string, stableMs: number, now = Date.now()): Promise<boolean> {
-  const newest = await dropDirNewestChange(host, dirNode);
+  const newest = await dropDirNewestChange(host, dirNode, now);
   return newest > 0 && now - newest >= stableMs && (await host.openForWriting(dirNode)).length === 0;
 }
 
@@ -356,11 +356,24 @@ async function eachDropDirEntry(host: Host, dirNode: string, visit: (info: PathI
   await walk(dirNode, 0);
 }
 
-/** The latest mtime of the files the drop directory offers (0 when none): a change after it was read means a writer is still at work. */
-export async function dropDirNewestChange(host: Host, dirNode: string): Promise<number> {
+/**
+ * When an entry of the drop directory last changed, for the quiet period: its mtime (which a copy that keeps times, or
+ * a test, may set back), unless that is no time at all (0 or before: `touch -d @0`, a reproducible build's tar) or later
+ * than `now` (`scp -p` or `rsync -t` from a machine whose clock is ahead, or onto a node whose clock fell behind in
+ * storage, waited silently until the clock caught up): then its ctime, which only the kernel sets.
+ */
+const changedAt = (info: PathInfo, now: number): number => (info.mtimeMs > 0 && info.mtimeMs <= now ? info.mtimeMs : info.ctimeMs);
+
+/**
+ * The latest change of what the drop directory offers, folders aside (0 when it offers nothing): a change after it was
+ * read means a writer is still at work. A symbolic link or a FIFO counts as a file does: named like a config, it is
+ * today's config that cannot be read, not nothing (the fifth hostile re-test of issue 36: a drop directory holding
+ * only such entries was no source at all, and last month's stick was taken alone).
+ */
+export async function dropDirNewestChange(host: Host, dirNode: string, now = Date.now()): Promise<number> {
   let newest = 0;
   await eachDropDirEntry(host, dirNode, (info) => {
-    if (info.kind === 'file') newest = Math.max(newest, info.mtimeMs);
+    if (info.kind !== 'directory') newest = Math.max(newest, changedAt(info, now));
   });
   return newest;
 }

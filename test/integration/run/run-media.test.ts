@@ -88,6 +88,41 @@ test('three media holding two different site-configs are counted as such', async
   assert.match(r.status.lastError?.message ?? '', /^3 site-config media are attached, holding 2 different site-configs, so none of them is used: the stick \/dev\/sdb1/);
 });
 
+// The fifth hostile re-test of issue 36: the drop directory counted only regular files with a plausible mtime, so one
+// holding today's config as a link, a FIFO, or a file dated 1970 (touch -d @0, a reproducible build's tar) was no source
+// at all, and last month's stick was taken alone.
+const notCountedBefore: [string, (s: Scenario, drop: string) => void, RegExp][] = [
+  ['a file dated 1970', (s, drop) => {
+    writeFileSync(path.join(drop, 'site-config.yaml'), siteConfigFor(s.sim));
+    utimesSync(path.join(drop, 'site-config.yaml'), 0, 0);
+    recordRenamedIn(s.node.root, ['site-config.yaml']);
+  }, /^2 different site-config media are attached, so none of them is used: the stick \/dev\/sdb1 \(SITE-CONFIG\), which holds site "store-0041-last-month"; and the drop directory \S+, which holds site "store-0042"$/],
+  ['a symbolic link', (s, drop) => {
+    writeFileSync(path.join(s.node.root, 'today.yaml'), siteConfigFor(s.sim));
+    symlinkSync(path.join(s.node.root, 'today.yaml'), path.join(drop, 'site-config.yaml'));
+  }, /^2 site-config media are attached and one of them cannot be read, so none of them is used: the stick \/dev\/sdb1 \(SITE-CONFIG\), which holds site "store-0041-last-month"; and the drop directory \S+, which cannot be used: it holds site-config\.yaml as a symbolic link/],
+  ['a folder holding only a symbolic link', (s, drop) => {
+    writeFileSync(path.join(s.node.root, 'today.yaml'), siteConfigFor(s.sim));
+    mkdirSync(path.join(drop, 'site-configs'));
+    symlinkSync(path.join(s.node.root, 'today.yaml'), path.join(drop, 'site-configs', 'store-0042.yaml'));
+  }, /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: /],
+  ['a FIFO', (_s, drop) => void spawnSync('mkfifo', [path.join(drop, 'site-config.yaml')]), /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: /],
+];
+for (const [what, put, said] of notCountedBefore) {
+  test(`last month's stick beside today's config in the drop directory as ${what}: none is used, both are named`, async () => {
+    const r = await refusedMedia((s) => {
+      s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0041-last-month', baseDomain: 'store41.example.com' }) });
+      const drop = path.join(s.node.root, 'etc/sno-reconfigure/site-config.d');
+      mkdirSync(drop, { recursive: true });
+      put(s, drop);
+      // Past the drop directory's quiet period (2 s): what was put there is settled, not still being copied.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2_500);
+    });
+    assert.match(r.status.lastError?.message ?? '', said, r.all.join('\n'));
+    assert.deepEqual(r.all.filter((l) => /accepted site-config/i.test(l)), [], "last month's stick is not taken");
+  });
+}
+
 // Issue 27: last month's valid virtual media must not be applied because today's stick cannot be read.
 const todaysUnusableSticks: [string, (s: Scenario) => void, string][] = [
   ['named site-config.yaml.txt', (s) => s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml.txt': 'x' }), 'has no site-config.yaml; it holds: site-config.yaml.txt'],

@@ -1,6 +1,6 @@
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { CommandError } from '../../../src/host/command-error';
@@ -197,5 +197,31 @@ describe('reading the media', () => {
     assert.equal(await dropDirIsStable(host, '/drop', 2_000, written + 1_000), false);
     assert.equal(await dropDirIsStable(host, '/drop', 2_000, written + 2_500), true);
     assert.equal(await dropDirIsStable(host, '/empty', 0), false, 'an empty directory holds no config');
+  });
+
+  // The fifth hostile re-test of issue 36: a time that is no time (1970, the future) or an entry that is not a file
+  // left the drop directory unsettled for good, or no source at all; the kernel's change time judges them.
+  test('the drop directory dated in the future or in 1970, or holding only a link or a FIFO, is settled once its quiet period has passed', async () => {
+    const cases: [string, (dir: string) => void][] = [
+      ['dated a day ahead (scp -p from a clock ahead)', (dir) => {
+        writeFileSync(path.join(dir, 'site-config.yaml'), 'x');
+        const ahead = new Date(Date.now() + 86_400_000);
+        utimesSync(path.join(dir, 'site-config.yaml'), ahead, ahead);
+      }],
+      ['dated 1970', (dir) => {
+        writeFileSync(path.join(dir, 'site-config.yaml'), 'x');
+        utimesSync(path.join(dir, 'site-config.yaml'), 0, 0);
+      }],
+      ['a symbolic link', (dir) => symlinkSync('/etc/hostname', path.join(dir, 'site-config.yaml'))],
+      ['a FIFO', (dir) => void execFileSync('mkfifo', [path.join(dir, 'site-config.yaml')])],
+    ];
+    for (const [what, put] of cases) {
+      const dir = path.join(node.root, `drop-${cases.findIndex((c) => c[0] === what)}`);
+      mkdirSync(dir);
+      put(dir);
+      const changed = lstatSync(path.join(dir, 'site-config.yaml')).ctimeMs;
+      assert.equal(await dropDirIsStable(host, `/${path.basename(dir)}`, 2_000, changed + 1_000), false, `${what}: within the quiet period`);
+      assert.equal(await dropDirIsStable(host, `/${path.basename(dir)}`, 2_000, changed + 2_500), true, `${what}: after it`);
+    }
   });
 });
