@@ -127,7 +127,7 @@ function describeReading(r: Reading): string {
   if ('error' in r) return `${r.source.medium}, which cannot be used: it ${r.error.message}`;
   // The names are the media's own text: quoted as JSON, a quote in one cannot end it and start a sentence of its own.
   const sites = r.copy.sites.map((s) => JSON.stringify(s)).join(', ');
-  return `${r.source.medium}, which holds ${sites ? `site ${sites}` : 'a site-config without metadata.name'}`;
+  return `${r.source.medium}, which holds ${sites ? `site ${sites}` : r.copy.files === 0 ? 'no site-config file (a folder, or nothing, where it belongs)' : 'a site-config without metadata.name'}`;
 }
 
 /** What the technician does to leave only today's source: pull a stick, detach a BMC image, remove a dropped file. */

@@ -37,10 +37,14 @@ export async function readMachineIdentity(host: Host): Promise<MachineIdentity> 
   const macs = new Set<string>();
   await Promise.all(
     interfaces.map(async (name) => {
-      // A USB network adapter is not the machine: anyone at the node can plug one in, with any burnt-in address
-      // (the third hostile re-test of issue 36 met another store's signed spec.match.macAddress that way). Its
-      // device's subsystem link names the bus (Documentation/ABI/testing/sysfs-class-net: device).
-      if ((await host.readLink(`${NET_DIR}/${name}/device/subsystem`).catch(() => '')).endsWith('/usb')) return;
+      // A network adapter plugged in at the node is not the machine: anyone there can plug one in, with any burnt-in
+      // address (the third hostile re-test of issue 36 met another store's signed spec.match.macAddress on a USB
+      // adapter, the sixth on a Thunderbolt one). Its device's subsystem link names the bus
+      // (Documentation/ABI/testing/sysfs-class-net: device); a PCI device tunnelled through a Thunderbolt or USB4 port
+      // is on the PCI bus, and the kernel marks it "removable" (linux drivers/pci/probe.c pci_set_removable: everything
+      // below an external-facing port; Documentation/ABI/testing/sysfs-devices-removable).
+      if (/\/(usb|thunderbolt)$/.test(await host.readLink(`${NET_DIR}/${name}/device/subsystem`).catch(() => ''))) return;
+      if ((await readTrimmed(host, `${NET_DIR}/${name}/device/removable`)) === 'removable') return;
       for (const file of ['address', 'bonding_slave/perm_hwaddr']) {
         const mac = await readTrimmed(host, `${NET_DIR}/${name}/${file}`);
         if (mac !== undefined && !NO_MAC.test(normalizeMac(mac))) macs.add(normalizeMac(mac));

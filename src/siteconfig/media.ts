@@ -200,6 +200,11 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     // Windows hides a .txt ending; ext4, ISO 9660 and UDF names have a case.
     const near = shown.find((n) => TOP_LEVEL_NAMES.includes(n.toLowerCase().replace(/\.txt$/, '')));
     const remedy = near ? `Rename ${near} to ${near.toLowerCase().replace(/\.txt$/, '')}.` : 'Copy site-config.yaml (or a site-configs/ folder) to the top of the media.';
+    const atWork = names.filter((n) => !n.startsWith('.') && isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
+    if (shown.length === 0 && atWork.length > 0) {
+      const first = atWork[0]!;
+      throw new MediaError(`holds only a copy not renamed to its final name yet (${atWork.slice(0, 3).join(', ')}${atWork.length > 3 ? ` and ${atWork.length - 3} more` : ''}), so it has no site-config.yaml`, `Once the copy has finished, rename it to its final name (mv ${first} ${first.replace(/\.(tmp|part)$/i, '')}); if it was left by a copy that failed, remove it.`);
+    }
     throw new MediaError(shown.length === 0 ? 'has no site-config.yaml; no files can be seen on it' : `has no site-config.yaml; it holds: ${list}`, shown.length === 0 ? `${remedy} If the file is there on another computer, pull the stick and insert it again.` : remedy);
   }
   for (const [name, canonical] of entries.sort((a, b) => a[1].localeCompare(b[1]))) {
@@ -343,11 +348,15 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
   return newest > 0 && now - newest >= stableMs && (await host.openForWriting(dirNode)).length === 0;
 }
 
-/** What stat says of every folder and file the drop directory offers (partial copies and dotfiles left out, no deeper than a copy goes). */
-async function eachDropDirEntry(host: Host, dirNode: string, visit: (info: PathInfo) => void): Promise<void> {
+/**
+ * What stat says of every folder and file the drop directory offers (partial copies and dotfiles left out, no deeper
+ * than a copy goes); `withCopiesAtWork`: *.part and *.tmp too (a copy at work, to be renamed: dotfiles stay out).
+ */
+async function eachDropDirEntry(host: Host, dirNode: string, visit: (info: PathInfo) => void, withCopiesAtWork = false): Promise<void> {
+  const looked = (n: string) => !isPartialCopyName(n) || (withCopiesAtWork && !n.startsWith('.'));
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > COPY_LIMITS.maxDepth) return;
-    for (const name of (await host.listDir(dir)).filter((n) => !isPartialCopyName(n))) {
+    for (const name of (await host.listDir(dir)).filter(looked)) {
       const info = await host.stat(path.posix.join(dir, name));
       if (info !== undefined) visit(info);
       if (info?.kind === 'directory') await walk(path.posix.join(dir, name), depth + 1);
@@ -365,16 +374,17 @@ async function eachDropDirEntry(host: Host, dirNode: string, visit: (info: PathI
 const changedAt = (info: PathInfo, now: number): number => (info.mtimeMs > 0 && info.mtimeMs <= now ? info.mtimeMs : info.ctimeMs);
 
 /**
- * The latest change of what the drop directory offers, folders aside (0 when it offers nothing): a change after it was
- * read means a writer is still at work. A symbolic link or a FIFO counts as a file does: named like a config, it is
- * today's config that cannot be read, not nothing (the fifth hostile re-test of issue 36: a drop directory holding
- * only such entries was no source at all, and last month's stick was taken alone).
+ * The latest change of what the drop directory holds (0 when it holds nothing but dotfiles): a change after it was
+ * read means a writer is still at work. Whatever it holds makes it a source, never nothing (the fifth and sixth
+ * hostile re-tests of issue 36: a drop directory holding only a link, a FIFO, a file dated 1970 or a folder was no
+ * source at all, and last month's stick was taken alone): a link, a FIFO or a folder named like a config is today's
+ * config that cannot be read, and a copy at work (*.part, *.tmp) is today's config not renamed in yet.
  */
 export async function dropDirNewestChange(host: Host, dirNode: string, now = Date.now()): Promise<number> {
   let newest = 0;
   await eachDropDirEntry(host, dirNode, (info) => {
-    if (info.kind !== 'directory') newest = Math.max(newest, changedAt(info, now));
-  });
+    newest = Math.max(newest, changedAt(info, now));
+  }, true);
   return newest;
 }
 

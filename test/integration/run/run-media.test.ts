@@ -107,6 +107,14 @@ const notCountedBefore: [string, (s: Scenario, drop: string) => void, RegExp][] 
     symlinkSync(path.join(s.node.root, 'today.yaml'), path.join(drop, 'site-configs', 'store-0042.yaml'));
   }, /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: /],
   ['a FIFO', (_s, drop) => void spawnSync('mkfifo', [path.join(drop, 'site-config.yaml')]), /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: /],
+  // The sixth hostile re-test: folders counted for nothing, and a copy at work neither.
+  ['a folder', (_s, drop) => mkdirSync(path.join(drop, 'site-config.yaml')), /^2 different site-config media are attached, so none of them is used: .* and the drop directory \S+, which holds no site-config file \(a folder, or nothing, where it belongs\)$/],
+  ['an empty site-configs/ folder', (_s, drop) => mkdirSync(path.join(drop, 'site-configs')), /^2 different site-config media are attached, so none of them is used: .* and the drop directory \S+, which holds no site-config file \(a folder, or nothing, where it belongs\)$/],
+  ['a copy into site-configs/ not renamed in yet', (s, drop) => {
+    mkdirSync(path.join(drop, 'site-configs'));
+    writeFileSync(path.join(drop, 'site-configs', 'store-0042.yaml.part'), siteConfigFor(s.sim));
+  }, /^2 different site-config media are attached, so none of them is used: .* and the drop directory \S+, which holds no site-config file \(a folder, or nothing, where it belongs\)$/],
+  ['a copy not renamed in yet', (s, drop) => writeFileSync(path.join(drop, 'site-config.yaml.part'), siteConfigFor(s.sim)), /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: it holds only a copy not renamed to its final name yet \(site-config\.yaml\.part\), so it has no site-config\.yaml$/],
 ];
 for (const [what, put, said] of notCountedBefore) {
   test(`last month's stick beside today's config in the drop directory as ${what}: none is used, both are named`, async () => {

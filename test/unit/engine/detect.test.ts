@@ -192,7 +192,7 @@ interface InPlaceCopy {
   file: string;
   beganBeforeStart: boolean;
   /** Once the agent waits, before the copy writes (when it began after the start). */
-  whileWaiting?: (drop: string, turns: () => number, offered: string[]) => Promise<void>;
+  whileWaiting?: (drop: string, turns: () => number, offered: string[], problems: readonly MediaProblem[]) => Promise<void>;
   /** What the writer does to the prefix it wrote before it stalls (a mode set, a hard link): never a rename. */
   afterPrefix?: (file: string) => void;
   /** Before the remedy: what the writer undoes first (a hard link it made). */
@@ -234,7 +234,9 @@ async function inPlaceCopyIsNeverTaken(c: InPlaceCopy): Promise<void> {
       offered.push(readFileSync(path.join(node.root, 'var/lib/sno-reconfigure/candidate', c.file), 'utf8'));
       return copy.files > 0 ? 'accepted' : 'refused';
     });
-    await c.whileWaiting?.(drop, () => turns, offered);
+    await c.whileWaiting?.(drop, () => turns, offered, problems);
+    // What was said before the copy began is whileWaiting's to judge.
+    problems.splice(0);
     if (!c.beganBeforeStart) {
       writeFileSync(file, prefix);
       touch();
@@ -276,9 +278,13 @@ test('a drop-dir file written in place is never taken, however long its writer s
       const past = new Date(Date.now() - 60_000);
       for (const f of ['site-config.yaml.part', '.site-config.yaml.swp']) utimesSync(path.join(drop, f), past, past);
     },
-    whileWaiting: async (_drop, turns, offered) => {
-      await until('two scans', () => turns() >= 2);
+    // The .part file is today's config on its way (the sixth hostile re-test of issue 36: a drop directory holding
+    // only a copy at work was no source at all): said as such, and never read.
+    whileWaiting: async (_drop, _turns, offered, problems) => {
+      await until('the copy at work to be said', () => problems.length > 0);
       assert.deepEqual(offered, [], 'a .part file and a dotfile are not a site-config');
+      assert.match(problems[0]!.message, /^the drop directory \/etc\/sno-reconfigure\/site-config\.d holds only a copy not renamed to its final name yet \(site-config\.yaml\.part\), so it has no site-config\.yaml$/);
+      assert.match(problems[0]!.remedy, /^Once the copy has finished, rename it to its final name \(mv site-config\.yaml\.part site-config\.yaml\); if it was left by a copy that failed, remove it\.$/);
     },
     file: 'site-config.yaml',
     beganBeforeStart: false,

@@ -55,6 +55,32 @@ test('a USB network adapter is not part of the machine: its address never matche
   assert.match(matchProblems({ macAddress: '0c:37:96:aa:bb:07' }, id)[0]!, /0c:37:96:aa:bb:07 is not one of this machine's interfaces \(52:54:00:aa:bb:01\)/);
 });
 
+// The sixth hostile re-test of issue 36: a Thunderbolt or USB4 Ethernet adapter is a PCI device (tunnelled), so the USB
+// rule let its address count; the kernel marks a PCI device below an external-facing port removable.
+test('a Thunderbolt-tunnelled PCI adapter (removable) and a Thunderbolt host-to-host link are not the machine; a PCI NIC marked fixed is', async () => {
+  const tunnelled = 'sys/devices/pci0000:00/0000:00:07.0/0000:05:00.0/0000:06:01.0/0000:07:00.0';
+  const xdomain = 'sys/devices/pci0000:00/0000:00:0d.2/domain0/0-0/0-1/0-1.0';
+  const root = await rootWith({
+    'sys/class/net/eno1/address': '52:54:00:aa:bb:01\n',
+    'sys/devices/pci0000:00/0000:00:03.0/removable': 'fixed\n',
+    [`${tunnelled}/removable`]: 'removable\n',
+    'sys/class/net/enp7s0/address': 'aa:bb:cc:00:42:42\n',
+    [`${xdomain}/placeholder`]: '',
+    'sys/class/net/thunderbolt0/address': '02:11:22:33:44:55\n',
+    'sys/bus/pci/placeholder': '',
+    'sys/bus/thunderbolt/placeholder': '',
+  });
+  await fs.symlink('../../../devices/pci0000:00/0000:00:03.0', path.join(root, 'sys/class/net/eno1/device'));
+  await fs.symlink('../../../bus/pci', path.join(root, 'sys/devices/pci0000:00/0000:00:03.0/subsystem'));
+  await fs.symlink(`../../../${tunnelled.slice(4)}`, path.join(root, 'sys/class/net/enp7s0/device'));
+  await fs.symlink('../../../../../../bus/pci', path.join(root, tunnelled, 'subsystem'));
+  await fs.symlink(`../../../${xdomain.slice(4)}`, path.join(root, 'sys/class/net/thunderbolt0/device'));
+  await fs.symlink('../../../../../../../bus/thunderbolt', path.join(root, xdomain, 'subsystem'));
+  const id = await readMachineIdentity(new LocalHost({ root }));
+  assert.deepEqual(id.macAddresses, ['52:54:00:aa:bb:01']);
+  assert.notDeepEqual(matchProblems({ macAddress: 'aa:bb:cc:00:42:42' }, id), []);
+});
+
 test('a machine without DMI or interfaces has an empty identity', async () => {
   const root = await rootWith({ 'sys/class/dmi/id/product_serial': '\n' });
   assert.deepEqual(await readMachineIdentity(new LocalHost({ root })), { macAddresses: [] });
