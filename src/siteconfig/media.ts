@@ -82,6 +82,21 @@ export function isPartialCopyName(name: string): boolean {
   return name.startsWith('.') || /\.(tmp|part)$/i.test(name);
 }
 
+/** A copy at work under the writer contract's names (*.part, *.tmp; a dotfile is an editor's or a tool's own). */
+const isCopyAtWork = (rel: string): boolean => !path.posix.basename(rel).startsWith('.') && isPartialCopyName(path.posix.basename(rel));
+
+/** Copies not renamed to their final names yet, alone (`only`) or beside the files they would replace: said with the way out. */
+function copiesAtWork(atWork: string[], only: boolean): MediaError {
+  const sorted = [...atWork].sort((a, b) => a.localeCompare(b));
+  const first = sorted[0]!;
+  const list = `${sorted.slice(0, 3).join(', ')}${sorted.length > 3 ? ` and ${sorted.length - 3} more` : ''}`;
+  const one = sorted.length === 1;
+  const message = only
+    ? one ? `holds only a copy not renamed to its final name yet (${list}), so it has no site-config.yaml` : `holds only copies not renamed to their final names yet (${list}), so it has no site-config.yaml`
+    : one ? `holds a copy not renamed to its final name yet (${list}), beside the files it would replace, so none of them is used` : `holds copies not renamed to their final names yet (${list}), beside the files they would replace, so none of them is used`;
+  return new MediaError(message, `Once the copy has finished, rename it to its final name (mv ${first} ${first.replace(/\.(tmp|part)$/i, '')}); if it was left by a copy that failed, remove it.`);
+}
+
 const TOP_LEVEL_NAMES = [...SITE_CONFIG_NAMES, ...SITE_CONFIG_NAMES.map((n) => `${n}.sig`), MULTI_DIR];
 
 /**
@@ -178,6 +193,15 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
 
   if ((await host.stat(fromNode))?.kind !== 'directory') throw vanished('the media');
   const names = await host.listDir(fromNode);
+  // The drop directory (`track`): a copy at work beside the files it would replace is today's config on its way, so
+  // none of what is there is used (the seventh hostile re-test of issue 36: last month's renamed-in file was taken
+  // beside today's stalled site-config.yaml.part).
+  if (opts.track) {
+    const multi = names.find((n) => n === MULTI_DIR);
+    const inner = multi === undefined ? [] : (await host.listDir(under(fromNode, multi)).catch((): string[] => [])).map((n) => `${multi}/${n}`);
+    const atWork = [...names, ...inner].filter(isCopyAtWork);
+    if (atWork.length > 0 && names.some((n) => !isPartialCopyName(n))) throw copiesAtWork(atWork, false);
+  }
   await host.mkdirp(toNode, 0o700);
   const entries = configEntries(names, opts.caseInsensitive ?? false);
   // Image-based install's configuration ISO: manifest.json (and its .sig), the mirror sets beside it and extra-manifests/.
@@ -200,11 +224,8 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     // Windows hides a .txt ending; ext4, ISO 9660 and UDF names have a case.
     const near = shown.find((n) => TOP_LEVEL_NAMES.includes(n.toLowerCase().replace(/\.txt$/, '')));
     const remedy = near ? `Rename ${near} to ${near.toLowerCase().replace(/\.txt$/, '')}.` : 'Copy site-config.yaml (or a site-configs/ folder) to the top of the media.';
-    const atWork = names.filter((n) => !n.startsWith('.') && isPartialCopyName(n)).sort((a, b) => a.localeCompare(b));
-    if (shown.length === 0 && atWork.length > 0) {
-      const first = atWork[0]!;
-      throw new MediaError(`holds only a copy not renamed to its final name yet (${atWork.slice(0, 3).join(', ')}${atWork.length > 3 ? ` and ${atWork.length - 3} more` : ''}), so it has no site-config.yaml`, `Once the copy has finished, rename it to its final name (mv ${first} ${first.replace(/\.(tmp|part)$/i, '')}); if it was left by a copy that failed, remove it.`);
-    }
+    const atWork = names.filter(isCopyAtWork);
+    if (shown.length === 0 && atWork.length > 0) throw copiesAtWork(atWork, true);
     throw new MediaError(shown.length === 0 ? 'has no site-config.yaml; no files can be seen on it' : `has no site-config.yaml; it holds: ${list}`, shown.length === 0 ? `${remedy} If the file is there on another computer, pull the stick and insert it again.` : remedy);
   }
   for (const [name, canonical] of entries.sort((a, b) => a[1].localeCompare(b[1]))) {

@@ -222,8 +222,23 @@ export const specSchema = z.strictObject({
 });
 
 /** An RFC 3339 date-time with its offset (2026-11-27T09:00:00Z, 2026-11-27T10:00:00+01:00), as `date -Is` prints it. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
-export const timestampSchema = ruled((s) => (RFC3339.test(s) && !Number.isNaN(Date.parse(s)) ? undefined : `'${s.slice(0, 40)}' is not an RFC 3339 date and time with its offset, like 2026-11-27T09:00:00Z (date -u +%Y-%m-%dT%H:%M:%SZ prints one)`));
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/;
+/**
+ * A date the calendar has (RFC 3339 section 5.7: day within its month, hour 00–23, offsets within a day). JavaScript
+ * reads 2026-02-31 as 3 March without a word (the seventh hostile re-test of issue 36), so it is checked here. A leap
+ * second (:60) is not taken: the node's clock never shows one, so no config was issued at one.
+ */
+function existingDate(m: RegExpExecArray): boolean {
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const offsetOk = m[9] === undefined || (Number(m[9]) <= 23 && Number(m[10]) <= 59);
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetOk;
+}
+export const timestampSchema = ruled((s) => {
+  const m = RFC3339.exec(s);
+  if (m === null || Number.isNaN(Date.parse(s))) return `'${s.slice(0, 40)}' is not an RFC 3339 date and time with its offset, like 2026-11-27T09:00:00Z (date -u +%Y-%m-%dT%H:%M:%SZ prints one)`;
+  return existingDate(m) ? undefined : `'${s.slice(0, 40)}' is not a date and time that exists (its day, hour, minute or second is out of range), like 2026-11-27T09:00:00Z`;
+});
 
 export const metadataSchema = z.strictObject({
   name: ruled((s) => {

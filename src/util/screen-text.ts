@@ -4,14 +4,16 @@
 // the screen or set the terminal title (issue 27). Control characters are shown as escapes instead:
 // C0 and DEL, C1 (U+0080–U+009F: some terminals act on U+009B as CSI), the line and paragraph separators
 // U+2028/U+2029 and the bidirectional marks and overrides (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069: they
-// reorder what is shown, CVE-2021-42574). journald stores a message holding a control character other than
+// reorder what is shown, CVE-2021-42574), and the characters that show nothing at all (U+00AD, U+180E, U+200B–U+200D,
+// U+2060–U+206F, U+FEFF, U+FFF9–U+FFFB: Unicode's format characters; two site names differing only by one looked the
+// same on every screen, the seventh hostile re-test of issue 36). journald stores a message holding a control character other than
 // newline and tab as a blob (`[331B blob data]`; systemd src/basic/utf8.c utf8_is_printable_newline with
 // unichar_is_control: below 0x20, and 0x7F–0x9F), so escaped lines stay text there too.
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
 /** The same, except newline and tab: for multi-line text whose lines were made safe where they were composed. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
 
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 

@@ -113,7 +113,15 @@ const notCountedBefore: [string, (s: Scenario, drop: string) => void, RegExp][] 
   ['a copy into site-configs/ not renamed in yet', (s, drop) => {
     mkdirSync(path.join(drop, 'site-configs'));
     writeFileSync(path.join(drop, 'site-configs', 'store-0042.yaml.part'), siteConfigFor(s.sim));
-  }, /^2 different site-config media are attached, so none of them is used: .* and the drop directory \S+, which holds no site-config file \(a folder, or nothing, where it belongs\)$/],
+  }, /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: it holds a copy not renamed to its final name yet \(site-configs\/store-0042\.yaml\.part\), beside the files it would replace, so none of them is used$/],
+  // The seventh: last month's config renamed in long ago, today's copy beside it not renamed yet (stalled, or failed).
+  ['a copy not renamed in yet beside last month\'s config', (s, drop) => {
+    writeFileSync(path.join(drop, 'site-config.yaml'), siteConfigFor(s.sim, { name: 'store-0041-last-month', baseDomain: 'store41.example.com' }));
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(path.join(drop, 'site-config.yaml'), past, past);
+    recordRenamedIn(s.node.root, ['site-config.yaml']);
+    writeFileSync(path.join(drop, 'site-config.yaml.part'), siteConfigFor(s.sim).slice(0, 200));
+  }, /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: it holds a copy not renamed to its final name yet \(site-config\.yaml\.part\), beside the files it would replace, so none of them is used$/],
   ['a copy not renamed in yet', (s, drop) => writeFileSync(path.join(drop, 'site-config.yaml.part'), siteConfigFor(s.sim)), /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: it holds only a copy not renamed to its final name yet \(site-config\.yaml\.part\), so it has no site-config\.yaml$/],
 ];
 for (const [what, put, said] of notCountedBefore) {

@@ -9,7 +9,7 @@ import { LocalHost } from '../../../src/host/host';
 import { readLastIssued, recordIssued } from '../../../src/engine/last-issued';
 import { needsSignedMedia, signedProblems, unsignedProblems } from '../../../src/siteconfig/trust';
 import { parseManifestFile } from '../../../src/siteconfig/manifests';
-import { specSchema } from '../../../src/siteconfig/schema';
+import { specSchema, timestampSchema } from '../../../src/siteconfig/schema';
 
 const NOW = new Date('2026-11-27T09:00:00Z');
 const doc = (metadata: Record<string, unknown>, spec: Record<string, unknown> = { match: { serialNumber: 'S1' } }) => ({ metadata: { name: 'x', ...metadata }, spec: { baseDomain: 'd.example.com', ...spec } });
@@ -136,4 +136,18 @@ test('each signed-only field says why it needs a signature; signed media say wha
     'is required on signed media: when the config was issued (RFC 3339, like 2026-11-27T09:00:00Z), so that a node never goes back to older media',
   ]);
   for (const nothing of [null, undefined]) assert.deepEqual(signedProblems(nothing, NOW).map((p) => p.path), ['spec.match', 'metadata.issued']);
+});
+
+// The seventh hostile re-test of issue 36: metadata.issued 2026-02-31 was read as 3 March without a word, the
+// instant the replay and expiry rules then used.
+test('metadata.issued and expires are dates that exist: a 31 February, an hour 24 or a leap second are refused by name', () => {
+  const problem = (s: string) => {
+    const r = timestampSchema.safeParse(s);
+    return r.success ? undefined : r.error.issues[0]?.message;
+  };
+  for (const ok of ['2026-11-27T09:00:00Z', '2028-02-29T23:59:59.999999999+14:00', '2026-12-31t23:59:59z', '2026-06-30T00:00:00-00:00']) assert.equal(problem(ok), undefined, ok);
+  for (const bad of ['2026-02-31T09:00:00Z', '2026-02-29T09:00:00Z', '2026-04-31T09:00:00Z', '2026-11-27T24:00:00Z', '2026-12-31T23:59:60Z', '2026-13-01T00:00:00Z', '2026-11-27T09:00:00+24:00']) {
+    assert.match(problem(bad) ?? '', /is not (a date and time that exists|an RFC 3339 date and time)/, bad);
+  }
+  assert.equal(problem('2026-02-31T09:00:00Z'), "'2026-02-31T09:00:00Z' is not a date and time that exists (its day, hour, minute or second is out of range), like 2026-11-27T09:00:00Z");
 });

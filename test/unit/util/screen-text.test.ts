@@ -9,6 +9,17 @@ test('control characters are shown as escapes: C0, DEL, C1, line/paragraph separ
   assert.equal(screenLine('the stick /dev/sdb1 (SITE-CONFIG) — ünïcödé, 日本, 👍'), 'the stick /dev/sdb1 (SITE-CONFIG) — ünïcödé, 日本, 👍');
 });
 
+// The seventh hostile re-test of issue 36: two sticks whose site names differed only by characters that show nothing
+// were named alike on every screen ("store-0042" and "store-0042"), so the technician could not tell which to pull.
+test('characters that show nothing are shown as escapes: zero-width, word joiner, invisible operators, BOM, soft hyphen', () => {
+  const invisible = '\u200b\u200c\u200d\u2060\u2064\u206a\ufeff\u180e\u00ad\ufff9';
+  assert.equal(screenLine(`store-0042${invisible}`), 'store-0042\\u200b\\u200c\\u200d\\u2060\\u2064\\u206a\\ufeff\\u180e\\xad\\ufff9');
+  assert.equal(terminalText(`store-0042${invisible}\n`), 'store-0042\\u200b\\u200c\\u200d\\u2060\\u2064\\u206a\\ufeff\\u180e\\u00ad\\ufff9\n');
+  const json = JSON.stringify({ site: `store-0042${invisible}` });
+  assert.equal(JSON.parse(screenJson(json)).site, `store-0042${invisible}`, 'the same value');
+  assert.doesNotMatch(screenJson(json), /[\u200b\u2060\ufeff]/);
+});
+
 test('a line is bounded with an ellipsis, never cutting a character in two', () => {
   assert.equal(screenLine('x'.repeat(20), 10), `${'x'.repeat(9)}…`);
   assert.equal(screenLine('x'.repeat(10), 10), 'x'.repeat(10));
