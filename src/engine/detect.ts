@@ -3,10 +3,10 @@
 // directory (watched with inotify, taken only once no process holds a file in it open for writing and nothing
 // in it changed for dropStableMs: a file may still be copying). Media that could not be read, or held a config that was refused, are not read again until they
 // change or go away.
-import { whyUnreadable, type Closable, type Host, type PathInfo, type WatchEvent } from '../host/host';
+import { pathKindInWords, whyUnreadable, type Closable, type Host, type PathInfo, type WatchEvent } from '../host/host';
 import type { Logger } from '../log';
 import { findLabelledVolumes } from '../siteconfig/discovery';
-import { copyFromVolume, dropDirIsStable, dropDirLastChange, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult, type RenamedIn } from '../siteconfig/media';
+import { copyFromVolume, dropDirIsStable, dropDirLastChange, dropDirNames, dropDirNewestChange, dropDirUnfinished, snapshotInto, MediaError, type CopyResult, type RenamedIn } from '../siteconfig/media';
 import type { Clock } from './step';
 
 export interface Candidate {
@@ -114,8 +114,15 @@ export async function listCandidates(opts: Pick<DetectOptions, 'host' | 'labels'
       fetch: (to: string) => copyFromVolume(opts.host, v.device, to, v.fstype, v.nodeDevice),
     });
   }
-  if ((await opts.host.listDir(opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {
-    out.push({ kind: 'drop-dir', location: opts.dropDir, medium: `the drop directory ${opts.dropDir}`, identity: dropDirIdentity(opts.dropDir), fingerprint: '', fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to, { track: true }) });
+  const drop = { kind: 'drop-dir' as const, location: opts.dropDir, medium: `the drop directory ${opts.dropDir}`, identity: dropDirIdentity(opts.dropDir), fingerprint: '' };
+  // Something else where the folder belongs (a careless `scp site-config.yaml node:…/site-config.d` after the folder was
+  // removed, the eighth hostile re-test of issue 36: an internal error) is a source that cannot be read: it may be today's.
+  const there = await opts.host.stat(opts.dropDir).catch(() => undefined);
+  if (there !== undefined && there.kind !== 'directory') {
+    const what = pathKindInWords(there);
+    out.push({ ...drop, fetch: () => Promise.reject(new MediaError(`is ${what}, not a folder, so nothing there can be read`, `Move it away (mv ${opts.dropDir} ${opts.dropDir}.moved), make the folder again (mkdir ${opts.dropDir}), and if it is today's site-config, move it in as ${opts.dropDir}/site-config.yaml.`)) });
+  } else if ((await dropDirNames(opts.host, opts.dropDir)).length > 0 && (await dropDirIsStable(opts.host, opts.dropDir, opts.dropStableMs, opts.clock.now()))) {
+    out.push({ ...drop, fetch: (to: string) => snapshotInto(opts.host, opts.dropDir, to, { track: true }) });
   }
   return out;
 }
@@ -224,7 +231,7 @@ export async function waitForSiteConfig(
       // A drop directory a writer is at work in (or one touched, or the same file copied over itself) is left
       // out of `listed` until it is stable again, but it did not go away: only emptying it is a re-insertion.
       // Otherwise whether the same refused config is offered again would hang on when a scan happened to look.
-      if ((await opts.host.listDir(opts.dropDir)).length > 0) present.add(dropDirIdentity(opts.dropDir));
+      if ((await dropDirNames(opts.host, opts.dropDir)).length > 0) present.add(dropDirIdentity(opts.dropDir));
       // Media that went away is forgotten: re-inserting it is a new attempt.
       for (const id of refused.keys()) {
         if (present.has(id)) continue;

@@ -82,8 +82,23 @@ export function isPartialCopyName(name: string): boolean {
   return name.startsWith('.') || /\.(tmp|part)$/i.test(name);
 }
 
-/** A copy at work under the writer contract's names (*.part, *.tmp; a dotfile is an editor's or a tool's own). */
-const isCopyAtWork = (rel: string): boolean => !path.posix.basename(rel).startsWith('.') && isPartialCopyName(path.posix.basename(rel));
+/**
+ * A copy at work: the writer contract's names (*.part, *.tmp), the temporary names copy tools give a file until they
+ * rename it (WinSCP *.filepart, browsers' *.crdownload, *.download and *.partial, rsync's `.<name>.XXXXXX`: the eighth
+ * hostile re-test of issue 36 had last month's config taken beside each). Other dotfiles are an editor's or a tool's own.
+ */
+const isCopyAtWork = (rel: string): boolean => {
+  const name = path.posix.basename(rel);
+  return /^\.[^.].*\.[A-Za-z0-9]{6}$/.test(name) || (!name.startsWith('.') && /\.(tmp|part|filepart|crdownload|download|partial)$/i.test(name));
+};
+
+/** The names in a folder of the drop directory; none when it is not a folder (any more): what it is instead is said where it is read. */
+export async function dropDirNames(host: Host, dirNode: string): Promise<string[]> {
+  return host.listDir(dirNode).catch((e: unknown) => {
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+    throw e;
+  });
+}
 
 /** Copies not renamed to their final names yet, alone (`only`) or beside the files they would replace: said with the way out. */
 function copiesAtWork(atWork: string[], only: boolean): MediaError {
@@ -94,7 +109,10 @@ function copiesAtWork(atWork: string[], only: boolean): MediaError {
   const message = only
     ? one ? `holds only a copy not renamed to its final name yet (${list}), so it has no site-config.yaml` : `holds only copies not renamed to their final names yet (${list}), so it has no site-config.yaml`
     : one ? `holds a copy not renamed to its final name yet (${list}), beside the files it would replace, so none of them is used` : `holds copies not renamed to their final names yet (${list}), beside the files they would replace, so none of them is used`;
-  return new MediaError(message, `Once the copy has finished, rename it to its final name (mv ${first} ${first.replace(/\.(tmp|part)$/i, '')}); if it was left by a copy that failed, remove it.`);
+  // The name it will have: rsync's `.<name>.XXXXXX` without its dot and suffix, the others without their ending.
+  const base = path.posix.basename(first);
+  const final = path.posix.join(path.posix.dirname(first), /^\.[^.].*\.[A-Za-z0-9]{6}$/.test(base) ? base.slice(1, -7) : base.replace(/\.(tmp|part|filepart|crdownload|download|partial)$/i, ''));
+  return new MediaError(message, `Once the copy has finished, rename it to its final name (mv ${first} ${final}); if it was left by a copy that failed, remove it.`);
 }
 
 const TOP_LEVEL_NAMES = [...SITE_CONFIG_NAMES, ...SITE_CONFIG_NAMES.map((n) => `${n}.sig`), MULTI_DIR];
@@ -374,10 +392,10 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
  * than a copy goes); `withCopiesAtWork`: *.part and *.tmp too (a copy at work, to be renamed: dotfiles stay out).
  */
 async function eachDropDirEntry(host: Host, dirNode: string, visit: (info: PathInfo) => void, withCopiesAtWork = false): Promise<void> {
-  const looked = (n: string) => !isPartialCopyName(n) || (withCopiesAtWork && !n.startsWith('.'));
+  const looked = (n: string) => !isPartialCopyName(n) || (withCopiesAtWork && isCopyAtWork(n));
   const walk = async (dir: string, depth: number): Promise<void> => {
     if (depth > COPY_LIMITS.maxDepth) return;
-    for (const name of (await host.listDir(dir)).filter(looked)) {
+    for (const name of (await dropDirNames(host, dir)).filter(looked)) {
       const info = await host.stat(path.posix.join(dir, name));
       if (info !== undefined) visit(info);
       if (info?.kind === 'directory') await walk(path.posix.join(dir, name), depth + 1);

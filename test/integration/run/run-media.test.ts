@@ -123,6 +123,15 @@ const notCountedBefore: [string, (s: Scenario, drop: string) => void, RegExp][] 
     writeFileSync(path.join(drop, 'site-config.yaml.part'), siteConfigFor(s.sim).slice(0, 200));
   }, /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: it holds a copy not renamed to its final name yet \(site-config\.yaml\.part\), beside the files it would replace, so none of them is used$/],
   ['a copy not renamed in yet', (s, drop) => writeFileSync(path.join(drop, 'site-config.yaml.part'), siteConfigFor(s.sim)), /^2 site-config media are attached and one of them cannot be read, so none of them is used: .* and the drop directory \S+, which cannot be used: it holds only a copy not renamed to its final name yet \(site-config\.yaml\.part\), so it has no site-config\.yaml$/],
+  // The eighth: other copy tools' temporary names, and something else where the drop directory belongs.
+  ...['site-config.yaml.filepart', '.site-config.yaml.Xa1b2C'].map((name): [string, (s: Scenario, drop: string) => void, RegExp] => [`a copy at work named ${name} beside last month's config`, (s, drop) => {
+    writeFileSync(path.join(drop, 'site-config.yaml'), siteConfigFor(s.sim, { name: 'store-0041-last-month', baseDomain: 'store41.example.com' }));
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(path.join(drop, 'site-config.yaml'), past, past);
+    recordRenamedIn(s.node.root, ['site-config.yaml']);
+    writeFileSync(path.join(drop, name), siteConfigFor(s.sim).slice(0, 200));
+  }, new RegExp(`which cannot be used: it holds a copy not renamed to its final name yet \\(${name.replace(/\./g, '\\.')}\\), beside the files it would replace, so none of them is used$`)]),
+  ['an rsync copy at work alone', (s, drop) => writeFileSync(path.join(drop, '.site-config.yaml.Xa1b2C'), siteConfigFor(s.sim).slice(0, 200)), /which cannot be used: it holds only a copy not renamed to its final name yet \(\.site-config\.yaml\.Xa1b2C\), so it has no site-config\.yaml$/],
 ];
 for (const [what, put, said] of notCountedBefore) {
   test(`last month's stick beside today's config in the drop directory as ${what}: none is used, both are named`, async () => {

@@ -700,6 +700,32 @@ test('a config renamed into the drop directory just after the sources were compa
     await waiting;
   }));
 
+// The eighth hostile re-test of issue 36: the drop directory replaced by a file while the agent waited (a careless scp
+// after the folder was removed) ended the wait with an internal error (ENOTDIR) and a stack trace.
+test('a file put where the drop directory was while the agent waits is a source that cannot be read, said once; the stick beside it is not taken', { timeout: LOADED_MACHINE_MS }, () =>
+  onStandInNode(async (node, drop, abort) => {
+    let turns = 0;
+    const offered: string[] = [];
+    const problems: MediaProblem[] = [];
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), once: false, onWaiting: () => turns++, onMediaProblem: async (p) => void problems.push(p) }, async (c) => {
+      offered.push(c.location);
+      return 'accepted';
+    });
+    await until('two scans', () => turns >= 2);
+    rmSync(drop, { recursive: true });
+    writeFileSync(drop, 'metadata: {name: store-0042}\n');
+    node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'metadata: {name: store-0041-last-month}\n' });
+    await until('the sources to be judged', () => problems.length > 0 || offered.length > 0);
+    const at = turns;
+    await until('two more scans', () => turns >= at + 2);
+    assert.deepEqual(offered, []);
+    assert.equal(problems.length, 1, problems.map((p) => p.message).join('\n'));
+    assert.match(problems[0]!.message, /^2 site-config media are attached and one of them cannot be read, so none of them is used: the stick \/dev\/sdb1 \(SITE-CONFIG\), which holds site "store-0041-last-month"; and the drop directory \/etc\/sno-reconfigure\/site-config\.d, which cannot be used: it is a file, not a folder, so nothing there can be read$/);
+    assert.match(problems[0]!.remedy, /mkdir \/etc\/sno-reconfigure\/site-config\.d/);
+    abort.abort();
+    await waiting;
+  }));
+
 test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
   const abort = new AbortController();
