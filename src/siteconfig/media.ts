@@ -87,9 +87,11 @@ export function isPartialCopyName(name: string): boolean {
  * rename it (WinSCP *.filepart, browsers' *.crdownload, *.download and *.partial, rsync's `.<name>.XXXXXX`: the eighth
  * hostile re-test of issue 36 had last month's config taken beside each). Other dotfiles are an editor's or a tool's own.
  */
+const RSYNC_TEMPORARY = /^\.[^.].*\.[A-Za-z0-9]{6}$/;
+const TEMPORARY_ENDING = /\.(tmp|part|filepart|crdownload|download|partial)$/i;
 const isCopyAtWork = (rel: string): boolean => {
   const name = path.posix.basename(rel);
-  return /^\.[^.].*\.[A-Za-z0-9]{6}$/.test(name) || (!name.startsWith('.') && /\.(tmp|part|filepart|crdownload|download|partial)$/i.test(name));
+  return RSYNC_TEMPORARY.test(name) || (!name.startsWith('.') && TEMPORARY_ENDING.test(name));
 };
 
 /** The names in a folder of the drop directory; none when it is not a folder (any more): what it is instead is said where it is read. */
@@ -111,7 +113,7 @@ function copiesAtWork(atWork: string[], only: boolean): MediaError {
     : one ? `holds a copy not renamed to its final name yet (${list}), beside the files it would replace, so none of them is used` : `holds copies not renamed to their final names yet (${list}), beside the files they would replace, so none of them is used`;
   // The name it will have: rsync's `.<name>.XXXXXX` without its dot and suffix, the others without their ending.
   const base = path.posix.basename(first);
-  const final = path.posix.join(path.posix.dirname(first), /^\.[^.].*\.[A-Za-z0-9]{6}$/.test(base) ? base.slice(1, -7) : base.replace(/\.(tmp|part|filepart|crdownload|download|partial)$/i, ''));
+  const final = path.posix.join(path.posix.dirname(first), RSYNC_TEMPORARY.test(base) ? base.slice(1, -7) : base.replace(TEMPORARY_ENDING, ''));
   return new MediaError(message, `Once the copy has finished, rename it to its final name (mv ${first} ${final}); if it was left by a copy that failed, remove it.`);
 }
 
@@ -380,7 +382,7 @@ export async function copyFromVolume(host: Host, device: string, toNode: string,
  * The drop directory holds files a technician copies over the network, maybe slowly: it is taken only when no
  * process holds a file in it open for writing (a `cp` or `scp` still running, however long it stalls) and nothing
  * in it changed for `stableMs` (an inotify watch wakes the scan; this is the same rule for the periodic rescan).
- * Dotfiles and *.tmp / *.part (a copy still being written, to be renamed) are not looked at.
+ * A copy at work (isCopyAtWork) counts as a change like any other entry; other dotfiles are not looked at.
  */
 export async function dropDirIsStable(host: Host, dirNode: string, stableMs: number, now = Date.now()): Promise<boolean> {
   const newest = await dropDirNewestChange(host, dirNode, now);
@@ -389,7 +391,7 @@ export async function dropDirIsStable(host: Host, dirNode: string, stableMs: num
 
 /**
  * What stat says of every folder and file the drop directory offers (partial copies and dotfiles left out, no deeper
- * than a copy goes); `withCopiesAtWork`: *.part and *.tmp too (a copy at work, to be renamed: dotfiles stay out).
+ * than a copy goes); `withCopiesAtWork`: copies at work too (isCopyAtWork: to be renamed; other dotfiles stay out).
  */
 async function eachDropDirEntry(host: Host, dirNode: string, visit: (info: PathInfo) => void, withCopiesAtWork = false): Promise<void> {
   const looked = (n: string) => !isPartialCopyName(n) || (withCopiesAtWork && isCopyAtWork(n));
@@ -417,7 +419,7 @@ const changedAt = (info: PathInfo, now: number): number => (info.mtimeMs > 0 && 
  * read means a writer is still at work. Whatever it holds makes it a source, never nothing (the fifth and sixth
  * hostile re-tests of issue 36: a drop directory holding only a link, a FIFO, a file dated 1970 or a folder was no
  * source at all, and last month's stick was taken alone): a link, a FIFO or a folder named like a config is today's
- * config that cannot be read, and a copy at work (*.part, *.tmp) is today's config not renamed in yet.
+ * config that cannot be read, and a copy at work (isCopyAtWork) is today's config not renamed in yet.
  */
 export async function dropDirNewestChange(host: Host, dirNode: string, now = Date.now()): Promise<number> {
   let newest = 0;
