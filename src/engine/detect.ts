@@ -257,6 +257,9 @@ export async function waitForSiteConfig(
             const again = await c.fetch(opts.candidateDir);
             if (again.treeDigest !== copy.treeDigest || (await dropDirNewestChange(opts.host, opts.dropDir, opts.clock.now())) !== changed) continue;
             if (again.reads?.some((r) => !r.steady) || (await opts.host.openForWriting(opts.dropDir)).length > 0) continue;
+            // The sources as they are now, not as they were before the two reads (the ninth hostile re-test of issue 36:
+            // a stick inserted meanwhile was never read): any change is compared first, at the next turn.
+            if ((await sourcesKey(opts, await listCandidates(opts))) !== (await sourcesKey(opts, listed))) continue;
             copy = again;
             // A file written in place may be closed and appended to again after any pause: only a rename into the
             // drop directory, or a signature the node verifies (it fails on a prefix), says the writer has finished.

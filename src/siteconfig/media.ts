@@ -216,10 +216,19 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
   // The drop directory (`track`): a copy at work beside the files it would replace is today's config on its way, so
   // none of what is there is used (the seventh hostile re-test of issue 36: last month's renamed-in file was taken
   // beside today's stalled site-config.yaml.part).
+  // At any depth (the ninth: a copy at work inside cluster-configuration/, extra-manifests/ or a network file's folder
+  // was not looked at, and the config beside it was taken).
   if (opts.track) {
-    const multi = names.find((n) => n === MULTI_DIR);
-    const inner = multi === undefined ? [] : (await host.listDir(under(fromNode, multi)).catch((): string[] => [])).map((n) => `${multi}/${n}`);
-    const atWork = [...names, ...inner].filter(isCopyAtWork);
+    const atWork: string[] = [];
+    const walk = async (rel: string, depth: number): Promise<void> => {
+      if (depth > COPY_LIMITS.maxDepth) return;
+      for (const n of await dropDirNames(host, under(fromNode, rel))) {
+        const child = rel === '' ? n : `${rel}/${n}`;
+        if (isCopyAtWork(n)) atWork.push(child);
+        else if (!isPartialCopyName(n) && (await host.stat(under(fromNode, child)))?.kind === 'directory') await walk(child, depth + 1);
+      }
+    };
+    await walk('', 0);
     if (atWork.length > 0 && names.some((n) => !isPartialCopyName(n))) throw copiesAtWork(atWork, false);
   }
   await host.mkdirp(toNode, 0o700);

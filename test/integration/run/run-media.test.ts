@@ -132,6 +132,15 @@ const notCountedBefore: [string, (s: Scenario, drop: string) => void, RegExp][] 
     writeFileSync(path.join(drop, name), siteConfigFor(s.sim).slice(0, 200));
   }, new RegExp(`which cannot be used: it holds a copy not renamed to its final name yet \\(${name.replace(/\./g, '\\.')}\\), beside the files it would replace, so none of them is used$`)]),
   ['an rsync copy at work alone', (s, drop) => writeFileSync(path.join(drop, '.site-config.yaml.Xa1b2C'), siteConfigFor(s.sim).slice(0, 200)), /which cannot be used: it holds only a copy not renamed to its final name yet \(\.site-config\.yaml\.Xa1b2C\), so it has no site-config\.yaml$/],
+  // The ninth: a copy at work below the top (here a network file's folder) was not looked at.
+  ['a copy at work inside a folder beside last month\'s config', (s, drop) => {
+    writeFileSync(path.join(drop, 'site-config.yaml'), siteConfigFor(s.sim, { name: 'store-0041-last-month', baseDomain: 'store41.example.com' }));
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(path.join(drop, 'site-config.yaml'), past, past);
+    recordRenamedIn(s.node.root, ['site-config.yaml']);
+    mkdirSync(path.join(drop, 'net'));
+    writeFileSync(path.join(drop, 'net', 'network.yaml.part'), 'interfaces: []\n');
+  }, /which cannot be used: it holds a copy not renamed to its final name yet \(net\/network\.yaml\.part\), beside the files it would replace, so none of them is used$/],
 ];
 for (const [what, put, said] of notCountedBefore) {
   test(`last month's stick beside today's config in the drop directory as ${what}: none is used, both are named`, async () => {

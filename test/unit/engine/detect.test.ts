@@ -726,6 +726,35 @@ test('a file put where the drop directory was while the agent waits is a source 
     await waiting;
   }));
 
+// The ninth hostile re-test of issue 36: a stick inserted while the drop directory was read twice (2 s apart) was
+// never read, and the drop directory's config was taken.
+test('a stick inserted between the drop directory\'s two reads is compared with it before anything is taken', { timeout: LOADED_MACHINE_MS }, () =>
+  onStandInNode(async (node, drop, abort) => {
+    dropIn(drop, 'site-config.yaml', 'metadata: {name: store-0042}\n');
+    recordRenamedIn(node.root, ['site-config.yaml']);
+    let inserted = false;
+    // The only sleep detect.ts takes through the clock is the one between the drop directory's two reads.
+    const clock = { ...realClock, sleep: (ms: number, signal?: AbortSignal) => {
+      if (!inserted) {
+        inserted = true;
+        node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': 'metadata: {name: store-0041-last-month}\n' });
+      }
+      return realClock.sleep(ms, signal);
+    } };
+    const offered: string[] = [];
+    const problems: MediaProblem[] = [];
+    const waiting = waitForSiteConfig({ ...options(node, abort.signal, []), clock, once: false, onMediaProblem: async (p) => void problems.push(p) }, async (c) => {
+      offered.push(c.location);
+      return 'accepted';
+    });
+    await until('the sources to be judged', () => problems.length > 0 || offered.length > 0);
+    assert.equal(inserted, true);
+    assert.deepEqual(offered, [], 'the drop directory is not taken while a stick with another site is in');
+    assert.match(problems[0]!.message, /^2 different site-config media are attached, so none of them is used/);
+    abort.abort();
+    await waiting;
+  }));
+
 test('a corrected stick swapped in at once is read at once (a /dev event), without waiting for the retry interval', { timeout: LOADED_MACHINE_MS }, async () => {
   const node = createStandInNode();
   const abort = new AbortController();
