@@ -9,11 +9,11 @@
 // same on every screen, the seventh hostile re-test of issue 36). journald stores a message holding a control character other than
 // newline and tab as a blob (`[331B blob data]`; systemd src/basic/utf8.c utf8_is_printable_newline with
 // unichar_is_control: below 0x20, and 0x7F–0x9F), so escaped lines stay text there too.
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+/** Everything above C0 that is escaped: DEL and C1, the separators, bidi marks and the characters that show nothing. */
+const BEYOND_C0 = '\\u007f-\\u009f\\u00ad\\u061c\\u180e\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb';
+const CONTROL = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'g');
 /** The same, except newline and tab: for multi-line text whose lines were made safe where they were composed. */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+const CONTROL_BUT_LAYOUT = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f${BEYOND_C0}]`, 'g');
 
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
