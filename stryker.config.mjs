@@ -2,15 +2,16 @@
 // runner runs only that module's tests for each mutant, one mutant at a time (the reference machine has 2 cores,
 // shared), and incremental mode keeps each module's results in reports/mutation/<module>.json so a second run
 // tests only the mutants of code or tests that changed. A measured figure, not a gate: no `thresholds.break`.
-import { MUTATION_MODULES } from './scripts/mutation-modules.mjs';
+import { MUTATION_MODULES, rangesOf, runIdOf } from './scripts/mutation-modules.mjs';
 
 const name = process.env.SNO_MUTATION_MODULE ?? 'csr-policy';
 const module = MUTATION_MODULES[name];
 if (!module) throw new Error(`SNO_MUTATION_MODULE=${name}: expected one of ${Object.keys(MUTATION_MODULES).join(', ')}`);
-// SNO_MUTATION_LINES=189-205 narrows the module to those lines (Stryker's file:line-line), on a busy machine.
+// SNO_MUTATION_LINES=189-205 (or 133-172,313-342) narrows the module to those lines (Stryker's file:line-line), on a
+// busy machine or for a module whose tests wait at real time.
 const lines = process.env.SNO_MUTATION_LINES;
-const mutate = lines ? module.mutate.map((file) => `${file}:${lines}`) : module.mutate;
-const id = lines ? `${name}.lines-${lines}` : name;
+const mutate = lines ? module.mutate.flatMap((file) => rangesOf(lines).map((range) => `${file}:${range}`)) : module.mutate;
+const id = runIdOf(name, lines);
 // SNO_MUTATION_TESTS=<name pattern> runs only the module's tests of that name (node --test-name-pattern).
 const pattern = process.env.SNO_MUTATION_TESTS;
 

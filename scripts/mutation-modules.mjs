@@ -16,6 +16,13 @@ export const MUTATION_MODULES = {
   'pool-hold': { mutate: ['src/steps/pool-hold.ts'], tests: ['test/unit/steps/pool-hold.test.ts', 'test/integration/reliability/pool-restart.test.ts'], build: 'node esbuild.config.mjs' },
 };
 
+/**
+ * The ranges of SNO_MUTATION_LINES (`189-202`, or several: `133-172,313-342`) as Stryker's `file:from-to` patterns,
+ * and the name a narrowed run's incremental file and report carry.
+ */
+export const rangesOf = (lines) => (lines ? lines.split(',').map((r) => r.trim()).filter(Boolean) : []);
+export const runIdOf = (name, lines) => (lines ? `${name}.lines-${rangesOf(lines).join('_')}` : name);
+
 /** Stryker's statuses of a mutant the tests killed, and of a valid one they did not: the score is killed / (both). */
 export const KILLED = ['Killed', 'Timeout'];
 export const NOT_KILLED = ['Survived', 'NoCoverage'];

@@ -4,7 +4,7 @@
 // reports/mutation/<module>.report.json.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { KILLED, MUTATION_MODULES, NOT_KILLED, scoreOf } from './mutation-modules.mjs';
+import { KILLED, MUTATION_MODULES, NOT_KILLED, runIdOf, scoreOf } from './mutation-modules.mjs';
 
 // `--force` re-tests every mutant: the command runner reports one result for all of a module's tests, so incremental
 // mode sees a changed source line but not a changed test (after adding tests, run with --force).
@@ -23,7 +23,7 @@ for (const name of wanted) {
     console.error(`mutation testing of ${name} did not complete (exit ${res.status})`);
     process.exit(1);
   }
-  const id = process.env.SNO_MUTATION_LINES ? `${name}.lines-${process.env.SNO_MUTATION_LINES}` : name;
+  const id = runIdOf(name, process.env.SNO_MUTATION_LINES);
   const report = JSON.parse(readFileSync(`reports/mutation/${id}.report.json`, 'utf8'));
   const mutants = Object.values(report.files).flatMap((f) => f.mutants);
   const count = (status) => mutants.filter((m) => m.status === status).length;

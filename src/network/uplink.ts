@@ -66,7 +66,7 @@ const describeNow = (i: NetInterface | undefined) => (i?.controller ? `today a p
  * interfaces it names that the node does not have, an uplink that would leave br-ex without a port, an address on
  * an interface that is a port and stays one (nmstate refuses it: base.rs validate_can_have_ip).
  */
-export function refusalsAgainst(state: NmState, topo: Topology): Refusal[] {
+export function refusalsAgainst(state: NmState, topo: Topology, early?: { defaultRouteVia: string | undefined }): Refusal[] {
   const site = siteInterfaces(state);
   const ovn = topo.brEx !== undefined;
   const nics = topo.interfaces.filter((i) => i.type === 'ethernet').map((i) => i.name);
@@ -93,6 +93,14 @@ export function refusalsAgainst(state: NmState, topo: Topology): Refusal[] {
     out.push({
       message: `spec.network.nmstate gives no interface an address or DHCP: ${BR_EX} would be left without a port (its uplink ${uplink} is ${describeNow(findInterface(topo, uplink ?? ''))}) and the node without a network`,
       remedy: `Describe in spec.network.nmstate the uplink — ${uplink} or the bond or VLAN that replaces it — with its addresses or DHCP, default route and DNS servers, never ${BR_EX}.`,
+    });
+  } else if (early && !siteUplink(state)) {
+    // Before br-ex exists the early phase removes today's default route for the site's (early-state.ts earlyState),
+    // and with nothing to ping the verification would pass: the node would commit itself off the network.
+    const today = early.defaultRouteVia;
+    out.push({
+      message: `spec.network.nmstate gives no interface an address or DHCP, so the node would be left without its network (${today ? `${today} carries the default route today` : 'no interface carries a default route today'}; configure-ovs builds ${BR_EX} on the interface that carries it)`,
+      remedy: `Describe in spec.network.nmstate the uplink — ${today ?? 'the NIC'} or the bond or VLAN that replaces it — with its addresses or DHCP, default route and DNS servers, never ${BR_EX}.`,
     });
   }
   return out;

@@ -67,7 +67,7 @@ async function willWritePoolInputs(ctx: StepContext): Promise<boolean> {
  * Paused by this agent: the pool says so, or the journal does (an annotation on the pool can be removed by anyone
  * who writes the pool; the journal cannot — issue 36, finding 3: a manifest replacing the pool dropped it).
  */
-const heldByUs = (p: Pool | undefined, ctx?: StepContext) => p?.spec?.paused === true && (p.metadata?.annotations?.[HELD_BY] === 'true' || ctx?.facts.poolHeld === true);
+const heldByUs = (p: Pool | undefined, ctx: StepContext) => p?.spec?.paused === true && (p.metadata?.annotations?.[HELD_BY] === 'true' || ctx.facts.poolHeld === true);
 
 /** Pauses the pool, saying so on it; a pool someone else paused is left as it is. */
 async function hold(ctx: StepContext): Promise<void> {

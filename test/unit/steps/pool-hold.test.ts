@@ -8,9 +8,12 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ApiError, ConnectionError, type ClusterClient } from '../../../src/cluster/types';
 import { Journal } from '../../../src/engine/journal';
-import { StepError, type Step, type StepContext } from '../../../src/engine/step';
+import { StepError, type Change, type Step, type StepContext } from '../../../src/engine/step';
+import { chronyStep } from '../../../src/steps/chrony';
+import { manifestsStep, mergePatch } from '../../../src/steps/manifests';
+import { proxyStep } from '../../../src/steps/proxy';
+import { sshKeyStep } from '../../../src/steps/ssh-key';
 import { LocalHost } from '../../../src/host/host';
-import { mergePatch } from '../../../src/steps/manifests';
 import { desiredMirrors, MIRROR_OBJECT_NAME, mirrorsStep } from '../../../src/steps/mirrors';
 import { HELD_BY, poolHoldStep, poolReleaseStep, writesPoolInputs } from '../../../src/steps/pool-hold';
 import { fastClock, siteOf, testContext } from '../../support/step-context';
@@ -196,6 +199,34 @@ test('the pool is an input of these site-config fields only: the pull secret, mi
   const manifest = (kind: string) => ({ object: { apiVersion: 'v1', kind, metadata: { name: 'x' } } });
   assert.equal(writesPoolInputs(siteOf({ extraManifests: [manifest('ConfigMap')] } as never).resolved), false);
   assert.equal(writesPoolInputs(siteOf({ extraManifests: [manifest('ConfigMap'), manifest('MachineConfig')] } as never).resolved), true);
+});
+
+// What each step plans decides the hold (their plans against the API are their own tests' business): a change the
+// proxy, SSH or chrony step plans is an input of the pool; of the manifests step's, only a MachineConfig is.
+test('the pool is held when the proxy, SSH, chrony or manifests step plans a change to one of its inputs, and only then', async () => {
+  const manifest = (kind: string) => ({ object: { apiVersion: 'v1', kind, metadata: { name: 'x' } } });
+  const rows: { step: Step; site: Record<string, unknown>; input: Change; notInput?: Change }[] = [
+    { step: proxyStep, site: { proxy: { httpProxy: 'http://proxy.store42.example.com:3128' } }, input: { kind: 'Proxy', target: 'cluster', action: 'update' } },
+    { step: sshKeyStep, site: { ssh: { authorizedKeys: ['ssh-ed25519 AAAA'] } }, input: { kind: 'MachineConfig', target: '99-master-ssh', action: 'update' } },
+    { step: chronyStep, site: { ntp: { servers: ['ntp.store42.example.com'] } }, input: { kind: 'MachineConfig', target: '50-master-chrony', action: 'create' } },
+    { step: manifestsStep, site: { extraManifests: [manifest('ConfigMap'), manifest('MachineConfig')] }, input: { kind: 'MachineConfig', target: 'x', action: 'create' }, notInput: { kind: 'ConfigMap', target: 'x', action: 'create' } },
+  ];
+  for (const row of rows) {
+    const original = row.step.plan;
+    try {
+      for (const [plan, held] of [[[row.input], true], [[{ ...row.input, action: 'leave' }], false], ...(row.notInput ? [[[row.notInput], false]] : [])] as [Change[], boolean][]) {
+        row.step.plan = async () => plan;
+        await withRoot(async (host) => {
+          const api = apiOf(unpaused());
+          const hold = await testContext(poolHoldStep, { host, site: siteOf(row.site as never), cluster: fakeCluster(api) });
+          assert.equal(await runStep(poolHoldStep, hold.ctx), !held, `${row.step.name} planning ${JSON.stringify(plan)}`);
+          assert.deepEqual(patches(api), held ? [pausePatch] : []);
+        });
+      }
+    } finally {
+      row.step.plan = original;
+    }
+  }
 });
 
 test('a plan that only leaves something as it is (a CatalogSource pulled by tag) holds nothing; a mirror set to write holds the pool', async () => {
