@@ -315,7 +315,7 @@ function writtenInPlaceProblem(c: Candidate, dropDir: string, names: string[]): 
   // Renaming the top-level entry away and back shows a file in a folder finished too (media.ts dropDirUnfinished).
   const first = names[0]?.split('/')[0] ?? 'site-config.yaml';
   return {
-    message: `${c.medium} holds ${shown} written in place (copied straight under the final name), so the agent cannot tell whether the copy has finished; it is not used`,
+    message: `${c.medium} holds ${shown}, which it did not see renamed in (written in place, copied straight under the final name, or left there from before), so the agent cannot tell whether the copy has finished; it is not used`,
     remedy: `Copy the files to a folder beside it on the same disk (for example ${dropDir.replace(/\/[^/]*$/, '')}/incoming/) and move them in with mv; a file or folder already complete can be renamed away and back: mv ${dropDir}/${first} ${dropDir}/${first}.part && mv ${dropDir}/${first}.part ${dropDir}/${first}`,
     office: 'they can explain the copy: write the files elsewhere, then rename them into the drop directory',
   };

@@ -24,8 +24,12 @@ export async function writeDoneMarker(host: Host, marker: DoneMarker): Promise<v
  */
 export async function misplacedDoneMarker(host: Host, markerPath = DONE_MARKER): Promise<string | undefined> {
   const info = await host.stat(markerPath).catch(() => undefined);
-  if (info === undefined || info.kind === 'file') return undefined;
-  return `${markerPath} is ${pathKindInWords(info)}, not the agent's done marker (a file it writes once the node is reconfigured), and while anything is there the service does not start; if this node has not been reconfigured at this site, move it aside (mv ${markerPath} ${markerPath}.bad) and start the service (systemctl start sno-reconfigure)`;
+  if (info === undefined) return undefined;
+  // An empty file is a marker made by hand (touch), as bootstrap-in-place's is; a file with something else in it is
+  // not the agent's (the tenth hostile re-test of issue 36: `null` there read as "reconfigured").
+  if (info.kind === 'file' && (info.size === 0 || (await readDoneMarker(host, markerPath)) !== undefined)) return undefined;
+  const what = info.kind === 'file' ? 'a file that is not the agent\'s done marker (it holds no record of a finished run)' : `${pathKindInWords(info)}, not the agent's done marker (a file it writes once the node is reconfigured)`;
+  return `${markerPath} is ${what}, and while anything is there the service does not start; if this node has not been reconfigured at this site, move it aside (mv ${markerPath} ${markerPath}.bad) and start the service (systemctl start sno-reconfigure)`;
 }
 
 /** The marker, or undefined when there is none or it is not one of ours (then it proves nothing). */

@@ -1,6 +1,7 @@
 // Who this node is: the factory baseline written by `prepare`, and the node name.
 import { hostname as osHostname } from 'node:os';
-import type { Host } from '../host/host';
+import { whyUnreadable, type Host } from '../host/host';
+import { isPlainObject } from '../siteconfig/problems';
 import type { Logger } from '../log';
 import { BASELINE_FILE, KUBELET_BOOTSTRAP_KUBECONFIG } from '../paths';
 
@@ -19,15 +20,42 @@ export interface Baseline {
   kubeadmin?: { kubeSystemCreated: string; secretCreated?: string };
 }
 
+const isString = (v: unknown) => typeof v === 'string';
+const isStrings = (v: unknown) => Array.isArray(v) && v.every(isString);
+/** What `prepare` writes in each field (src/factory/prepare.ts): a field of another type means the file is damaged. */
+const BASELINE_FIELDS: Record<keyof Baseline, (v: unknown) => boolean> = {
+  preparedAt: isString,
+  clusterName: isString,
+  baseDomain: isString,
+  nodeName: isString,
+  nodeAddresses: isStrings,
+  internalAddresses: isStrings,
+  openshiftVersion: isString,
+  clusterID: isString,
+  kubeadmin: (v) => isPlainObject(v) && isString(v.kubeSystemCreated) && (v.secretCreated === undefined || isString(v.secretCreated)),
+};
+
+/**
+ * The factory's record. A damaged one (the node's own file, but disks fail and hands edit) is said and the agent goes
+ * on as on a node prepared by hand, never a crash (the tenth hostile re-test of issue 36: `null` in it stopped every
+ * start with a stack trace).
+ */
 export async function readBaseline(host: Host, log: Logger): Promise<Baseline> {
-  const text = await host.readTextIfExists(BASELINE_FILE);
-  if (!text) return {};
+  let data: unknown;
+  let problem: string | undefined;
   try {
-    return JSON.parse(text) as Baseline;
-  } catch {
-    log.warn(`the factory baseline ${BASELINE_FILE} is not valid JSON; ignoring it`);
-    return {};
+    const text = await host.readTextIfExists(BASELINE_FILE);
+    if (!text) return {};
+    data = JSON.parse(text);
+  } catch (e) {
+    problem = e instanceof SyntaxError ? 'it is not complete JSON' : whyUnreadable(e);
   }
+  if (problem === undefined && !isPlainObject(data)) problem = 'it holds no record of the node';
+  const wrong = isPlainObject(data) ? Object.entries(BASELINE_FIELDS).filter(([k, ok]) => data[k] !== undefined && !ok(data[k])).map(([k]) => k) : [];
+  if (problem === undefined && wrong.length > 0) problem = `its ${wrong.join(', ')} ${wrong.length > 1 ? 'are' : 'is'} not what prepare writes`;
+  if (problem === undefined) return data as Baseline;
+  log.warn(`the factory's record of this node (baseline.json) cannot be used: ${problem}. The agent goes on without it, so it cannot compare the site-config with the names the node was installed with; if the run fails on the cluster name or the network, call the office (the factory's prepare writes the record again)`);
+  return {};
 }
 
 export async function nodeNameOf(host: Host, baseline: Baseline): Promise<string> {

@@ -21,9 +21,9 @@ export async function readLastIssued(host: Host, stateDir: string): Promise<Last
   } catch (e) {
     return { damaged: `cannot be read (${whyUnreadable(e)})` };
   }
-  let record: { issued?: unknown; digest?: unknown } | null;
+  let record: { issued?: unknown; digest?: unknown; finished?: unknown } | null;
   try {
-    record = JSON.parse(text) as { issued?: unknown; digest?: unknown } | null;
+    record = JSON.parse(text) as { issued?: unknown; digest?: unknown; finished?: unknown } | null;
   } catch {
     return { damaged: 'is damaged (it is not complete JSON)' };
   }
@@ -31,7 +31,9 @@ export async function readLastIssued(host: Host, stateDir: string): Promise<Last
   if (typeof issued !== 'string' || Number.isNaN(Date.parse(issued))) return { damaged: 'is damaged (it holds no issue date)' };
   const digest = record?.digest;
   if (digest !== undefined && (typeof digest !== 'string' || !/^[0-9a-f]{64}$/.test(digest))) return { damaged: 'is damaged (its config digest is not a sha256)' };
-  return { issued, ...(digest !== undefined && { digest }) };
+  const finished = record?.finished;
+  if (finished !== undefined && finished !== true) return { damaged: 'is damaged (its finished mark is not true)' };
+  return { issued, ...(digest !== undefined && { digest }), ...(finished === true && { finished }) };
 }
 
 /**
@@ -42,4 +44,19 @@ export async function recordIssued(host: Host, stateDir: string, issued: string,
   const last = await readLastIssued(host, stateDir);
   if (last !== undefined && 'issued' in last && (Date.parse(last.issued) > Date.parse(issued) || (Date.parse(last.issued) === Date.parse(issued) && last.digest === digest))) return;
   await host.writeFileAtomic(fileIn(stateDir), `${JSON.stringify({ issued, config, digest })}\n`, 0o644);
+}
+
+/**
+ * Marks the recorded config's relocation finished (the finish step, for the config `digest`; `prepare`'s re-arm, for
+ * whatever is recorded): from then on a config issued at that moment — the same media again — is refused like older
+ * ones. Before, a restart resuming the run must take its own config again (trust.ts sameIssueProblem); after, the
+ * next relocation must not (the tenth hostile re-test of issue 36 replayed last relocation's stick after a re-arm).
+ * Returns whether it marked anything.
+ */
+export async function closeLastIssued(host: Host, stateDir: string, digest?: string): Promise<boolean> {
+  const last = await readLastIssued(host, stateDir);
+  if (last === undefined || !('issued' in last) || last.finished || (digest !== undefined && last.digest !== undefined && last.digest !== digest)) return false;
+  const kept = JSON.parse(await host.readText(fileIn(stateDir))) as Record<string, unknown>;
+  await host.writeFileAtomic(fileIn(stateDir), `${JSON.stringify({ ...kept, finished: true })}\n`, 0o644);
+  return true;
 }

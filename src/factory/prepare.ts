@@ -5,7 +5,7 @@
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
-import { BASELINE_FILE, DONE_MARKER, EARLY_NETWORK_UNIT, EARLY_NETWORK_UNIT_PATH, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
+import { BASELINE_FILE, DEFAULT_DROP_DIR, DONE_MARKER, EARLY_NETWORK_UNIT, EARLY_NETWORK_UNIT_PATH, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
 import { generateNodeKeyPair, publicKeyOf, SealedFileError } from '../siteconfig/sealed';
 import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
 import { createHash } from 'node:crypto';
@@ -16,6 +16,7 @@ import { NODE_IMAGE_ID_SUFFIX, NODE_IMAGE_SHA256_SUFFIX, PULL_AUTHFILE } from '.
 import { KUBELET_HOLD_FILE } from '../paths';
 import { checkAgentCredential, checkCluster, checkInstall, checkInternalAddresses, type AgentCredentialFacts, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
 import { emitYaml } from '../util/yaml';
+import { closeLastIssued, readLastIssued } from '../engine/last-issued';
 
 export interface PrepareOptions {
   host: Host;
@@ -159,6 +160,33 @@ export async function checkNmstatectl(host: Host, openshiftVersion: string | und
   };
 }
 
+/**
+ * Re-arming for the next relocation leaves nothing of the last one that the next site could be given (the tenth hostile
+ * re-test of issue 36: the drop directory's file was applied again at the next relocation, the same signed stick was
+ * taken again, and a route came back from the first relocation's backup): the last signed config's moment is closed,
+ * the files left in the drop directory and the record of their renames go, and the backups are kept aside under a
+ * dated name, the next run taking its own.
+ */
+async function nextRelocationActions(host: Host, stateDir: string, now: number): Promise<PrepareAction[]> {
+  const actions: PrepareAction[] = [];
+  const last = await readLastIssued(host, stateDir);
+  if (last !== undefined && 'issued' in last && !last.finished) {
+    actions.push({ id: 'close-last-issued', description: `mark the last signed site-config (issued ${last.issued}) finished in ${stateDir}/${STATE_FILES.lastIssued}: the same media are refused at the next site, like older ones`, apply: async () => void (await closeLastIssued(host, stateDir)) });
+  }
+  const renames = `${stateDir}/${STATE_FILES.dropDirRenames}`;
+  if ((await host.stat(renames)) !== undefined) actions.push({ id: 'clear-drop-dir-renames', description: `remove ${renames} (the files seen renamed into the drop directory: one left there would be taken at the next site)`, apply: () => host.remove(renames) });
+  const left = (await host.stat(DEFAULT_DROP_DIR))?.kind === 'directory' ? await host.listDir(DEFAULT_DROP_DIR) : [];
+  if (left.length > 0) {
+    actions.push({ id: 'clear-drop-dir', description: `remove what the last relocation left in the drop directory ${DEFAULT_DROP_DIR} (${left.length} ${left.length === 1 ? 'entry' : 'entries'}): the next site would be given it`, apply: async () => { for (const name of left) await host.remove(`${DEFAULT_DROP_DIR}/${name}`); } });
+  }
+  const backups = `${stateDir}/${STATE_FILES.backups}`;
+  if ((await host.stat(backups)) !== undefined) {
+    const aside = `${backups}-before-${new Date(now).toISOString().replace(/[-:]|\.\d+/g, '')}`;
+    actions.push({ id: 'keep-backups-aside', description: `keep the last relocation's backups as ${aside}: the next run saves the cluster and network as they are then`, apply: () => host.rename(backups, aside) });
+  }
+  return actions;
+}
+
 export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   const { host } = opts;
   const checks: Check[] = [];
@@ -203,6 +231,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     const p = `${opts.stateDir}/${file}`;
     if (await host.exists(p)) actions.push({ id: `clear-${file}`, description: `remove ${p} (an earlier run's state; the agent would resume it at the site)`, apply: () => host.remove(p) });
   }
+  actions.push(...(await nextRelocationActions(host, opts.stateDir, opts.now())));
   actions.push(...(await nodeImageActions(host, install.install, checks)));
   const records = localDns?.records;
   if (records) {

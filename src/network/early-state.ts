@@ -12,7 +12,8 @@ export const MAX_NETWORK_ATTEMPTS = 3;
  * The phases the early phase journals before each change. `saved` = known good taken, nothing changed yet;
  * `applying` … `committing` = the site state may be on disk uncommitted; `restoring` = bringing the known good back.
  */
-export type EarlyPhase = 'saved' | 'applying' | 'verifying' | 'committing' | 'restoring' | 'committed' | 'rolled-back';
+export const EARLY_PHASES = ['saved', 'applying', 'verifying', 'committing', 'restoring', 'committed', 'rolled-back'] as const;
+export type EarlyPhase = (typeof EARLY_PHASES)[number];
 
 /** Phases in which a power cut or a kill leaves the site state (uncommitted) in the NIC's persistent profile. */
 export const IN_FLIGHT: readonly EarlyPhase[] = ['applying', 'verifying', 'committing', 'restoring'];

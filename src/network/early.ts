@@ -12,15 +12,15 @@
 // itself — the checkpoint died with the boot — reloads NetworkManager and re-activates them before configure-ovs
 // clones them. The known good is taken only when no attempt is in flight (never from a half-applied network).
 import { createHash } from 'node:crypto';
-import type { Host } from '../host/host';
+import { whyUnreadable, type Host } from '../host/host';
 import type { Logger } from '../log';
 import { emitYaml } from '../util/yaml';
 import { checkUntilAllPass, connectivityChecks, type CheckOutcome } from '../host/netcheck';
 import { nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError } from '../host/nmstate';
 import { parseTopology } from './topology';
 import { refusalsAgainst, siteUplink, type NmState } from './uplink';
-import { bootAction, configuredGateways, earlyState, hintAfter, siteInterfaceNames, MAX_NETWORK_ATTEMPTS, type EarlyPhase, type EarlyRecord } from './early-state';
-import { PROFILE_DIR, profilesDiffer, readProfiles, writeProfilesBack, type SavedProfile } from './profiles';
+import { bootAction, configuredGateways, defaultRouteInterface, earlyState, hintAfter, siteInterfaceNames, MAX_NETWORK_ATTEMPTS, EARLY_PHASES, type EarlyPhase, type EarlyRecord } from './early-state';
+import { parseSavedProfiles, PROFILE_DIR, profilesDiffer, readProfiles, writeProfilesBack, type SavedProfile } from './profiles';
 
 /** configure-ovs reads the uplink it should use from here (machine-config-operator configure-ovs-network.yaml). */
 export const IFACE_HINT_FILE = '/var/lib/ovnk/iface_default_hint';
@@ -79,14 +79,21 @@ export interface EarlyOptions {
 export type EarlyOutcome = 'nothing' | 'committed' | 'failed' | 'refused' | 'restored' | 'gave-up';
 
 export async function readEarlyRecord(host: Host, stateDir: string): Promise<EarlyRecord | undefined> {
-  const text = await host.readTextIfExists(earlyRecordFile(stateDir));
-  if (text === undefined) return undefined;
+  // A record cut off mid-write cannot happen (atomic writes); an unreadable or damaged one (not a file, not JSON, not
+  // the record the agent writes) is treated as an attempt in flight: the known good comes back first.
+  const inFlight: EarlyRecord = { digest: '', phase: 'applying', failures: 0 };
+  let data: unknown;
   try {
-    return JSON.parse(text) as EarlyRecord;
+    const text = await host.readTextIfExists(earlyRecordFile(stateDir));
+    if (text === undefined) return undefined;
+    data = JSON.parse(text);
   } catch {
-    // A record cut off mid-write cannot happen (atomic writes); an unreadable one is treated as an attempt in flight.
-    return { digest: '', phase: 'applying', failures: 0 };
+    return inFlight;
   }
+  const r = (typeof data === 'object' && data !== null && !Array.isArray(data) ? data : {}) as Record<string, unknown>;
+  const valid = typeof r.digest === 'string' && EARLY_PHASES.includes(r.phase as EarlyPhase) && Number.isInteger(r.failures) && (r.failures as number) >= 0
+    && (r.lastFailure === undefined || typeof r.lastFailure === 'string') && (r.refused === undefined || typeof r.refused === 'boolean');
+  return valid ? (r as unknown as EarlyRecord) : inFlight;
 }
 
 async function journal(o: EarlyOptions, rec: EarlyRecord, phase: EarlyPhase): Promise<void> {
@@ -102,11 +109,8 @@ async function journal(o: EarlyOptions, rec: EarlyRecord, phase: EarlyPhase): Pr
 export async function restoreKnownGood(o: EarlyOptions, rec: EarlyRecord): Promise<void> {
   await journal(o, rec, 'restoring');
   const rolledBack = await nmstateRollback(o.host);
-  const savedText = await o.host.readTextIfExists(knownGoodFile(o.stateDir));
-  if (savedText === undefined) {
-    o.log.warn('no known-good network profiles were saved before the interrupted attempt; the node keeps what NetworkManager has on disk');
-  } else {
-    const saved = JSON.parse(savedText) as SavedProfile[];
+  const saved = await readKnownGood(o);
+  if (saved !== undefined) {
     const changed = await writeProfilesBack(o.host, saved);
     if (changed.length > 0) {
       o.log.warn(`${rolledBack ? 'after the rollback ' : ''}the network profiles ${changed.join(', ')} in ${PROFILE_DIR} were not as before the attempt; the agent wrote the saved ones back and asks NetworkManager to use them`);
@@ -116,6 +120,25 @@ export async function restoreKnownGood(o: EarlyOptions, rec: EarlyRecord): Promi
     if (left.length > 0) throw new Error(`the saved network profiles ${left.join(', ')} could not be written back`);
   }
   await journal(o, rec, 'rolled-back');
+}
+
+/** The known good saved before the attempt; undefined (said) when none was saved or the copy is damaged. */
+async function readKnownGood(o: EarlyOptions): Promise<SavedProfile[] | undefined> {
+  let problem: string;
+  try {
+    const text = await o.host.readTextIfExists(knownGoodFile(o.stateDir));
+    if (text === undefined) {
+      o.log.warn('no known-good network profiles were saved before the interrupted attempt; the node keeps what NetworkManager has on disk');
+      return undefined;
+    }
+    const saved = parseSavedProfiles(text);
+    if (saved !== undefined) return saved;
+    problem = 'it is not the list of profiles the agent writes';
+  } catch (e) {
+    problem = whyUnreadable(e);
+  }
+  o.log.warn(`the agent's copy of the network profiles the node had before the attempt is damaged (${problem}), so it cannot be written back: the node keeps what NetworkManager has on disk; if the node has no network after this boot, call the office`);
+  return undefined;
 }
 
 /** `nmcli connection load` of each written profile, a reload for deleted ones, then `connection up` by id (nmcli(1)). */
@@ -164,7 +187,7 @@ export async function earlyNetwork(o: EarlyOptions): Promise<{ outcome: EarlyOut
   rec = { digest: digest!, phase: 'saved', failures };
 
   const topo = parseTopology(await nmstateShow(host));
-  const refusals = refusalsAgainst(site, topo);
+  const refusals = refusalsAgainst(site, topo, { defaultRouteVia: defaultRouteInterface(topo) });
   if (refusals.length > 0) {
     rec.refused = true;
     rec.lastFailure = `${refusals.map((r) => r.message).join('; ')}. ${[...new Set(refusals.map((r) => r.remedy))].join(' ')}`;
@@ -218,7 +241,8 @@ export async function earlyNetwork(o: EarlyOptions): Promise<{ outcome: EarlyOut
     }
     delete rec.lastFailure;
     await journal(o, rec, 'committed');
-    log.info(`site network applied on ${siteUplink(site)?.name ?? names} and committed; configure-ovs builds br-ex from it now and at every boot`);
+    // refusalsAgainst refused a site without an uplink above.
+    log.info(`site network applied on ${siteUplink(site)!.name} and committed; configure-ovs builds br-ex from it now and at every boot`);
     return { outcome: 'committed', record: rec };
   }
   await restoreKnownGood(o, rec);

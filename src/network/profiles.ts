@@ -15,6 +15,21 @@ export interface SavedProfile {
   content: string;
 }
 
+/** Saved profiles read back; undefined when the record is not what the agent writes (damaged). */
+export function parseSavedProfiles(text: string): SavedProfile[] | undefined {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const valid = Array.isArray(data) && data.every((p: unknown) => {
+    const { name, mode, content } = (typeof p === 'object' && p !== null ? p : {}) as Record<string, unknown>;
+    return typeof name === 'string' && name !== '' && !name.includes('/') && name !== '..' && typeof mode === 'number' && Number.isInteger(mode) && typeof content === 'string';
+  });
+  return valid ? (data as SavedProfile[]) : undefined;
+}
+
 /**
  * A keyfile's meaning: `section.key=value` lines, sorted, without comments and the keys NetworkManager drops when it
  * rewrites a profile at its default value (nm-keyfile writes no default: libnm-core-impl/nm-keyfile.c, and

@@ -45,7 +45,12 @@ export async function readMachineIdentity(host: Host): Promise<MachineIdentity> 
       // below an external-facing port; Documentation/ABI/testing/sysfs-devices-removable).
       if (/\/(usb|thunderbolt)$/.test(await host.readLink(`${NET_DIR}/${name}/device/subsystem`).catch(() => ''))) return;
       if ((await readTrimmed(host, `${NET_DIR}/${name}/device/removable`)) === 'removable') return;
-      for (const file of ['address', 'bonding_slave/perm_hwaddr']) {
+      // Only an address the kernel read from the hardware: a virtual interface's is made up or copied (OVN-Kubernetes'
+      // ovn-k8s-mp0 has 0a:58:0a:80:00:02 on every node with the default cluster network — the tenth hostile re-test of
+      // issue 36), as is a bond port's current one, whose own is perm_hwaddr (Documentation/ABI/testing/sysfs-class-net:
+      // addr_assign_type 0 permanent, 1 random, 2 stolen, 3 set).
+      const assigned = await readTrimmed(host, `${NET_DIR}/${name}/addr_assign_type`);
+      for (const file of [...(assigned === undefined || assigned === '0' ? ['address'] : []), 'bonding_slave/perm_hwaddr']) {
         const mac = await readTrimmed(host, `${NET_DIR}/${name}/${file}`);
         if (mac !== undefined && !NO_MAC.test(normalizeMac(mac))) macs.add(normalizeMac(mac));
       }

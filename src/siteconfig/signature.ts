@@ -7,7 +7,7 @@
 // A trusted-keys directory holding any *.pem file means signatures are required, even if no key in it is
 // usable: a damaged key file must never switch verification off.
 import { X509Certificate, createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
-import type { Host } from '../host/host';
+import { pathKindInWords, whyUnreadable, type Host } from '../host/host';
 import { TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../paths';
 import { pemBlocks } from './certificates';
 import type { ValidationProblem } from './types';
@@ -55,9 +55,11 @@ export async function loadTrustedKeys(host: Host): Promise<TrustedKeys> {
   let names: string[] = [];
   try {
     names = (await host.listDir(TRUSTED_KEYS_DIR)).filter((n) => n.endsWith('.pem'));
-  } catch {
+  } catch (e) {
     // An unreadable directory is treated as holding keys: fail closed.
-    return { required: true, keys: [], problems: [{ path: TRUSTED_KEYS_DIR, message: 'cannot be listed; signatures are required but no key can be used' }] };
+    const info = await host.stat(TRUSTED_KEYS_DIR).catch(() => undefined);
+    const why = info !== undefined && info.kind !== 'directory' ? `it is ${pathKindInWords(info)}, not a folder` : whyUnreadable(e);
+    return { required: true, keys: [], problems: [{ path: TRUSTED_KEYS_DIR, message: `cannot be listed (${why}); signatures are required but no key can be used` }] };
   }
   const keys: TrustedKey[] = [];
   const problems: ValidationProblem[] = [];

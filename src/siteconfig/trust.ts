@@ -81,10 +81,13 @@ const timeOf = (v: unknown): number | undefined => (typeof v === 'string' && !Nu
  * A signed config issued at the very moment of the one this node applied last, yet another config (its digest, over
  * the file and every file it names): one of the two is not the newest, and which cannot be told, so it is not applied
  * (the fourth hostile re-test of issue 36: a correction signed with the same date let the config it corrected be
- * replayed after it). The config applied last again (a restart resuming it) has the same digest and is taken.
+ * replayed after it). The config applied last again (a restart resuming it) has the same digest and is taken — until
+ * its relocation finished: then the same media are last relocation's, replayed (the tenth hostile re-test).
  */
-export function sameIssueProblem(issued: string | undefined, digest: string, last: { issued: string; digest?: string } | undefined): ValidationProblem | undefined {
-  if (issued === undefined || last?.digest === undefined || timeOf(issued) !== timeOf(last.issued) || digest === last.digest) return undefined;
+export function sameIssueProblem(issued: string | undefined, digest: string, last: { issued: string; digest?: string; finished?: true } | undefined): ValidationProblem | undefined {
+  if (issued === undefined || last === undefined || timeOf(issued) !== timeOf(last.issued)) return undefined;
+  if (last.finished) return { path: 'metadata.issued', message: `${issued} is when the config this node applied last was issued, and that relocation is finished: media are never applied twice (the office must issue new media with a later metadata.issued)` };
+  if (last.digest === undefined || digest === last.digest) return undefined;
   return { path: 'metadata.issued', message: `${issued} is also when the config this node applied last was issued, but this is another config: media issued at one moment are one config, so one of the two is not the newest (the office must issue the corrected config with a later metadata.issued)` };
 }
 

@@ -29,7 +29,8 @@ export interface FileValidationContext {
  * before 2026-11-28), or what is wrong with a damaged record (a phrase after "last-issued.json …"): then no signed
  * config is taken, since none can be told older or not.
  */
-export type LastIssued = { issued: string; digest?: string } | { damaged: string };
+/** `finished`: that config's relocation finished (or the node was re-armed since): its moment is never taken again. */
+export type LastIssued = { issued: string; digest?: string; finished?: true } | { damaged: string };
 
 export interface FileValidation {
   errors: ValidationProblem[];

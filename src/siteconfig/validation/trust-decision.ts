@@ -37,6 +37,12 @@ export async function verifySignature(f: Findings, ctx: FileValidationContext, b
       : 'not verified: no trusted key given (--trusted-key), so the file is judged as signed media; a node takes what only signed media may carry only when the signature verifies with a key it trusts');
     return { signed: !ctx.nodeKey };
   }
+  // Said first: with no usable key, the refusal is about the node's keys, not the media (the tenth hostile re-test of
+  // issue 36: a keys folder that was a file was refused as "the .sig is missing").
+  if (ctx.trusted.keys.length === 0) {
+    f.error(sigDisplay, 'cannot be verified: none of the node\'s trusted keys is usable (see the warnings)');
+    return false;
+  }
   if (!sig.ok) {
     f.error(sigDisplay, sig.message.includes('does not exist')
       ? `this node holds trusted keys, so the site-config must be signed: ${sigDisplay} (base64 detached Ed25519 or ECDSA P-256 signature) is missing`
@@ -46,10 +52,6 @@ export async function verifySignature(f: Findings, ctx: FileValidationContext, b
   const signature = decodeSignature(sig.bytes.toString('latin1'));
   if (typeof signature === 'string') {
     f.error(sigDisplay, `${signature}: expected the base64 of a detached Ed25519 or ECDSA P-256 signature over ${ctx.display}`);
-    return false;
-  }
-  if (ctx.trusted.keys.length === 0) {
-    f.error(sigDisplay, 'cannot be verified: none of the node\'s trusted keys is usable (see the warnings)');
     return false;
   }
   const by = verifyWithTrustedKeys(bytes, signature, ctx.trusted.keys);

@@ -26,6 +26,7 @@ import { splitCertificates } from '../../certs/pem';
 import type { Change, StepContext } from '../../engine/step';
 import { isUnder } from './names';
 import { MANAGED_BY, MANAGED_BY_LABEL, updateObject } from '../../cluster/objects';
+import { isPlainObject } from '../../siteconfig/problems';
 
 export const HOST_GENERATED_ANNOTATION = 'openshift.io/host.generated';
 export const ROUTE_BACKUP_FILE = 'backups/routes.json';
@@ -182,9 +183,25 @@ export function followUpOf(decision: RouteDecision, progress: RouteProgress): 'm
   return progress.moved?.includes(decision.key) ? 'reverted' : 'move';
 }
 
+/**
+ * The saved originals. A damaged record (the node's own file, but a disk can fail) is said, kept aside and started
+ * afresh: it only matters for a route deleted and not yet made again, which the warning names as at risk.
+ */
 async function readBackup(ctx: StepContext): Promise<Record<string, Route>> {
-  const text = await ctx.host.readTextIfExists(path.posix.join(ctx.stateDir, ROUTE_BACKUP_FILE));
-  return text ? (JSON.parse(text) as Record<string, Route>) : {};
+  const file = path.posix.join(ctx.stateDir, ROUTE_BACKUP_FILE);
+  let data: unknown;
+  try {
+    const text = await ctx.host.readTextIfExists(file);
+    if (text === undefined) return {};
+    data = JSON.parse(text);
+  } catch (e) {
+    data = e;
+  }
+  const valid = isPlainObject(data) && Object.values(data).every((r) => isPlainObject(r) && isPlainObject(r.metadata) && typeof r.metadata.name === 'string');
+  if (valid) return data as Record<string, Route>;
+  await ctx.host.rename(file, `${file}.corrupt`).catch(() => ctx.host.remove(file));
+  ctx.log.warn({ path: file }, `the agent's copy of the routes it replaces was damaged; it was kept aside as ${ROUTE_BACKUP_FILE}.corrupt and started afresh (a route deleted in an interrupted run and not made again may be missing: check \`oc get routes -A\` after the run)`);
+  return {};
 }
 
 /** Saves the originals of `routes` not saved yet (the first copy seen is the original). */
@@ -238,7 +255,8 @@ export async function replaceRoutes(ctx: StepContext, client: ClusterClient, pol
       progress.inFlight = decision.key;
       await save();
       await client.delete(R.routes, name, ns);
-      const created = await createAgain(client, backup[decision.key] ?? route);
+      // From the route as it is now: a backup from an earlier relocation would bring back what was changed since (the tenth hostile re-test of issue 36).
+      const created = await createAgain(client, route);
       delete progress.inFlight;
       await save();
       const newHost = created.spec?.host ?? '';

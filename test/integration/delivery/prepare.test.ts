@@ -5,7 +5,7 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { startSimulator, type Simulator } from '../../sim/index';
@@ -18,7 +18,7 @@ import { WORKSTATION_COMMANDS } from '../../../src/cli/workstation-commands';
 import { buildMachineConfig } from '../../../src/render/machineconfig';
 import { parseInternalAddresses } from '../../../src/render/internal-ip';
 import { NODE_IMAGE_ARCHIVE_PATH } from '../../../src/render/layout';
-import { FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR, TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
+import { DEFAULT_DROP_DIR, FACTORY_ADMIN_KUBECONFIG, KUBELET_HOLD_FILE, STATIC_POD_RESOURCES_DIR, TRUSTED_KEYS_DIR, UNSIGNED_MEDIA_FILE } from '../../../src/paths';
 import { ASSISTED_DNSMASQ_MARKERS, INSTALLED_NAMES_CONF, LOCAL_DNS_ENV, LOCAL_DNS_UNIT } from '../../../src/render/local-dns';
 import { parse as parseYaml } from 'yaml';
 import { INVENTORY_ROW_FILE, BASELINE_FILE, DEFAULT_KUBECONFIG, DEFAULT_STATE_DIR, DONE_MARKER, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES } from '../../../src/paths';
@@ -169,6 +169,37 @@ describe('prepare', () => {
       const again = await prepare(node);
       assert.equal(again.code, 0, again.out);
       assert.match(again.out, /Prepared\. Shut the node down now/);
+    });
+
+    // The tenth hostile re-test of issue 36: re-armed, the node took the drop directory's file of its last relocation
+    // again, the same signed stick again, and a route from the first relocation's backup.
+    test('re-arming leaves the next site nothing of the last relocation: the signed config\'s moment closed, the drop directory emptied, the backups kept aside', async () => {
+      const state = path.join(node.root, DEFAULT_STATE_DIR);
+      mkdirSync(path.join(state, STATE_FILES.backups), { recursive: true });
+      writeFileSync(path.join(state, STATE_FILES.backups, 'routes.json'), '{}');
+      const digest = 'a'.repeat(64);
+      writeFileSync(path.join(state, STATE_FILES.lastIssued), JSON.stringify({ issued: '2026-11-01T09:00:00Z', config: 'store-0041', digest }));
+      writeFileSync(path.join(state, STATE_FILES.dropDirRenames), JSON.stringify({ 'site-config.yaml': { ino: 1, ctimeMs: 1 } }));
+      const drop = path.join(node.root, DEFAULT_DROP_DIR);
+      mkdirSync(path.join(drop, 'extra-manifests'), { recursive: true });
+      writeFileSync(path.join(drop, 'site-config.yaml'), 'apiVersion: x\n');
+      writeFileSync(path.join(drop, 'extra-manifests', 'a.yaml'), 'x\n');
+      const dry = await prepare(node, '--dry-run');
+      assert.match(dry.out, /mark the last signed site-config \(issued 2026-11-01T09:00:00Z\) finished/);
+      assert.match(dry.out, /remove what the last relocation left in the drop directory \/etc\/sno-reconfigure\/site-config\.d \(2 entries\): the next site would be given it/);
+      assert.ok(existsSync(path.join(drop, 'site-config.yaml')), 'a dry run changes nothing');
+      const res = await prepare(node, '--json');
+      assert.equal(res.code, 0, res.out + res.err);
+      assert.deepEqual(JSON.parse(readFileSync(path.join(state, STATE_FILES.lastIssued), 'utf8')), { issued: '2026-11-01T09:00:00Z', config: 'store-0041', digest, finished: true });
+      assert.equal(existsSync(path.join(state, STATE_FILES.dropDirRenames)), false);
+      assert.deepEqual(readdirSync(drop), [], 'the drop directory is kept, empty');
+      assert.equal(existsSync(path.join(state, STATE_FILES.backups)), false);
+      const aside = readdirSync(state).filter((n) => n.startsWith(`${STATE_FILES.backups}-before-`));
+      assert.equal(aside.length, 1);
+      assert.match(aside[0]!, /^backups-before-\d{8}T\d{6}Z$/);
+      assert.equal(readFileSync(path.join(state, aside[0]!, 'routes.json'), 'utf8'), '{}');
+      // Nothing of it is left to do a second time.
+      assert.doesNotMatch((await prepare(node, '--dry-run')).out, /last signed site-config|drop directory|backups as/);
     });
 
     test('makes the node key for sealed site-config files once (0600, never printed), prints its public half, and keeps it', async () => {

@@ -284,3 +284,42 @@ test('a folder where a record of the agent belongs, or a file where its backups 
     }
   }
 });
+
+// The tenth hostile re-test of issue 36 (C1, C2): `null`, a named pipe, a folder or a field of the wrong type in the
+// factory's record stopped run and plan with an internal error at every start.
+test('a damaged factory record (baseline.json): run and plan say so in a sentence and go on without it, no stack trace', () => {
+  const damages: [string, (file: string) => void][] = [
+    ['null', (f) => write(f, 'null')],
+    ['not JSON', (f) => write(f, '{"clusterName": "sno1"')],
+    ['a named pipe', (f) => { mkdirSync(path.dirname(f), { recursive: true }); spawnSync('mkfifo', [f]); }],
+    ['a folder', (f) => mkdirSync(f, { recursive: true })],
+    ['internal addresses of the wrong type', (f) => write(f, '{"internalAddresses": {"a": 1}}')],
+    ['a cluster name of the wrong type', (f) => write(f, '{"clusterName": ["a"]}')],
+  ];
+  const why: Record<string, string> = {
+    null: 'it holds no record of the node',
+    'not JSON': 'it is not complete JSON',
+    'a named pipe': 'it is a named pipe (FIFO), not a file',
+    'a folder': 'it is a folder, not a file',
+    'internal addresses of the wrong type': 'its internalAddresses is not what prepare writes',
+    'a cluster name of the wrong type': 'its clusterName is not what prepare writes',
+  };
+  for (const [name, damage] of damages) {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'sno-baseline-'));
+    try {
+      damage(path.join(root, 'etc/sno-reconfigure/baseline.json'));
+      const run = cli(['run', '--root', root, '--once']);
+      assertNoTrace(run.out);
+      assert.equal(run.code, 0, `${name}: ${run.out}`);
+      assert.ok(run.out.includes(`the factory's record of this node (baseline.json) cannot be used: ${why[name]}. The agent goes on without it`), `${name}: ${run.out}`);
+      const media = path.join(root, 'media');
+      write(path.join(media, 'site-config.yaml'), SITE);
+      write(path.join(media, 'pull-secret.json'), '{"auths":{"registry.store42.example.com":{"auth":"dTpw"}}}');
+      const plan = cli(['plan', media, '--root', root]);
+      assertNoTrace(plan.out);
+      assert.ok(plan.out.includes(`cannot be used: ${why[name]}`), `${name}: ${plan.out}`);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }
+});

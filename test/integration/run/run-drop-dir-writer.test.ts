@@ -47,7 +47,7 @@ test('a copy written in place that stalls for 30 s with the file held open is ne
     });
     if (!written.includes('complete')) await new Promise<void>((resolve) => writer.stdout.on('data', () => written.includes('complete') && resolve()));
     // Written in place: the agent says so and waits, however long after the writer finished.
-    const said = () => /holds site-config\.yaml written in place \(copied straight under the final name\), so the agent cannot tell whether the copy has finished; it is not used/.test(out);
+    const said = () => /holds site-config\.yaml, which it did not see renamed in \(written in place, copied straight under the final name, or left there from before\), so the agent cannot tell whether the copy has finished; it is not used/.test(out);
     for (const deadline = Date.now() + 5 * 60_000; !said(); await new Promise((r) => setTimeout(r, 200))) assert.ok(Date.now() < deadline, out.slice(-3000));
     const file = path.join(drop, 'site-config.yaml');
     renamed = true;

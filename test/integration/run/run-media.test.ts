@@ -3,12 +3,13 @@
 // stand-in block devices (test/support/stand-ins); the real-filesystem path is covered by test/e2e.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { startScenario, siteConfigFor, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
 import { recordRenamedIn } from '../../support/drop-dir';
+import { DEFAULT_STATE_DIR, DONE_MARKER, STATE_FILES } from '../../../src/paths';
 
 interface StatusJson {
   phase: string;
@@ -310,4 +311,24 @@ test('a folder on the stick that is a symbolic link into the node is refused by 
   });
   assertShownEverywhere(r, 'the stick /dev/sdb1 (SITE-CONFIG) holds net as a symbolic link, not a folder, so net/network.yaml is not read; copy the real folder onto it', /never followed/);
   assert.ok(!r.all.some((m) => /accepted site-config/.test(m)), r.all.join('\n'));
+});
+
+// The tenth hostile re-test of issue 36 (U1): a config renamed into the drop directory stayed "renamed in" after its
+// relocation finished, and was applied again by the next run once the marker was removed.
+test('a finished relocation forgets what was renamed into the drop directory: the file left there is not taken again until renamed in again', async () => {
+  const s = await startScenario();
+  try {
+    dropSettled(s, siteConfigFor(s.sim));
+    const first = await s.run(['--once']);
+    assert.equal(first.code, 0, first.stdout.slice(-2000));
+    assert.ok(first.logs.some((l) => /accepted site-config "store-0042" from the drop directory/.test(l.msg)));
+    assert.ok(existsSync(path.join(s.node.root, DONE_MARKER)));
+    assert.equal(existsSync(path.join(s.node.root, DEFAULT_STATE_DIR, STATE_FILES.dropDirRenames)), false, 'the record of renames is gone');
+    rmSync(path.join(s.node.root, DONE_MARKER));
+    const again = await s.run(['--once']);
+    assert.equal(again.logs.some((l) => /accepted site-config/.test(l.msg)), false, again.logs.map((l) => l.msg).join('\n'));
+    assert.ok(again.logs.some((l) => /holds site-config\.yaml, which it did not see renamed in/.test(l.msg)), again.logs.map((l) => l.msg).join('\n'));
+  } finally {
+    await s.cleanup();
+  }
 });

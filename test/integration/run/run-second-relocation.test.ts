@@ -33,8 +33,15 @@ test('factory → store 42 → store 77, each with its own stick: the second rel
     assert.deepEqual(convergenceProblems(s), []);
     assert.deepEqual(apiNames(), ['api.sno1.store42.example.com']);
 
-    node.detachVolume('sdb1');
+    // The relocation finished closes its moment: store 42's stick, left in and taken again once the marker is gone,
+    // is last relocation's media (the tenth hostile re-test of issue 36 had it applied again).
+    const lastIssued = JSON.parse(readFileSync(path.join(node.root, DEFAULT_STATE_DIR, STATE_FILES.lastIssued), 'utf8')) as { finished?: boolean };
+    assert.equal(lastIssued.finished, true);
     rmSync(path.join(node.root, DONE_MARKER));
+    const replay = await s.run(['--once'], { timeoutMs: 120_000 });
+    assert.notEqual(replay.code, 0);
+    assert.match(replay.stdout, /that relocation is finished: media are never applied twice/);
+    node.detachVolume('sdb1');
     node.attachVolume('sdc1', 'SITE-CONFIG', signedSiteConfigFiles(node.root, {
       'site-config.yaml': siteConfigFor(sim, { name: 'store-0077', baseDomain: 'store77.example.com', extraSpec: { ...siteExtras(sim), ...storeSpec('store77') } }),
     }, { issued: '2026-11-20T09:00:00Z' }));

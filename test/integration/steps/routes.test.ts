@@ -67,6 +67,40 @@ describe('route replacement', () => {
       await sim.stop();
     }
   });
+
+  // The tenth hostile re-test of issue 36: the backups outlive a relocation, and a route changed between two
+  // relocations came back from the first one's copy (its old backend, its TLS certificate and key gone).
+  test('a route is made again as it is now, whatever an earlier copy says; a damaged copy is said, kept aside and started afresh', async () => {
+    for (const damaged of [false, true]) {
+      const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', durations: { openshiftApiserverRollout: 1_000, kubeApiserverRestartOutage: 0 } });
+      const h = await createHarness(sim);
+      try {
+        assert.equal(await h.run(domainStep), 'applied');
+        await sim.waitFor(async () => (await generatesHostsOn(h.client, NEW_APPS)).ready, 20_000, 'generated hosts on the new apps domain');
+        const now = sim.store.get(R.routes, 'storefront', 'shop') as Route & { spec: { to?: { name?: string } } };
+        const stale = { ...now, spec: { ...now.spec, to: { kind: 'Service', name: 'storefront-last-year' } } };
+        const backupFile = h.file(path.posix.join('/var/lib/sno-reconfigure', ROUTE_BACKUP_FILE));
+        mkdirSync(path.dirname(backupFile), { recursive: true });
+        writeFileSync(backupFile, damaged ? 'null' : JSON.stringify({ 'shop/storefront': stale }), { mode: 0o600 });
+        const ctx = h.contextFor('settle');
+        const warned: string[] = [];
+        const warn = ctx.log.warn.bind(ctx.log);
+        ctx.log.warn = ((...args: unknown[]) => { warned.push(String(args[args.length - 1])); return (warn as (...a: unknown[]) => void)(...args); }) as typeof ctx.log.warn;
+        await replaceRoutes(ctx, h.client, await routePolicy(ctx, h.client), {}, async () => undefined);
+        const made = sim.store.get(R.routes, 'storefront', 'shop') as Route & { spec: { to?: { name?: string } } };
+        assert.equal(made.spec.host, `storefront-shop.${NEW_APPS}`);
+        assert.equal(made.spec.to?.name, now.spec.to?.name, 'the backend the route has now');
+        if (damaged) {
+          assert.equal(readFileSync(`${backupFile}.corrupt`, 'utf8'), 'null');
+          assert.ok(warned.some((w) => /copy of the routes it replaces was damaged; it was kept aside as backups\/routes\.json\.corrupt/.test(w)), warned.join('\n'));
+          assert.ok(JSON.parse(readFileSync(backupFile, 'utf8'))['shop/storefront'], 'a new copy is kept');
+        }
+      } finally {
+        await h.cleanup();
+        await sim.stop();
+      }
+    }
+  });
 });
 
 describe('routes the agent leaves on the old apps domain', () => {

@@ -291,14 +291,14 @@ test('a drop-dir file written in place is never taken, however long its writer s
     file: 'site-config.yaml',
     beganBeforeStart: false,
     renamed: 'site-config.yaml',
-    said: /^the drop directory \/etc\/sno-reconfigure\/site-config\.d holds site-config\.yaml written in place \(copied straight under the final name\), so the agent cannot tell whether the copy has finished; it is not used$/,
+    said: /^the drop directory \/etc\/sno-reconfigure\/site-config\.d holds site-config\.yaml, which it did not see renamed in \(written in place, copied straight under the final name, or left there from before\), so the agent cannot tell whether the copy has finished; it is not used$/,
   }));
 
 // Issue 36: the watch sees only what happens while the agent runs, and only names at the top of the drop directory.
 // A copy written in place before the agent (re)started, or into a folder, is told by the file times: a rename after
 // the last write changes the inode (ctime), a write in place moves mtime with it.
 test('a drop-dir file written in place before the agent started is not taken, however long its writer stalls; renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, () =>
-  inPlaceCopyIsNeverTaken({ file: 'site-config.yaml', beganBeforeStart: true, renamed: 'site-config.yaml', said: /holds site-config\.yaml written in place \(copied straight under the final name\)/ }));
+  inPlaceCopyIsNeverTaken({ file: 'site-config.yaml', beganBeforeStart: true, renamed: 'site-config.yaml', said: /holds site-config\.yaml, which it did not see renamed in \(written in place, copied straight under the final name, or left there from before\)/ }));
 
 test('a file written in place inside a folder of the drop directory is not taken; the folder renamed in (or away and back) is', { timeout: LOADED_MACHINE_MS }, () =>
   inPlaceCopyIsNeverTaken({
@@ -308,7 +308,7 @@ test('a file written in place inside a folder of the drop directory is not taken
     file: 'manifests/extra.yaml',
     beganBeforeStart: true,
     renamed: 'manifests',
-    said: /holds manifests\/extra\.yaml written in place/,
+    said: /holds manifests\/extra\.yaml, which it did not see renamed in \(written in place/,
     remedy: /mv \/etc\/sno-reconfigure\/site-config\.d\/manifests \/etc\/sno-reconfigure\/site-config\.d\/manifests\.part && mv /,
   }));
 
@@ -321,7 +321,7 @@ test('a prefix written in place in a folder of the drop directory, then given a 
     beganBeforeStart: false,
     afterPrefix: (file) => chmodSync(file, 0o644),
     renamed: 'site-configs',
-    said: /holds site-configs\/store\.yaml written in place/,
+    said: /holds site-configs\/store\.yaml, which it did not see renamed in \(written in place/,
   }));
 
 test('a prefix written in place in a folder of the drop directory, then hard-linked from outside it, is not taken; unlinked and renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, () => {
@@ -335,12 +335,12 @@ test('a prefix written in place in a folder of the drop directory, then hard-lin
     },
     beforeRemedy: () => rmSync(outside),
     renamed: 'site-configs',
-    said: /holds site-configs\/store\.yaml written in place/,
+    said: /holds site-configs\/store\.yaml, which it did not see renamed in \(written in place/,
   });
 });
 
 test('a prefix written in place at the top of the drop directory and given a mode before the agent started is not taken; renamed away and back, it is', { timeout: LOADED_MACHINE_MS }, () =>
-  inPlaceCopyIsNeverTaken({ file: 'site-config.yaml', beganBeforeStart: true, afterPrefix: (file) => chmodSync(file, 0o600), renamed: 'site-config.yaml', said: /holds site-config\.yaml written in place/ }));
+  inPlaceCopyIsNeverTaken({ file: 'site-config.yaml', beganBeforeStart: true, afterPrefix: (file) => chmodSync(file, 0o600), renamed: 'site-config.yaml', said: /holds site-config\.yaml, which it did not see renamed in \(written in place/ }));
 
 // The second hostile re-test of issue 36 (D1): a file the config names under a name the drop directory's walk leaves
 // out (a dotfile, *.part, *.tmp, a dot folder) was copied but never judged, so written in place it was taken.
@@ -351,7 +351,7 @@ for (const file of ['.network.yaml', '.net/network.part']) {
       file,
       beganBeforeStart: true,
       renamed: file.split('/')[0]!,
-      said: new RegExp(`holds ${file.replace(/\./g, '\\.')} written in place`),
+      said: new RegExp(`holds ${file.replace(/\./g, '\\.')}, which it did not see renamed in \\(written in place`),
     }));
 }
 
@@ -434,7 +434,7 @@ test('a folder made in place in the drop directory while the agent saves its rec
       rmSync(path.join(path.dirname(file), 'scratch'));
     },
     renamed: 'site-configs',
-    said: /holds site-configs\/store\.yaml written in place/,
+    said: /holds site-configs\/store\.yaml, which it did not see renamed in \(written in place/,
   });
 });
 
@@ -462,7 +462,7 @@ test('a folder made in place while the agent\'s event loop is held, a prefix wri
       holdEventLoop(200);
     },
     renamed: 'site-configs',
-    said: /holds site-configs\/store\.yaml written in place/,
+    said: /holds site-configs\/store\.yaml, which it did not see renamed in \(written in place/,
   }));
 
 // The other side of d6's rule: a writer that writes a file beside the final name and renames it in at once, within
@@ -510,7 +510,7 @@ test('a file made in place, its write lost to an overflowing inotify queue while
     },
     afterPrefix: () => holdEventLoop(1_500),
     renamed: 'site-config.yaml',
-    said: /holds site-config\.yaml written in place/,
+    said: /holds site-config\.yaml, which it did not see renamed in \(written in place/,
   }));
 
 // D2: an event on the watched folder itself (moved away and back) carries the folder's own name; it was recorded as
@@ -532,7 +532,7 @@ test('moving the drop directory away and back does not make an entry named like 
     const movedAt = turns;
     await until('scans after the move', () => turns >= movedAt + 6 || offered.length > 0);
     assert.deepEqual(offered, [], 'the file written in place is never offered');
-    assert.match(problems.at(-1)?.message ?? '', /holds site-config\.d written in place/);
+    assert.match(problems.at(-1)?.message ?? '', /holds site-config\.d, which it did not see renamed in \(written in place/);
     abort.abort();
     await waiting;
   }));
@@ -578,7 +578,7 @@ test('a file renamed in while the agent waited is still taken after a restart (a
     const changed = await waitForSiteConfig({ ...options(node, abort.signal, []), once: true, onMediaProblem: async (p) => void problems.push(p) }, consider('accepted'));
     assert.equal(changed, undefined);
     assert.equal(offered.length, 2);
-    assert.match(problems[0]?.message ?? '', /holds site-config\.yaml written in place/);
+    assert.match(problems[0]?.message ?? '', /holds site-config\.yaml, which it did not see renamed in \(written in place/);
   }));
 
 // The third hostile re-test of issue 36 (d8): a watch stays on the folder it was made on, so once the drop directory was

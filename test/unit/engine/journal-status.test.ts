@@ -76,6 +76,24 @@ test('a folder or a named pipe where the done marker belongs is said with the wa
   });
 });
 
+// The tenth hostile re-test of issue 36 (M12): `null`, `[]` or a record of the wrong shape where the done marker
+// belongs read as "reconfigured", while the service never started.
+test('a file where the done marker belongs that is not the agent\'s marker is said with the way out; an empty one (made by hand) is a marker', async () => {
+  await inTempRoot('status-', async (root, host) => {
+    mkdirSync(path.dirname(path.join(root, DONE_MARKER)), { recursive: true });
+    for (const damaged of ['null', '[]', '{"siteConfig": 5}', 'done']) {
+      writeFileSync(path.join(root, DONE_MARKER), damaged);
+      const view = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
+      assert.equal(view.phase, 'not-started', damaged);
+      assert.deepEqual(view.warnings, [`${DONE_MARKER} is a file that is not the agent's done marker (it holds no record of a finished run), and while anything is there the service does not start; if this node has not been reconfigured at this site, move it aside (mv ${DONE_MARKER} ${DONE_MARKER}.bad) and start the service (systemctl start sno-reconfigure)`]);
+    }
+    writeFileSync(path.join(root, DONE_MARKER), '');
+    const byHand = await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS);
+    assert.equal(byHand.phase, 'done');
+    assert.deepEqual(byHand.warnings, []);
+  });
+});
+
 test('status renders phase, steps, the last error with its remedy, and the report', async () => {
   await inTempRoot('status-', async (_root, host) => {
     assert.equal((await readStatus(host, '/var/lib/sno-reconfigure', DONE_MARKER, STEPS)).phase, 'not-started');

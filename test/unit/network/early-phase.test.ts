@@ -304,6 +304,26 @@ describe('early network phase', () => {
     assert.equal(disk(), FACTORY);
   });
 
+  // Issue 41: the early phase removes today's default route before the site's (earlyState); a site state with no
+  // address and no DHCP (an MTU alone) would have been applied, verified with nothing to check, and committed: the
+  // node left without a default route at every boot, and configure-ovs with no interface to build br-ex on.
+  test('a site network that gives no interface an address or DHCP is refused before anything changes', async () => {
+    for (const nmstateState of [
+      { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', mtu: 9000 }] },
+      { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: false }, ipv6: { enabled: false } }] },
+    ]) {
+      rmSync(path.join(root, STATE_DIR), { recursive: true, force: true });
+      const host = boot();
+      const network = { nmstate: nmstateState as unknown as typeof SITE.nmstate, verify: { ping: [], resolve: [] } };
+      const { outcome } = await phaseWith(host, { network });
+      assert.equal(outcome, 'refused', JSON.stringify(nmstateState));
+      assert.deepEqual(nmstate(host), [], 'nothing applied');
+      assert.equal(disk(), FACTORY);
+      assert.equal(existsSync(path.join(root, IFACE_HINT_FILE)), false);
+      assert.deepEqual(said, ['the site network was not applied: spec.network.nmstate gives no interface an address or DHCP, so the node would be left without its network (eno1 carries the default route today; configure-ovs builds br-ex on the interface that carries it). Describe in spec.network.nmstate the uplink — eno1 or the bond or VLAN that replaces it — with its addresses or DHCP, default route and DNS servers, never br-ex.']);
+    }
+  });
+
   test('a network committed earlier is not applied again after another config failed', async () => {
     assert.equal((await phaseWith(boot())).outcome, 'committed');
     assert.equal((await phaseWith(boot(), { network: wrongGateway })).outcome, 'failed');
@@ -326,13 +346,31 @@ describe('early network phase', () => {
     assert.doesNotMatch(disk(), /192\.168\.42\.254/);
   });
 
-  test('an unreadable journal is an attempt in flight: the known good comes back first', async () => {
+  // The tenth hostile re-test of issue 36 (M1): `null` made the phase stop with a raw error, and `[]`, `"x"` or a phase
+  // of the wrong type were read as "nothing to do".
+  test('an unreadable or damaged record is an attempt in flight: the known good comes back first', async () => {
     assert.equal((await phaseWith(boot())).outcome, 'committed');
-    writeRecord('{"digest": "ab');
-    const host = boot();
-    await phaseWith(host);
-    assert.equal(said[0], 'the last attempt at the site network was cut off (phase applying) before it was committed; bringing back the network the node had before it');
-    assert.equal(nmstate(host)[0], 'rollback');
+    for (const damaged of ['{"digest": "ab', 'null', '[]', '"x"', '{"phase": 5}', JSON.stringify({ digest: 'x', phase: 'committed', failures: 'many' })]) {
+      writeRecord(damaged);
+      const host = boot();
+      await phaseWith(host);
+      assert.equal(said[0], 'the last attempt at the site network was cut off (phase applying) before it was committed; bringing back the network the node had before it', damaged);
+      assert.equal(nmstate(host)[0], 'rollback', damaged);
+    }
+  });
+
+  test('a damaged copy of the known good is said, and the restore completes with what is on disk', async () => {
+    for (const damaged of ['null', '{}', '[{"name": 5}]', '[{"name": "../../etc/passwd", "mode": 384, "content": ""}]', 'not JSON']) {
+      writeRecord({ digest: 'x', phase: 'applying', failures: 0 });
+      mkdirSync(path.dirname(path.join(root, knownGoodFile(STATE_DIR))), { recursive: true });
+      writeFileSync(path.join(root, knownGoodFile(STATE_DIR)), damaged);
+      const host = boot();
+      const { outcome } = await phaseWith(host, { network: null });
+      assert.equal(outcome, 'restored', damaged);
+      assert.ok(said.some((l) => l.startsWith("the agent's copy of the network profiles the node had before the attempt is damaged (it is not the list of profiles the agent writes), so it cannot be written back")), said.join('\n'));
+      assert.equal(record().phase, 'rolled-back');
+      assert.equal(disk(), FACTORY);
+    }
   });
 
   test('an attempt in flight with no known good saved keeps what is on disk and says so', async () => {

@@ -96,7 +96,7 @@ test('what the node accepts, in one sentence: signed with its keys, unsigned by 
   await fs.rm(dir, { recursive: true });
   await fs.writeFile(dir, 'not a folder');
   assert.deepEqual(await readMediaTrust(host), { signed: true, keyFiles: ['(unreadable)'] });
-  assert.deepEqual(await loadTrustedKeys(host), { required: true, keys: [], problems: [{ path: TRUSTED_KEYS_DIR, message: 'cannot be listed; signatures are required but no key can be used' }] });
+  assert.deepEqual(await loadTrustedKeys(host), { required: true, keys: [], problems: [{ path: TRUSTED_KEYS_DIR, message: 'cannot be listed (it is a file, not a folder); signatures are required but no key can be used' }] });
 });
 
 test('a trusted key file that cannot be read is a problem, and signatures stay required', async () => {

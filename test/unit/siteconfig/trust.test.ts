@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
-import { readLastIssued, recordIssued } from '../../../src/engine/last-issued';
-import { needsSignedMedia, signedProblems, unsignedProblems } from '../../../src/siteconfig/trust';
+import { closeLastIssued, readLastIssued, recordIssued } from '../../../src/engine/last-issued';
+import { needsSignedMedia, sameIssueProblem, signedProblems, unsignedProblems } from '../../../src/siteconfig/trust';
 import { parseManifestFile } from '../../../src/siteconfig/manifests';
 import { specSchema, timestampSchema } from '../../../src/siteconfig/schema';
 
@@ -54,6 +54,34 @@ test('the last issue date is kept, only ever moving forward; a damaged record is
     await host.remove('/state/last-issued.json');
     await host.mkdirp('/state/last-issued.json');
     assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is a folder, not a file' });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+// The tenth hostile re-test of issue 36: after a relocation finished and the node was re-armed, the same signed
+// stick was taken again (the same moment and digest passed as "a restart resuming its own config").
+test('a finished relocation closes its moment: the same media are refused after it, taken before it (a resumed run)', async () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-last-issued-'));
+  try {
+    const host = new LocalHost({ root });
+    const [a, b] = ['a'.repeat(64), 'b'.repeat(64)];
+    assert.equal(await closeLastIssued(host, '/state'), false, 'nothing recorded, nothing to close');
+    await recordIssued(host, '/state', '2026-11-01T00:00:00Z', 'a', a);
+    const last = (await readLastIssued(host, '/state')) as { issued: string; digest?: string; finished?: true };
+    assert.equal(sameIssueProblem('2026-11-01T00:00:00Z', a, last), undefined, 'the run resuming its own config');
+    assert.equal(await closeLastIssued(host, '/state', b), false, 'another config finishing does not close this one');
+    assert.equal(await closeLastIssued(host, '/state', a), true);
+    const closed = (await readLastIssued(host, '/state')) as { issued: string; digest?: string; finished?: true };
+    assert.deepEqual(closed, { issued: '2026-11-01T00:00:00Z', digest: a, finished: true });
+    assert.equal(await closeLastIssued(host, '/state'), false, 'closed once');
+    assert.deepEqual(sameIssueProblem('2026-11-01T01:00:00+01:00', a, closed), { path: 'metadata.issued', message: '2026-11-01T01:00:00+01:00 is when the config this node applied last was issued, and that relocation is finished: media are never applied twice (the office must issue new media with a later metadata.issued)' });
+    assert.equal(sameIssueProblem('2026-11-01T00:00:01Z', a, closed), undefined, 'a later moment is new media');
+    // A new config recorded opens a new moment.
+    await recordIssued(host, '/state', '2026-11-02T00:00:00Z', 'b', b);
+    assert.deepEqual(await readLastIssued(host, '/state'), { issued: '2026-11-02T00:00:00Z', digest: b });
+    await host.writeFileAtomic('/state/last-issued.json', '{"issued": "2026-11-01T00:00:00Z", "finished": "yes"}');
+    assert.deepEqual(await readLastIssued(host, '/state'), { damaged: 'is damaged (its finished mark is not true)' });
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
