@@ -106,6 +106,11 @@ export async function statKind(p: string): Promise<'file' | 'directory' | 'other
   }
 }
 
+/** Whether `p` itself (not what it leads to) is a symbolic link. */
+export async function isSymbolicLink(p: string): Promise<boolean> {
+  return fs.lstat(p).then((st) => st.isSymbolicLink(), () => false);
+}
+
 export async function listDirectory(dir: string): Promise<string[]> {
   try {
     return (await fs.readdir(dir)).sort();

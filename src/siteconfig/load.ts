@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import { whyUnreadable, type Host } from '../host/host';
 import { validateSiteConfigFile, type FileValidation } from './file-validation';
-import { listDirectory, realPathIfExists, isInside, statKind } from './files';
+import { isSymbolicLink, listDirectory, realPathIfExists, isInside, statKind } from './files';
 import { matchProblems, readMachineIdentity, type MachineIdentity } from './identity';
 import { loadTrustedKeys, type TrustedKeys } from './signature';
 import { NODE_KEY_FILE } from '../paths';
@@ -58,6 +58,11 @@ export async function locateSiteConfigs(location: string): Promise<Located> {
   const names = await listDirectory(real);
   const singles = SITE_CONFIG_NAMES.filter((n) => names.includes(n));
   const hasMulti = names.includes(MULTI_DIR) && (await statKind(path.join(real, MULTI_DIR))) === 'directory';
+  // The node never follows a link on the media (media.ts copyTree): validate and plan say so as run does (the tenth
+  // hostile re-test of issue 36 had them pass media that run refused).
+  for (const name of [...SITE_CONFIG_NAMES.filter((n) => names.includes(n)), ...(hasMulti ? [MULTI_DIR] : [])]) {
+    if (await isSymbolicLink(path.join(real, name))) return fail(`holds ${name} as a symbolic link, not a ${name === MULTI_DIR ? 'folder' : 'file'}; copy the real ${name === MULTI_DIR ? 'folder' : 'file'} onto it (links on the media are never followed)`);
+  }
   if (singles.length > 1) return fail(`holds both ${singles.join(' and ')}: keep exactly one site-config`);
   if (singles.length === 1 && hasMulti) return fail(`holds both ${singles[0]} and ${MULTI_DIR}/: use one site-config, or one per machine under ${MULTI_DIR}/, not both`);
   if (singles.length === 1) {
@@ -74,8 +79,8 @@ export async function locateSiteConfigs(location: string): Promise<Located> {
     for (const n of files) {
       const file = await realPathIfExists(path.join(dir, n));
       const display = `${MULTI_DIR}/${n}`;
-      // A dangling or escaping link is still a candidate: its validation reports the problem.
-      candidates.push({ filePath: file !== undefined && isInside(real, file) ? file : path.join(dir, n), display, rootDir: real });
+      // A link is still a candidate: its validation reports the problem.
+      candidates.push({ filePath: file !== undefined && isInside(real, file) && !(await isSymbolicLink(path.join(dir, n))) ? file : path.join(dir, n), display, rootDir: real });
     }
     return { kind: 'multi', candidates };
   }
@@ -87,6 +92,7 @@ export async function locateSiteConfigs(location: string): Promise<Located> {
 }
 
 async function validateCandidate(c: Candidate, trusted: TrustedKeys, now: Date, nodeKey?: NodeKey, lastIssued?: LastIssued): Promise<FileValidation> {
+  if (await isSymbolicLink(c.filePath)) return { errors: [{ path: c.display, message: 'is a symbolic link, not a file; copy the real file onto it (links on the media are never followed)' }], warnings: [], matchKnown: false };
   const real = await realPathIfExists(c.filePath);
   if (real === undefined || !isInside(c.rootDir, real)) {
     return {

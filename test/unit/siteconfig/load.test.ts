@@ -120,7 +120,7 @@ test('site-configs/: an unreadable candidate is a warning when another one fits'
   const site = valid(await loadSiteConfig(dir, { host: new LocalHost({ root: dir }), identity: { serialNumber: 'S1', macAddresses: [] } }));
   assert.equal(site.resolved.name, 'a');
   assert.deepEqual(site.warnings.map((w) => w.path), ['site-configs/b.yaml', 'site-configs/c.yaml']);
-  assert.match(site.warnings[1]!.message, /resolves outside/);
+  assert.match(site.warnings[1]!.message, /is a symbolic link, not a file; copy the real file onto it/);
 });
 
 test('validateEveryCandidate checks every machine\'s file, ignoring spec.match', async () => {
@@ -163,4 +163,28 @@ test('spec.match naming a firmware default (serial or system UUID) is refused, e
   const dir = await tempDir();
   await fs.writeFile(path.join(dir, 'site-config.yaml'), "apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: x}\nspec:\n  match: {serialNumber: 'CZ2042XYZ'}\n  baseDomain: store42.example.com\n");
   assert.equal((await loadSiteConfig(dir, { host: new LocalHost({ root: dir }), identity: { serialNumber: 'CZ2042XYZ', macAddresses: [] } })).status, 'valid');
+});
+
+// The tenth hostile re-test of issue 36 (M2): validate and plan followed a link inside the media that run refuses
+// (media.ts copyTree never follows one), so the office was told media were good that the node would refuse.
+test('a site-config.yaml, a site-configs/ entry or the site-configs folder that is a link inside the media is refused as run refuses it', async () => {
+  const config = 'apiVersion: sno-reconfigure.io/v1\nkind: SiteConfig\nmetadata: {name: a}\nspec:\n  clusterName: sno1\n  baseDomain: a.example.com\n';
+  const top = await tempDir();
+  await fs.writeFile(path.join(top, 'real.yaml'), config);
+  await fs.symlink('real.yaml', path.join(top, 'site-config.yaml'));
+  assert.deepEqual(await loadSiteConfig(top, { host: new LocalHost({ root: top }) }), { status: 'invalid', errors: [{ path: top, message: 'holds site-config.yaml as a symbolic link, not a file; copy the real file onto it (links on the media are never followed)' }], warnings: [] });
+  const folder = await tempDir();
+  await fs.mkdir(path.join(folder, 'configs'));
+  await fs.writeFile(path.join(folder, 'configs', 'a.yaml'), config);
+  await fs.symlink('configs', path.join(folder, 'site-configs'));
+  const linkedFolder = await loadSiteConfig(folder, { host: new LocalHost({ root: folder }) });
+  assert.equal(linkedFolder.status, 'invalid');
+  assert.match(JSON.stringify(linkedFolder), /holds site-configs as a symbolic link, not a folder; copy the real folder onto it/);
+  const entry = await tempDir();
+  await fs.mkdir(path.join(entry, 'site-configs'));
+  await fs.writeFile(path.join(entry, 'real.yaml'), config);
+  await fs.symlink('../real.yaml', path.join(entry, 'site-configs', 'a.yaml'));
+  const linkedEntry = await loadSiteConfig(entry, { host: new LocalHost({ root: entry }) });
+  assert.notEqual(linkedEntry.status, 'valid');
+  assert.match(JSON.stringify(linkedEntry), /is a symbolic link, not a file; copy the real file onto it/);
 });
