@@ -91,10 +91,13 @@ export function sameIssueProblem(issued: string | undefined, digest: string, las
   return { path: 'metadata.issued', message: `${issued} is also when the config this node applied last was issued, but this is another config: media issued at one moment are one config, so one of the two is not the newest (the office must issue the corrected config with a later metadata.issued)` };
 }
 
+const ISSUED_AHEAD_MS = 24 * 3600_000;
+
 /**
  * Signed means bound: a signed site-config names its machine (spec.match) and when it was issued
- * (metadata.issued); it is refused once expired (metadata.expires, by this machine's clock) and when it was issued
- * before `lastIssued`, the config this node applied last (no replay of older signed media).
+ * (metadata.issued); it is refused once expired (metadata.expires, by this machine's clock), when it was issued
+ * before `lastIssued`, the config this node applied last (no replay of older signed media), and when it claims to be
+ * issued more than a day ahead of this machine's clock.
  */
 export function signedProblems(document: unknown, now: Date, lastIssued?: string): ValidationProblem[] {
   const metadata = isPlainObject(document) && isPlainObject(document.metadata) ? document.metadata : {};
@@ -106,6 +109,9 @@ export function signedProblems(document: unknown, now: Date, lastIssued?: string
   if (metadata.issued === undefined) problems.push({ path: 'metadata.issued', message: 'is required on signed media: when the config was issued (RFC 3339, like 2026-11-27T09:00:00Z), so that a node never goes back to older media' });
   if (expires !== undefined && issued !== undefined && expires <= issued) problems.push({ path: 'metadata.expires', message: `(${String(metadata.expires)}) is not after metadata.issued (${String(metadata.issued)})` });
   else if (expires !== undefined && expires <= now.getTime()) problems.push({ path: 'metadata.expires', message: `the config expired at ${String(metadata.expires)} (this machine's clock says ${now.toISOString().replace(/\.\d+Z$/, 'Z')}): the office must issue new media` });
+  // An issue date far ahead of this machine's clock is a typo the node would keep: every config issued before it would
+  // be refused from then on (the tenth hostile re-test of issue 36 locked a node with 2062). A day covers clocks and zones.
+  if (issued !== undefined && issued > now.getTime() + ISSUED_AHEAD_MS) problems.push({ path: 'metadata.issued', message: `${String(metadata.issued)} is more than a day after this machine's clock (${now.toISOString().replace(/\.\d+Z$/, 'Z')}): a node never takes media issued before the last it took, so a wrong date would lock it; the office must correct the date (or, if this machine's clock is wrong, set it)` });
   const last = timeOf(lastIssued);
   if (issued !== undefined && last !== undefined && issued < last) problems.push({ path: 'metadata.issued', message: `${String(metadata.issued)} is before ${lastIssued}, when the config this node applied last was issued: older media are never applied again (the office must issue new media)` });
   return problems;

@@ -21,6 +21,9 @@ test('signed media: bound to a machine and a date; expired, inverted and replaye
     ['expired', doc({ issued: '2026-10-01T00:00:00Z', expires: '2026-11-01T00:00:00Z' }), undefined, ['metadata.expires']],
     ['issued before the last applied', doc({ issued: '2026-10-01T00:00:00Z' }), '2026-11-01T00:00:00Z', ['metadata.issued']],
     ['issued at the same time as the last applied (a resumed run)', doc({ issued: '2026-11-01T01:00:00+01:00' }), '2026-11-01T00:00:00Z', []],
+    // The tenth hostile re-test of issue 36 (M6): a typo'd future date, once taken, refused every later config.
+    ['issued more than a day after this machine\'s clock', doc({ issued: '2062-11-01T00:00:00Z' }), undefined, ['metadata.issued']],
+    ['issued within a day of this machine\'s clock', doc({ issued: new Date(NOW.getTime() + 23 * 3600_000).toISOString() }), undefined, []],
   ];
   for (const [name, d, last, paths] of rows) assert.deepEqual(signedProblems(d, NOW, last).map((p) => p.path), paths, name);
 });
