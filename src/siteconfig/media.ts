@@ -111,10 +111,31 @@ function copiesAtWork(atWork: string[], only: boolean): MediaError {
   const message = only
     ? one ? `holds only a copy not renamed to its final name yet (${list}), so it has no site-config.yaml` : `holds only copies not renamed to their final names yet (${list}), so it has no site-config.yaml`
     : one ? `holds a copy not renamed to its final name yet (${list}), beside the files it would replace, so none of them is used` : `holds copies not renamed to their final names yet (${list}), beside the files they would replace, so none of them is used`;
-  // The name it will have: rsync's `.<name>.XXXXXX` without its dot and suffix, the others without their ending.
-  const base = path.posix.basename(first);
-  const final = path.posix.join(path.posix.dirname(first), RSYNC_TEMPORARY.test(base) ? base.slice(1, -7) : base.replace(TEMPORARY_ENDING, ''));
-  return new MediaError(message, `Once the copy has finished, rename it to its final name (mv ${first} ${final}); if it was left by a copy that failed, remove it.`);
+  return new MediaError(message, `Once the copy has finished, rename it to its final name (mv ${first} ${finalNameOf(first)}); if it was left by a copy that failed, remove it.`);
+}
+
+/** The name a copy at work will have: rsync's `.<name>.XXXXXX` without its dot and suffix, the others without their ending. */
+function finalNameOf(rel: string): string {
+  const base = path.posix.basename(rel);
+  return path.posix.join(path.posix.dirname(rel), RSYNC_TEMPORARY.test(base) ? base.slice(1, -7) : base.replace(TEMPORARY_ENDING, ''));
+}
+
+/**
+ * On a stick or an image (the drop directory is walked whole before its copy): a copy at work that would become a
+ * file this config reads is the copy onto the media that did not finish, beside last time's file (the tenth hostile
+ * re-test of issue 36 had last month's config taken beside today's `.site-config.yaml.Xy12Ab`). Only the config's own
+ * folders are looked at: a reused stick's other files, finished or not, are not the config's.
+ */
+async function unfinishedCopiesOf(host: Host, fromNode: string, copied: ReadonlySet<string>): Promise<void> {
+  const reads = new Set([...copied, ...TOP_LEVEL_NAMES]);
+  const atWork: string[] = [];
+  for (const dir of new Set(['', ...[...copied].map((f) => path.posix.dirname(f)).filter((d) => d !== '.')])) {
+    for (const n of (await host.listDir(under(fromNode, dir)).catch((): string[] => [])).filter(isCopyAtWork)) {
+      const rel = dir === '' ? n : `${dir}/${n}`;
+      if (reads.has(finalNameOf(rel))) atWork.push(rel);
+    }
+  }
+  if (atWork.length > 0) throw copiesAtWork(atWork, false);
 }
 
 const TOP_LEVEL_NAMES = [...SITE_CONFIG_NAMES, ...SITE_CONFIG_NAMES.map((n) => `${n}.sig`), MULTI_DIR];
@@ -245,6 +266,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
       if ((await host.stat(under(fromNode, dir)))?.kind !== 'directory') continue;
       for (const n of (await host.listDir(under(fromNode, dir))).filter((x) => MANIFEST_FILE.test(x)).sort()) await copyFile(`${dir}/${n}`, `${dir}/${n}`);
     }
+    if (!opts.track) await unfinishedCopiesOf(host, fromNode, copied);
     return { files, bytes, treeDigest: hash.digest('hex'), sites, ...(reads && { reads }) };
   }
   if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
@@ -268,6 +290,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     const inner = (await host.listDir(under(fromNode, name))).filter((n) => !isPartialCopyName(n) && /\.(ya?ml|json)$/i.test(n)).sort((a, b) => a.localeCompare(b));
     for (const n of inner) await copyConfig(`${name}/${n}`, `${MULTI_DIR}/${n}`);
   }
+  if (!opts.track) await unfinishedCopiesOf(host, fromNode, copied);
   return { files, bytes, treeDigest: hash.digest('hex'), sites, ...(reads && { reads }) };
 }
 

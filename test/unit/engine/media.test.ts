@@ -161,6 +161,26 @@ describe('reading the media', () => {
     assert.equal(again.treeDigest, res.treeDigest, 'same content, same digest');
   });
 
+  // The tenth hostile re-test of issue 36 (M5): on a stick, last month's site-config.yaml was taken beside today's copy
+  // that never finished (rsync's temporary name, *.part, WinSCP's, a browser's).
+  test('on a stick, a copy at work that would become a file the config reads refuses the copy; other unfinished files on it do not', async () => {
+    const src = path.join(node.root, 'media');
+    for (const [atWork, final] of [['.site-config.yaml.Xy12Ab', 'site-config.yaml'], ['site-config.yaml.part', 'site-config.yaml'], ['net/network.yaml.filepart', 'net/network.yaml'], ['.site-config.yaml.sig.Ab12Cd', 'site-config.yaml.sig']] as const) {
+      rmSync(src, { recursive: true, force: true });
+      mkdirSync(path.join(src, 'net'), { recursive: true });
+      writeFileSync(path.join(src, 'site-config.yaml'), 'spec:\n  network:\n    nmstateFile: net/network.yaml\n');
+      writeFileSync(path.join(src, 'net', 'network.yaml'), 'interfaces: []\n');
+      writeFileSync(path.join(src, atWork), 'today');
+      await assert.rejects(copyTree(host, '/media', '/copy/at-work'), (e: unknown) => e instanceof MediaError && e.message === `holds a copy not renamed to its final name yet (${atWork}), beside the files it would replace, so none of them is used` && e.remedy.includes(`mv ${atWork} ${final}`), atWork);
+    }
+    rmSync(src, { recursive: true, force: true });
+    mkdirSync(path.join(src, 'photos'), { recursive: true });
+    writeFileSync(path.join(src, 'site-config.yaml'), 'x');
+    writeFileSync(path.join(src, 'photos', 'holiday.mkv.part'), 'unrelated');
+    writeFileSync(path.join(src, 'notes.txt.part'), 'unrelated');
+    assert.equal((await copyTree(host, '/media', '/copy/reused')).files, 1, 'a reused stick\'s own unfinished files are not the config\'s');
+  });
+
   test('a FIFO or a link where the config names a file is said to be one, with what to do (not "does not exist")', async () => {
     const src = path.join(node.root, 'media');
     mkdirSync(src);
