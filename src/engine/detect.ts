@@ -164,8 +164,11 @@ export function conflictProblem(readings: readonly Reading[]): MediaProblem | un
         ? `${readings.length} different site-config media are attached`
         : `${readings.length} site-config media are attached, holding ${digests.size} different site-configs`;
   const fix = unreadable.map((r) => `If ${r.source.medium} is today's: ${r.error.remedy}`);
+  // The same site named on each, yet different: say where they can differ (the tenth hostile re-test of issue 36: a
+  // junk signature beside an identical config read as two copies of one site, with no word of why they differ).
+  const sameSite = unreadable.length === 0 && new Set(readings.map((r) => ('copy' in r ? JSON.stringify(r.copy.sites) : ''))).size === 1;
   return {
-    message: `${what}, so none of them is used: ${readings.map(describeReading).join('; and ')}`,
+    message: `${what}, so none of them is used: ${readings.map(describeReading).join('; and ')}${sameSite ? ' (the same site, but their files differ: the site-config itself, its signature, or a file it names)' : ''}`,
     remedy: [leaveOnlyTodays(readings), ...fix].join(' '),
   };
 }

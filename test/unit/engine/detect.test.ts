@@ -838,3 +838,15 @@ test('a site name from the media is quoted so that a quote in it cannot end it',
   ]);
   assert.equal(problem?.message, '2 different site-config media are attached, so none of them is used: the stick /dev/sdb1 (SITE-CONFIG), which holds site "old\\", which is today\'s; the other holds \\"store-0042"; and the drop directory /etc/sno-reconfigure/site-config.d, which holds site "store-0042"');
 });
+
+// The tenth hostile re-test of issue 36 (M10): a junk signature on the stick beside the same config in the drop
+// directory read as "two different media, each holding site store-0042", with no word of where they differ.
+test('two sources naming the same site yet different say where such copies can differ', () => {
+  const source = (kind: 'volume' | 'drop-dir', medium: string) => ({ kind, location: medium, medium, identity: medium, fingerprint: '', fetch: async () => assert.fail('not read') });
+  const copy = (sites: string[], treeDigest: string) => ({ files: 1, bytes: 1, treeDigest, sites });
+  const problem = conflictProblem([
+    { source: source('volume', 'the stick /dev/sdb1 (SITE-CONFIG)'), copy: copy(['store-0042'], 'a') },
+    { source: source('drop-dir', 'the drop directory /etc/sno-reconfigure/site-config.d'), copy: copy(['store-0042'], 'b') },
+  ]);
+  assert.equal(problem?.message, '2 different site-config media are attached, so none of them is used: the stick /dev/sdb1 (SITE-CONFIG), which holds site "store-0042"; and the drop directory /etc/sno-reconfigure/site-config.d, which holds site "store-0042" (the same site, but their files differ: the site-config itself, its signature, or a file it names)');
+});
