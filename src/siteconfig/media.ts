@@ -363,6 +363,15 @@ async function mountFailure(host: Host, nodeDevice: string, fstype: string, e: C
 
 /** The agent's folder for mounting media (on /run, a tmpfs): a file in its place (issue 36, C6) is a sentence, not an internal error. */
 async function mountBaseInPlace(host: Host): Promise<void> {
+  // A link there would have the agent chmod and mount inside whatever it leads to (the tenth hostile re-test of issue
+  // 36 had it set /etc to 0700): said, never followed.
+  const info = await host.stat(MOUNT_BASE).catch(() => undefined);
+  if (info !== undefined && info.kind !== 'directory' && info.kind !== 'file') {
+    throw new MediaError(
+      `cannot be read: the agent's folder for reading media, ${MOUNT_BASE}, is ${pathKindInWords(info)}, not a folder`,
+      `Move it aside (mv ${MOUNT_BASE} ${MOUNT_BASE}.bad); the agent reads the media again within a minute. A restart of the node clears it too.`,
+    );
+  }
   try {
     await host.mkdirp(MOUNT_BASE, 0o700);
     await host.chmod(MOUNT_BASE, 0o700);

@@ -113,6 +113,21 @@ describe('reading the media', () => {
     assert.equal(node.calls('mount').length, 0);
   });
 
+  // The tenth hostile re-test of issue 36 (M8): a link there had the agent chmod its target to 0700 and mount inside it.
+  test('a link where the folder for reading media belongs is never followed: a sentence, nothing changed or mounted', async () => {
+    node.attachVolume('loop0', 'SITE-CONFIG', { 'site-config.yaml': 'x' });
+    mkdirSync(path.join(node.root, 'run'), { recursive: true });
+    mkdirSync(path.join(node.root, 'etc-like'), { mode: 0o755 });
+    symlinkSync('../etc-like', path.join(node.root, 'run/sno-reconfigure'));
+    await assert.rejects(
+      copyFromVolume(host, '/dev/loop0', '/c', 'vfat'),
+      (e: unknown) => e instanceof MediaError && e.message === "cannot be read: the agent's folder for reading media, /run/sno-reconfigure, is a symbolic link, not a folder" && e.remedy.startsWith('Move it aside (mv /run/sno-reconfigure /run/sno-reconfigure.bad)'),
+    );
+    assert.equal(statSync(path.join(node.root, 'etc-like')).mode & 0o777, 0o755);
+    assert.deepEqual(readdirSync(path.join(node.root, 'etc-like')), []);
+    assert.equal(node.calls('mount').length, 0);
+  });
+
   // Issue 36: image-based media can be accepted on a node that requires signatures only if the signature comes along.
   test("an image-based config ISO is copied with manifest.json's signature, its mirror sets and extra manifests, and nothing else", async () => {
     node.attachVolume('sr0', 'cluster-config', {
