@@ -81,19 +81,18 @@ export type EarlyOutcome = 'nothing' | 'committed' | 'failed' | 'refused' | 'res
 export async function readEarlyRecord(host: Host, stateDir: string): Promise<EarlyRecord | undefined> {
   // A record cut off mid-write cannot happen (atomic writes); an unreadable or damaged one (not a file, not JSON, not
   // the record the agent writes) is treated as an attempt in flight: the known good comes back first.
-  const inFlight: EarlyRecord = { digest: '', phase: 'applying', failures: 0 };
   let data: unknown;
   try {
     const text = await host.readTextIfExists(earlyRecordFile(stateDir));
     if (text === undefined) return undefined;
     data = JSON.parse(text);
   } catch {
-    return inFlight;
+    data = undefined;
   }
   const r = (typeof data === 'object' && data !== null && !Array.isArray(data) ? data : {}) as Record<string, unknown>;
   const valid = typeof r.digest === 'string' && EARLY_PHASES.includes(r.phase as EarlyPhase) && Number.isInteger(r.failures) && (r.failures as number) >= 0
     && (r.lastFailure === undefined || typeof r.lastFailure === 'string') && (r.refused === undefined || typeof r.refused === 'boolean');
-  return valid ? (r as unknown as EarlyRecord) : inFlight;
+  return valid ? (r as unknown as EarlyRecord) : { digest: '', phase: 'applying', failures: 0 };
 }
 
 async function journal(o: EarlyOptions, rec: EarlyRecord, phase: EarlyPhase): Promise<void> {

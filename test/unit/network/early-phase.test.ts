@@ -350,16 +350,30 @@ describe('early network phase', () => {
   // of the wrong type were read as "nothing to do".
   test('an unreadable or damaged record is an attempt in flight: the known good comes back first', async () => {
     assert.equal((await phaseWith(boot())).outcome, 'committed');
-    for (const damaged of ['{"digest": "ab', 'null', '[]', '"x"', '{"phase": 5}', JSON.stringify({ digest: 'x', phase: 'committed', failures: 'many' })]) {
+    const whole = { digest: 'x', phase: 'committed', failures: 0 };
+    const wrong = [{ digest: 5 }, { phase: 'done' }, { failures: 1.5 }, { failures: -1 }, { lastFailure: 5 }, { refused: 'yes' }].map((w) => JSON.stringify({ ...whole, ...w }));
+    for (const damaged of ['{"digest": "ab', 'null', '[]', '"x"', '{"phase": 5}', ...wrong]) {
       writeRecord(damaged);
       const host = boot();
       await phaseWith(host);
       assert.equal(said[0], 'the last attempt at the site network was cut off (phase applying) before it was committed; bringing back the network the node had before it', damaged);
       assert.equal(nmstate(host)[0], 'rollback', damaged);
     }
+    // Whole, the same record is taken at its word: nothing in flight, and this network was committed before.
+    writeRecord({ ...whole, lastFailure: 'earlier', refused: false });
+    const host = boot();
+    assert.equal((await phaseWith(host)).outcome, 'nothing');
+    assert.deepEqual(nmstate(host), []);
   });
 
   test('a damaged copy of the known good is said, and the restore completes with what is on disk', async () => {
+    const folder = path.join(root, knownGoodFile(STATE_DIR));
+    rmSync(folder, { force: true });
+    mkdirSync(folder, { recursive: true });
+    writeRecord({ digest: 'x', phase: 'applying', failures: 0 });
+    assert.equal((await phaseWith(boot(), { network: null })).outcome, 'restored');
+    assert.ok(said.some((l) => l.startsWith("the agent's copy of the network profiles the node had before the attempt is damaged (it is a folder, not a file)")), said.join('\n'));
+    rmSync(folder, { recursive: true });
     for (const damaged of ['null', '{}', '[{"name": 5}]', '[{"name": "../../etc/passwd", "mode": 384, "content": ""}]', 'not JSON']) {
       writeRecord({ digest: 'x', phase: 'applying', failures: 0 });
       mkdirSync(path.dirname(path.join(root, knownGoodFile(STATE_DIR))), { recursive: true });
