@@ -827,11 +827,12 @@ test('the drop directory read twice with the same bytes is still not taken when 
   }
 });
 
+const source = (kind: 'volume' | 'drop-dir', medium: string) => ({ kind, location: medium, medium, identity: medium, fingerprint: '', fetch: async () => assert.fail('not read') });
+const copy = (sites: string[], treeDigest: string) => ({ files: 1, bytes: 1, treeDigest, sites });
+
 // The third hostile re-test of issue 36 (s2): a site name with a quote in it ended the quoted name early and could
 // make the sentence say the stick held another site.
 test('a site name from the media is quoted so that a quote in it cannot end it', () => {
-  const source = (kind: 'volume' | 'drop-dir', medium: string) => ({ kind, location: medium, medium, identity: medium, fingerprint: '', fetch: async () => assert.fail('not read') });
-  const copy = (sites: string[], treeDigest: string) => ({ files: 1, bytes: 1, treeDigest, sites });
   const problem = conflictProblem([
     { source: source('volume', 'the stick /dev/sdb1 (SITE-CONFIG)'), copy: copy(['old", which is today\'s; the other holds "store-0042'], 'a') },
     { source: source('drop-dir', 'the drop directory /etc/sno-reconfigure/site-config.d'), copy: copy(['store-0042'], 'b') },
@@ -842,8 +843,6 @@ test('a site name from the media is quoted so that a quote in it cannot end it',
 // The tenth hostile re-test of issue 36 (M10): a junk signature on the stick beside the same config in the drop
 // directory read as "two different media, each holding site store-0042", with no word of where they differ.
 test('two sources naming the same site yet different say where such copies can differ', () => {
-  const source = (kind: 'volume' | 'drop-dir', medium: string) => ({ kind, location: medium, medium, identity: medium, fingerprint: '', fetch: async () => assert.fail('not read') });
-  const copy = (sites: string[], treeDigest: string) => ({ files: 1, bytes: 1, treeDigest, sites });
   const problem = conflictProblem([
     { source: source('volume', 'the stick /dev/sdb1 (SITE-CONFIG)'), copy: copy(['store-0042'], 'a') },
     { source: source('drop-dir', 'the drop directory /etc/sno-reconfigure/site-config.d'), copy: copy(['store-0042'], 'b') },
