@@ -181,7 +181,10 @@ async function nextRelocationActions(host: Host, stateDir: string, now: number):
   }
   const backups = `${stateDir}/${STATE_FILES.backups}`;
   if ((await host.stat(backups)) !== undefined) {
-    const aside = `${backups}-before-${new Date(now).toISOString().replace(/[-:]|\.\d+/g, '')}`;
+    const stamp = `${backups}-before-${new Date(now).toISOString().replace(/[-:]|\.\d+/g, '')}`;
+    // A second prepare within the same second, or a name already taken: the first free one.
+    let aside = stamp;
+    for (let n = 2; (await host.stat(aside)) !== undefined; n++) aside = `${stamp}-${n}`;
     actions.push({ id: 'keep-backups-aside', description: `keep the last relocation's backups as ${aside}: the next run saves the cluster and network as they are then`, apply: () => host.rename(backups, aside) });
   }
   return actions;
@@ -213,6 +216,12 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (nmstate) checks.push(nmstate);
   const admin = await checkAdminKubeconfig(host, opts.adminKubeconfig, opts.now(), opts.minCertValidityMs);
   checks.push(admin.check);
+  const lastIssued = await readLastIssued(host, opts.stateDir);
+  if (lastIssued !== undefined && 'damaged' in lastIssued) {
+    // Not shipped so: at the site every signed config would be refused until someone deals with it (the eleventh hostile re-test of issue 36).
+    const file = `${opts.stateDir}/${STATE_FILES.lastIssued}`;
+    checks.push({ id: 'last-issued', ok: false, detail: `the record of the last signed site-config this node took (${file}) ${lastIssued.damaged}: at the site every signed config would be refused`, remedy: `If the office issued nothing newer for this node than the last config it applied, move the record aside (mv ${file} ${file}.bad) and run prepare again.` });
+  }
   const media = await readMediaTrust(host);
   // Signed media are the default (DESIGN.md section 3): a node that records neither keys nor the factory's choice is not shipped.
   checks.push({
@@ -226,8 +235,10 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (await host.exists(DONE_MARKER)) {
     actions.push({ id: 'clear-done-marker', description: `remove ${DONE_MARKER} (left by an earlier relocation; the agent would never start)`, apply: () => host.remove(DONE_MARKER) });
   }
-  // network-early.json too: an attempt left in flight at the factory would make the site's first boot restore it.
-  for (const file of [STATE_FILES.journal, STATE_FILES.siteConfigCopy, 'network-early.json']) {
+  // network-early.json too: an attempt left in flight at the factory would make the site's first boot restore it. And
+  // the record of the network committed last: the next site's network, the same on paper (a DHCP template), must be
+  // applied and verified there, not skipped as in place (the eleventh hostile re-test of issue 36).
+  for (const file of [STATE_FILES.journal, STATE_FILES.siteConfigCopy, 'network-early.json', 'network-committed.sha256', 'network-desired.yaml']) {
     const p = `${opts.stateDir}/${file}`;
     if (await host.exists(p)) actions.push({ id: `clear-${file}`, description: `remove ${p} (an earlier run's state; the agent would resume it at the site)`, apply: () => host.remove(p) });
   }
@@ -293,7 +304,13 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   const result: PrepareResult = { ok, dryRun: opts.dryRun, checks, actions: actions.map((a) => ({ id: a.id, description: a.description, done: false })), ...(baseline ? { baseline } : {}), ...(shipBy ? { shipBy } : {}), ...(key ? { nodeKey: key } : {}), ...(inventoryRow ? { inventoryRow } : {}) };
   if (!ok || opts.dryRun) return result;
   for (const [i, action] of actions.entries()) {
-    await action.apply();
+    try {
+      await action.apply();
+    } catch (e) {
+      // In words, with where it stopped: the actions before it are done, and each is skipped when prepare runs again.
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new Error(`prepare stopped: it could not ${action.description} (${code ? `the system answered ${code}` : (e as Error).message}); what it did before is kept; fix the cause and run prepare again`, { cause: e });
+    }
     const entry = result.actions[i];
     if (entry) entry.done = true;
   }

@@ -94,14 +94,21 @@ export function refusalsAgainst(state: NmState, topo: Topology, early?: { defaul
       message: `spec.network.nmstate gives no interface an address or DHCP: ${BR_EX} would be left without a port (its uplink ${uplink} is ${describeNow(findInterface(topo, uplink ?? ''))}) and the node without a network`,
       remedy: `Describe in spec.network.nmstate the uplink — ${uplink} or the bond or VLAN that replaces it — with its addresses or DHCP, default route and DNS servers, never ${BR_EX}.`,
     });
-  } else if (early && !siteUplink(state)) {
+  } else if (early) {
     // Before br-ex exists the early phase removes today's default route for the site's (early-state.ts earlyState),
-    // and with nothing to ping the verification would pass: the node would commit itself off the network.
+    // and with nothing to ping the verification would pass: the node would commit itself off the network. So would a
+    // static state without a default route (the eleventh hostile re-test of issue 36): DHCP and autoconf bring theirs.
     const today = early.defaultRouteVia;
-    out.push({
-      message: `spec.network.nmstate gives no interface an address or DHCP, so the node would be left without its network (${today ? `${today} carries the default route today` : 'no interface carries a default route today'}; configure-ovs builds ${BR_EX} on the interface that carries it)`,
-      remedy: `Describe in spec.network.nmstate the uplink — ${today ?? 'the NIC'} or the bond or VLAN that replaces it — with its addresses or DHCP, default route and DNS servers, never ${BR_EX}.`,
-    });
+    const uplink = siteUplink(state);
+    const routed = siteRoutes(state).some((r) => r.state !== 'absent' && isDefault(r.destination));
+    const lease = siteInterfaces(state).some((i) => live(i) && (i.ipv4?.dhcp || i.ipv6?.dhcp || i.ipv6?.autoconf));
+    const why = !uplink ? 'gives no interface an address or DHCP' : !routed && !lease ? 'gives no default route, and no interface DHCP or autoconf to bring one' : undefined;
+    if (why) {
+      out.push({
+        message: `spec.network.nmstate ${why}, so the node would be left without its network (${today ? `${today} carries the default route today` : 'no interface carries a default route today'}; configure-ovs builds ${BR_EX} on the interface that carries it)`,
+        remedy: `Describe in spec.network.nmstate the uplink — ${today ?? 'the NIC'} or the bond or VLAN that replaces it — with its addresses or DHCP, default route and DNS servers, never ${BR_EX}.`,
+      });
+    }
   }
   return out;
 }

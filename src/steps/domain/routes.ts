@@ -204,10 +204,15 @@ async function readBackup(ctx: StepContext): Promise<Record<string, Route>> {
   return {};
 }
 
-/** Saves the originals of `routes` not saved yet (the first copy seen is the original). */
+/**
+ * Saves `routes` — the ones about to be deleted and made again — as they are now: a route still on the old domain is
+ * untouched by the agent, so its live copy is its original; the copy of one deleted and not made again (a cut between
+ * the two) is kept. An older copy is never the original: it may be a past relocation's (the eleventh hostile re-test
+ * of issue 36 had a route come back from it after a power cut).
+ */
 async function backUp(ctx: StepContext, routes: Route[]): Promise<Record<string, Route>> {
   const backup = await readBackup(ctx);
-  const missing = routes.filter((r) => !backup[keyOf(r)]);
+  const missing = routes.filter((r) => JSON.stringify(backup[keyOf(r)]) !== JSON.stringify(r));
   if (missing.length === 0) return backup;
   for (const r of missing) backup[keyOf(r)] = r;
   await ctx.host.writeFileAtomic(path.posix.join(ctx.stateDir, ROUTE_BACKUP_FILE), `${JSON.stringify(backup, null, 2)}\n`, 0o600);

@@ -180,6 +180,12 @@ describe('prepare', () => {
       const digest = 'a'.repeat(64);
       writeFileSync(path.join(state, STATE_FILES.lastIssued), JSON.stringify({ issued: '2026-11-01T09:00:00Z', config: 'store-0041', digest }));
       writeFileSync(path.join(state, STATE_FILES.dropDirRenames), JSON.stringify({ 'site-config.yaml': { ino: 1, ctimeMs: 1 } }));
+      // The eleventh: the network committed last made the next site's (a DHCP template, the same on paper) "in place".
+      writeFileSync(path.join(state, 'network-committed.sha256'), `${'c'.repeat(64)}\n`);
+      writeFileSync(path.join(state, 'network-desired.yaml'), 'interfaces: []\n');
+      // A name taken already (a prepare within the same second): the next free one.
+      const stamp = (ms: number) => `backups-before-${new Date(ms).toISOString().replace(/[-:]|\.\d+/g, '')}`;
+      for (let t = Date.now(); t < Date.now() + 30_000; t += 1000) mkdirSync(path.join(state, stamp(t)), { recursive: true });
       const drop = path.join(node.root, DEFAULT_DROP_DIR);
       mkdirSync(path.join(drop, 'extra-manifests'), { recursive: true });
       writeFileSync(path.join(drop, 'site-config.yaml'), 'apiVersion: x\n');
@@ -194,12 +200,44 @@ describe('prepare', () => {
       assert.equal(existsSync(path.join(state, STATE_FILES.dropDirRenames)), false);
       assert.deepEqual(readdirSync(drop), [], 'the drop directory is kept, empty');
       assert.equal(existsSync(path.join(state, STATE_FILES.backups)), false);
-      const aside = readdirSync(state).filter((n) => n.startsWith(`${STATE_FILES.backups}-before-`));
+      assert.equal(existsSync(path.join(state, 'network-committed.sha256')), false);
+      assert.equal(existsSync(path.join(state, 'network-desired.yaml')), false);
+      const aside = readdirSync(state).filter((n) => /^backups-before-.*-2$/.test(n));
       assert.equal(aside.length, 1);
-      assert.match(aside[0]!, /^backups-before-\d{8}T\d{6}Z$/);
+      assert.match(aside[0]!, /^backups-before-\d{8}T\d{6}Z-2$/);
       assert.equal(readFileSync(path.join(state, aside[0]!, 'routes.json'), 'utf8'), '{}');
       // Nothing of it is left to do a second time.
       assert.doesNotMatch((await prepare(node, '--dry-run')).out, /last signed site-config|drop directory|backups as/);
+    });
+
+    // The eleventh hostile re-test of issue 36: a damaged record of the last signed config was shipped without a word,
+    // and at the site every signed config was refused.
+    test('refuses a damaged record of the last signed site-config, changing nothing, with the way out', async () => {
+      const state = path.join(node.root, DEFAULT_STATE_DIR);
+      mkdirSync(state, { recursive: true });
+      writeFileSync(path.join(state, STATE_FILES.lastIssued), 'null');
+      const res = await prepare(node);
+      assert.equal(res.code, 1, res.out);
+      assert.match(res.out, /FAIL {2}last-issued +the record of the last signed site-config this node took \(\/var\/lib\/sno-reconfigure\/last-issued\.json\) is damaged \(it holds no issue date\): at the site every signed config would be refused/);
+      assert.match(res.out, /→ If the office issued nothing newer for this node than the last config it applied, move the record aside \(mv \/var\/lib\/sno-reconfigure\/last-issued\.json \/var\/lib\/sno-reconfigure\/last-issued\.json\.bad\)/);
+      untouched(node);
+    });
+
+    // The eleventh: an action that failed (here a filesystem mounted in the drop directory) stopped prepare with the
+    // system's raw error.
+    test('an action that fails stops prepare in a sentence naming it, and what was done before is kept', async () => {
+      const busy = path.join(node.root, DEFAULT_DROP_DIR, 'mounted');
+      mkdirSync(busy, { recursive: true });
+      execFileSync('mount', ['-t', 'tmpfs', 'tmpfs', busy]);
+      try {
+        const res = await prepare(node);
+        assert.equal(res.code, 1, res.out + res.err);
+        assert.match(res.out + res.err, /prepare stopped: it could not remove what the last relocation left in the drop directory \/etc\/sno-reconfigure\/site-config\.d \(1 entry\): the next site would be given it \(the system answered EBUSY\); what it did before is kept; fix the cause and run prepare again/);
+        assert.doesNotMatch(res.out + res.err, /\n\s+at /, 'no stack trace');
+      } finally {
+        execFileSync('umount', [busy]);
+      }
+      assert.equal((await prepare(node)).code, 0, 'once the cause is gone, prepare goes on');
     });
 
     test('makes the node key for sealed site-config files once (0600, never printed), prints its public half, and keeps it', async () => {

@@ -101,6 +101,39 @@ describe('route replacement', () => {
       }
     }
   });
+
+  // The eleventh hostile re-test of issue 36: the copy kept was the first ever seen, so a power cut between the delete
+  // and the create brought the route back as a past relocation had found it.
+  test('a route cut off between its delete and its create comes back as it was just before the delete, not as an older copy says', async () => {
+    const sim = await startSimulator({ timeScale: 0.001, kubelet: 'running', durations: { openshiftApiserverRollout: 1_000, kubeApiserverRestartOutage: 0 } });
+    const h = await createHarness(sim);
+    try {
+      assert.equal(await h.run(domainStep), 'applied');
+      await sim.waitFor(async () => (await generatesHostsOn(h.client, NEW_APPS)).ready, 20_000, 'generated hosts on the new apps domain');
+      // An older copy of every route, each with last year's backend.
+      type Routed = Route & { metadata: { name: string; namespace: string }; spec: { to?: { name?: string } } };
+      const live = (sim.store.list(R.routes) as Routed[]).map((r) => structuredClone(r));
+      const backupFile = h.file(path.posix.join('/var/lib/sno-reconfigure', ROUTE_BACKUP_FILE));
+      mkdirSync(path.dirname(backupFile), { recursive: true });
+      writeFileSync(backupFile, JSON.stringify(Object.fromEntries(live.map((r) => [`${r.metadata.namespace}/${r.metadata.name}`, { ...r, spec: { ...r.spec, to: { kind: 'Service', name: 'last-year' } } }]))), { mode: 0o600 });
+      const ctx = h.contextFor('settle');
+      const progress: RouteProgress = {};
+      // The power cut: the first route's create never happens.
+      const cut = Object.assign(Object.create(h.client) as typeof h.client, { create: async () => { throw new Error('power cut'); } });
+      await assert.rejects(replaceRoutes(ctx, cut, await routePolicy(ctx, h.client), progress, async () => undefined), /power cut/);
+      const gone = progress.inFlight!;
+      assert.ok(gone);
+      const again = await replaceRoutes(ctx, h.client, await routePolicy(ctx, h.client), progress, async () => undefined);
+      assert.ok(again.changes.some((c) => c.target === gone && /re-created after an interruption/.test(c.detail ?? '')));
+      const [ns, name] = gone.split('/');
+      const back = sim.store.get(R.routes, name!, ns) as Routed;
+      assert.equal(back.spec.to?.name, live.find((r) => r.metadata.name === name && r.metadata.namespace === ns)?.spec.to?.name, `${gone} comes back with the backend it had`);
+      assert.notEqual(back.spec.to?.name, 'last-year');
+    } finally {
+      await h.cleanup();
+      await sim.stop();
+    }
+  });
 });
 
 describe('routes the agent leaves on the old apps domain', () => {

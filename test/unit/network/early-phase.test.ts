@@ -324,6 +324,21 @@ describe('early network phase', () => {
     }
   });
 
+  // The eleventh hostile re-test of issue 36: a static address without a default route removed today's and added none.
+  test('a static site network without a default route is refused before anything changes; DHCP or autoconf bring their own', async () => {
+    const staticOnly = { interfaces: SITE.nmstate.interfaces };
+    const host = boot();
+    const { outcome } = await phaseWith(host, { network: { nmstate: staticOnly as unknown as typeof SITE.nmstate, verify: { ping: [], resolve: [] } } });
+    assert.equal(outcome, 'refused');
+    assert.deepEqual(nmstate(host), []);
+    assert.equal(disk(), FACTORY);
+    assert.match(said[0] ?? '', /^the site network was not applied: spec\.network\.nmstate gives no default route, and no interface DHCP or autoconf to bring one, so the node would be left without its network \(eno1 carries the default route today;/);
+    const slaac = { interfaces: [{ name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: false }, ipv6: { enabled: true, autoconf: true, dhcp: false } }] };
+    rmSync(path.join(root, STATE_DIR), { recursive: true, force: true });
+    const other = boot();
+    assert.notEqual((await phaseWith(other, { network: { nmstate: slaac as unknown as typeof SITE.nmstate, verify: { ping: [], resolve: [] } } })).outcome, 'refused', said.join('\n'));
+  });
+
   test('a network committed earlier is not applied again after another config failed', async () => {
     assert.equal((await phaseWith(boot())).outcome, 'committed');
     assert.equal((await phaseWith(boot(), { network: wrongGateway })).outcome, 'failed');
