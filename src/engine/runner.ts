@@ -15,6 +15,7 @@ import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, 
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, misplacedDoneMarker, readDoneMarker } from './done-marker';
 import { readLastIssued, recordIssued } from './last-issued';
+import { closeRelocation } from './relocation-end';
 import { agentFoldersInPlace, wrongKindProblem } from './agent-folders';
 import { ProgressReporter } from './progress';
 import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step, type StepName } from './step';
@@ -430,6 +431,8 @@ async function reportAlreadyDone(host: Host, log: Logger, stateDir: string): Pro
     await journal.save();
     log.info({ marker: DONE_MARKER, config: marker.siteConfig }, 'the last run was cut off right after its done marker; the journal now records it as succeeded');
   }
+  // A cut right after the marker left the relocation open (finish.ts): closed here, before anyone removes the marker.
+  if (marker) await closeRelocation(host, stateDir, marker.digest);
   log.info({ marker: DONE_MARKER }, 'this node was already reconfigured; nothing to do (remove the marker to run again)');
 }
 

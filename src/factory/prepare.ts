@@ -238,7 +238,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   // network-early.json too: an attempt left in flight at the factory would make the site's first boot restore it. And
   // the record of the network committed last: the next site's network, the same on paper (a DHCP template), must be
   // applied and verified there, not skipped as in place (the eleventh hostile re-test of issue 36).
-  for (const file of [STATE_FILES.journal, STATE_FILES.siteConfigCopy, 'network-early.json', 'network-committed.sha256', 'network-desired.yaml']) {
+  // The steps' own records of the last run too (the rollouts' baselines, the domain's progress: the twelfth).
+  for (const file of [STATE_FILES.journal, STATE_FILES.siteConfigCopy, 'network-early.json', 'network-committed.sha256', 'network-desired.yaml', 'rollouts.json', 'domain.json']) {
     const p = `${opts.stateDir}/${file}`;
     if (await host.exists(p)) actions.push({ id: `clear-${file}`, description: `remove ${p} (an earlier run's state; the agent would resume it at the site)`, apply: () => host.remove(p) });
   }
@@ -309,7 +310,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     } catch (e) {
       // In words, with where it stopped: the actions before it are done, and each is skipped when prepare runs again.
       const code = (e as NodeJS.ErrnoException).code;
-      throw new Error(`prepare stopped: it could not ${action.description} (${code ? `the system answered ${code}` : (e as Error).message}); what it did before is kept; fix the cause and run prepare again`, { cause: e });
+      const why = code === 'EBUSY' ? 'a filesystem is mounted there: unmount it' : code ? `the system answered ${code}` : (e as Error).message;
+      throw new Error(`prepare stopped: it could not ${action.description} (${why}); what it did before is kept; fix the cause and run prepare again`, { cause: e });
     }
     const entry = result.actions[i];
     if (entry) entry.done = true;

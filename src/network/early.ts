@@ -27,7 +27,8 @@ export const IFACE_HINT_FILE = '/var/lib/ovnk/iface_default_hint';
 
 export const earlyRecordFile = (stateDir: string) => `${stateDir}/network-early.json`;
 export const knownGoodFile = (stateDir: string) => `${stateDir}/backups/known-good-profiles.json`;
-const desiredFile = (stateDir: string) => `${stateDir}/network-desired.yaml`;
+export const desiredStateFile = (stateDir: string) => `${stateDir}/network-desired.yaml`;
+const desiredFile = desiredStateFile;
 /**
  * sha256 of the last desired state that was verified and committed: outlives the journal of one config. Of
  * emitYaml's text: a digest an agent from before emitYaml committed does not match it, so that network is applied

@@ -126,13 +126,20 @@ function finalNameOf(rel: string): string {
  * re-test of issue 36 had last month's config taken beside today's `.site-config.yaml.Xy12Ab`). Only the config's own
  * folders are looked at: a reused stick's other files, finished or not, are not the config's.
  */
-async function unfinishedCopiesOf(host: Host, fromNode: string, copied: ReadonlySet<string>): Promise<void> {
-  const reads = new Set([...copied, ...TOP_LEVEL_NAMES]);
+async function unfinishedCopiesOf(host: Host, fromNode: string, copied: ReadonlySet<string>, caseInsensitive: boolean): Promise<void> {
+  // On FAT a name has no case: `.SITE-CONFIG.YAML.Ab12Cd` becomes site-config.yaml (the twelfth hostile re-test).
+  const fold = (rel: string) => (caseInsensitive ? rel.toLowerCase() : rel);
+  const reads = new Set([...copied, ...TOP_LEVEL_NAMES].map(fold));
+  // Every config in site-configs/ is read, so a copy at work there is one even under a name not seen yet (the twelfth:
+  // November's config on its way was passed over, and October's applied).
+  const becomesRead = (rel: string) => reads.has(fold(finalNameOf(rel))) || (fold(path.posix.dirname(rel)) === MULTI_DIR && /\.(ya?ml|json)$/i.test(finalNameOf(rel)));
   const atWork: string[] = [];
-  for (const dir of new Set(['', ...[...copied].map((f) => path.posix.dirname(f)).filter((d) => d !== '.')])) {
-    for (const n of (await host.listDir(under(fromNode, dir)).catch((): string[] => [])).filter(isCopyAtWork)) {
-      const rel = dir === '' ? n : `${dir}/${n}`;
-      if (reads.has(finalNameOf(rel))) atWork.push(rel);
+  const folders = new Set(['', ...[...copied, `${MULTI_DIR}/x`].map((f) => path.posix.dirname(f)).filter((d) => d !== '.')]);
+  for (const dir of folders) {
+    const onMedia = caseInsensitive ? ((await caselessPath(host, fromNode, dir)) ?? dir) : dir;
+    for (const n of (await host.listDir(under(fromNode, onMedia)).catch((): string[] => [])).filter(isCopyAtWork)) {
+      const rel = onMedia === '' ? n : `${onMedia}/${n}`;
+      if (becomesRead(rel)) atWork.push(rel);
     }
   }
   if (atWork.length > 0) throw copiesAtWork(atWork, false);
@@ -266,7 +273,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
       if ((await host.stat(under(fromNode, dir)))?.kind !== 'directory') continue;
       for (const n of (await host.listDir(under(fromNode, dir))).filter((x) => MANIFEST_FILE.test(x)).sort()) await copyFile(`${dir}/${n}`, `${dir}/${n}`);
     }
-    if (!opts.track) await unfinishedCopiesOf(host, fromNode, copied);
+    if (!opts.track) await unfinishedCopiesOf(host, fromNode, copied, opts.caseInsensitive ?? false);
     return { files, bytes, treeDigest: hash.digest('hex'), sites, ...(reads && { reads }) };
   }
   if (!entries.some(([, c]) => !c.endsWith('.sig'))) {
@@ -290,7 +297,7 @@ export async function copyTree(host: Host, fromNode: string, toNode: string, lim
     const inner = (await host.listDir(under(fromNode, name))).filter((n) => !isPartialCopyName(n) && /\.(ya?ml|json)$/i.test(n)).sort((a, b) => a.localeCompare(b));
     for (const n of inner) await copyConfig(`${name}/${n}`, `${MULTI_DIR}/${n}`);
   }
-  if (!opts.track) await unfinishedCopiesOf(host, fromNode, copied);
+  if (!opts.track) await unfinishedCopiesOf(host, fromNode, copied, opts.caseInsensitive ?? false);
   return { files, bytes, treeDigest: hash.digest('hex'), sites, ...(reads && { reads }) };
 }
 

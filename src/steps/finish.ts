@@ -6,7 +6,7 @@ import { CommandError } from '../host/command-error';
 import { systemctl } from '../host/systemctl';
 import { DONE_MARKER, RENEW_TIMER, STATE_FILES, UNIT_NAME } from '../paths';
 import { writeDoneMarker } from '../engine/done-marker';
-import { closeLastIssued } from '../engine/last-issued';
+import { closeRelocation } from '../engine/relocation-end';
 import { certificateLines, writeReportFile, type Report } from '../engine/report';
 import { FLEET_REPORT, fleetReportObjects, publishFleetReport } from '../engine/fleet-report';
 import type { Step } from '../engine/step';
@@ -62,11 +62,9 @@ export const finishStep: Step = {
     // Before the marker: a power cut after the write runs this step again, which writes the same outcome again.
     await publishFleetReport(ctx.cluster, fleetReportObjects(r, 'succeeded', new Date(ctx.clock.now())), { timer: ctx.clock, signal: ctx.signal, log: ctx.log, budgetMs: FLEET_REPORT_BUDGET_MS });
     await writeDoneMarker(ctx.host, { finishedAt: new Date(ctx.clock.now()).toISOString(), siteConfig: r.siteConfig.name ?? '', digest: r.siteConfig.digest ?? '' });
-    // After the marker: a power cut before it resumes this run, which must still take its own config (last-issued.ts).
-    await closeLastIssued(ctx.host, ctx.stateDir, ctx.site.digest);
-    // And an unsigned file left in the drop directory is no longer one renamed in: taken again by a run started after
-    // the marker is removed only once it is renamed in again (the tenth hostile re-test of issue 36).
-    await ctx.host.remove(`${ctx.stateDir}/${STATE_FILES.dropDirRenames}`);
+    // After the marker: a power cut before it resumes this run, which must still take its own config (last-issued.ts);
+    // one right after it is closed by the next start (runner.ts reportAlreadyDone).
+    await closeRelocation(ctx.host, ctx.stateDir, ctx.site.digest);
     if (ctx.site.resolved.certificateRenewal === 'timer') await enableRenewal(ctx);
     try {
       await systemctl(ctx.host, ['disable', UNIT_NAME], 60_000);

@@ -183,6 +183,9 @@ describe('prepare', () => {
       // The eleventh: the network committed last made the next site's (a DHCP template, the same on paper) "in place".
       writeFileSync(path.join(state, 'network-committed.sha256'), `${'c'.repeat(64)}\n`);
       writeFileSync(path.join(state, 'network-desired.yaml'), 'interfaces: []\n');
+      // The twelfth: the rollouts' baselines and the domain's progress of the last run.
+      writeFileSync(path.join(state, 'rollouts.json'), '{}');
+      writeFileSync(path.join(state, 'domain.json'), '{}');
       // A name taken already (a prepare within the same second): the next free one.
       const stamp = (ms: number) => `backups-before-${new Date(ms).toISOString().replace(/[-:]|\.\d+/g, '')}`;
       for (let t = Date.now(); t < Date.now() + 30_000; t += 1000) mkdirSync(path.join(state, stamp(t)), { recursive: true });
@@ -202,6 +205,8 @@ describe('prepare', () => {
       assert.equal(existsSync(path.join(state, STATE_FILES.backups)), false);
       assert.equal(existsSync(path.join(state, 'network-committed.sha256')), false);
       assert.equal(existsSync(path.join(state, 'network-desired.yaml')), false);
+      assert.equal(existsSync(path.join(state, 'rollouts.json')), false);
+      assert.equal(existsSync(path.join(state, 'domain.json')), false);
       const aside = readdirSync(state).filter((n) => /^backups-before-.*-2$/.test(n));
       assert.equal(aside.length, 1);
       assert.match(aside[0]!, /^backups-before-\d{8}T\d{6}Z-2$/);
@@ -232,7 +237,7 @@ describe('prepare', () => {
       try {
         const res = await prepare(node);
         assert.equal(res.code, 1, res.out + res.err);
-        assert.match(res.out + res.err, /prepare stopped: it could not remove what the last relocation left in the drop directory \/etc\/sno-reconfigure\/site-config\.d \(1 entry\): the next site would be given it \(the system answered EBUSY\); what it did before is kept; fix the cause and run prepare again/);
+        assert.match(res.out + res.err, /prepare stopped: it could not remove what the last relocation left in the drop directory \/etc\/sno-reconfigure\/site-config\.d \(1 entry\): the next site would be given it \(a filesystem is mounted there: unmount it\); what it did before is kept; fix the cause and run prepare again/);
         assert.doesNotMatch(res.out + res.err, /\n\s+at /, 'no stack trace');
       } finally {
         execFileSync('umount', [busy]);

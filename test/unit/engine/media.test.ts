@@ -188,6 +188,18 @@ describe('reading the media', () => {
       writeFileSync(path.join(src, atWork), 'today');
       await assert.rejects(copyTree(host, '/media', '/copy/at-work'), (e: unknown) => e instanceof MediaError && e.message === `holds a copy not renamed to its final name yet (${atWork}), beside the files it would replace, so none of them is used` && e.remedy.includes(`mv ${atWork} ${final}`), atWork);
     }
+    // The twelfth: on FAT the copy's name in another case is the same file; in site-configs/ a new config on its way is one.
+    rmSync(src, { recursive: true, force: true });
+    mkdirSync(src, { recursive: true });
+    writeFileSync(path.join(src, 'site-config.yaml'), 'x');
+    writeFileSync(path.join(src, '.SITE-CONFIG.YAML.Ab12Cd'), 'today');
+    assert.equal((await copyTree(host, '/media', '/copy/ext4')).files, 1, 'ext4 names have a case: another file');
+    await assert.rejects(copyTree(host, '/media', '/copy/fat', undefined, { caseInsensitive: true }), (e: unknown) => e instanceof MediaError && /\.SITE-CONFIG\.YAML\.Ab12Cd/.test(e.message));
+    rmSync(src, { recursive: true, force: true });
+    mkdirSync(path.join(src, 'site-configs'), { recursive: true });
+    writeFileSync(path.join(src, 'site-configs', 'store-a-oct.yaml'), 'x');
+    writeFileSync(path.join(src, 'site-configs', '.store-b-nov.yaml.Qw12Er'), 'today');
+    await assert.rejects(copyTree(host, '/media', '/copy/multi'), (e: unknown) => e instanceof MediaError && e.message === 'holds a copy not renamed to its final name yet (site-configs/.store-b-nov.yaml.Qw12Er), beside the files it would replace, so none of them is used');
     rmSync(src, { recursive: true, force: true });
     mkdirSync(path.join(src, 'photos'), { recursive: true });
     writeFileSync(path.join(src, 'site-config.yaml'), 'x');
