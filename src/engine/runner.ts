@@ -357,6 +357,9 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
   const abort = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, abort.signal]) : abort.signal;
 
+  // The agent's folders first: even a node reconfigured already has its journal read below (the thirteenth hostile
+  // re-test of issue 36: a file where the state directory belongs was an internal error there).
+  if (!opts.dryRun && !(await agentFoldersInPlace(host, log, opts.stateDir, opts.dropDir))) return EXIT.failed;
   if (!opts.dryRun && (await host.exists(DONE_MARKER))) {
     const misplaced = await misplacedDoneMarker(host);
     if (misplaced !== undefined) {
@@ -365,9 +368,6 @@ export async function runAgent(opts: AgentOptions): Promise<number> {
     }
     await reportAlreadyDone(host, log, opts.stateDir);
     return EXIT.ok;
-  }
-  if (!opts.dryRun) {
-    if (!(await agentFoldersInPlace(host, log, opts.stateDir, opts.dropDir))) return EXIT.failed;
   }
   const { journal, notifier, reporter, baseline, nodeName, candidateDir, detectOptions, find } = await openIntake(opts, clock, signal);
 

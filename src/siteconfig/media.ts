@@ -132,7 +132,7 @@ async function unfinishedCopiesOf(host: Host, fromNode: string, copied: Readonly
   const reads = new Set([...copied, ...TOP_LEVEL_NAMES].map(fold));
   // Every config in site-configs/ is read, so a copy at work there is one even under a name not seen yet (the twelfth:
   // November's config on its way was passed over, and October's applied).
-  const becomesRead = (rel: string) => reads.has(fold(finalNameOf(rel))) || (fold(path.posix.dirname(rel)) === MULTI_DIR && /\.(ya?ml|json)$/i.test(finalNameOf(rel)));
+  const becomesRead = (rel: string) => reads.has(fold(finalNameOf(rel))) || (fold(path.posix.dirname(rel)) === MULTI_DIR && /\.(ya?ml|json)(\.sig)?$/i.test(finalNameOf(rel)));
   const atWork: string[] = [];
   const folders = new Set(['', ...[...copied, `${MULTI_DIR}/x`].map((f) => path.posix.dirname(f)).filter((d) => d !== '.')]);
   for (const dir of folders) {

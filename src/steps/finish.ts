@@ -61,11 +61,13 @@ export const finishStep: Step = {
     });
     // Before the marker: a power cut after the write runs this step again, which writes the same outcome again.
     await publishFleetReport(ctx.cluster, fleetReportObjects(r, 'succeeded', new Date(ctx.clock.now())), { timer: ctx.clock, signal: ctx.signal, log: ctx.log, budgetMs: FLEET_REPORT_BUDGET_MS });
+    // Before the marker: once it is written nothing of this step runs again (the thirteenth hostile re-test of issue 36:
+    // a power cut right after it lost the signed config's renewal timer). Enabling it twice does no harm.
+    if (ctx.site.resolved.certificateRenewal === 'timer') await enableRenewal(ctx);
     await writeDoneMarker(ctx.host, { finishedAt: new Date(ctx.clock.now()).toISOString(), siteConfig: r.siteConfig.name ?? '', digest: r.siteConfig.digest ?? '' });
     // After the marker: a power cut before it resumes this run, which must still take its own config (last-issued.ts);
     // one right after it is closed by the next start (runner.ts reportAlreadyDone).
     await closeRelocation(ctx.host, ctx.stateDir, ctx.site.digest);
-    if (ctx.site.resolved.certificateRenewal === 'timer') await enableRenewal(ctx);
     try {
       await systemctl(ctx.host, ['disable', UNIT_NAME], 60_000);
       ctx.changed({ kind: 'unit', target: UNIT_NAME, action: 'disable' });

@@ -323,3 +323,19 @@ test('a damaged factory record (baseline.json): run and plan say so in a sentenc
     }
   }
 });
+
+// The thirteenth hostile re-test of issue 36 (N3): on a node reconfigured already (its done marker there), a file where
+// the state directory belongs was an internal error: the journal was opened before the agent's folders were looked at.
+test('a file where the state directory belongs on a node reconfigured already: the same sentence, no stack trace', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-done-state-'));
+  try {
+    write(path.join(root, 'etc/sno-reconfigure/done'), JSON.stringify({ finishedAt: '2026-11-27T00:00:00Z', siteConfig: 'store-0042', digest: 'a'.repeat(64) }));
+    write(path.join(root, DEFAULT_STATE_DIR), 'not a folder');
+    const run = cli(['run', '--root', root, '--once']);
+    assertNoTrace(run.out);
+    assert.equal(run.code, 1, run.out);
+    assert.match(run.out, /the agent's state directory \/var\/lib\/sno-reconfigure is a file, not a folder: the agent can keep no record of its work, so it changes nothing/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -543,14 +543,19 @@ test("a damaged record of the drop directory's renames is said, and started afre
   try {
     mkdirSync(path.join(node.root, 'etc/sno-reconfigure/site-config.d'), { recursive: true });
     mkdirSync(path.join(node.root, 'var/lib/sno-reconfigure'), { recursive: true });
-    writeFileSync(path.join(node.root, 'var/lib/sno-reconfigure/drop-dir-renames.json'), '{"site-config.yaml": {"ino": 1, "ctim');
-    const logs: string[] = [];
-    await waitForSiteConfig({ ...options(node, abort.signal, logs), once: true }, async () => 'accepted');
-    const warned = logs.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === 'warn');
-    assert.deepEqual(
-      warned.map((l) => l.msg),
-      ["the agent's record of files renamed into the drop directory /etc/sno-reconfigure/site-config.d is damaged and was started afresh; a file already there from unsigned media is used once it is renamed in again (the console says how)"],
-    );
+    const record = path.join(node.root, 'var/lib/sno-reconfigure/drop-dir-renames.json');
+    const warnedWith = async (text: string | undefined) => {
+      if (text === undefined) rmSync(record, { force: true });
+      else writeFileSync(record, text);
+      const logs: string[] = [];
+      await waitForSiteConfig({ ...options(node, abort.signal, logs), once: true }, async () => 'accepted');
+      return logs.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === 'warn').map((l) => l.msg);
+    };
+    const damaged = "the agent's record of files renamed into the drop directory /etc/sno-reconfigure/site-config.d is damaged and was started afresh; a file already there from unsigned media is used once it is renamed in again (the console says how)";
+    // Cut off, or JSON that is no record (a number, a string, null, a list: the mutation run of issue 41 let them pass).
+    for (const text of ['{"site-config.yaml": {"ino": 1, "ctim', '5', '"x"', 'null', '[]']) assert.deepEqual(await warnedWith(text), [damaged], text);
+    // None yet (a first start) is no damage.
+    assert.deepEqual(await warnedWith(undefined), []);
   } finally {
     abort.abort();
     node.cleanup();

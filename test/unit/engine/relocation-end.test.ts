@@ -1,0 +1,30 @@
+// What a finished relocation leaves for the next one (src/engine/relocation-end.ts): the tenth to thirteenth hostile
+// re-tests of issue 36 found each of these reused after the done marker alone was removed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LocalHost } from '../../../src/host/host';
+import { closeRelocation } from '../../../src/engine/relocation-end';
+
+test('closing a relocation closes its signed moment and forgets the drop directory\'s renames, the network committed and the steps\' records', async () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'sno-close-'));
+  try {
+    const state = path.join(root, 'var/lib/sno-reconfigure');
+    mkdirSync(state, { recursive: true });
+    const digest = 'a'.repeat(64);
+    writeFileSync(path.join(state, 'last-issued.json'), JSON.stringify({ issued: '2026-11-01T00:00:00Z', config: 'store-0041', digest }));
+    const forgotten = ['drop-dir-renames.json', 'network-committed.sha256', 'network-desired.yaml', 'network-early.json', 'rollouts.json', 'domain.json'];
+    for (const f of forgotten) writeFileSync(path.join(state, f), '{}');
+    writeFileSync(path.join(state, 'report.json'), '{}');
+    await closeRelocation(new LocalHost({ root }), '/var/lib/sno-reconfigure', digest);
+    assert.deepEqual(forgotten.filter((f) => existsSync(path.join(state, f))), []);
+    assert.equal((JSON.parse(readFileSync(path.join(state, 'last-issued.json'), 'utf8')) as { finished?: boolean }).finished, true);
+    assert.ok(existsSync(path.join(state, 'report.json')), 'the report stays');
+    // Twice (the finish step, then a start that finds the marker): nothing to do the second time, no error.
+    await closeRelocation(new LocalHost({ root }), '/var/lib/sno-reconfigure', digest);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
