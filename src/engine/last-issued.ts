@@ -47,9 +47,9 @@ export async function recordIssued(host: Host, stateDir: string, issued: string,
 }
 
 /**
- * Marks the recorded config's relocation finished (the finish step, for the config `digest`; `prepare`'s re-arm, for
- * whatever is recorded): from then on a config issued at that moment — the same media again — is refused like older
- * ones. Before, a restart resuming the run must take its own config again (trust.ts sameIssueProblem); after, the
+ * Marks the recorded config's relocation finished (`prepare`'s re-arm for the next relocation; `digest`: only that
+ * config's): from then on a config issued at that moment — the same media again — is refused like older ones. Before,
+ * a restart resuming the run, or a re-run of the same config, takes it again (trust.ts sameIssueProblem); after, the
  * next relocation must not (the tenth hostile re-test of issue 36 replayed last relocation's stick after a re-arm).
  * Returns whether it marked anything.
  */

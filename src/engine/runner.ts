@@ -15,7 +15,6 @@ import { newDetectMemory, refuseLastOffered, waitForSiteConfig, type Candidate, 
 import { Journal, type ErrorRecord } from './journal';
 import { completeFromMarker, misplacedDoneMarker, readDoneMarker } from './done-marker';
 import { readLastIssued, recordIssued } from './last-issued';
-import { closeRelocation } from './relocation-end';
 import { agentFoldersInPlace, wrongKindProblem } from './agent-folders';
 import { ProgressReporter } from './progress';
 import { ConfigRejectedError, StepError, type Clock, type Endpoint, type Step, type StepName } from './step';
@@ -432,7 +431,8 @@ async function reportAlreadyDone(host: Host, log: Logger, stateDir: string): Pro
     log.info({ marker: DONE_MARKER, config: marker.siteConfig }, 'the last run was cut off right after its done marker; the journal now records it as succeeded');
   }
   // A cut right after the marker left the relocation open (finish.ts): closed here, before anyone removes the marker.
-  if (marker) await closeRelocation(host, stateDir, marker.digest);
+  // Loaded here only: it reads the network's record names, which a waiting agent does not load (issue 39).
+  if (marker) await (await import('./relocation-end')).closeRelocation(host, stateDir);
   log.info({ marker: DONE_MARKER }, 'this node was already reconfigured; nothing to do (remove the marker to run again)');
 }
 

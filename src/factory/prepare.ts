@@ -17,6 +17,7 @@ import { KUBELET_HOLD_FILE } from '../paths';
 import { checkAgentCredential, checkCluster, checkInstall, checkInternalAddresses, type AgentCredentialFacts, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
 import { emitYaml } from '../util/yaml';
 import { closeLastIssued, readLastIssued } from '../engine/last-issued';
+import { relocationRecords } from '../engine/relocation-end';
 
 export interface PrepareOptions {
   host: Host;
@@ -173,8 +174,6 @@ async function nextRelocationActions(host: Host, stateDir: string, now: number):
   if (last !== undefined && 'issued' in last && !last.finished) {
     actions.push({ id: 'close-last-issued', description: `mark the last signed site-config (issued ${last.issued}) finished in ${stateDir}/${STATE_FILES.lastIssued}: the same media are refused at the next site, like older ones`, apply: async () => void (await closeLastIssued(host, stateDir)) });
   }
-  const renames = `${stateDir}/${STATE_FILES.dropDirRenames}`;
-  if ((await host.stat(renames)) !== undefined) actions.push({ id: 'clear-drop-dir-renames', description: `remove ${renames} (the files seen renamed into the drop directory: one left there would be taken at the next site)`, apply: () => host.remove(renames) });
   const left = (await host.stat(DEFAULT_DROP_DIR))?.kind === 'directory' ? await host.listDir(DEFAULT_DROP_DIR) : [];
   if (left.length > 0) {
     actions.push({ id: 'clear-drop-dir', description: `remove what the last relocation left in the drop directory ${DEFAULT_DROP_DIR} (${left.length} ${left.length === 1 ? 'entry' : 'entries'}): the next site would be given it`, apply: async () => { for (const name of left) await host.remove(`${DEFAULT_DROP_DIR}/${name}`); } });
@@ -235,13 +234,11 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   if (await host.exists(DONE_MARKER)) {
     actions.push({ id: 'clear-done-marker', description: `remove ${DONE_MARKER} (left by an earlier relocation; the agent would never start)`, apply: () => host.remove(DONE_MARKER) });
   }
-  // network-early.json too: an attempt left in flight at the factory would make the site's first boot restore it. And
-  // the record of the network committed last: the next site's network, the same on paper (a DHCP template), must be
-  // applied and verified there, not skipped as in place (the eleventh hostile re-test of issue 36).
-  // The steps' own records of the last run too (the rollouts' baselines, the domain's progress: the twelfth).
-  for (const file of [STATE_FILES.journal, STATE_FILES.siteConfigCopy, 'network-early.json', 'network-committed.sha256', 'network-desired.yaml', 'rollouts.json', 'domain.json']) {
-    const p = `${opts.stateDir}/${file}`;
-    if (await host.exists(p)) actions.push({ id: `clear-${file}`, description: `remove ${p} (an earlier run's state; the agent would resume it at the site)`, apply: () => host.remove(p) });
+  // And the last relocation's records (relocation-end.ts): an attempt left in flight at the factory would make the
+  // site's first boot restore it; the network committed last would have the next site's, the same on paper (a DHCP
+  // template), skipped as in place (the eleventh hostile re-test of issue 36); a renamed-in file would be taken again.
+  for (const p of [`${opts.stateDir}/${STATE_FILES.journal}`, `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`, ...relocationRecords(opts.stateDir)]) {
+    if ((await host.stat(p)) !== undefined) actions.push({ id: `clear-${p.slice(p.lastIndexOf('/') + 1)}`, description: `remove ${p} (the last relocation's state: the next site must start from nothing of it)`, apply: () => host.remove(p) });
   }
   actions.push(...(await nextRelocationActions(host, opts.stateDir, opts.now())));
   actions.push(...(await nodeImageActions(host, install.install, checks)));

@@ -14,6 +14,7 @@ export interface MachineIdentity {
 
 const DMI_DIR = '/sys/class/dmi/id';
 const NET_DIR = '/sys/class/net';
+const OVN_DERIVED = '0a:58:';
 const NO_MAC = /^(00:)*00$/;
 
 async function readTrimmed(host: Host, nodePath: string): Promise<string | undefined> {
@@ -45,14 +46,12 @@ export async function readMachineIdentity(host: Host): Promise<MachineIdentity> 
       // below an external-facing port; Documentation/ABI/testing/sysfs-devices-removable).
       if (/\/(usb|thunderbolt)$/.test(await host.readLink(`${NET_DIR}/${name}/device/subsystem`).catch(() => ''))) return;
       if ((await readTrimmed(host, `${NET_DIR}/${name}/device/removable`)) === 'removable') return;
-      // Only an address the kernel read from the hardware: a virtual interface's is made up or copied (OVN-Kubernetes'
-      // ovn-k8s-mp0 has 0a:58:0a:80:00:02 on every node with the default cluster network — the tenth hostile re-test of
-      // issue 36), as is a bond port's current one, whose own is perm_hwaddr (Documentation/ABI/testing/sysfs-class-net:
-      // addr_assign_type 0 permanent, 1 random, 2 stolen, 3 set).
-      const assigned = await readTrimmed(host, `${NET_DIR}/${name}/addr_assign_type`);
-      for (const file of [...(assigned === undefined || assigned === '0' ? ['address'] : []), 'bonding_slave/perm_hwaddr']) {
+      for (const file of ['address', 'bonding_slave/perm_hwaddr']) {
         const mac = await readTrimmed(host, `${NET_DIR}/${name}/${file}`);
-        if (mac !== undefined && !NO_MAC.test(normalizeMac(mac))) macs.add(normalizeMac(mac));
+        // OVN-Kubernetes derives an interface's address from its IP (0a:58 and the IPv4 address: ovn-kubernetes
+        // go-controller pkg/util/net.go IPAddrToHWAddr), so ovn-k8s-mp0 has 0a:58:0a:80:00:02 on every node with the
+        // default cluster network: never this machine's (the tenth hostile re-test of issue 36).
+        if (mac !== undefined && !NO_MAC.test(normalizeMac(mac)) && !normalizeMac(mac).startsWith(OVN_DERIVED)) macs.add(normalizeMac(mac));
       }
     }),
   );

@@ -82,7 +82,8 @@ const timeOf = (v: unknown): number | undefined => (typeof v === 'string' && !Nu
  * the file and every file it names): one of the two is not the newest, and which cannot be told, so it is not applied
  * (the fourth hostile re-test of issue 36: a correction signed with the same date let the config it corrected be
  * replayed after it). The config applied last again (a restart resuming it) has the same digest and is taken — until
- * its relocation finished: then the same media are last relocation's, replayed (the tenth hostile re-test).
+ * `prepare` re-armed the node for its next relocation: then the same media are last relocation's, replayed (the tenth
+ * hostile re-test).
  */
 export function sameIssueProblem(issued: string | undefined, digest: string, last: { issued: string; digest?: string; finished?: true } | undefined): ValidationProblem | undefined {
   if (issued === undefined || last === undefined || timeOf(issued) !== timeOf(last.issued)) return undefined;

@@ -65,9 +65,9 @@ export const finishStep: Step = {
     // a power cut right after it lost the signed config's renewal timer). Enabling it twice does no harm.
     if (ctx.site.resolved.certificateRenewal === 'timer') await enableRenewal(ctx);
     await writeDoneMarker(ctx.host, { finishedAt: new Date(ctx.clock.now()).toISOString(), siteConfig: r.siteConfig.name ?? '', digest: r.siteConfig.digest ?? '' });
-    // After the marker: a power cut before it resumes this run, which must still take its own config (last-issued.ts);
-    // one right after it is closed by the next start (runner.ts reportAlreadyDone).
-    await closeRelocation(ctx.host, ctx.stateDir, ctx.site.digest);
+    // After the marker: a power cut before it resumes this run, which still needs its records; one right after it is
+    // closed by the next start (runner.ts reportAlreadyDone).
+    await closeRelocation(ctx.host, ctx.stateDir);
     try {
       await systemctl(ctx.host, ['disable', UNIT_NAME], 60_000);
       ctx.changed({ kind: 'unit', target: UNIT_NAME, action: 'disable' });

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { closeRelocation } from '../../../src/engine/relocation-end';
 
-test('closing a relocation closes its signed moment and forgets the drop directory\'s renames, the network committed and the steps\' records', async () => {
+test('closing a relocation forgets the drop directory\'s renames, the network committed and the steps\' records; its signed moment stays open for a re-run', async () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'sno-close-'));
   try {
     const state = path.join(root, 'var/lib/sno-reconfigure');
@@ -18,12 +18,12 @@ test('closing a relocation closes its signed moment and forgets the drop directo
     const forgotten = ['drop-dir-renames.json', 'network-committed.sha256', 'network-desired.yaml', 'network-early.json', 'rollouts.json', 'domain.json'];
     for (const f of forgotten) writeFileSync(path.join(state, f), '{}');
     writeFileSync(path.join(state, 'report.json'), '{}');
-    await closeRelocation(new LocalHost({ root }), '/var/lib/sno-reconfigure', digest);
+    await closeRelocation(new LocalHost({ root }), '/var/lib/sno-reconfigure');
     assert.deepEqual(forgotten.filter((f) => existsSync(path.join(state, f))), []);
-    assert.equal((JSON.parse(readFileSync(path.join(state, 'last-issued.json'), 'utf8')) as { finished?: boolean }).finished, true);
+    assert.equal((JSON.parse(readFileSync(path.join(state, 'last-issued.json'), 'utf8')) as { finished?: boolean }).finished, undefined, 'prepare closes it when it re-arms the node');
     assert.ok(existsSync(path.join(state, 'report.json')), 'the report stays');
     // Twice (the finish step, then a start that finds the marker): nothing to do the second time, no error.
-    await closeRelocation(new LocalHost({ root }), '/var/lib/sno-reconfigure', digest);
+    await closeRelocation(new LocalHost({ root }), '/var/lib/sno-reconfigure');
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
