@@ -1,26 +1,22 @@
-// What a finished relocation leaves behind that a later run must not inherit, for a run that ends, or a start that
-// finds the run cut off right after its done marker: the drop directory's renames forgotten (a file left there is
-// renamed in again before it counts), the record of the network committed (a later run's network, the same on paper —
-// a DHCP template — is applied and verified, not skipped as in place), the steps' records. The tenth to thirteenth
-// hostile re-tests of issue 36 reused each of them after the marker was removed. The signed config's moment is closed
-// by `prepare` when it re-arms the node for its next relocation (last-issued.ts): until then the same config may run
-// again (the marker removed by hand), as a re-run of it must.
+// What a finished run leaves behind that a later run must not inherit, for a run that ends, or a start that finds the
+// run cut off right after its done marker: the drop directory's renames (a file left there is renamed in again before
+// it counts) and the steps' records (the rollouts' baselines, the domain's progress). The tenth to thirteenth hostile
+// re-tests of issue 36 reused each of them after the marker was removed. The signed config's moment and the record of
+// the network committed are the next relocation's to close: `prepare` does, when it re-arms the node (relocationRecords,
+// last-issued.ts); until then a re-run of the same config (the marker removed by hand) finds its network in place.
 import type { Host } from '../host/host';
 import { committedFile, desiredStateFile, earlyRecordFile } from '../network/early';
 import { STATE_FILES } from '../paths';
 
+const runRecords = (stateDir: string): string[] => [STATE_FILES.dropDirRenames, 'rollouts.json', 'domain.json'].map((f) => `${stateDir}/${f}`);
+
 /**
- * The records of one relocation (`prepare` removes them too when it re-arms the node): the drop directory's renames,
- * the network committed and the early phase's record (it says committed), the steps' records (the rollouts'
- * baselines, the domain's progress) — the thirteenth re-test found each reused after the marker alone was removed.
+ * The records of one relocation, which `prepare` removes when it re-arms the node: the run's, and the network committed
+ * with the early phase's record (both say committed: the next site's network, the same on paper — a DHCP template —
+ * would be skipped as in place, the eleventh and twelfth re-tests).
  */
-export const relocationRecords = (stateDir: string): string[] => [
-  ...[STATE_FILES.dropDirRenames, 'rollouts.json', 'domain.json'].map((f) => `${stateDir}/${f}`),
-  committedFile(stateDir),
-  desiredStateFile(stateDir),
-  earlyRecordFile(stateDir),
-];
+export const relocationRecords = (stateDir: string): string[] => [...runRecords(stateDir), committedFile(stateDir), desiredStateFile(stateDir), earlyRecordFile(stateDir)];
 
 export async function closeRelocation(host: Host, stateDir: string): Promise<void> {
-  for (const file of relocationRecords(stateDir)) await host.remove(file);
+  for (const file of runRecords(stateDir)) await host.remove(file);
 }

@@ -33,8 +33,8 @@ test('factory → store 42 → store 77, each with its own stick: the second rel
     assert.deepEqual(convergenceProblems(s), []);
     assert.deepEqual(apiNames(), ['api.sno1.store42.example.com']);
 
-    // The relocation's records are forgotten: the next site's network is applied and verified, not skipped as in place.
-    assert.equal(existsSync(path.join(node.root, DEFAULT_STATE_DIR, 'network-committed.sha256')), false);
+    // The run's own records are forgotten (a re-run or the next relocation starts them afresh).
+    assert.equal(existsSync(path.join(node.root, DEFAULT_STATE_DIR, 'rollouts.json')), false);
     rmSync(path.join(node.root, DONE_MARKER));
     node.detachVolume('sdb1');
     node.attachVolume('sdc1', 'SITE-CONFIG', signedSiteConfigFiles(node.root, {

@@ -6,20 +6,24 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
-import { closeRelocation } from '../../../src/engine/relocation-end';
+import { closeRelocation, relocationRecords } from '../../../src/engine/relocation-end';
 
-test('closing a relocation forgets the drop directory\'s renames, the network committed and the steps\' records; its signed moment stays open for a re-run', async () => {
+test('a finished run forgets the drop directory\'s renames and the steps\' records; its signed moment and network stay for a re-run, prepare removes them', async () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'sno-close-'));
   try {
     const state = path.join(root, 'var/lib/sno-reconfigure');
     mkdirSync(state, { recursive: true });
     const digest = 'a'.repeat(64);
     writeFileSync(path.join(state, 'last-issued.json'), JSON.stringify({ issued: '2026-11-01T00:00:00Z', config: 'store-0041', digest }));
-    const forgotten = ['drop-dir-renames.json', 'network-committed.sha256', 'network-desired.yaml', 'network-early.json', 'rollouts.json', 'domain.json'];
-    for (const f of forgotten) writeFileSync(path.join(state, f), '{}');
+    const forgotten = ['drop-dir-renames.json', 'rollouts.json', 'domain.json'];
+    const kept = ['network-committed.sha256', 'network-desired.yaml', 'network-early.json'];
+    for (const f of [...forgotten, ...kept]) writeFileSync(path.join(state, f), '{}');
     writeFileSync(path.join(state, 'report.json'), '{}');
     await closeRelocation(new LocalHost({ root }), '/var/lib/sno-reconfigure');
     assert.deepEqual(forgotten.filter((f) => existsSync(path.join(state, f))), []);
+    // The network committed stays for a re-run of the same config; prepare removes it with the rest (relocationRecords).
+    assert.deepEqual(kept.filter((f) => existsSync(path.join(state, f))), kept);
+    assert.deepEqual(relocationRecords('/s').map((f) => path.basename(f)).sort(), [...forgotten, ...kept].sort());
     assert.equal((JSON.parse(readFileSync(path.join(state, 'last-issued.json'), 'utf8')) as { finished?: boolean }).finished, undefined, 'prepare closes it when it re-arms the node');
     assert.ok(existsSync(path.join(state, 'report.json')), 'the report stays');
     // Twice (the finish step, then a start that finds the marker): nothing to do the second time, no error.
