@@ -194,8 +194,8 @@ async function readBackup(ctx: StepContext): Promise<Record<string, Route>> {
     const text = await ctx.host.readTextIfExists(file);
     if (text === undefined) return {};
     data = JSON.parse(text);
-  } catch (e) {
-    data = e;
+  } catch {
+    data = undefined;
   }
   const valid = isPlainObject(data) && Object.values(data).every((r) => isPlainObject(r) && isPlainObject(r.metadata) && typeof r.metadata.name === 'string');
   if (valid) return data as Record<string, Route>;
