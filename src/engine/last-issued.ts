@@ -47,15 +47,14 @@ export async function recordIssued(host: Host, stateDir: string, issued: string,
 }
 
 /**
- * Marks the recorded config's relocation finished (`prepare`'s re-arm for the next relocation; `digest`: only that
- * config's): from then on a config issued at that moment — the same media again — is refused like older ones. Before,
+ * Marks the recorded config's relocation finished (`prepare`'s re-arm for the next relocation): from then on a config issued at that moment — the same media again — is refused like older ones. Before,
  * a restart resuming the run, or a re-run of the same config, takes it again (trust.ts sameIssueProblem); after, the
  * next relocation must not (the tenth hostile re-test of issue 36 replayed last relocation's stick after a re-arm).
  * Returns whether it marked anything.
  */
-export async function closeLastIssued(host: Host, stateDir: string, digest?: string): Promise<boolean> {
+export async function closeLastIssued(host: Host, stateDir: string): Promise<boolean> {
   const last = await readLastIssued(host, stateDir);
-  if (last === undefined || !('issued' in last) || last.finished || (digest !== undefined && last.digest !== undefined && last.digest !== digest)) return false;
+  if (last === undefined || !('issued' in last) || last.finished) return false;
   const kept = JSON.parse(await host.readText(fileIn(stateDir))) as Record<string, unknown>;
   await host.writeFileAtomic(fileIn(stateDir), `${JSON.stringify({ ...kept, finished: true })}\n`, 0o644);
   return true;

@@ -17,6 +17,7 @@ import { KUBELET_HOLD_FILE } from '../paths';
 import { checkAgentCredential, checkCluster, checkInstall, checkInternalAddresses, type AgentCredentialFacts, checkKubeletCerts, type CertFacts, type Check, type ClusterFacts, type InstallFacts } from './preflight';
 import { emitYaml } from '../util/yaml';
 import { closeLastIssued, readLastIssued } from '../engine/last-issued';
+import type { LastIssued } from '../siteconfig/validation/context';
 import { relocationRecords } from '../engine/relocation-end';
 
 export interface PrepareOptions {
@@ -165,12 +166,11 @@ export async function checkNmstatectl(host: Host, openshiftVersion: string | und
  * Re-arming for the next relocation leaves nothing of the last one that the next site could be given (the tenth hostile
  * re-test of issue 36: the drop directory's file was applied again at the next relocation, the same signed stick was
  * taken again, and a route came back from the first relocation's backup): the last signed config's moment is closed,
- * the files left in the drop directory and the record of their renames go, and the backups are kept aside under a
- * dated name, the next run taking its own.
+ * the files left in the drop directory go (the relocation's records go with the journal, in prepare), and the backups
+ * are kept aside under a dated name, the next run taking its own.
  */
-async function nextRelocationActions(host: Host, stateDir: string, now: number): Promise<PrepareAction[]> {
+async function nextRelocationActions(host: Host, stateDir: string, now: number, last: LastIssued | undefined): Promise<PrepareAction[]> {
   const actions: PrepareAction[] = [];
-  const last = await readLastIssued(host, stateDir);
   if (last !== undefined && 'issued' in last && !last.finished) {
     actions.push({ id: 'close-last-issued', description: `mark the last signed site-config (issued ${last.issued}) finished in ${stateDir}/${STATE_FILES.lastIssued}: the same media are refused at the next site, like older ones`, apply: async () => void (await closeLastIssued(host, stateDir)) });
   }
@@ -240,7 +240,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   for (const p of [`${opts.stateDir}/${STATE_FILES.journal}`, `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`, ...relocationRecords(opts.stateDir)]) {
     if ((await host.stat(p)) !== undefined) actions.push({ id: `clear-${p.slice(p.lastIndexOf('/') + 1)}`, description: `remove ${p} (the last relocation's state: the next site must start from nothing of it)`, apply: () => host.remove(p) });
   }
-  actions.push(...(await nextRelocationActions(host, opts.stateDir, opts.now())));
+  actions.push(...(await nextRelocationActions(host, opts.stateDir, opts.now(), lastIssued)));
   actions.push(...(await nodeImageActions(host, install.install, checks)));
   const records = localDns?.records;
   if (records) {

@@ -13,6 +13,7 @@
 // clones them. The known good is taken only when no attempt is in flight (never from a half-applied network).
 import { createHash } from 'node:crypto';
 import { whyUnreadable, type Host } from '../host/host';
+import { isPlainObject } from '../siteconfig/problems';
 import type { Logger } from '../log';
 import { emitYaml } from '../util/yaml';
 import { checkUntilAllPass, connectivityChecks, type CheckOutcome } from '../host/netcheck';
@@ -28,7 +29,6 @@ export const IFACE_HINT_FILE = '/var/lib/ovnk/iface_default_hint';
 export const earlyRecordFile = (stateDir: string) => `${stateDir}/network-early.json`;
 export const knownGoodFile = (stateDir: string) => `${stateDir}/backups/known-good-profiles.json`;
 export const desiredStateFile = (stateDir: string) => `${stateDir}/network-desired.yaml`;
-const desiredFile = desiredStateFile;
 /**
  * sha256 of the last desired state that was verified and committed: outlives the journal of one config. Of
  * emitYaml's text: a digest an agent from before emitYaml committed does not match it, so that network is applied
@@ -90,7 +90,7 @@ export async function readEarlyRecord(host: Host, stateDir: string): Promise<Ear
   } catch {
     data = undefined;
   }
-  const r = (typeof data === 'object' && data !== null && !Array.isArray(data) ? data : {}) as Record<string, unknown>;
+  const r = isPlainObject(data) ? data : {};
   const valid = typeof r.digest === 'string' && EARLY_PHASES.includes(r.phase as EarlyPhase) && Number.isInteger(r.failures) && (r.failures as number) >= 0
     && (r.lastFailure === undefined || typeof r.lastFailure === 'string') && (r.refused === undefined || typeof r.refused === 'boolean');
   return valid ? (r as unknown as EarlyRecord) : { digest: '', phase: 'applying', failures: 0 };
@@ -199,7 +199,7 @@ export async function earlyNetwork(o: EarlyOptions): Promise<{ outcome: EarlyOut
   await host.writeFileAtomic(knownGoodFile(stateDir), `${JSON.stringify(await readProfiles(host))}\n`, 0o600);
   await journal(o, rec, 'saved');
   const state = earlyState(site, topo, o.internal);
-  await host.writeFileAtomic(desiredFile(stateDir), emitYaml(state), 0o600);
+  await host.writeFileAtomic(desiredStateFile(stateDir), emitYaml(state), 0o600);
   const { verifyMs, checkpointSeconds } = verifyWindows(o.networkTimeoutMs);
   const names = siteInterfaceNames(site).join(', ');
 
@@ -207,7 +207,7 @@ export async function earlyNetwork(o: EarlyOptions): Promise<{ outcome: EarlyOut
   log.info(`applying the site network (${names}) with a ${checkpointSeconds}-second checkpoint, before configure-ovs builds br-ex`);
   let failed: string[] = [];
   try {
-    await nmstateApplyNoCommit(host, desiredFile(stateDir), checkpointSeconds);
+    await nmstateApplyNoCommit(host, desiredStateFile(stateDir), checkpointSeconds);
     await journal(o, rec, 'verifying');
     const checked = await verify(o, configuredGateways(state), verifyMs);
     if (!checked.ok) failed = describe(checked.outcomes);

@@ -5,6 +5,7 @@
 // NetworkManager rewrites a profile it restores (the default `autoconnect=true` dropped, keys reordered:
 // early-apply.md, "The rolled-back profile is normalised"), so profiles are compared by content, not bytes.
 import type { Host } from '../host/host';
+import { isPlainObject } from '../siteconfig/problems';
 
 export const PROFILE_DIR = '/etc/NetworkManager/system-connections';
 
@@ -24,7 +25,7 @@ export function parseSavedProfiles(text: string): SavedProfile[] | undefined {
     return undefined;
   }
   const valid = Array.isArray(data) && data.every((p: unknown) => {
-    const { name, mode, content } = (typeof p === 'object' && p !== null ? p : {}) as Record<string, unknown>;
+    const { name, mode, content } = isPlainObject(p) ? p : {};
     return typeof name === 'string' && name !== '' && !name.includes('/') && name !== '..' && typeof mode === 'number' && Number.isInteger(mode) && typeof content === 'string';
   });
   return valid ? (data as SavedProfile[]) : undefined;

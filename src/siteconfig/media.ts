@@ -134,7 +134,7 @@ async function unfinishedCopiesOf(host: Host, fromNode: string, copied: Readonly
   // November's config on its way was passed over, and October's applied).
   const becomesRead = (rel: string) => reads.has(fold(finalNameOf(rel))) || (fold(path.posix.dirname(rel)) === MULTI_DIR && /\.(ya?ml|json)(\.sig)?$/i.test(finalNameOf(rel)));
   const atWork: string[] = [];
-  const folders = new Set(['', ...[...copied, `${MULTI_DIR}/x`].map((f) => path.posix.dirname(f)).filter((d) => d !== '.')]);
+  const folders = new Set(['', MULTI_DIR, ...[...copied].map((f) => path.posix.dirname(f)).filter((d) => d !== '.')]);
   for (const dir of folders) {
     const onMedia = caseInsensitive ? ((await caselessPath(host, fromNode, dir)) ?? dir) : dir;
     for (const n of (await host.listDir(under(fromNode, onMedia)).catch((): string[] => [])).filter(isCopyAtWork)) {
