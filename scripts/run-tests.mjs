@@ -71,7 +71,8 @@ try {
 // fires; the file is then reported by its path. It is above the longest file's sum of test limits (the network
 // retry's 40 min). SNO_TEST_FILE_TIMEOUT_MS overrides it.
 const fileTimeout = process.env.SNO_TEST_FILE_TIMEOUT_MS ?? String(60 * 60_000);
-const limits = ['--import', fileURLToPath(new URL('./test-timeout.mjs', import.meta.url)), '--test-force-exit', `--test-timeout=${fileTimeout}`];
+// --test-force-exit can cut a file's report short (./test-file-end.mjs waits for it, and the reporter checks it).
+const limits = ['--import', fileURLToPath(new URL('./test-timeout.mjs', import.meta.url)), '--import', fileURLToPath(new URL('./test-file-end.mjs', import.meta.url)), '--test-force-exit', `--test-timeout=${fileTimeout}`];
 // The files run compiled (./test-build.mjs: without the tsx loader, 0.5–3 s less CPU a file), with source maps so
 // that stack traces and test places name the sources.
 const { compiled, outdir, remove } = await compileTests(files);

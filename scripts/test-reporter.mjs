@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { spec } from 'node:test/reporters';
 import { sourceOfCompiled } from './test-build.mjs';
+import { FILE_END_LINE } from './test-file-end.mjs';
 
 const SHOWN = 10;
 // node:test/reporters exports a lazy factory that constructs the spec reporter; its class is the instance's.
@@ -18,6 +19,10 @@ export default class SpecWithSlowestFiles extends SpecReporter {
   /** file → sum of its top-level tests: the fallback for a runner that does not report files as tests. */
   #summed = new Map();
   #printed = false;
+  /** Files whose process wrote its end line after its whole report (./test-file-end.mjs). */
+  #reportedWhole = new Set();
+  /** Files whose report was cut short: each is counted as one more failure in the closing counts. */
+  #cutShort = [];
 
   _transform(event, encoding, callback) {
     const data = event.data ?? {};
@@ -29,6 +34,11 @@ export default class SpecWithSlowestFiles extends SpecReporter {
       if (data.name === data.file) data.name = source;
       data.file = source;
     }
+    if (event.type === 'test:stdout' && data.file && data.message?.includes(FILE_END_LINE)) {
+      this.#reportedWhole.add(data.file);
+      data.message = data.message.replace(`\n${FILE_END_LINE}\n`, '').replace(FILE_END_LINE, '');
+      if (data.message.trim() === '') return callback();
+    }
     const ms = data.details?.duration_ms;
     if (data.nesting === 0 && data.file && typeof ms === 'number') {
       // A file's process: test:complete (and test:fail when it failed as a whole); its tests: pass or fail once each.
@@ -39,9 +49,17 @@ export default class SpecWithSlowestFiles extends SpecReporter {
     if (!this.#printed && event.type === 'test:diagnostic' && data.file === undefined && data.nesting === 0 && /^tests \d+$/.test(data.message ?? '')) {
       this.#printed = true;
       this.push(this.#slowest());
+      this.#cutShort = [...this.#files.keys()].filter((file) => !this.#reportedWhole.has(file));
+      if (this.#cutShort.length > 0) {
+        process.exitCode = 1;
+        this.push(`\n✖ ${this.#cutShort.length} test file(s) ended before their whole report reached the runner, so some of their tests are missing from the counts below (nodejs/node#64833; scripts/test-file-end.mjs):\n${this.#cutShort.map((f) => `  ${relative(process.cwd(), f)}`).join('\n')}\n\n`);
+      }
       // SNO_TEST_TIMES=<file>: every file's wall time as JSON, for ordering the run and for the README's figures.
       if (process.env.SNO_TEST_TIMES) writeFileSync(process.env.SNO_TEST_TIMES, JSON.stringify(Object.fromEntries([...this.#files].map(([f, ms]) => [relative(process.cwd(), f), Math.round(ms)])), null, 1));
     }
+    // Each file cut short counts as one more test, failed.
+    const closingCount = event.type === 'test:diagnostic' && data.file === undefined && data.nesting === 0 && /^(tests|fail) \d+$/.exec(data.message ?? '');
+    if (this.#cutShort.length > 0 && closingCount) data.message = `${closingCount[1]} ${Number(data.message.split(' ')[1]) + this.#cutShort.length}`;
     super._transform(event, encoding, callback);
   }
 

@@ -1,6 +1,7 @@
-// Every test has a time limit (issue 41): a test that hangs — a "retry forever", a wait nobody ends — fails under
-// its own name instead of stalling `npm test`. The runner (scripts/run-tests.mjs) is run here on a test file of
-// its own, written to a temp directory, whose tests hang in the ways the suite's bugs did.
+// The runner's own promises (scripts/run-tests.mjs), each run here on test files of its own in a temp directory:
+// - every test has a time limit (issue 41): a test that hangs — a "retry forever", a wait nobody ends — fails under
+//   its own name instead of stalling `npm test` (the file's tests hang in the ways the suite's bugs did);
+// - every file's report reaches the counts whole, or the run fails naming the file (scripts/test-file-end.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -59,6 +60,42 @@ test('a hanging test fails by its name after its time limit, the others pass, an
     // A failure still points at the test in its own file, not at the file that sets the limits.
     assert.match(res.out, /test at [^\n]*hangs\.test\.ts:\d+:\d+/);
     assert.doesNotMatch(res.out, /test at [^\n]*test-timeout\.mjs/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a file whose process exits before its report is written out fails the run by its name', { timeout: 3 * 60_000 }, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sno-test-file-end-'));
+  try {
+    const file = path.join(dir, 'cut-short.test.ts');
+    // The shape of nodejs/node#64833: the process exits with 0 while its last verdicts are still unwritten.
+    writeFileSync(file, `import { after, test } from 'node:test';
+for (let i = 0; i < 20; i++) test(\`quick \${i}\`, () => {});
+after(() => { (process as unknown as { reallyExit(code: number): never }).reallyExit(0); });
+`);
+    const res = await runTests(file, { SNO_TEST_CONCURRENCY: '1' }, 2 * 60_000);
+    assert.equal(res.killed, false, res.out);
+    assert.equal(res.code, 1, res.out);
+    assert.match(res.out, /✖ 1 test file\(s\) ended before their whole report reached the runner[^\n]*\n\s+[^\n]*cut-short\.test\.ts\n/);
+    assert.match(res.out, /ℹ fail 1\n/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('files run several at a time report every test they ran', { timeout: 3 * 60_000 }, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sno-test-file-end-'));
+  try {
+    // Six files of 300 quick tests with long names, six at a time: the shape that lost verdicts before.
+    const names = Array.from({ length: 300 }, (_, i) => `test('${i} ${'x'.repeat(500)}', () => {});`).join('\n');
+    for (let f = 0; f < 6; f++) writeFileSync(path.join(dir, `many-${f}.test.ts`), `import { test } from 'node:test';\n${names}\n`);
+    const res = await runTests(dir, { SNO_TEST_CONCURRENCY: '6' }, 2 * 60_000);
+    assert.equal(res.killed, false, res.out);
+    assert.equal(res.code, 0, res.out.slice(-3000));
+    assert.match(res.out, /ℹ tests 1800\n/);
+    assert.match(res.out, /ℹ pass 1800\n/);
+    assert.doesNotMatch(res.out, /ended before their whole report/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
