@@ -72,6 +72,8 @@ export const STATE_FILES = {
   lastIssued: 'last-issued.json',
   /** What the agent saw renamed into the drop directory (src/engine/detect.ts), kept for its next start and boot. */
   dropDirRenames: 'drop-dir-renames.json',
+  /** core's SSH keys as the factory left them (src/steps/ssh-key.ts): kept for good, by prepare too. */
+  sshKeysFactory: 'ssh-keys-factory.json',
 } as const;
 export const DEFAULT_LABELS = ['site-config', 'cluster-config', 'relocation-config'];
 /**

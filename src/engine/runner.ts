@@ -504,7 +504,8 @@ async function executeSteps(
       const started = clock.now();
       try {
         rec.alreadyDone = await step.check(ctx);
-        if (step.requested && !step.requested(site.resolved)) rec.notRequested = true;
+        // A step that still had something to change was not idle, whatever the site-config asks (ssh-key puts the factory's keys back).
+        if (step.requested && !step.requested(site.resolved) && rec.alreadyDone) rec.notRequested = true;
         if (!rec.alreadyDone) await step.apply(ctx);
         await step.verify(ctx);
       } catch (e) {

@@ -237,7 +237,10 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   // And the last relocation's records (relocation-end.ts): an attempt left in flight at the factory would make the
   // site's first boot restore it; the network committed last would have the next site's, the same on paper (a DHCP
   // template), skipped as in place (the eleventh hostile re-test of issue 36); a renamed-in file would be taken again.
-  for (const p of [`${opts.stateDir}/${STATE_FILES.journal}`, `${opts.stateDir}/${STATE_FILES.siteConfigCopy}`, ...relocationRecords(opts.stateDir)]) {
+  // Its report and the kubeconfig for its API name go too: status showed the last store's outcome at the next, and the
+  // kubeconfig is a credential for a name the node no longer has (the fourteenth re-test).
+  const lastRun = [STATE_FILES.journal, STATE_FILES.siteConfigCopy, STATE_FILES.report, STATE_FILES.kubeconfig].map((f) => `${opts.stateDir}/${f}`);
+  for (const p of [...lastRun, ...relocationRecords(opts.stateDir)]) {
     if ((await host.stat(p)) !== undefined) actions.push({ id: `clear-${p.slice(p.lastIndexOf('/') + 1)}`, description: `remove ${p} (the last relocation's state: the next site must start from nothing of it)`, apply: () => host.remove(p) });
   }
   actions.push(...(await nextRelocationActions(host, opts.stateDir, opts.now(), lastIssued)));

@@ -3,13 +3,13 @@
 // disables itself (seed 001). Marker before disable: a power cut between them leaves an enabled unit that
 // systemd will not start again (the condition), never a second run.
 import { CommandError } from '../host/command-error';
-import { systemctl } from '../host/systemctl';
+import { systemctl, unitQuery } from '../host/systemctl';
 import { DONE_MARKER, RENEW_TIMER, STATE_FILES, UNIT_NAME } from '../paths';
 import { writeDoneMarker } from '../engine/done-marker';
 import { closeRelocation } from '../engine/relocation-end';
 import { certificateLines, writeReportFile, type Report } from '../engine/report';
 import { FLEET_REPORT, fleetReportObjects, publishFleetReport } from '../engine/fleet-report';
-import type { Step } from '../engine/step';
+import type { Change, Step } from '../engine/step';
 import { removeEarlyKeys } from './ssh-early';
 
 export const finishStep: Step = {
@@ -23,7 +23,7 @@ export const finishStep: Step = {
       { kind: 'ConfigMap', target: `${FLEET_REPORT.namespace}/${FLEET_REPORT.name}`, action: 'write', detail: 'the outcome, where fleet tools read it' },
       ...(ctx.site.resolved.ssh ? [{ kind: 'file', target: 'authorized_keys.d/sno-reconfigure of core', action: 'delete' as const, detail: "the early SSH keys, once the cluster's are on the node" }] : []),
       { kind: 'file', target: DONE_MARKER, action: 'write' },
-      ...(ctx.site.resolved.certificateRenewal === 'timer' ? [{ kind: 'unit', target: RENEW_TIMER, action: 'enable' as const, detail: 'renews the issued certificates at 80 % of their lifetime' }] : []),
+      ...[await renewalChange(ctx)].filter((c) => c !== undefined),
       { kind: 'unit', target: UNIT_NAME, action: 'disable' },
     ];
   },
@@ -63,7 +63,8 @@ export const finishStep: Step = {
     await publishFleetReport(ctx.cluster, fleetReportObjects(r, 'succeeded', new Date(ctx.clock.now())), { timer: ctx.clock, signal: ctx.signal, log: ctx.log, budgetMs: FLEET_REPORT_BUDGET_MS });
     // Before the marker: once it is written nothing of this step runs again (the thirteenth hostile re-test of issue 36:
     // a power cut right after it lost the signed config's renewal timer). Enabling it twice does no harm.
-    if (ctx.site.resolved.certificateRenewal === 'timer') await enableRenewal(ctx);
+    const renewal = await renewalChange(ctx);
+    if (renewal) await setRenewal(ctx, renewal);
     await writeDoneMarker(ctx.host, { finishedAt: new Date(ctx.clock.now()).toISOString(), siteConfig: r.siteConfig.name ?? '', digest: r.siteConfig.digest ?? '' });
     // After the marker: a power cut before it resumes this run, which still needs its records; one right after it is
     // closed by the next start (runner.ts reportAlreadyDone).
@@ -91,13 +92,23 @@ function soonestExpiry(certs: Report['certificates']): string[] {
   return [`First to expire: the ${first}; renew with \`sno-reconfigure renew-certificates\``];
 }
 
-/** spec.certificateRenewal: timer — the daily renewal look (shipped disabled in the MachineConfig). */
-async function enableRenewal(ctx: Parameters<Step['apply']>[0]): Promise<void> {
+/**
+ * spec.certificateRenewal: timer — the daily renewal look (shipped disabled in the MachineConfig) is enabled; manual, the
+ * default, disables one an earlier site's config enabled (the fourteenth hostile re-test of issue 36: store A's timer
+ * kept renewing at store B, whose office chose to renew by hand).
+ */
+async function renewalChange(ctx: Parameters<Step['apply']>[0]): Promise<Change | undefined> {
+  if (ctx.site.resolved.certificateRenewal === 'timer') return { kind: 'unit', target: RENEW_TIMER, action: 'enable', detail: 'renews the issued certificates at 80 % of their lifetime' };
+  if ((await unitQuery(ctx.host, 'is-enabled', RENEW_TIMER)) !== 'enabled') return undefined;
+  return { kind: 'unit', target: RENEW_TIMER, action: 'disable', detail: "an earlier site's automatic renewal: this site-config renews by hand" };
+}
+
+async function setRenewal(ctx: Parameters<Step['apply']>[0], change: Change): Promise<void> {
   try {
-    await systemctl(ctx.host, ['enable', '--now', RENEW_TIMER], 60_000);
-    ctx.changed({ kind: 'unit', target: RENEW_TIMER, action: 'enable', detail: 'renews the issued certificates at 80 % of their lifetime' });
+    await systemctl(ctx.host, [change.action, '--now', RENEW_TIMER], 60_000);
+    ctx.changed(change);
   } catch (e) {
     if (!(e instanceof CommandError)) throw e;
-    ctx.warn(`could not enable ${RENEW_TIMER} (${e.detail}): renew the certificates with \`sno-reconfigure renew-certificates\` before they expire`);
+    ctx.warn(change.action === 'enable' ? `could not enable ${RENEW_TIMER} (${e.detail}): renew the certificates with \`sno-reconfigure renew-certificates\` before they expire` : `could not disable ${RENEW_TIMER} (${e.detail}), which an earlier site's config enabled: it renews the certificates once a day until someone runs \`systemctl disable --now ${RENEW_TIMER}\``);
   }
 }

@@ -16,6 +16,7 @@ import { createOrUpdate } from '../cluster/objects';
 import type { Change, Step, StepContext } from '../engine/step';
 import { distinctKeys } from '../siteconfig/ssh-keys';
 import { notInPlace } from './not-in-place';
+import { STATE_FILES } from '../paths';
 import { resilient } from './resilient';
 import { MASTER_POOL, recordRollouts } from './rollouts';
 
@@ -38,9 +39,9 @@ export function keyLines(entries: readonly string[] | undefined): string[] {
   return (entries ?? []).flatMap((e) => e.split('\n')).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
 }
 
-/** The keys core should have: the site's alone (replace), or the present ones and the site's (keep). Pure. */
-export function desiredKeys(present: string[], site: string[], factoryKeys: 'replace' | 'keep'): string[] {
-  return factoryKeys === 'replace' ? distinctKeys(site) : distinctKeys([...present, ...site]);
+/** The keys core should have: the site's alone (replace), or the factory's and the site's (keep). Pure. */
+export function desiredKeys(factory: string[], site: string[], factoryKeys: 'replace' | 'keep'): string[] {
+  return factoryKeys === 'replace' ? distinctKeys(site) : distinctKeys([...factory, ...site]);
 }
 
 /** `mc` with core's keys set to `keys`; every other field kept. */
@@ -52,16 +53,44 @@ function withKeys(mc: MachineConfig, keys: string[]): MachineConfig {
   return { ...mc, spec: { ...mc.spec, config: { ...config, passwd: { ...config.passwd, users: [...others, core] } } } };
 }
 
-async function assess(ctx: StepContext): Promise<{ keys: string[]; change?: Change } | undefined> {
+/**
+ * core's keys as the factory left them, recorded before the agent first changes them and kept for good (prepare keeps
+ * it too): each site's keys are the factory's and its own, never an earlier site's. A site without spec.ssh puts the
+ * factory's back (the fourteenth hostile re-test of issue 36: store A's signed key still opened the node at store B).
+ */
+interface FactoryKeys {
+  keys: string[];
+}
+
+async function factoryKeys(ctx: StepContext): Promise<FactoryKeys | undefined> {
+  const file = `${ctx.stateDir}/${STATE_FILES.sshKeysFactory}`;
+  const text = await ctx.host.readTextIfExists(file);
+  if (text === undefined) return undefined;
+  let record: Partial<FactoryKeys> | null = null;
+  try {
+    record = JSON.parse(text) as Partial<FactoryKeys> | null;
+  } catch {
+    // Said below, as damaged.
+  }
+  if (Array.isArray(record?.keys) && record.keys.every((k) => typeof k === 'string')) return { keys: record.keys };
+  throw new Error(`the record of core's factory SSH keys (${file}) is damaged, so the keys this site must not keep cannot be told apart. Move it aside (mv ${file} ${file}.bad) and start the service again: the keys core has now are then taken as the factory's`);
+}
+
+async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: FactoryKeys; change?: Change } | undefined> {
   const ssh = ctx.site.resolved.ssh;
-  if (!ssh) return undefined;
+  const recorded = await factoryKeys(ctx);
+  if (!ssh && !recorded) return undefined;
   const mc = await (await ctx.cluster()).get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
   const present = keyLines(coreOf(mc)?.sshAuthorizedKeys);
-  const keys = desiredKeys(present, ssh.authorizedKeys, ssh.factoryKeys);
-  if (mc && JSON.stringify(present) === JSON.stringify(keys)) return { keys };
-  const dropped = present.filter((k) => !keys.includes(k)).length;
-  const detail = `${keys.length} SSH key(s) for core${dropped > 0 ? `, the factory's ${dropped} key(s) removed` : ''}; applied by the machine-config operator without a reboot`;
-  return { keys, change: { kind: 'MachineConfig', target: SSH_MACHINECONFIG, action: mc ? 'update' : 'create', detail } };
+  const factory = recorded ?? { keys: present };
+  const keys = desiredKeys(factory.keys, ssh?.authorizedKeys ?? [], ssh?.factoryKeys ?? 'keep');
+  if (JSON.stringify(present) === JSON.stringify(keys) && (mc || keys.length === 0)) return { keys, factory };
+  const dropped = present.filter((k) => !keys.includes(k));
+  const ofFactory = dropped.filter((k) => factory.keys.includes(k)).length;
+  const ofEarlierSite = dropped.length - ofFactory;
+  const removed = [...(ofFactory > 0 ? [`the factory's ${ofFactory} key(s) removed`] : []), ...(ofEarlierSite > 0 ? [`${ofEarlierSite} key(s) of an earlier site removed`] : [])];
+  const detail = `${ssh ? `${keys.length} SSH key(s) for core` : `core's SSH keys back to the factory's ${keys.length}`}${removed.length ? `, ${removed.join(', ')}` : ''}; applied by the machine-config operator without a reboot`;
+  return { keys, factory, change: { kind: 'MachineConfig', target: SSH_MACHINECONFIG, action: mc ? 'update' : 'create', detail } };
 }
 
 export const sshKeyStep: Step = resilient({
@@ -81,13 +110,12 @@ export const sshKeyStep: Step = resilient({
     const a = await assess(ctx);
     if (!a?.change) return;
     const client = await ctx.cluster();
+    const record = `${ctx.stateDir}/${STATE_FILES.sshKeysFactory}`;
+    if (!(await ctx.host.exists(record))) await ctx.host.writeFileAtomic(record, `${JSON.stringify(a.factory)}\n`, 0o600);
     await recordRollouts(ctx, client, 'ssh-key', [{ kind: 'machineconfigpool', name: MASTER_POOL, reason: `MachineConfig ${SSH_MACHINECONFIG}` }]);
     const created: MachineConfig = withKeys({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: SSH_MACHINECONFIG, labels: { 'machineconfiguration.openshift.io/role': MASTER_POOL } } }, a.keys);
-    // Re-read on a 409 and recompute from what is there then (keep adds to the keys found at that moment).
-    await createOrUpdate<MachineConfig>(client, R.machineConfigs, created, (current) => {
-      const ssh = ctx.site.resolved.ssh!;
-      return withKeys(current, desiredKeys(keyLines(coreOf(current)?.sshAuthorizedKeys), ssh.authorizedKeys, ssh.factoryKeys));
-    });
+    // On a 409 the keys go onto the MachineConfig as it is then: they are the factory's and the site's, whatever it held.
+    await createOrUpdate<MachineConfig>(client, R.machineConfigs, created, (current) => withKeys(current, a.keys));
     ctx.changed(a.change);
     ctx.log.info(`MachineConfig ${SSH_MACHINECONFIG}: ${a.change.detail}`);
   },

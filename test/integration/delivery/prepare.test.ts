@@ -186,6 +186,9 @@ describe('prepare', () => {
       // The twelfth: the rollouts' baselines and the domain's progress of the last run.
       writeFileSync(path.join(state, 'rollouts.json'), '{}');
       writeFileSync(path.join(state, 'domain.json'), '{}');
+      // The fourteenth: the last store's report (status showed it at the next) and the kubeconfig for its API name.
+      writeFileSync(path.join(state, STATE_FILES.report), '{"result":"succeeded"}');
+      writeFileSync(path.join(state, STATE_FILES.kubeconfig), 'apiVersion: v1\n');
       // A name taken already (a prepare within the same second): the next free one.
       const stamp = (ms: number) => `backups-before-${new Date(ms).toISOString().replace(/[-:]|\.\d+/g, '')}`;
       for (let t = Date.now(); t < Date.now() + 30_000; t += 1000) mkdirSync(path.join(state, stamp(t)), { recursive: true });
@@ -207,6 +210,8 @@ describe('prepare', () => {
       assert.equal(existsSync(path.join(state, 'network-desired.yaml')), false);
       assert.equal(existsSync(path.join(state, 'rollouts.json')), false);
       assert.equal(existsSync(path.join(state, 'domain.json')), false);
+      assert.equal(existsSync(path.join(state, STATE_FILES.report)), false);
+      assert.equal(existsSync(path.join(state, STATE_FILES.kubeconfig)), false);
       const aside = readdirSync(state).filter((n) => /^backups-before-.*-2$/.test(n));
       assert.equal(aside.length, 1);
       assert.match(aside[0]!, /^backups-before-\d{8}T\d{6}Z-2$/);

@@ -3,7 +3,7 @@
 // early file goes once settle saw the pool updated; a re-run changes nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { signedSiteConfigFiles, siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
@@ -104,6 +104,48 @@ test('RHCOS 8: the early keys go into authorized_keys between markers, and finis
     const done = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(done.code, 0, done.stdout.slice(-3000));
     assert.equal(readFileSync(keysFile, 'utf8'), factory, 'only the marked lines are removed');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+// The fourteenth hostile re-test of issue 36: store A's signed key still opened the node at store B, whose config asked
+// for no keys, and store A's renewal timer kept running there. Each site's keys are the factory's and its own.
+test("the next store's config without spec.ssh puts the factory's keys back, and one without the renewal timer disables the earlier store's", async () => {
+  const s = await startScenario();
+  try {
+    const storeA = siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, certificateRenewal: 'timer', timeouts: { settleStability: '2s' } } });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': storeA }, { issued: '2026-11-01T09:00:00Z' }));
+    const first = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    assert.equal(first.code, 0, first.stdout.slice(-3000));
+    assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY]);
+    assert.equal(s.node.units()['sno-reconfigure-renew.timer']?.enabled, 'enabled');
+
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    s.node.detachVolume('sdb1');
+    s.node.attachVolume('sdc1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0077', baseDomain: 'store77.example.com' }) }, { issued: '2026-11-20T09:00:00Z' }));
+    const second = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    assert.equal(second.code, 0, second.stdout.slice(-3000));
+    assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY], "store A's key is gone, the factory's is back");
+    assert.equal(s.node.units()['sno-reconfigure-renew.timer']?.enabled, 'disabled', "store A's renewal timer is off");
+    const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { changes: { kind: string; target: string; action: string; detail?: string }[] };
+    assert.deepEqual(report.changes.find((c) => c.target === '99-master-ssh'), { kind: 'MachineConfig', target: '99-master-ssh', action: 'update', detail: "core's SSH keys back to the factory's 1, 1 key(s) of an earlier site removed; applied by the machine-config operator without a reboot" });
+    assert.ok(s.node.calls('systemctl').some((c) => c.args.join(' ') === 'disable --now sno-reconfigure-renew.timer'));
+  } finally {
+    await s.cleanup();
+  }
+});
+
+test("a damaged record of the factory's keys stops the step in a sentence with the way out, and the keys stay as they are", async () => {
+  const s = await startScenario();
+  try {
+    mkdirSync(path.join(s.node.root, 'var/lib/sno-reconfigure'), { recursive: true });
+    writeFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/ssh-keys-factory.json'), '{"keys": "not a list"}');
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'replace' }, timeouts: { settleStability: '2s' } } }) }));
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    assert.notEqual(res.code, 0);
+    assert.ok(res.logs.some((l) => /the record of core's factory SSH keys \(\/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\) is damaged.*mv \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\.bad/.test(l.msg)), res.stdout.slice(-3000));
+    assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY]);
   } finally {
     await s.cleanup();
   }

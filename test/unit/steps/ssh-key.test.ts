@@ -41,7 +41,7 @@ test("the installer's one entry with several lines counts as several keys; comme
   assert.deepEqual(keyLines(undefined), []);
 });
 
-test('replace keeps only the site keys; keep adds them after the present ones; a key is never there twice', () => {
+test("replace keeps only the site keys; keep adds them after the factory's; a key is never there twice", () => {
   const [factory, site, other] = [ed25519Line('factory'), ed25519Line('site'), ed25519Line('other')];
   assert.deepEqual(desiredKeys([factory], [site, other], 'replace'), [site, other]);
   assert.deepEqual(desiredKeys([factory], [site], 'keep'), [factory, site]);
