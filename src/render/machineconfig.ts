@@ -94,7 +94,7 @@ export function buildMachineConfig(opts: MachineConfigOptions): MachineConfig {
   if (opts.trustedKeys.length === 0 && !opts.allowUnsignedMedia) throw new RenderError('signed site-config media are the default: give --trusted-key PEMFILE, or --allow-unsigned-media');
   if (opts.trustedKeys.length > 0 && opts.allowUnsignedMedia) throw new RenderError('--trusted-key and --allow-unsigned-media contradict each other');
 
-  const files: IgnitionFile[] = [ignitionFile(MC_PAYLOAD_PATH, compressBundle(opts.bundle)), ignitionFile(MC_BUNDLE_PATH, renderLoader(), { mode: 0o755 })];
+  const files: IgnitionFile[] = [ignitionFile(MC_PAYLOAD_PATH, compressBundle(opts.bundle)), ignitionFile(MC_BUNDLE_PATH, renderLoader(), { mode: 0o755, gzip: true })];
   let unitVariant: 'machineconfig' | 'podman' = 'machineconfig';
   if (opts.runtime === 'podman') {
     const image = parseNodeImageRef(opts.nodeImage ?? '');

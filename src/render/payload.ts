@@ -3,7 +3,9 @@
 // 11.7+), and brotli -11 of the bundle is 28 KiB smaller in base64 than gzip -9 (npm run bench, 2026-11-26).
 // So the MachineConfig writes the bundle brotli-compressed to MC_PAYLOAD_PATH, and at MC_BUNDLE_PATH, the
 // path every unit, wrapper and launcher runs, a loader of a few lines that decompresses it (about 2 ms) and
-// runs it as that file: same process.argv, __filename and require. The RPM installs the bundle itself.
+// runs it as that file: same process.argv, __filename and require. The RPM installs the bundle itself. The loader
+// itself goes gzipped (`compression: gzip`, which the MCO's daemon undoes too: machine-config-operator
+// pkg/controller/common/helpers.go DecodeIgnitionFileContents): 1.9 -> 1.0 KiB in the MachineConfig (2026-11-28).
 import { brotliCompressSync, constants } from 'node:zlib';
 import * as path from 'node:path';
 import { MC_PAYLOAD_PATH } from './layout';

@@ -64,7 +64,10 @@ describe('render machineconfig', () => {
     assert.equal(f.get(MC_PAYLOAD_PATH)?.mode, 0o644);
     assert.equal(String(f.get(MC_BUNDLE_PATH)?.text), renderLoader());
     assert.equal(f.get(MC_BUNDLE_PATH)?.mode, 0o755);
-    for (const p of [MC_PAYLOAD_PATH, MC_BUNDLE_PATH]) assert.equal(cfg.storage?.files?.find((x) => x.path === p)?.contents?.compression, undefined, `${p}: Ignition writes it as it is`);
+    // The payload is brotli already, which Ignition cannot undo: it is written as it is. The loader is gzipped, which
+    // Ignition and the MCO undo (-0.9 KiB in the MachineConfig).
+    assert.equal(cfg.storage?.files?.find((x) => x.path === MC_PAYLOAD_PATH)?.contents?.compression, undefined, 'the payload is written as it is');
+    assert.equal(cfg.storage?.files?.find((x) => x.path === MC_BUNDLE_PATH)?.contents?.compression, 'gzip', 'the loader is gzipped');
     assert.match(String(f.get(MC_WRAPPER_PATH)?.text), new RegExp(`exec /usr/bin/node ${MC_BUNDLE_PATH} "\\$@"`));
     const units = new Map((cfg.systemd?.units ?? []).map((u) => [u.name, u]));
     assert.deepEqual([...units.keys()], ['kubelet.service', LOCAL_DNS_UNIT, 'sno-reconfigure-network.service', 'sno-reconfigure-renew.service', 'sno-reconfigure-renew.timer', 'sno-reconfigure.service'].sort());
