@@ -202,9 +202,10 @@ async function applyAtBoot(ctx: StepContext): Promise<void> {
   const digest = desiredDigest(net.nmstate);
   const rec = await readEarlyRecord(ctx.host, ctx.stateDir);
   const mine = rec?.digest === digest ? rec : undefined;
-  if (mine && data.reportedFailures === undefined && (mine.refused || mine.failures >= MAX_NETWORK_ATTEMPTS)) {
+  if (mine && data.reportedFailures === undefined && data.rebootFor === undefined && (mine.refused || mine.failures >= MAX_NETWORK_ATTEMPTS)) {
     // Offered again after its refusal (re-inserted, or `run --retry-network`): the runner dropped this step's
-    // record, so the early phase's count starts over.
+    // record, so the early phase's count starts over. Not after the reboot this step asked for (rebootFor): that
+    // boot's refusal is the outcome to report (the fourteenth hostile re-test of issue 36 was told the phase never ran).
     mine.failures = 0;
     delete mine.refused;
     await ctx.host.writeFileAtomic(earlyRecordFile(ctx.stateDir), `${JSON.stringify(mine)}\n`, 0o600);

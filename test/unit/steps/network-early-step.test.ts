@@ -84,4 +84,15 @@ describe('network step with the early phase', () => {
     await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof ConfigRejectedError && /eno9/.test(e.message));
     assert.equal(reboots(), 0);
   });
+
+  // The fourteenth hostile re-test of issue 36 (N7): the boot's refusal was taken for a fresh offer of a refused config
+  // (its count started over), and the run said the early phase had not run at all.
+  test('refused at the boot the step asked for: said as the refusal, not as an early phase that did not run', async () => {
+    write(EARLY_NETWORK_UNIT_PATH, '[Unit]\n');
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    await assert.rejects(networkStep.apply(ctx), /did not restart/);
+    earlyPhaseRan({ phase: 'rolled-back', failures: 0, refused: true, lastFailure: 'nmstate refused the site network in spec.network (InvalidArgument: Ethernet interface eno9 does not exists)' });
+    await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof ConfigRejectedError && /eno9/.test(e.message) && !/not applied at boot/.test(e.message));
+    assert.equal(reboots(), 1);
+  });
 });
