@@ -111,7 +111,11 @@ function copiesAtWork(atWork: string[], only: boolean): MediaError {
   const message = only
     ? one ? `holds only a copy not renamed to its final name yet (${list}), so it has no site-config.yaml` : `holds only copies not renamed to their final names yet (${list}), so it has no site-config.yaml`
     : one ? `holds a copy not renamed to its final name yet (${list}), beside the files it would replace, so none of them is used` : `holds copies not renamed to their final names yet (${list}), beside the files they would replace, so none of them is used`;
-  return new MediaError(message, `Once the copy has finished, rename it to its final name (mv ${first} ${finalNameOf(first)}); if it was left by a copy that failed, remove it.`);
+  // Beside the files it would replace, renaming it is no way out: it may be no copy at all (a backup named like rsync's
+  // `.<name>.XXXXXX`, the fourteenth hostile re-test of issue 36), and mv would put it over today's file.
+  return new MediaError(message, only
+    ? `Once the copy has finished, rename it to its final name (mv ${first} ${finalNameOf(first)}); if it was left by a copy that failed, remove it.`
+    : `Let the copy finish (the copy tool renames it to its final name), or copy the files again; if ${first} is no copy at work (a backup kept there, say), remove it or move it elsewhere.`);
 }
 
 /** The name a copy at work will have: rsync's `.<name>.XXXXXX` without its dot and suffix, the others without their ending. */
