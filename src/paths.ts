@@ -74,6 +74,8 @@ export const STATE_FILES = {
   dropDirRenames: 'drop-dir-renames.json',
   /** core's SSH keys as the factory left them (src/steps/ssh-key.ts): kept for good, by prepare too. */
   sshKeysFactory: 'ssh-keys-factory.json',
+  /** kube-system/kubeadmin's data as the factory left it (src/steps/kubeadmin.ts): kept for good, by prepare too. */
+  kubeadminFactory: 'kubeadmin-factory.json',
 } as const;
 export const DEFAULT_LABELS = ['site-config', 'cluster-config', 'relocation-config'];
 /**

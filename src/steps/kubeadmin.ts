@@ -16,19 +16,40 @@ import { ConfigRejectedError, type Change, type Step, type StepContext } from '.
 import { kubeadminProblem, type KubeadminState } from '../siteconfig/cluster-check';
 import { notInPlace } from './not-in-place';
 import { resilient } from './resilient';
+import { keepFactoryRecord, readFactoryRecord } from './factory-record';
+import { STATE_FILES } from '../paths';
 
 const NAMESPACE = 'kube-system';
 const NAME = 'kubeadmin';
 const TARGET = `${NAMESPACE}/${NAME}`;
 
-async function pending(ctx: StepContext): Promise<Change | undefined> {
-  const wanted = ctx.site.resolved.kubeadminPassword;
-  if (!wanted) return undefined;
-  const secret = await (await ctx.cluster()).get<Secret>(R.secrets, NAME, NAMESPACE);
-  if ('remove' in wanted) return secret ? { kind: 'Secret', target: TARGET, action: 'delete', detail: 'kubeadmin can no longer log in' } : undefined;
-  if (unb64(secret?.data?.[NAME]) === wanted.hash) return undefined;
-  return { kind: 'Secret', target: TARGET, action: secret ? 'update' : 'create', detail: 'a new kubeadmin password (its bcrypt hash from the site-config)' };
+/**
+ * The Secret's data as the factory left it (factory-record.ts), or none when there was no Secret: a site-config without
+ * spec.kubeadminPassword puts the factory's password back, so an earlier site's no longer logs in. One an earlier site
+ * removed stays removed: the authenticator ignores a Secret made again (above), and no kubeadmin is the safe side.
+ */
+interface FactoryPassword {
+  data?: string;
 }
+const isFactoryPassword = (v: unknown): v is FactoryPassword => typeof v === 'object' && v !== null && ['string', 'undefined'].includes(typeof (v as FactoryPassword).data);
+
+async function assess(ctx: StepContext): Promise<{ factory: FactoryPassword; change?: Change; restore?: string } | undefined> {
+  const wanted = ctx.site.resolved.kubeadminPassword;
+  const recorded = await readFactoryRecord(ctx, STATE_FILES.kubeadminFactory, isFactoryPassword, "kubeadmin's password");
+  if (!wanted && recorded?.data === undefined) return undefined;
+  const secret = await (await ctx.cluster()).get<Secret>(R.secrets, NAME, NAMESPACE);
+  const data = secret?.data?.[NAME];
+  const factory = recorded ?? (data === undefined ? {} : { data });
+  if (!wanted) {
+    if (!secret || data === recorded!.data) return { factory };
+    return { factory, restore: recorded!.data, change: { kind: 'Secret', target: TARGET, action: 'update', detail: "kubeadmin's password back to the factory's: an earlier site's no longer logs in" } };
+  }
+  if ('remove' in wanted) return { factory, ...(secret ? { change: { kind: 'Secret', target: TARGET, action: 'delete', detail: 'kubeadmin can no longer log in' } } : {}) };
+  if (unb64(data) === wanted.hash) return { factory };
+  return { factory, change: { kind: 'Secret', target: TARGET, action: secret ? 'update' : 'create', detail: 'a new kubeadmin password (its bcrypt hash from the site-config)' } };
+}
+
+const pending = async (ctx: StepContext): Promise<Change | undefined> => (await assess(ctx))?.change;
 
 /** When kube-system and kube-system/kubeadmin were created, read only when the site-config sets a kubeadmin hash. */
 export async function readKubeadminState(ctx: StepContext): Promise<KubeadminState | undefined> {
@@ -60,11 +81,14 @@ export const kubeadminStep: Step = resilient({
   },
 
   async apply(ctx) {
-    const change = await pending(ctx);
+    const a = await assess(ctx);
+    const change = a?.change;
+    if (!change) return;
     const wanted = ctx.site.resolved.kubeadminPassword;
-    if (!change || !wanted) return;
     const client = await ctx.cluster();
-    if ('remove' in wanted) await client.delete(R.secrets, NAME, NAMESPACE);
+    await keepFactoryRecord(ctx, STATE_FILES.kubeadminFactory, a.factory);
+    if (!wanted) await client.patch(R.secrets, NAME, { data: { [NAME]: a.restore } }, 'merge', NAMESPACE);
+    else if ('remove' in wanted) await client.delete(R.secrets, NAME, NAMESPACE);
     else if (change.action === 'create') await client.create<Secret>(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: NAME, namespace: NAMESPACE }, type: 'Opaque', data: { [NAME]: b64(wanted.hash) } });
     else await client.patch(R.secrets, NAME, { data: { [NAME]: b64(wanted.hash) } }, 'merge', NAMESPACE);
     ctx.changed(change);

@@ -17,6 +17,7 @@ import type { Change, Step, StepContext } from '../engine/step';
 import { distinctKeys } from '../siteconfig/ssh-keys';
 import { notInPlace } from './not-in-place';
 import { STATE_FILES } from '../paths';
+import { keepFactoryRecord, readFactoryRecord } from './factory-record';
 import { resilient } from './resilient';
 import { MASTER_POOL, recordRollouts } from './rollouts';
 
@@ -53,32 +54,14 @@ function withKeys(mc: MachineConfig, keys: string[]): MachineConfig {
   return { ...mc, spec: { ...mc.spec, config: { ...config, passwd: { ...config.passwd, users: [...others, core] } } } };
 }
 
-/**
- * core's keys as the factory left them, recorded before the agent first changes them and kept for good (prepare keeps
- * it too): each site's keys are the factory's and its own, never an earlier site's. A site without spec.ssh puts the
- * factory's back (the fourteenth hostile re-test of issue 36: store A's signed key still opened the node at store B).
- */
 interface FactoryKeys {
   keys: string[];
 }
-
-async function factoryKeys(ctx: StepContext): Promise<FactoryKeys | undefined> {
-  const file = `${ctx.stateDir}/${STATE_FILES.sshKeysFactory}`;
-  const text = await ctx.host.readTextIfExists(file);
-  if (text === undefined) return undefined;
-  let record: Partial<FactoryKeys> | null = null;
-  try {
-    record = JSON.parse(text) as Partial<FactoryKeys> | null;
-  } catch {
-    // Said below, as damaged.
-  }
-  if (Array.isArray(record?.keys) && record.keys.every((k) => typeof k === 'string')) return { keys: record.keys };
-  throw new Error(`the record of core's factory SSH keys (${file}) is damaged, so the keys this site must not keep cannot be told apart. Move it aside (mv ${file} ${file}.bad) and start the service again: the keys core has now are then taken as the factory's`);
-}
+const isFactoryKeys = (v: unknown): v is FactoryKeys => Array.isArray((v as FactoryKeys | null)?.keys) && (v as FactoryKeys).keys.every((k) => typeof k === 'string');
 
 async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: FactoryKeys; change?: Change } | undefined> {
   const ssh = ctx.site.resolved.ssh;
-  const recorded = await factoryKeys(ctx);
+  const recorded = await readFactoryRecord(ctx, STATE_FILES.sshKeysFactory, isFactoryKeys, "core's SSH keys");
   if (!ssh && !recorded) return undefined;
   const mc = await (await ctx.cluster()).get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
   const present = keyLines(coreOf(mc)?.sshAuthorizedKeys);
@@ -110,8 +93,7 @@ export const sshKeyStep: Step = resilient({
     const a = await assess(ctx);
     if (!a?.change) return;
     const client = await ctx.cluster();
-    const record = `${ctx.stateDir}/${STATE_FILES.sshKeysFactory}`;
-    if (!(await ctx.host.exists(record))) await ctx.host.writeFileAtomic(record, `${JSON.stringify(a.factory)}\n`, 0o600);
+    await keepFactoryRecord(ctx, STATE_FILES.sshKeysFactory, a.factory);
     await recordRollouts(ctx, client, 'ssh-key', [{ kind: 'machineconfigpool', name: MASTER_POOL, reason: `MachineConfig ${SSH_MACHINECONFIG}` }]);
     const created: MachineConfig = withKeys({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: SSH_MACHINECONFIG, labels: { 'machineconfiguration.openshift.io/role': MASTER_POOL } } }, a.keys);
     // On a 409 the keys go onto the MachineConfig as it is then: they are the factory's and the site's, whatever it held.

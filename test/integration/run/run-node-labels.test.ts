@@ -79,3 +79,27 @@ test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears
     await s.cleanup();
   }
 });
+
+// Like core's SSH keys (run-ssh.test.ts): store A's kubeadmin password no longer logs in at store B, whose config sets none.
+test("the next store's config without spec.kubeadminPassword puts the factory's password back", async () => {
+  const s = await startScenario();
+  const hash = `$2y$10$${'Q'.repeat(53)}`;
+  try {
+    const factory = (s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> }).data.kubeadmin;
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) }, { issued: '2026-11-01T09:00:00Z' }));
+    assert.equal((await s.run(['--once'], { timeoutMs: 15 * 60_000 })).code, 0);
+    assert.equal(Buffer.from((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> }).data.kubeadmin!, 'base64').toString(), hash);
+
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0077', baseDomain: 'store77.example.com' }) }, { issued: '2026-11-20T09:00:00Z' }));
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    assert.equal((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> }).data.kubeadmin, factory, "the factory's password is back");
+    assert.deepEqual(bootstrapUserEnabled(s.sim.store), { ok: true }, 'the same Secret, updated in place, is still honoured');
+    const report = readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8');
+    assert.match(report, /kubeadmin's password back to the factory's: an earlier site's no longer logs in/);
+    for (const text of [res.stdout, res.stderr, report]) assert.ok(!text.includes(factory!), 'the factory hash is in no output');
+  } finally {
+    await s.cleanup();
+  }
+});

@@ -144,7 +144,7 @@ test("a damaged record of the factory's keys stops the step in a sentence with t
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'replace' }, timeouts: { settleStability: '2s' } } }) }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(res.code, 0);
-    assert.ok(res.logs.some((l) => /the record of core's factory SSH keys \(\/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\) is damaged.*mv \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\.bad/.test(l.msg)), res.stdout.slice(-3000));
+    assert.ok(res.logs.some((l) => /the record of core's SSH keys as the factory left it \(\/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\) is damaged.*mv \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\.bad/.test(l.msg)), res.stdout.slice(-3000));
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY]);
   } finally {
     await s.cleanup();
