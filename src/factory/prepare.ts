@@ -5,7 +5,11 @@
 import type { ClusterClient } from '../cluster/types';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
-import { BASELINE_FILE, DEFAULT_DROP_DIR, DONE_MARKER, EARLY_NETWORK_UNIT, EARLY_NETWORK_UNIT_PATH, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
+import { StepError } from '../engine/step';
+import { factoryKeysAtPrepare } from '../steps/ssh-key';
+import { factoryPasswordAtPrepare } from '../steps/kubeadmin';
+import { earlyKeysLeft, removeEarlyKeys } from '../steps/ssh-early';
+import { BASELINE_FILE, DEFAULT_DROP_DIR, DONE_MARKER, RENEW_TIMER, EARLY_NETWORK_UNIT, EARLY_NETWORK_UNIT_PATH, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
 import { generateNodeKeyPair, publicKeyOf, SealedFileError } from '../siteconfig/sealed';
 import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
 import { createHash } from 'node:crypto';
@@ -189,12 +193,40 @@ async function nextRelocationActions(host: Host, stateDir: string, now: number, 
   return actions;
 }
 
+/**
+ * The logins the last site was given, taken back (the fifteenth hostile re-test of issue 36: after prepare, store A's
+ * SSH key, its early keys and its renewal timer were all still there at store B until B's run got to its end): core's
+ * SSH keys and kubeadmin's password back to the factory's — recorded here when nothing was recorded yet
+ * (src/steps/factory-record.ts) —, early SSH keys a run left behind removed, the renewal timer off.
+ */
+async function factoryLoginActions(host: Host, stateDir: string, client: ClusterClient, checks: Check[]): Promise<PrepareAction[]> {
+  const actions: PrepareAction[] = [];
+  for (const [id, plan] of [['ssh-keys', factoryKeysAtPrepare], ['kubeadmin-password', factoryPasswordAtPrepare]] as const) {
+    try {
+      const action = await plan(host, stateDir, client);
+      if (action) actions.push({ id, ...action });
+    } catch (e) {
+      if (!(e instanceof StepError)) throw e;
+      checks.push({ id, ok: false, detail: e.message, remedy: e.office ?? e.remedy });
+    }
+  }
+  if (await earlyKeysLeft(host)) actions.push({ id: 'early-ssh-keys', description: "remove the early SSH keys of core a run left behind: they would log in at the next site", apply: async () => void (await removeEarlyKeys(host)) });
+  // Enabled is its link in timers.target.wants (its [Install]), for good or for this boot: read, not asked of systemctl,
+  // so that a prepare that refuses has run nothing.
+  const wants = ['/etc', '/run'].map((d) => `${d}/systemd/system/timers.target.wants/${RENEW_TIMER}`);
+  if ((await Promise.all(wants.map((w) => host.stat(w)))).some((st) => st !== undefined)) {
+    actions.push({ id: 'renewal-timer-off', description: `systemctl disable --now ${RENEW_TIMER} (the last site's choice)`, apply: async () => void (await systemctl(host, ['disable', '--now', RENEW_TIMER], 60_000)) });
+  }
+  return actions;
+}
+
 export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   const { host } = opts;
   const checks: Check[] = [];
   let facts: ClusterFacts | undefined;
+  let client: ClusterClient | undefined;
   try {
-    const client = await opts.cluster();
+    client = await opts.cluster();
     const res = await checkCluster(client, opts.role);
     checks.push(...res.checks);
     facts = res.facts;
@@ -244,6 +276,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     if ((await host.stat(p)) !== undefined) actions.push({ id: `clear-${p.slice(p.lastIndexOf('/') + 1)}`, description: `remove ${p} (the last relocation's state: the next site must start from nothing of it)`, apply: () => host.remove(p) });
   }
   actions.push(...(await nextRelocationActions(host, opts.stateDir, opts.now(), lastIssued)));
+  if (client) actions.push(...(await factoryLoginActions(host, opts.stateDir, client, checks)));
   actions.push(...(await nodeImageActions(host, install.install, checks)));
   const records = localDns?.records;
   if (records) {

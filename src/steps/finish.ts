@@ -36,7 +36,7 @@ export const finishStep: Step = {
     // The report is final once this step is: write it as such (a power cut after this write leaves the
     // marker unwritten, and the step runs again).
     // Settle saw the pool updated: the cluster's keys are on the node, the early ones can go (ssh-early.ts).
-    if (await removeEarlyKeys(ctx)) ctx.log.info("removed the early SSH keys: the keys in the cluster's MachineConfig are on the node now");
+    if (await removeEarlyKeys(ctx.host)) ctx.log.info("removed the early SSH keys: the keys in the cluster's MachineConfig are on the node now");
     const draft = ctx.report();
     // The journal says succeeded only after this step; the report written here is that outcome already.
     const r: Report = { ...draft, result: 'succeeded', finishedAt: new Date(ctx.clock.now()).toISOString(), steps: draft.steps.map((st) => (st.name === 'finish' ? { ...st, state: 'done' } : st)) };
@@ -99,7 +99,10 @@ function soonestExpiry(certs: Report['certificates']): string[] {
  */
 async function renewalChange(ctx: Parameters<Step['apply']>[0]): Promise<Change | undefined> {
   if (ctx.site.resolved.certificateRenewal === 'timer') return { kind: 'unit', target: RENEW_TIMER, action: 'enable', detail: 'renews the issued certificates at 80 % of their lifetime' };
-  if ((await unitQuery(ctx.host, 'is-enabled', RENEW_TIMER)) !== 'enabled') return undefined;
+  // Off already, or never there: nothing to do. Any other answer (enabled, enabled-runtime, systemd not answering) is
+  // disabled, or said when it cannot be (the fifteenth re-test: a timer enabled for this boot only stayed on).
+  // (The MachineConfig writes it to /etc/systemd/system; the RPM ships none.)
+  if (!(await ctx.host.exists(`/etc/systemd/system/${RENEW_TIMER}`)) || ['disabled', 'masked'].includes(await unitQuery(ctx.host, 'is-enabled', RENEW_TIMER))) return undefined;
   return { kind: 'unit', target: RENEW_TIMER, action: 'disable', detail: "an earlier site's automatic renewal: this site-config renews by hand" };
 }
 
@@ -109,6 +112,6 @@ async function setRenewal(ctx: Parameters<Step['apply']>[0], change: Change): Pr
     ctx.changed(change);
   } catch (e) {
     if (!(e instanceof CommandError)) throw e;
-    ctx.warn(change.action === 'enable' ? `could not enable ${RENEW_TIMER} (${e.detail}): renew the certificates with \`sno-reconfigure renew-certificates\` before they expire` : `could not disable ${RENEW_TIMER} (${e.detail}), which an earlier site's config enabled: it renews the certificates once a day until someone runs \`systemctl disable --now ${RENEW_TIMER}\``);
+    ctx.warn(change.action === 'enable' ? `could not enable ${RENEW_TIMER} (${e.detail}): renew the certificates with \`sno-reconfigure renew-certificates\` before they expire` : `could not disable ${RENEW_TIMER}, which an earlier site's config enabled (${e.detail}): run \`systemctl disable --now ${RENEW_TIMER}\``);
   }
 }

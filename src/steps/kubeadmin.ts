@@ -11,7 +11,8 @@
 // was done.
 import { R } from '../cluster/resources';
 import { b64, unb64, type Secret } from '../cluster/objects';
-import type { KubeObject } from '../cluster/types';
+import type { ClusterClient, KubeObject } from '../cluster/types';
+import type { Host } from '../host/host';
 import { ConfigRejectedError, type Change, type Step, type StepContext } from '../engine/step';
 import { kubeadminProblem, type KubeadminState } from '../siteconfig/cluster-check';
 import { notInPlace } from './not-in-place';
@@ -33,16 +34,20 @@ interface FactoryPassword {
 }
 const isFactoryPassword = (v: unknown): v is FactoryPassword => typeof v === 'object' && v !== null && ['string', 'undefined'].includes(typeof (v as FactoryPassword).data);
 
+const WHAT = "kubeadmin's password";
+const recordedPassword = (host: Host, stateDir: string) => readFactoryRecord(host, stateDir, STATE_FILES.kubeadminFactory, isFactoryPassword, WHAT);
+const BACK = "kubeadmin's password back to the factory's: an earlier site's no longer logs in";
+
 async function assess(ctx: StepContext): Promise<{ factory: FactoryPassword; change?: Change; restore?: string } | undefined> {
   const wanted = ctx.site.resolved.kubeadminPassword;
-  const recorded = await readFactoryRecord(ctx, STATE_FILES.kubeadminFactory, isFactoryPassword, "kubeadmin's password");
+  const recorded = await recordedPassword(ctx.host, ctx.stateDir);
   if (!wanted && recorded?.data === undefined) return undefined;
   const secret = await (await ctx.cluster()).get<Secret>(R.secrets, NAME, NAMESPACE);
   const data = secret?.data?.[NAME];
   const factory = recorded ?? (data === undefined ? {} : { data });
   if (!wanted) {
-    if (!secret || data === recorded!.data) return { factory };
-    return { factory, restore: recorded!.data, change: { kind: 'Secret', target: TARGET, action: 'update', detail: "kubeadmin's password back to the factory's: an earlier site's no longer logs in" } };
+    if (!secret || data === factory.data) return { factory };
+    return { factory, restore: factory.data, change: { kind: 'Secret', target: TARGET, action: 'update', detail: BACK } };
   }
   if ('remove' in wanted) return { factory, ...(secret ? { change: { kind: 'Secret', target: TARGET, action: 'delete', detail: 'kubeadmin can no longer log in' } } : {}) };
   if (unb64(data) === wanted.hash) return { factory };
@@ -62,6 +67,15 @@ export async function readKubeadminState(ctx: StepContext): Promise<KubeadminSta
   const secret = await client.get<KubeObject>(R.secrets, 'kubeadmin', 'kube-system');
   const secretCreated = secret && !secret.metadata?.deletionTimestamp ? secret.metadata?.creationTimestamp : undefined;
   return { kubeSystemCreated: String(created), ...(secretCreated ? { secretCreated: String(secretCreated) } : {}), now: ctx.clock.now() };
+}
+
+/** For `prepare`, re-arming the node: kubeadmin's password back to the factory's, or the one there now recorded as it. */
+export async function factoryPasswordAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<{ description: string; apply: () => Promise<void> } | undefined> {
+  const recorded = await recordedPassword(host, stateDir);
+  const data = (await client.get<Secret>(R.secrets, NAME, NAMESPACE))?.data?.[NAME];
+  if (!recorded) return { description: `record ${WHAT} as the factory's`, apply: () => keepFactoryRecord(host, stateDir, STATE_FILES.kubeadminFactory, data === undefined ? {} : { data }) };
+  if (data === undefined || recorded.data === undefined || data === recorded.data) return undefined;
+  return { description: BACK, apply: async () => void (await client.patch(R.secrets, NAME, { data: { [NAME]: recorded.data } }, 'merge', NAMESPACE)) };
 }
 
 export const kubeadminStep: Step = resilient({
@@ -86,7 +100,7 @@ export const kubeadminStep: Step = resilient({
     if (!change) return;
     const wanted = ctx.site.resolved.kubeadminPassword;
     const client = await ctx.cluster();
-    await keepFactoryRecord(ctx, STATE_FILES.kubeadminFactory, a.factory);
+    await keepFactoryRecord(ctx.host, ctx.stateDir, STATE_FILES.kubeadminFactory, a.factory);
     if (!wanted) await client.patch(R.secrets, NAME, { data: { [NAME]: a.restore } }, 'merge', NAMESPACE);
     else if ('remove' in wanted) await client.delete(R.secrets, NAME, NAMESPACE);
     else if (change.action === 'create') await client.create<Secret>(R.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: NAME, namespace: NAMESPACE }, type: 'Opaque', data: { [NAME]: b64(wanted.hash) } });

@@ -18,6 +18,7 @@
 // through the cluster must not stay valid because of this file. A run that never finishes keeps it, so the
 // node stays reachable for whoever has to look at it.
 import * as path from 'node:path';
+import type { Host } from '../host/host';
 import { userIds, type UserIds } from '../host/users';
 import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { notInPlace } from './not-in-place';
@@ -31,8 +32,8 @@ const BEGIN = "# sno-reconfigure: the site's early SSH keys, removed once the cl
 const END = '# end of sno-reconfigure early SSH keys';
 
 /** True on RHCOS/SCOS 8, whose sshd reads authorized_keys only. */
-async function keysFileOnly(ctx: StepContext): Promise<boolean> {
-  const text = (await ctx.host.readTextIfExists('/etc/os-release')) ?? '';
+async function keysFileOnly(host: Host): Promise<boolean> {
+  const text = (await host.readTextIfExists('/etc/os-release')) ?? '';
   const field = (key: string) => new RegExp(`^${key}=["']?([^"'\n]*)`, 'm').exec(text)?.[1];
   const version = field('RHEL_VERSION') ?? field('VERSION_ID') ?? '';
   return ['rhcos', 'scos'].includes(field('ID') ?? '') && /^8(\.|$)/.test(version);
@@ -55,17 +56,21 @@ async function coreUser(ctx: StepContext): Promise<UserIds> {
 
 /** Where the early keys go on this node. */
 export async function earlyKeysPath(ctx: StepContext): Promise<string> {
-  return path.posix.join((await coreUser(ctx)).home, (await keysFileOnly(ctx)) ? KEYS_FILE : FRAGMENT);
+  return path.posix.join((await coreUser(ctx)).home, (await keysFileOnly(ctx.host)) ? KEYS_FILE : FRAGMENT);
 }
+
+const EARLIER = "an earlier site's early SSH keys, which no longer log in";
 
 async function pending(ctx: StepContext): Promise<{ file: string; content: string; change?: Change } | undefined> {
   const ssh = ctx.site.resolved.ssh;
-  if (!ssh) return undefined;
+  // Without spec.ssh, early keys left by an earlier site's run that never finished go before anything else (the
+  // fifteenth hostile re-test of issue 36: store A's key still logged in while store B's run failed at its network).
+  if (!ssh) return (await earlyKeysLeft(ctx.host)) ? { file: '', content: '', change: { kind: 'file', target: `the early SSH keys of ${USER}`, action: 'delete', detail: EARLIER } } : undefined;
   const file = await earlyKeysPath(ctx);
   const keys = `${ssh.authorizedKeys.join('\n')}\n`;
   const existing = await ctx.host.readTextIfExists(file);
   let content = keys;
-  if (await keysFileOnly(ctx)) {
+  if (await keysFileOnly(ctx.host)) {
     const kept = withoutBlock(existing ?? '');
     content = `${kept}${kept === '' || kept.endsWith('\n') ? '' : '\n'}${BEGIN}\n${keys}${END}\n`;
   }
@@ -74,21 +79,27 @@ async function pending(ctx: StepContext): Promise<{ file: string; content: strin
   return { file, content, change: { kind: 'file', target: file, action: 'write', detail: `${ssh.authorizedKeys.length} SSH key(s) of the site can log in as ${USER}, before the network changes${later}` } };
 }
 
-/** Removes the early keys (the finish step, once the cluster's keys are on the node). True when there was a file. */
-export async function removeEarlyKeys(ctx: StepContext): Promise<boolean> {
-  const user = await userIds(ctx.host, USER);
+/** Whether early keys are on the node: our fragment, or on RHCOS 8 our marked lines. */
+export const earlyKeysLeft = (host: Host): Promise<boolean> => removeEarlyKeys(host, true);
+
+/**
+ * Removes the early keys (the finish step, once the cluster's keys are on the node; the next site's first step and
+ * `prepare`, an earlier site's). True when there were some; `lookOnly` removes nothing.
+ */
+export async function removeEarlyKeys(host: Host, lookOnly = false): Promise<boolean> {
+  const user = await userIds(host, USER);
   if (!user) return false;
-  if (await keysFileOnly(ctx)) {
+  if (await keysFileOnly(host)) {
     // Only our marked lines go; the MCD may have rewritten the file with the cluster's keys already.
     const file = path.posix.join(user.home, KEYS_FILE);
-    const text = await ctx.host.readTextIfExists(file);
+    const text = await host.readTextIfExists(file);
     if (text === undefined || withoutBlock(text) === text) return false;
-    await ctx.host.writeFileAtomic(file, withoutBlock(text), 0o600, { uid: user.uid, gid: user.gid });
+    if (!lookOnly) await host.writeFileAtomic(file, withoutBlock(text), 0o600, { uid: user.uid, gid: user.gid });
     return true;
   }
   const file = path.posix.join(user.home, FRAGMENT);
-  if (!(await ctx.host.exists(file))) return false;
-  await ctx.host.remove(file);
+  if (!(await host.exists(file))) return false;
+  if (!lookOnly) await host.remove(file);
   return true;
 }
 
@@ -110,6 +121,12 @@ export const sshEarlyStep: Step = {
   async apply(ctx) {
     const p = await pending(ctx);
     if (!p?.change) return;
+    if (p.change.action === 'delete') {
+      await removeEarlyKeys(ctx.host);
+      ctx.changed(p.change);
+      ctx.log.info(`removed ${EARLIER}`);
+      return;
+    }
     const { uid, gid } = await coreUser(ctx);
     // ssh refuses keys in a directory or file others can write (StrictModes): 0700 directories and a 0600
     // file, owned by core, as the MCD writes them (pkg/daemon/update.go atomicallyWriteSSHKey).

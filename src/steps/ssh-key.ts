@@ -11,7 +11,8 @@
 // RHCOS 9, authorized_keys on RHCOS 8 (updateSSHKeys). The pool still renders a new config and goes Updating →
 // Updated, which settle waits for; then the finish step removes the early keys (ssh-early.ts).
 import { R } from '../cluster/resources';
-import type { KubeObject } from '../cluster/types';
+import type { ClusterClient, KubeObject } from '../cluster/types';
+import type { Host } from '../host/host';
 import { createOrUpdate } from '../cluster/objects';
 import type { Change, Step, StepContext } from '../engine/step';
 import { distinctKeys } from '../siteconfig/ssh-keys';
@@ -58,22 +59,58 @@ interface FactoryKeys {
   keys: string[];
 }
 const isFactoryKeys = (v: unknown): v is FactoryKeys => Array.isArray((v as FactoryKeys | null)?.keys) && (v as FactoryKeys).keys.every((k) => typeof k === 'string');
+const WHAT = "core's SSH keys";
 
-async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: FactoryKeys; change?: Change } | undefined> {
-  const ssh = ctx.site.resolved.ssh;
-  const recorded = await readFactoryRecord(ctx, STATE_FILES.sshKeysFactory, isFactoryKeys, "core's SSH keys");
-  if (!ssh && !recorded) return undefined;
-  const mc = await (await ctx.cluster()).get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
+/** The record (factory-record.ts), its entries as key lines (a hand-edited one may hold several in one entry). */
+async function recordedKeys(host: Host, stateDir: string): Promise<FactoryKeys | undefined> {
+  const recorded = await readFactoryRecord(host, stateDir, STATE_FILES.sshKeysFactory, isFactoryKeys, WHAT);
+  return recorded && { keys: keyLines(recorded.keys) };
+}
+
+/** The change of 99-master-ssh that gives core `keys`, said with what it removes; none when it holds them. */
+function keysChange(mc: MachineConfig | undefined, keys: string[], factory: FactoryKeys, headline: string): Change | undefined {
   const present = keyLines(coreOf(mc)?.sshAuthorizedKeys);
-  const factory = recorded ?? { keys: present };
-  const keys = desiredKeys(factory.keys, ssh?.authorizedKeys ?? [], ssh?.factoryKeys ?? 'keep');
-  if (JSON.stringify(present) === JSON.stringify(keys) && (mc || keys.length === 0)) return { keys, factory };
+  if (JSON.stringify(present) === JSON.stringify(keys) && (mc || keys.length === 0)) return undefined;
   const dropped = present.filter((k) => !keys.includes(k));
   const ofFactory = dropped.filter((k) => factory.keys.includes(k)).length;
   const ofEarlierSite = dropped.length - ofFactory;
   const removed = [...(ofFactory > 0 ? [`the factory's ${ofFactory} key(s) removed`] : []), ...(ofEarlierSite > 0 ? [`${ofEarlierSite} key(s) of an earlier site removed`] : [])];
-  const detail = `${ssh ? `${keys.length} SSH key(s) for core` : `core's SSH keys back to the factory's ${keys.length}`}${removed.length ? `, ${removed.join(', ')}` : ''}; applied by the machine-config operator without a reboot`;
-  return { keys, factory, change: { kind: 'MachineConfig', target: SSH_MACHINECONFIG, action: mc ? 'update' : 'create', detail } };
+  return { kind: 'MachineConfig', target: SSH_MACHINECONFIG, action: mc ? 'update' : 'create', detail: `${headline}${removed.length ? `, ${removed.join(', ')}` : ''}; applied by the machine-config operator without a reboot` };
+}
+
+async function writeKeys(client: ClusterClient, keys: string[]): Promise<void> {
+  const created: MachineConfig = withKeys({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: SSH_MACHINECONFIG, labels: { 'machineconfiguration.openshift.io/role': MASTER_POOL } } }, keys);
+  // On a 409 the keys go onto the MachineConfig as it is then: they are the factory's and the site's, whatever it held.
+  await createOrUpdate<MachineConfig>(client, R.machineConfigs, created, (current) => withKeys(current, keys));
+}
+
+async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: FactoryKeys; change?: Change } | undefined> {
+  const ssh = ctx.site.resolved.ssh;
+  const recorded = await recordedKeys(ctx.host, ctx.stateDir);
+  if (!ssh && !recorded) return undefined;
+  const mc = await (await ctx.cluster()).get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
+  const present = keyLines(coreOf(mc)?.sshAuthorizedKeys);
+  const factory = recorded ?? { keys: present };
+  // Unsigned media take logins away and add none: without spec.ssh they remove an earlier site's keys, and give back
+  // no factory key a signed `replace` removed (the fifteenth hostile re-test).
+  const keys = ssh ? desiredKeys(factory.keys, ssh.authorizedKeys, ssh.factoryKeys) : ctx.site.resolved.issued === undefined ? present.filter((k) => factory.keys.includes(k)) : factory.keys;
+  const change = keysChange(mc, keys, factory, ssh ? `${keys.length} SSH key(s) for core` : `core's SSH keys back to the factory's ${keys.length}`);
+  return { keys, factory, ...(change ? { change } : {}) };
+}
+
+/**
+ * For `prepare`, re-arming the node: core's keys back to the factory's, or, when none were recorded yet (a node at the
+ * factory, or one prepared by an agent from before 2026-11-28), the keys there now recorded as the factory's.
+ */
+export async function factoryKeysAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<{ description: string; apply: () => Promise<void> } | undefined> {
+  const recorded = await recordedKeys(host, stateDir);
+  const mc = await client.get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
+  if (!recorded) {
+    const keys = keyLines(coreOf(mc)?.sshAuthorizedKeys);
+    return { description: `record core's ${keys.length} SSH key(s) in ${SSH_MACHINECONFIG} as the factory's: every site gets them and its own, never an earlier site's`, apply: () => keepFactoryRecord(host, stateDir, STATE_FILES.sshKeysFactory, { keys }) };
+  }
+  const change = keysChange(mc, recorded.keys, recorded, `core's SSH keys in the MachineConfig ${SSH_MACHINECONFIG} back to the factory's ${recorded.keys.length}`);
+  return change && { description: change.detail!, apply: () => writeKeys(client, recorded.keys) };
 }
 
 export const sshKeyStep: Step = resilient({
@@ -93,11 +130,9 @@ export const sshKeyStep: Step = resilient({
     const a = await assess(ctx);
     if (!a?.change) return;
     const client = await ctx.cluster();
-    await keepFactoryRecord(ctx, STATE_FILES.sshKeysFactory, a.factory);
+    await keepFactoryRecord(ctx.host, ctx.stateDir, STATE_FILES.sshKeysFactory, a.factory);
     await recordRollouts(ctx, client, 'ssh-key', [{ kind: 'machineconfigpool', name: MASTER_POOL, reason: `MachineConfig ${SSH_MACHINECONFIG}` }]);
-    const created: MachineConfig = withKeys({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: SSH_MACHINECONFIG, labels: { 'machineconfiguration.openshift.io/role': MASTER_POOL } } }, a.keys);
-    // On a 409 the keys go onto the MachineConfig as it is then: they are the factory's and the site's, whatever it held.
-    await createOrUpdate<MachineConfig>(client, R.machineConfigs, created, (current) => withKeys(current, a.keys));
+    await writeKeys(client, a.keys);
     ctx.changed(a.change);
     ctx.log.info(`MachineConfig ${SSH_MACHINECONFIG}: ${a.change.detail}`);
   },

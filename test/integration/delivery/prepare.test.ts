@@ -5,7 +5,7 @@ import { test, describe, before, after, beforeEach, afterEach } from 'node:test'
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { startSimulator, type Simulator } from '../../sim/index';
@@ -218,6 +218,64 @@ describe('prepare', () => {
       assert.equal(readFileSync(path.join(state, aside[0]!, 'routes.json'), 'utf8'), '{}');
       // Nothing of it is left to do a second time.
       assert.doesNotMatch((await prepare(node, '--dry-run')).out, /last signed site-config|drop directory|backups as/);
+    });
+
+    // The fifteenth hostile re-test of issue 36: after prepare, store A's SSH key (in 99-master-ssh and in the early
+    // keys of a run that never finished) and its renewal timer were still there at store B; a key added by hand at
+    // store A stayed because nothing had recorded the factory's keys.
+    test("re-arming takes back the last site's logins: core's keys and kubeadmin's password back to the factory's (recorded by the first prepare), early keys removed, the renewal timer off", async () => {
+      const state = path.join(node.root, DEFAULT_STATE_DIR);
+      type Mc = { metadata: { resourceVersion?: string }; spec: { config: { passwd: { users: { name: string; sshAuthorizedKeys: string[] }[] } } } };
+      type Secret = { metadata: { resourceVersion?: string }; data: Record<string, string> };
+      const mc = () => sim.store.get(R.machineConfigs, '99-master-ssh') as unknown as Mc;
+      const secret = () => sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as unknown as Secret;
+      const factoryMc = structuredClone(mc());
+      const factorySecret = structuredClone(secret());
+      const factoryKeys = factoryMc.spec.config.passwd.users[0]!.sshAuthorizedKeys;
+      // A change of 99-master-ssh rolls the pool out; prepare refuses a pool that is not Updated.
+      const rolledOut = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sim.waitFor(() => (sim.store.get(R.machineConfigPools, 'master')?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.some((c) => c.type === 'Updated' && c.status === 'True') === true, 60_000, 'pool master updated');
+      };
+      try {
+        const first = await prepare(node, '--json');
+        assert.equal(first.code, 0, first.out + first.err);
+        assert.deepEqual(JSON.parse(readFileSync(path.join(state, 'ssh-keys-factory.json'), 'utf8')), { keys: factoryKeys });
+        assert.deepEqual(JSON.parse(readFileSync(path.join(state, 'kubeadmin-factory.json'), 'utf8')), { data: factorySecret.data.kubeadmin });
+
+        // Store A: a key added by hand, a password of its own, early keys left by a run cut short, the timer enabled.
+        const storeKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHandAddedByStoreA storeA@example.com';
+        const withKey = structuredClone(mc());
+        withKey.spec.config.passwd.users[0]!.sshAuthorizedKeys = [...factoryKeys, storeKey];
+        sim.store.update(R.machineConfigs, withKey as never);
+        sim.store.update(R.secrets, { ...structuredClone(secret()), data: { kubeadmin: Buffer.from(`$2y$10$${'Q'.repeat(53)}`).toString('base64') } } as never);
+        const early = path.join(node.root, 'var/home/core/.ssh/authorized_keys.d/sno-reconfigure');
+        mkdirSync(path.dirname(early), { recursive: true });
+        writeFileSync(early, `${storeKey}\n`);
+        const wants = path.join(node.root, 'etc/systemd/system/timers.target.wants');
+        mkdirSync(wants, { recursive: true });
+        symlinkSync('/etc/systemd/system/sno-reconfigure-renew.timer', path.join(wants, 'sno-reconfigure-renew.timer'));
+        await rolledOut();
+
+        const dry = await prepare(node, '--dry-run');
+        assert.match(dry.out, /core's SSH keys in the MachineConfig 99-master-ssh back to the factory's 1, 1 key\(s\) of an earlier site removed/);
+        assert.match(dry.out, /kubeadmin's password back to the factory's: an earlier site's no longer logs in/);
+        assert.match(dry.out, /remove the early SSH keys of core a run left behind/);
+        assert.match(dry.out, /systemctl disable --now sno-reconfigure-renew\.timer/);
+        assert.deepEqual(mc().spec.config.passwd.users[0]!.sshAuthorizedKeys, [...factoryKeys, storeKey], 'a dry run changes nothing');
+
+        const res = await prepare(node, '--json');
+        assert.equal(res.code, 0, res.out + res.err);
+        assert.deepEqual(mc().spec.config.passwd.users[0]!.sshAuthorizedKeys, factoryKeys);
+        assert.equal(secret().data.kubeadmin, factorySecret.data.kubeadmin);
+        assert.equal(existsSync(early), false);
+        assert.ok(node.calls('systemctl').some((c) => c.args.join(' ') === 'disable --now sno-reconfigure-renew.timer'));
+        assert.ok(!JSON.stringify(res.result).includes(factorySecret.data.kubeadmin!), 'the hash is in no output');
+      } finally {
+        sim.store.update(R.machineConfigs, { ...factoryMc, metadata: { ...factoryMc.metadata, resourceVersion: mc().metadata.resourceVersion } } as never);
+        sim.store.update(R.secrets, { ...factorySecret, metadata: { ...factorySecret.metadata, resourceVersion: secret().metadata.resourceVersion } } as never);
+        await rolledOut();
+      }
     });
 
     // The eleventh hostile re-test of issue 36: a damaged record of the last signed config was shipped without a word,
