@@ -2,7 +2,9 @@
 // arm the node: keep kubelet down at the next boot (the hold file), enable the agent, make sure the podman
 // runtime's image survives in an archive, and record the factory baseline the agent compares against.
 // Every action is idempotent: running prepare again after a power cut finishes the job.
-import type { ClusterClient } from '../cluster/types';
+import type { ClusterClient, KubeObject } from '../cluster/types';
+import { R } from '../cluster/resources';
+import { MASTER_POOL } from '../steps/rollouts';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
 import { StepError } from '../engine/step';
@@ -199,15 +201,18 @@ async function nextRelocationActions(host: Host, stateDir: string, now: number, 
  * SSH keys and kubeadmin's password back to the factory's — recorded here when nothing was recorded yet
  * (src/steps/factory-record.ts) —, early SSH keys a run left behind removed, the renewal timer off.
  */
-async function factoryLoginActions(host: Host, stateDir: string, client: ClusterClient, checks: Check[]): Promise<PrepareAction[]> {
+async function factoryLoginActions(host: Host, stateDir: string, client: ClusterClient, checks: Check[], relocatedBefore: boolean): Promise<PrepareAction[]> {
   const actions: PrepareAction[] = [];
   for (const [id, plan] of [['ssh-keys', factoryKeysAtPrepare], ['kubeadmin-password', factoryPasswordAtPrepare]] as const) {
     try {
-      const action = await plan(host, stateDir, client);
-      if (action) actions.push({ id, ...action });
+      const action: { description: string; apply: () => Promise<void>; rollsOut?: true } | undefined = await plan(host, stateDir, client);
+      // The keys reach the node's disk when the pool has rolled them out: shut down before, the last site's key would
+      // log in at the next site until its run gets kubelet up (the sixteenth hostile re-test of issue 36).
+      // A record made now on a node that was relocated before takes what the last site left as the factory's: said.
+      const note = relocatedBefore && action?.description.startsWith('record') ? ' (this node was relocated before: check that the cluster holds only the factory\'s first, or they include the last site\'s)' : '';
+      if (action) actions.push({ id, description: `${action.description}${note}`, apply: action.apply, ...(action.rollsOut ? { description: `${action.description}; prepare waits until the pool ${MASTER_POOL} has rolled them out`, apply: () => rolledOut(client, action.apply) } : {}) });
     } catch (e) {
-      if (!(e instanceof StepError)) throw e;
-      checks.push({ id, ok: false, detail: e.message, remedy: e.office ?? e.remedy });
+      checks.push(e instanceof StepError ? { id, ok: false, detail: e.message, remedy: e.office ?? e.remedy } : { id, ok: false, detail: `cannot read what the cluster holds for it: ${(e as Error).message}`, remedy: 'Check that the API is up, then run prepare again.' });
     }
   }
   if (await earlyKeysLeft(host)) actions.push({ id: 'early-ssh-keys', description: "remove the early SSH keys of core a run left behind: they would log in at the next site", apply: async () => void (await removeEarlyKeys(host)) });
@@ -219,6 +224,22 @@ async function factoryLoginActions(host: Host, stateDir: string, client: Cluster
   }
   return actions;
 }
+
+/** `change`, then the pool's rollout of it: a new rendered config, on the node (status), Updated. */
+async function rolledOut(client: ClusterClient, change: () => Promise<void>): Promise<void> {
+  type Pool = KubeObject & { spec?: { configuration?: { name?: string } }; status?: { configuration?: { name?: string }; conditions?: { type: string; status: string }[] } };
+  const pool = () => client.get<Pool>(R.machineConfigPools, MASTER_POOL);
+  const before = (await pool())?.spec?.configuration?.name;
+  await change();
+  for (const deadline = Date.now() + POOL_ROLLOUT_MS; ; await new Promise((resolve) => setTimeout(resolve, 3_000))) {
+    const p = await pool();
+    const target = p?.spec?.configuration?.name;
+    if (target !== before && p?.status?.configuration?.name === target && p?.status?.conditions?.some((c) => c.type === 'Updated' && c.status === 'True')) return;
+    if (Date.now() > deadline) throw new Error(`the pool ${MASTER_POOL} did not roll out within ${POOL_ROLLOUT_MS / 60_000} minutes (oc get mcp ${MASTER_POOL})`);
+  }
+}
+/** An SSH key change needs no drain or reboot: minutes on a healthy node. */
+const POOL_ROLLOUT_MS = 20 * 60_000;
 
 export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   const { host } = opts;
@@ -276,7 +297,8 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     if ((await host.stat(p)) !== undefined) actions.push({ id: `clear-${p.slice(p.lastIndexOf('/') + 1)}`, description: `remove ${p} (the last relocation's state: the next site must start from nothing of it)`, apply: () => host.remove(p) });
   }
   actions.push(...(await nextRelocationActions(host, opts.stateDir, opts.now(), lastIssued)));
-  if (client) actions.push(...(await factoryLoginActions(host, opts.stateDir, client, checks)));
+  // Only once the cluster answered its checks: with the API down its check says so, and nothing else is asked of it.
+  if (client && facts) actions.push(...(await factoryLoginActions(host, opts.stateDir, client, checks, lastIssued !== undefined)));
   actions.push(...(await nodeImageActions(host, install.install, checks)));
   const records = localDns?.records;
   if (records) {

@@ -9,9 +9,11 @@ import { StepError } from '../engine/step';
 /** The record, or undefined when none was made yet; a damaged one is a sentence with the way out. */
 export async function readFactoryRecord<T>(host: Host, stateDir: string, file: string, valid: (v: unknown) => v is T, what: string): Promise<T | undefined> {
   const at = `${stateDir}/${file}`;
-  const text = await host.readTextIfExists(at);
-  if (text === undefined) return undefined;
   try {
+    // A folder or an unreadable file is damaged too: moved aside, the record would be made anew from an earlier
+    // site's logins (the sixteenth hostile re-test of issue 36).
+    const text = await host.readTextIfExists(at);
+    if (text === undefined) return undefined;
     const record: unknown = JSON.parse(text);
     if (valid(record)) return record;
   } catch {

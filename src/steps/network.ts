@@ -76,7 +76,11 @@ async function verifyConnectivity(ctx: StepContext, windowMs: number): Promise<{
 }
 
 async function readNetwork(ctx: StepContext): Promise<{ text: string; topo: Topology }> {
-  const text = await nmstateShow(ctx.host);
+  // NetworkManager down or not answering: a sentence, not an internal error (the sixteenth hostile re-test of issue 36).
+  const text = await nmstateShow(ctx.host).catch((e: unknown) => {
+    if (!(e instanceof NmstateError)) throw e;
+    throw new StepError(`the node's network could not be read (${e.detail})`, 'Restart the node; if this comes back, call the office: NetworkManager is not answering.', true, { cause: e });
+  });
   try {
     return { text, topo: parseTopology(text) };
   } catch (e) {

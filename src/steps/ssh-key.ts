@@ -46,42 +46,54 @@ export function desiredKeys(factory: string[], site: string[], factoryKeys: 'rep
   return factoryKeys === 'replace' ? distinctKeys(site) : distinctKeys([...factory, ...site]);
 }
 
-/** `mc` with core's keys set to `keys`; every other field kept. */
-function withKeys(mc: MachineConfig, keys: string[]): MachineConfig {
+/**
+ * `mc` with core's keys set to `keys` and its password the factory's (none, unless the factory set one: the sixteenth
+ * hostile re-test of issue 36 found a password added by hand at store A kept at store B); every other field kept.
+ */
+function withKeys(mc: MachineConfig, keys: string[], factory: FactoryKeys): MachineConfig {
   const config = mc.spec?.config ?? { ignition: { version: '3.2.0' } };
   const users = config.passwd?.users ?? [];
   const others = users.filter((u) => u.name !== 'core');
-  const core: PasswdUser = { ...(coreOf(mc) ?? { name: 'core' }), sshAuthorizedKeys: keys };
+  const { passwordHash: _present, ...core } = coreOf(mc) ?? { name: 'core' };
+  Object.assign(core, { sshAuthorizedKeys: keys }, factory.passwordHash === undefined ? {} : { passwordHash: factory.passwordHash });
   return { ...mc, spec: { ...mc.spec, config: { ...config, passwd: { ...config.passwd, users: [...others, core] } } } };
 }
 
 interface FactoryKeys {
   keys: string[];
+  /** core's password hash in 99-master-ssh, when the factory set one. */
+  passwordHash?: string;
 }
-const isFactoryKeys = (v: unknown): v is FactoryKeys => Array.isArray((v as FactoryKeys | null)?.keys) && (v as FactoryKeys).keys.every((k) => typeof k === 'string');
+const isFactoryKeys = (v: unknown): v is FactoryKeys => Array.isArray((v as FactoryKeys | null)?.keys) && (v as FactoryKeys).keys.every((k) => typeof k === 'string') && ['string', 'undefined'].includes(typeof (v as FactoryKeys).passwordHash);
+/** What 99-master-ssh holds for core now, as a record of the factory's would say it. */
+const asFound = (mc: MachineConfig | undefined): FactoryKeys => {
+  const core = coreOf(mc);
+  return { keys: keyLines(core?.sshAuthorizedKeys), ...(typeof core?.passwordHash === 'string' ? { passwordHash: core.passwordHash } : {}) };
+};
 const WHAT = "core's SSH keys";
 
 /** The record (factory-record.ts), its entries as key lines (a hand-edited one may hold several in one entry). */
 async function recordedKeys(host: Host, stateDir: string): Promise<FactoryKeys | undefined> {
   const recorded = await readFactoryRecord(host, stateDir, STATE_FILES.sshKeysFactory, isFactoryKeys, WHAT);
-  return recorded && { keys: keyLines(recorded.keys) };
+  return recorded && { ...recorded, keys: keyLines(recorded.keys) };
 }
 
 /** The change of 99-master-ssh that gives core `keys`, said with what it removes; none when it holds them. */
 function keysChange(mc: MachineConfig | undefined, keys: string[], factory: FactoryKeys, headline: string): Change | undefined {
   const present = keyLines(coreOf(mc)?.sshAuthorizedKeys);
-  if (JSON.stringify(present) === JSON.stringify(keys) && (mc || keys.length === 0)) return undefined;
+  const password = coreOf(mc)?.passwordHash !== factory.passwordHash;
+  if (JSON.stringify(present) === JSON.stringify(keys) && !password && (mc || keys.length === 0)) return undefined;
   const dropped = present.filter((k) => !keys.includes(k));
   const ofFactory = dropped.filter((k) => factory.keys.includes(k)).length;
   const ofEarlierSite = dropped.length - ofFactory;
-  const removed = [...(ofFactory > 0 ? [`the factory's ${ofFactory} key(s) removed`] : []), ...(ofEarlierSite > 0 ? [`${ofEarlierSite} key(s) of an earlier site removed`] : [])];
+  const removed = [...(ofFactory > 0 ? [`the factory's ${ofFactory} key(s) removed`] : []), ...(ofEarlierSite > 0 ? [`${ofEarlierSite} key(s) of an earlier site removed`] : []), ...(password ? ["core's password the factory's again"] : [])];
   return { kind: 'MachineConfig', target: SSH_MACHINECONFIG, action: mc ? 'update' : 'create', detail: `${headline}${removed.length ? `, ${removed.join(', ')}` : ''}; applied by the machine-config operator without a reboot` };
 }
 
-async function writeKeys(client: ClusterClient, keys: string[]): Promise<void> {
-  const created: MachineConfig = withKeys({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: SSH_MACHINECONFIG, labels: { 'machineconfiguration.openshift.io/role': MASTER_POOL } } }, keys);
+async function writeKeys(client: ClusterClient, keys: string[], factory: FactoryKeys): Promise<void> {
+  const created: MachineConfig = withKeys({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: SSH_MACHINECONFIG, labels: { 'machineconfiguration.openshift.io/role': MASTER_POOL } } }, keys, factory);
   // On a 409 the keys go onto the MachineConfig as it is then: they are the factory's and the site's, whatever it held.
-  await createOrUpdate<MachineConfig>(client, R.machineConfigs, created, (current) => withKeys(current, keys));
+  await createOrUpdate<MachineConfig>(client, R.machineConfigs, created, (current) => withKeys(current, keys, factory));
 }
 
 async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: FactoryKeys; change?: Change } | undefined> {
@@ -90,7 +102,7 @@ async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: Fact
   if (!ssh && !recorded) return undefined;
   const mc = await (await ctx.cluster()).get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
   const present = keyLines(coreOf(mc)?.sshAuthorizedKeys);
-  const factory = recorded ?? { keys: present };
+  const factory = recorded ?? asFound(mc);
   // Unsigned media take logins away and add none: without spec.ssh they remove an earlier site's keys, and give back
   // no factory key a signed `replace` removed (the fifteenth hostile re-test).
   const keys = ssh ? desiredKeys(factory.keys, ssh.authorizedKeys, ssh.factoryKeys) : ctx.site.resolved.issued === undefined ? present.filter((k) => factory.keys.includes(k)) : factory.keys;
@@ -102,15 +114,15 @@ async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: Fact
  * For `prepare`, re-arming the node: core's keys back to the factory's, or, when none were recorded yet (a node at the
  * factory, or one prepared by an agent from before 2026-11-28), the keys there now recorded as the factory's.
  */
-export async function factoryKeysAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<{ description: string; apply: () => Promise<void> } | undefined> {
+export async function factoryKeysAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<{ description: string; apply: () => Promise<void>; rollsOut?: true } | undefined> {
   const recorded = await recordedKeys(host, stateDir);
   const mc = await client.get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
   if (!recorded) {
-    const keys = keyLines(coreOf(mc)?.sshAuthorizedKeys);
-    return { description: `record core's ${keys.length} SSH key(s) in ${SSH_MACHINECONFIG} as the factory's: every site gets them and its own, never an earlier site's`, apply: () => keepFactoryRecord(host, stateDir, STATE_FILES.sshKeysFactory, { keys }) };
+    const found = asFound(mc);
+    return { description: `record core's ${found.keys.length} SSH key(s) in ${SSH_MACHINECONFIG} as the factory's: every site gets them and its own, never an earlier site's`, apply: () => keepFactoryRecord(host, stateDir, STATE_FILES.sshKeysFactory, found) };
   }
   const change = keysChange(mc, recorded.keys, recorded, `core's SSH keys in the MachineConfig ${SSH_MACHINECONFIG} back to the factory's ${recorded.keys.length}`);
-  return change && { description: change.detail!, apply: () => writeKeys(client, recorded.keys) };
+  return change && { description: change.detail!, apply: () => writeKeys(client, recorded.keys, recorded), rollsOut: true };
 }
 
 export const sshKeyStep: Step = resilient({
@@ -132,7 +144,7 @@ export const sshKeyStep: Step = resilient({
     const client = await ctx.cluster();
     await keepFactoryRecord(ctx.host, ctx.stateDir, STATE_FILES.sshKeysFactory, a.factory);
     await recordRollouts(ctx, client, 'ssh-key', [{ kind: 'machineconfigpool', name: MASTER_POOL, reason: `MachineConfig ${SSH_MACHINECONFIG}` }]);
-    await writeKeys(client, a.keys);
+    await writeKeys(client, a.keys, a.factory);
     ctx.changed(a.change);
     ctx.log.info(`MachineConfig ${SSH_MACHINECONFIG}: ${a.change.detail}`);
   },

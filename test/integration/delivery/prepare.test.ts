@@ -225,7 +225,7 @@ describe('prepare', () => {
     // store A stayed because nothing had recorded the factory's keys.
     test("re-arming takes back the last site's logins: core's keys and kubeadmin's password back to the factory's (recorded by the first prepare), early keys removed, the renewal timer off", async () => {
       const state = path.join(node.root, DEFAULT_STATE_DIR);
-      type Mc = { metadata: { resourceVersion?: string }; spec: { config: { passwd: { users: { name: string; sshAuthorizedKeys: string[] }[] } } } };
+      type Mc = { metadata: { resourceVersion?: string }; spec: { config: { passwd: { users: { name: string; sshAuthorizedKeys: string[]; passwordHash?: string }[] } } } };
       type Secret = { metadata: { resourceVersion?: string }; data: Record<string, string> };
       const mc = () => sim.store.get(R.machineConfigs, '99-master-ssh') as unknown as Mc;
       const secret = () => sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as unknown as Secret;
@@ -247,6 +247,8 @@ describe('prepare', () => {
         const storeKey = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHandAddedByStoreA storeA@example.com';
         const withKey = structuredClone(mc());
         withKey.spec.config.passwd.users[0]!.sshAuthorizedKeys = [...factoryKeys, storeKey];
+        // The sixteenth: a password for core added by hand (core has sudo) stayed through prepare.
+        withKey.spec.config.passwd.users[0]!.passwordHash = '$6$storeA$' + 'x'.repeat(86);
         sim.store.update(R.machineConfigs, withKey as never);
         sim.store.update(R.secrets, { ...structuredClone(secret()), data: { kubeadmin: Buffer.from(`$2y$10$${'Q'.repeat(53)}`).toString('base64') } } as never);
         const early = path.join(node.root, 'var/home/core/.ssh/authorized_keys.d/sno-reconfigure');
@@ -258,7 +260,7 @@ describe('prepare', () => {
         await rolledOut();
 
         const dry = await prepare(node, '--dry-run');
-        assert.match(dry.out, /core's SSH keys in the MachineConfig 99-master-ssh back to the factory's 1, 1 key\(s\) of an earlier site removed/);
+        assert.match(dry.out, /core's SSH keys in the MachineConfig 99-master-ssh back to the factory's 1, 1 key\(s\) of an earlier site removed, core's password the factory's again; .*prepare waits until the pool master has rolled them out/);
         assert.match(dry.out, /kubeadmin's password back to the factory's: an earlier site's no longer logs in/);
         assert.match(dry.out, /remove the early SSH keys of core a run left behind/);
         assert.match(dry.out, /systemctl disable --now sno-reconfigure-renew\.timer/);
@@ -267,6 +269,7 @@ describe('prepare', () => {
         const res = await prepare(node, '--json');
         assert.equal(res.code, 0, res.out + res.err);
         assert.deepEqual(mc().spec.config.passwd.users[0]!.sshAuthorizedKeys, factoryKeys);
+        assert.equal(mc().spec.config.passwd.users[0]!.passwordHash, undefined, "the hand-added password is gone: the factory set none");
         assert.equal(secret().data.kubeadmin, factorySecret.data.kubeadmin);
         assert.equal(existsSync(early), false);
         assert.ok(node.calls('systemctl').some((c) => c.args.join(' ') === 'disable --now sno-reconfigure-renew.timer'));

@@ -103,3 +103,22 @@ test("the next store's config without spec.kubeadminPassword puts the factory's 
     await s.cleanup();
   }
 });
+
+// The sixteenth: unsigned media take logins away and add none; they do not give back the factory's password.
+test("unsigned media without spec.kubeadminPassword leave an earlier site's password (only signed media or prepare put the factory's back)", async () => {
+  const s = await startScenario();
+  const hash = `$2y$10$${'Q'.repeat(53)}`;
+  try {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) }, { issued: '2026-11-01T09:00:00Z' }));
+    assert.equal((await s.run(['--once'], { timeoutMs: 15 * 60_000 })).code, 0);
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
+    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/trusted-keys'), { recursive: true });
+    s.node.detachVolume('sdb1');
+    s.node.attachVolume('sdc1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0077', baseDomain: 'store77.example.com' }) });
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    assert.equal(res.code, 0, res.stdout.slice(-3000));
+    assert.equal(Buffer.from((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> }).data.kubeadmin!, 'base64').toString(), hash);
+  } finally {
+    await s.cleanup();
+  }
+});

@@ -147,6 +147,8 @@ test("the next store's config without spec.ssh puts the factory's keys back, and
 test("a damaged record of the factory's keys stops the step in a sentence with the way out, and the keys stay as they are", async () => {
   const s = await startScenario();
   try {
+    // A folder where the record belongs is damaged too (the sixteenth: its generic "move it aside" made a new record
+    // from an earlier site's keys); here a file that is no record.
     mkdirSync(path.join(s.node.root, 'var/lib/sno-reconfigure'), { recursive: true });
     writeFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/ssh-keys-factory.json'), '{"keys": "not a list"}');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'replace' }, timeouts: { settleStability: '2s' } } }) }));

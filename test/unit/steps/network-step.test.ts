@@ -89,6 +89,13 @@ describe('network step', () => {
     await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof StepError && !(e instanceof ConfigRejectedError) && /attempt 1 of 3/.test(e.message));
   });
 
+  // The sixteenth hostile re-test of issue 36: with NetworkManager not answering, `status` said "internal error".
+  test('nmstatectl show failing (NetworkManager not answering) is a sentence with what to do, not an internal error', async () => {
+    node.fail('nmstatectl-show', 'NmstateError: PluginFailure: failed to communicate with NetworkManager\n');
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof StepError && /^the node's network could not be read \(exit 1: NmstateError: PluginFailure: failed to communicate with NetworkManager\)$/.test(e.message) && /NetworkManager is not answering/.test(e.remedy));
+  });
+
   test('nmstateConfigError picks the kinds nmstate itself does not retry', () => {
     const rows: [string, string | undefined][] = [
       ['NmstateError: InvalidArgument: Interface eno9 not found', 'InvalidArgument: Interface eno9 not found'],
