@@ -35,8 +35,9 @@ function exitOnlyOnceReported() {
   };
 
   process.exit = function exitOnceReported(code) {
-    // A test's own process.exit ends the process at once, as without this file; only the runner's waits.
-    if (leaving || !/node:internal\/test_runner/.test(new Error().stack ?? '')) return realExit.call(process, code);
+    // A test's own process.exit ends the process at once, as without this file; only the runner's waits (its caller is
+    // the runner's own code: node:internal/test_runner/test, the report stream's end).
+    if (leaving || !/node:internal\/test_runner/.test((new Error().stack ?? '').split('\n')[2] ?? '')) return realExit.call(process, code);
     leaving = true;
     const leave = () => realWrite.call(process.stdout, `\n${FILE_END_LINE}\n`, () => realExit.call(process, code));
     if (closingWritten) return leave();

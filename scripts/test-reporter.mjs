@@ -52,7 +52,7 @@ export default class SpecWithSlowestFiles extends SpecReporter {
       this.#cutShort = [...this.#files.keys()].filter((file) => !this.#reportedWhole.has(file));
       if (this.#cutShort.length > 0) {
         process.exitCode = 1;
-        this.push(`\n✖ ${this.#cutShort.length} test file(s) ended before their whole report reached the runner, so some of their tests are missing from the counts below (nodejs/node#64833; scripts/test-file-end.mjs):\n${this.#cutShort.map((f) => `  ${relative(process.cwd(), f)}`).join('\n')}\n\n`);
+        this.push(`\n✖ ${this.#cutShort.length} test file(s) ended before their whole report reached the runner, so some of their tests are missing from the counts below (a test that called process.exit, or nodejs/node#64833; scripts/test-file-end.mjs):\n${this.#cutShort.map((f) => `  ${relative(process.cwd(), f)}`).join('\n')}\n\n`);
       }
       // SNO_TEST_TIMES=<file>: every file's wall time as JSON, for ordering the run and for the README's figures.
       if (process.env.SNO_TEST_TIMES) writeFileSync(process.env.SNO_TEST_TIMES, JSON.stringify(Object.fromEntries([...this.#files].map(([f, ms]) => [relative(process.cwd(), f), Math.round(ms)])), null, 1));
