@@ -100,3 +100,22 @@ test('files run several at a time report every test they ran', { timeout: 3 * 60
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a test's own process.exit ends its file at once, and the run fails naming the file", { timeout: 3 * 60_000 }, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sno-test-file-end-'));
+  try {
+    const file = path.join(dir, 'exits.test.ts');
+    writeFileSync(file, `import { test } from 'node:test';
+test('before', () => {});
+test('exits', () => { process.exit(0); });
+test('after', () => {});
+`);
+    const res = await runTests(file, { SNO_TEST_CONCURRENCY: '1' }, 2 * 60_000);
+    assert.equal(res.killed, false, res.out);
+    assert.equal(res.code, 1, res.out);
+    assert.doesNotMatch(res.out, /after/, 'nothing runs after the exit');
+    assert.match(res.out, /ended before their whole report reached the runner, [^\n]*\(a test that called process\.exit[^\n]*\n\s+[^\n]*exits\.test\.ts\n/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
