@@ -2,13 +2,13 @@
 // (temp root, stand-in host tools on PATH that tell the simulator when kubelet starts), the node-local
 // kubeconfig where the agent expects it, and a site-config "volume" for this cluster.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, copyFileSync } from 'node:fs';
+import { cpSync, mkdirSync, copyFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { createCa } from '../sim/pki';
 import { csrRefileAtLeast, minorVersion } from '../sim/cluster/options';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../sim/index';
-import { DEFAULT_KUBECONFIG, STATIC_POD_RESOURCES_DIR } from '../../src/paths';
+import { DEFAULT_KUBECONFIG, DONE_MARKER, STATIC_POD_RESOURCES_DIR, TRUSTED_KEYS_DIR } from '../../src/paths';
 import { createStandInNode, type StandInLan, type StandInNode } from './standin-host';
 import { ensureBundle } from './bundle';
 import { signedMedia } from './signed-media';
@@ -157,4 +157,18 @@ export async function startScenario(opts: { sim?: SimulatorOptions; recoveryToke
       node.cleanup();
     },
   };
+}
+
+/**
+ * The node moved on after a relocation: re-armed by hand (the done marker removed), the last stick (sdb1) pulled, and
+ * store 77's config attached on its own stick without spec.ssh or spec.kubeadminPassword — signed for the node and
+ * issued after the last one, or unsigned on a node that no longer holds trusted keys. Runs the agent once.
+ */
+export function runAtNextStore(s: Scenario, opts: { unsigned?: boolean } = {}): Promise<AgentRun> {
+  rmSync(path.join(s.node.root, DONE_MARKER));
+  if (opts.unsigned) rmSync(path.join(s.node.root, TRUSTED_KEYS_DIR), { recursive: true });
+  s.node.detachVolume('sdb1');
+  const files = { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0077', baseDomain: 'store77.example.com' }) };
+  s.node.attachVolume('sdc1', 'SITE-CONFIG', opts.unsigned ? files : signedSiteConfigFiles(s.node.root, files, { issued: '2026-11-20T09:00:00Z' }));
+  return s.run(['--once'], { timeoutMs: 15 * 60_000 });
 }

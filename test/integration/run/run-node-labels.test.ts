@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
-import { signedSiteConfigFiles, siteConfigFor, startScenario } from '../../support/scenario';
+import { runAtNextStore, signedSiteConfigFiles, siteConfigFor, startScenario } from '../../support/scenario';
 import { bootstrapUserEnabled } from '../../sim/cluster/bootstrap-user';
 
 test('the node carries the site labels after the run, and a re-run leaves them as they are', async () => {
@@ -90,9 +90,7 @@ test("the next store's config without spec.kubeadminPassword puts the factory's 
     assert.equal((await s.run(['--once'], { timeoutMs: 15 * 60_000 })).code, 0);
     assert.equal(Buffer.from((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> }).data.kubeadmin!, 'base64').toString(), hash);
 
-    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
-    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0077', baseDomain: 'store77.example.com' }) }, { issued: '2026-11-20T09:00:00Z' }));
-    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    const res = await runAtNextStore(s);
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.equal((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> }).data.kubeadmin, factory, "the factory's password is back");
     assert.deepEqual(bootstrapUserEnabled(s.sim.store), { ok: true }, 'the same Secret, updated in place, is still honoured');
@@ -111,11 +109,7 @@ test("unsigned media without spec.kubeadminPassword leave an earlier site's pass
   try {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { kubeadminPassword: { hash }, timeouts: { settleStability: '2s' } } }) }, { issued: '2026-11-01T09:00:00Z' }));
     assert.equal((await s.run(['--once'], { timeoutMs: 15 * 60_000 })).code, 0);
-    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
-    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/trusted-keys'), { recursive: true });
-    s.node.detachVolume('sdb1');
-    s.node.attachVolume('sdc1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0077', baseDomain: 'store77.example.com' }) });
-    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    const res = await runAtNextStore(s, { unsigned: true });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.equal(Buffer.from((s.sim.store.get(R.secrets, 'kubeadmin', 'kube-system') as { data: Record<string, string> }).data.kubeadmin!, 'base64').toString(), hash);
   } finally {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
-import { signedSiteConfigFiles, siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
+import { runAtNextStore, signedSiteConfigFiles, siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
 import { FACTORY_SSH_KEY } from '../../support/standin-host';
 
 const SITE_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
@@ -124,12 +124,9 @@ test("the next store's config without spec.ssh puts the factory's keys back, and
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY]);
     assert.equal(s.node.units()['sno-reconfigure-renew.timer']?.enabled, 'enabled');
 
-    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
     // The fifteenth re-test: early keys a run of store A's left behind (one cut short) still logged in at store B.
     writeFileSync(path.join(s.node.root, EARLY), `${SITE_KEY}\n`);
-    s.node.detachVolume('sdb1');
-    s.node.attachVolume('sdc1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0077', baseDomain: 'store77.example.com' }) }, { issued: '2026-11-20T09:00:00Z' }));
-    const second = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    const second = await runAtNextStore(s);
     assert.equal(second.code, 0, second.stdout.slice(-3000));
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY], "store A's key is gone, the factory's is back");
     assert.equal(existsSync(path.join(s.node.root, EARLY)), false, "store A's early keys are gone");
@@ -173,11 +170,7 @@ test("unsigned media without spec.ssh remove an earlier site's keys and give bac
     assert.equal((await s.run(['--once'], { timeoutMs: 15 * 60_000 })).code, 0);
     assert.deepEqual(coreKeys(s), [SITE_KEY]);
 
-    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/done'));
-    rmSync(path.join(s.node.root, 'etc/sno-reconfigure/trusted-keys'), { recursive: true });
-    s.node.detachVolume('sdb1');
-    s.node.attachVolume('sdc1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { name: 'store-0077', baseDomain: 'store77.example.com' }) });
-    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    const res = await runAtNextStore(s, { unsigned: true });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(coreKeys(s), [], "the earlier site's key is gone, and the factory's is not given back by unsigned media");
   } finally {
