@@ -298,7 +298,10 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   }
   actions.push(...(await nextRelocationActions(host, opts.stateDir, opts.now(), lastIssued)));
   // Only once the cluster answered its checks: with the API down its check says so, and nothing else is asked of it.
-  if (client && facts) actions.push(...(await factoryLoginActions(host, opts.stateDir, client, checks, lastIssued !== undefined)));
+  // Relocated before: a signed config's record, or a run's done marker or journal (the seventeenth re-test: a node on
+  // unsigned media has no last-issued record).
+  const relocatedBefore = lastIssued !== undefined || (await host.exists(DONE_MARKER)) || (await host.exists(`${opts.stateDir}/${STATE_FILES.journal}`));
+  if (client && facts) actions.push(...(await factoryLoginActions(host, opts.stateDir, client, checks, relocatedBefore)));
   actions.push(...(await nodeImageActions(host, install.install, checks)));
   const records = localDns?.records;
   if (records) {

@@ -96,7 +96,8 @@ async function writeKeys(client: ClusterClient, keys: string[], factory: Factory
   await createOrUpdate<MachineConfig>(client, R.machineConfigs, created, (current) => withKeys(current, keys, factory));
 }
 
-async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: FactoryKeys; change?: Change } | undefined> {
+/** `factory`: the record (made from what is there when there is none yet); `target`: core's entry to write. */
+async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: FactoryKeys; target: FactoryKeys; change?: Change } | undefined> {
   const ssh = ctx.site.resolved.ssh;
   const recorded = await recordedKeys(ctx.host, ctx.stateDir);
   if (!ssh && !recorded) return undefined;
@@ -105,9 +106,12 @@ async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: Fact
   const factory = recorded ?? asFound(mc);
   // Unsigned media take logins away and add none: without spec.ssh they remove an earlier site's keys, and give back
   // no factory key a signed `replace` removed (the fifteenth hostile re-test).
-  const keys = ssh ? desiredKeys(factory.keys, ssh.authorizedKeys, ssh.factoryKeys) : ctx.site.resolved.issued === undefined ? present.filter((k) => factory.keys.includes(k)) : factory.keys;
-  const change = keysChange(mc, keys, factory, ssh ? `${keys.length} SSH key(s) for core` : `core's SSH keys back to the factory's ${keys.length}`);
-  return { keys, factory, ...(change ? { change } : {}) };
+  const unsigned = !ssh && ctx.site.resolved.issued === undefined;
+  const keys = ssh ? desiredKeys(factory.keys, ssh.authorizedKeys, ssh.factoryKeys) : unsigned ? present.filter((k) => factory.keys.includes(k)) : factory.keys;
+  // Likewise core's password: unsigned media keep the factory's only where it still is (the seventeenth re-test).
+  const target: FactoryKeys = unsigned && coreOf(mc)?.passwordHash !== factory.passwordHash ? { keys: factory.keys } : factory;
+  const change = keysChange(mc, keys, target, ssh ? `${keys.length} SSH key(s) for core` : `core's SSH keys back to the factory's ${keys.length}`);
+  return { keys, factory, target, ...(change ? { change } : {}) };
 }
 
 /**
@@ -144,7 +148,7 @@ export const sshKeyStep: Step = resilient({
     const client = await ctx.cluster();
     await keepFactoryRecord(ctx.host, ctx.stateDir, STATE_FILES.sshKeysFactory, a.factory);
     await recordRollouts(ctx, client, 'ssh-key', [{ kind: 'machineconfigpool', name: MASTER_POOL, reason: `MachineConfig ${SSH_MACHINECONFIG}` }]);
-    await writeKeys(client, a.keys, a.factory);
+    await writeKeys(client, a.keys, a.target);
     ctx.changed(a.change);
     ctx.log.info(`MachineConfig ${SSH_MACHINECONFIG}: ${a.change.detail}`);
   },

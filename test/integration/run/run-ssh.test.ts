@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
+import type { KubeObject } from '../../../src/cluster/types';
 import { runAtNextStore, signedSiteConfigFiles, siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
 import { FACTORY_SSH_KEY } from '../../support/standin-host';
 
@@ -163,16 +164,31 @@ test("a damaged record of the factory's keys stops the step in a sentence with t
 
 // The fifteenth: unsigned media take logins away and add none. Without spec.ssh they remove an earlier site's keys, and
 // give back no factory key a signed `replace` removed.
-test("unsigned media without spec.ssh remove an earlier site's keys and give back no factory key", async () => {
+test("unsigned media without spec.ssh remove an earlier site's keys and give back no factory key or password", async () => {
   const s = await startScenario();
+  type Mc = KubeObject & { spec: { config: { passwd: { users: { name: string; sshAuthorizedKeys: string[]; passwordHash?: string }[] } } } };
+  const mc = () => s.sim.store.get(R.machineConfigs, '99-master-ssh') as Mc;
+  const withPassword = (hash: string | undefined) => {
+    const next = structuredClone(mc());
+    const core = next.spec.config.passwd.users.find((u) => u.name === 'core')!;
+    if (hash === undefined) delete core.passwordHash;
+    else core.passwordHash = hash;
+    s.sim.store.update(R.machineConfigs, next);
+  };
   try {
+    // The seventeenth re-test: a factory that gives core a password, which the office at store A removes by hand.
+    const factoryPassword = `$6$factory$${'f'.repeat(86)}`;
+    withPassword(factoryPassword);
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'replace' }, timeouts: { settleStability: '2s' } } }) }, { issued: '2026-11-01T09:00:00Z' }));
     assert.equal((await s.run(['--once'], { timeoutMs: 15 * 60_000 })).code, 0);
     assert.deepEqual(coreKeys(s), [SITE_KEY]);
+    assert.equal(mc().spec.config.passwd.users.find((u) => u.name === 'core')?.passwordHash, factoryPassword, "replace keeps the factory's password");
+    withPassword(undefined);
 
     const res = await runAtNextStore(s, { unsigned: true });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(coreKeys(s), [], "the earlier site's key is gone, and the factory's is not given back by unsigned media");
+    assert.equal(mc().spec.config.passwd.users.find((u) => u.name === 'core')?.passwordHash, undefined, 'nor its password');
   } finally {
     await s.cleanup();
   }
