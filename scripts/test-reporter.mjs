@@ -4,7 +4,7 @@
 // (`test:complete`, nesting 0, name === file) whose duration is that process's wall time. Files run three at
 // a time (scripts/run-tests.mjs), so the times overlap: they say where the suite's minutes go, not how they add up.
 import { writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { spec } from 'node:test/reporters';
 import { sourceOfCompiled } from './test-build.mjs';
 import { FILE_END_LINE } from './test-file-end.mjs';
@@ -19,8 +19,10 @@ export default class SpecWithSlowestFiles extends SpecReporter {
   /** file → sum of its top-level tests: the fallback for a runner that does not report files as tests. */
   #summed = new Map();
   #printed = false;
-  /** Files whose process wrote its end line after its whole report (./test-file-end.mjs). */
-  #reportedWhole = new Set();
+  /** Each file's own count of its tests, from the end line its process wrote after its whole report (./test-file-end.mjs). */
+  #counted = new Map();
+  /** The verdicts that reached the runner, by file. */
+  #verdicts = new Map();
   /** Files whose report was cut short: each is counted as one more failure in the closing counts. */
   #cutShort = [];
 
@@ -34,11 +36,14 @@ export default class SpecWithSlowestFiles extends SpecReporter {
       if (data.name === data.file) data.name = source;
       data.file = source;
     }
-    if (event.type === 'test:stdout' && data.file && data.message?.includes(FILE_END_LINE)) {
-      this.#reportedWhole.add(data.file);
-      data.message = data.message.replace(`\n${FILE_END_LINE}\n`, '').replace(FILE_END_LINE, '');
+    const end = event.type === 'test:stdout' && data.file ? new RegExp(`\\n?${FILE_END_LINE} (\\d*)\\n?`).exec(data.message ?? '') : null;
+    if (end) {
+      this.#counted.set(resolve(data.file), Number(end[1] || 0));
+      data.message = data.message.replace(end[0], '');
       if (data.message.trim() === '') return callback();
     }
+    // Every test's verdict (suites and the file itself aside), against the file's own count in its end line.
+    if ((event.type === 'test:pass' || event.type === 'test:fail') && data.file && data.name !== data.file && data.details?.type !== 'suite') this.#verdicts.set(resolve(data.file), (this.#verdicts.get(resolve(data.file)) ?? 0) + 1);
     const ms = data.details?.duration_ms;
     if (data.nesting === 0 && data.file && typeof ms === 'number') {
       // A file's process: test:complete (and test:fail when it failed as a whole); its tests: pass or fail once each.
@@ -49,7 +54,8 @@ export default class SpecWithSlowestFiles extends SpecReporter {
     if (!this.#printed && event.type === 'test:diagnostic' && data.file === undefined && data.nesting === 0 && /^tests \d+$/.test(data.message ?? '')) {
       this.#printed = true;
       this.push(this.#slowest());
-      this.#cutShort = [...this.#files.keys()].filter((file) => !this.#reportedWhole.has(file));
+      // (A test's events name its file by the source's absolute path, the file's own by the path shown: both resolved.)
+      this.#cutShort = [...this.#files.keys()].filter((file) => !this.#counted.has(resolve(file)) || (this.#verdicts.get(resolve(file)) ?? 0) < this.#counted.get(resolve(file)));
       if (this.#cutShort.length > 0) {
         process.exitCode = 1;
         this.push(`\n✖ ${this.#cutShort.length} test file(s) ended before their whole report reached the runner, so some of their tests are missing from the counts below (a test that called process.exit, or nodejs/node#64833; scripts/test-file-end.mjs):\n${this.#cutShort.map((f) => `  ${relative(process.cwd(), f)}`).join('\n')}\n\n`);
