@@ -169,11 +169,17 @@ export async function checkCluster(client: ClusterClient, role: string): Promise
   const pool = await client.get<KubeObject>(R.machineConfigPools, role);
   const updated = cond(pool, 'Updated');
   const degraded = cond(pool, 'Degraded');
+  // A paused pool renders but does not roll out: it can say Updated for the config it has while a newer one waits
+  // (the seventeenth hostile re-test of issue 36: a pool a cut-off run left paused passed here, and the factory's SSH
+  // keys prepare put back never reached the node's disk).
+  const paused = (pool?.spec as { paused?: boolean } | undefined)?.paused === true;
   checks.push({
     id: 'machineconfigpool',
-    ok: pool !== undefined && updated?.status === 'True' && degraded?.status !== 'True',
-    detail: pool ? `MachineConfigPool ${role}: Updated=${describe(updated)}, Degraded=${describe(degraded)}` : `no MachineConfigPool "${role}"`,
-    remedy: `Wait until the MCO has rolled out the sno-reconfigure MachineConfig (\`oc get mcp ${role}\`: UPDATED True, DEGRADED False).`,
+    ok: pool !== undefined && updated?.status === 'True' && degraded?.status !== 'True' && !paused,
+    detail: pool ? `MachineConfigPool ${role}: Updated=${describe(updated)}, Degraded=${describe(degraded)}${paused ? ', paused' : ''}` : `no MachineConfigPool "${role}"`,
+    remedy: paused
+      ? `Unpause it (\`oc patch mcp ${role} --type merge -p '{"spec":{"paused":false}}'\`), wait until it has rolled out (UPDATED True), then run prepare again.`
+      : `Wait until the MCO has rolled out the sno-reconfigure MachineConfig (\`oc get mcp ${role}\`: UPDATED True, DEGRADED False).`,
   });
   return { checks, facts };
 }

@@ -281,6 +281,26 @@ describe('prepare', () => {
       }
     });
 
+    // The seventeenth: a pool a cut-off run left paused passed as Updated, and the factory's keys never reached the disk.
+    test('refuses a paused machine-config pool, with the way to unpause it, changing nothing', async () => {
+      type Pool = { metadata: { resourceVersion?: string }; spec: { paused?: boolean } };
+      const pool = () => sim.store.get(R.machineConfigPools, 'master') as unknown as Pool;
+      const paused = structuredClone(pool());
+      paused.spec.paused = true;
+      sim.store.update(R.machineConfigPools, paused as never);
+      try {
+        const res = await prepare(node);
+        assert.equal(res.code, 1, res.out);
+        assert.match(res.out, /FAIL {2}machineconfigpool +MachineConfigPool master: Updated=True[^\n]*, paused\n/);
+        assert.match(res.out, /→ Unpause it \(`oc patch mcp master --type merge -p '\{"spec":\{"paused":false\}\}'`\), wait until it has rolled out/);
+        untouched(node);
+      } finally {
+        const back = structuredClone(pool());
+        back.spec.paused = false;
+        sim.store.update(R.machineConfigPools, back as never);
+      }
+    });
+
     // The eleventh hostile re-test of issue 36: a damaged record of the last signed config was shipped without a word,
     // and at the site every signed config was refused.
     test('refuses a damaged record of the last signed site-config, changing nothing, with the way out', async () => {
