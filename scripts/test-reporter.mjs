@@ -10,6 +10,8 @@ import { sourceOfCompiled } from './test-build.mjs';
 import { FILE_END_LINE } from './test-file-end.mjs';
 
 const SHOWN = 10;
+/** A file's end line (./test-file-end.mjs) and its own count of its tests. */
+const END_LINE = new RegExp(`\\n?${FILE_END_LINE} (\\d*)\\n?`);
 // node:test/reporters exports a lazy factory that constructs the spec reporter; its class is the instance's.
 const SpecReporter = Object.getPrototypeOf(new spec()).constructor;
 
@@ -36,7 +38,7 @@ export default class SpecWithSlowestFiles extends SpecReporter {
       if (data.name === data.file) data.name = source;
       data.file = source;
     }
-    const end = event.type === 'test:stdout' && data.file ? new RegExp(`\\n?${FILE_END_LINE} (\\d*)\\n?`).exec(data.message ?? '') : null;
+    const end = event.type === 'test:stdout' && data.file ? END_LINE.exec(data.message ?? '') : null;
     if (end) {
       this.#counted.set(resolve(data.file), Number(end[1] || 0));
       data.message = data.message.replace(end[0], '');

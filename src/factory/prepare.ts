@@ -2,9 +2,10 @@
 // arm the node: keep kubelet down at the next boot (the hold file), enable the agent, make sure the podman
 // runtime's image survives in an archive, and record the factory baseline the agent compares against.
 // Every action is idempotent: running prepare again after a power cut finishes the job.
-import type { ClusterClient, KubeObject } from '../cluster/types';
+import type { ClusterClient } from '../cluster/types';
 import { R } from '../cluster/resources';
-import { MASTER_POOL } from '../steps/rollouts';
+import { MASTER_POOL, mcpBaseline, readBaseline, type MachineConfigPool } from '../steps/rollouts';
+import { poolBlockers } from '../steps/settle/conditions';
 import type { Host } from '../host/host';
 import { systemctl } from '../host/systemctl';
 import { StepError } from '../engine/step';
@@ -205,12 +206,17 @@ async function factoryLoginActions(host: Host, stateDir: string, client: Cluster
   const actions: PrepareAction[] = [];
   for (const [id, plan] of [['ssh-keys', factoryKeysAtPrepare], ['kubeadmin-password', factoryPasswordAtPrepare]] as const) {
     try {
-      const action: { description: string; apply: () => Promise<void>; rollsOut?: true } | undefined = await plan(host, stateDir, client);
-      // The keys reach the node's disk when the pool has rolled them out: shut down before, the last site's key would
-      // log in at the next site until its run gets kubelet up (the sixteenth hostile re-test of issue 36).
-      // A record made now on a node that was relocated before takes what the last site left as the factory's: said.
-      const note = relocatedBefore && action?.description.startsWith('record') ? ' (this node was relocated before: check that the cluster holds only the factory\'s first, or they include the last site\'s)' : '';
-      if (action) actions.push({ id, description: `${action.description}${note}`, apply: action.apply, ...(action.rollsOut ? { description: `${action.description}; prepare waits until the pool ${MASTER_POOL} has rolled them out`, apply: () => rolledOut(client, action.apply) } : {}) });
+      const action = await plan(host, stateDir, client);
+      if (!action) continue;
+      if (action.rollsOut) {
+        // The keys reach the node's disk when the pool has rolled them out: shut down before, the last site's key would
+        // log in at the next site until its run gets kubelet up (the sixteenth hostile re-test of issue 36).
+        actions.push({ id, description: `${action.description}; prepare waits until the pool ${MASTER_POOL} has rolled them out`, apply: () => rolledOut(client, action.apply) });
+      } else {
+        // A record made now on a node that was relocated before takes what the last site left as the factory's: said.
+        const note = relocatedBefore && action.description.startsWith('record') ? ' (this node was relocated before: check that the cluster holds only the factory\'s first, or they include the last site\'s)' : '';
+        actions.push({ id, description: `${action.description}${note}`, apply: action.apply });
+      }
     } catch (e) {
       checks.push(e instanceof StepError ? { id, ok: false, detail: e.message, remedy: e.office ?? e.remedy } : { id, ok: false, detail: `cannot read what the cluster holds for it: ${(e as Error).message}`, remedy: 'Check that the API is up, then run prepare again.' });
     }
@@ -225,16 +231,14 @@ async function factoryLoginActions(host: Host, stateDir: string, client: Cluster
   return actions;
 }
 
-/** `change`, then the pool's rollout of it: a new rendered config, on the node (status), Updated. */
+/** `change`, then the pool's rollout of it: a new rendered config (its baseline moved), rolled out as settle judges it. */
 async function rolledOut(client: ClusterClient, change: () => Promise<void>): Promise<void> {
-  type Pool = KubeObject & { spec?: { configuration?: { name?: string } }; status?: { configuration?: { name?: string }; conditions?: { type: string; status: string }[] } };
-  const pool = () => client.get<Pool>(R.machineConfigPools, MASTER_POOL);
-  const before = (await pool())?.spec?.configuration?.name;
+  const target = { kind: 'machineconfigpool', name: MASTER_POOL } as const;
+  const before = await readBaseline(client, target);
   await change();
   for (const deadline = Date.now() + POOL_ROLLOUT_MS; ; await new Promise((resolve) => setTimeout(resolve, 3_000))) {
-    const p = await pool();
-    const target = p?.spec?.configuration?.name;
-    if (target !== before && p?.status?.configuration?.name === target && p?.status?.conditions?.some((c) => c.type === 'Updated' && c.status === 'True')) return;
+    const pool = await client.get<MachineConfigPool>(R.machineConfigPools, MASTER_POOL);
+    if (mcpBaseline(pool) !== before && poolBlockers(pool).length === 0) return;
     if (Date.now() > deadline) throw new Error(`the pool ${MASTER_POOL} did not roll out within ${POOL_ROLLOUT_MS / 60_000} minutes (oc get mcp ${MASTER_POOL})`);
   }
 }
@@ -298,9 +302,9 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
   }
   actions.push(...(await nextRelocationActions(host, opts.stateDir, opts.now(), lastIssued)));
   // Only once the cluster answered its checks: with the API down its check says so, and nothing else is asked of it.
-  // Relocated before: a signed config's record, or a run's done marker or journal (the seventeenth re-test: a node on
-  // unsigned media has no last-issued record).
-  const relocatedBefore = lastIssued !== undefined || (await host.exists(DONE_MARKER)) || (await host.exists(`${opts.stateDir}/${STATE_FILES.journal}`));
+  // Relocated before: a signed config's record, or a run's done marker or journal, which the actions above clear (the
+  // seventeenth re-test: a node on unsigned media has no last-issued record).
+  const relocatedBefore = lastIssued !== undefined || actions.some((a) => a.id === 'clear-done-marker' || a.id === `clear-${STATE_FILES.journal}`);
   if (client && facts) actions.push(...(await factoryLoginActions(host, opts.stateDir, client, checks, relocatedBefore)));
   actions.push(...(await nodeImageActions(host, install.install, checks)));
   const records = localDns?.records;

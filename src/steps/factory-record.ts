@@ -27,6 +27,13 @@ export async function readFactoryRecord<T>(host: Host, stateDir: string, file: s
   );
 }
 
+/** What `prepare` does for one login: record it, or put the factory's back (`rollsOut`: through the pool, waited for). */
+export interface FactoryLoginAction {
+  description: string;
+  apply: () => Promise<void>;
+  rollsOut?: true;
+}
+
 /** Written once: a power cut after it finds it, and the same factory state, at the next start. */
 export async function keepFactoryRecord(host: Host, stateDir: string, file: string, record: unknown): Promise<void> {
   const at = `${stateDir}/${file}`;

@@ -17,7 +17,7 @@ import { ConfigRejectedError, type Change, type Step, type StepContext } from '.
 import { kubeadminProblem, type KubeadminState } from '../siteconfig/cluster-check';
 import { notInPlace } from './not-in-place';
 import { resilient } from './resilient';
-import { keepFactoryRecord, readFactoryRecord } from './factory-record';
+import { keepFactoryRecord, readFactoryRecord, type FactoryLoginAction } from './factory-record';
 import { STATE_FILES } from '../paths';
 
 const NAMESPACE = 'kube-system';
@@ -75,7 +75,7 @@ export async function readKubeadminState(ctx: StepContext): Promise<KubeadminSta
 }
 
 /** For `prepare`, re-arming the node: kubeadmin's password back to the factory's, or the one there now recorded as it. */
-export async function factoryPasswordAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<{ description: string; apply: () => Promise<void> } | undefined> {
+export async function factoryPasswordAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<FactoryLoginAction | undefined> {
   const recorded = await recordedPassword(host, stateDir);
   const data = (await client.get<Secret>(R.secrets, NAME, NAMESPACE))?.data?.[NAME];
   if (!recorded) return { description: `record ${WHAT} as the factory's`, apply: () => keepFactoryRecord(host, stateDir, STATE_FILES.kubeadminFactory, data === undefined ? {} : { data }) };

@@ -18,7 +18,7 @@ import type { Change, Step, StepContext } from '../engine/step';
 import { distinctKeys } from '../siteconfig/ssh-keys';
 import { notInPlace } from './not-in-place';
 import { STATE_FILES } from '../paths';
-import { keepFactoryRecord, readFactoryRecord } from './factory-record';
+import { keepFactoryRecord, readFactoryRecord, type FactoryLoginAction } from './factory-record';
 import { resilient } from './resilient';
 import { MASTER_POOL, recordRollouts } from './rollouts';
 
@@ -118,7 +118,7 @@ async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: Fact
  * For `prepare`, re-arming the node: core's keys back to the factory's, or, when none were recorded yet (a node at the
  * factory, or one prepared by an agent from before 2026-11-28), the keys there now recorded as the factory's.
  */
-export async function factoryKeysAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<{ description: string; apply: () => Promise<void>; rollsOut?: true } | undefined> {
+export async function factoryKeysAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<FactoryLoginAction | undefined> {
   const recorded = await recordedKeys(host, stateDir);
   const mc = await client.get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
   if (!recorded) {
