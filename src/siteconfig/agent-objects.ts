@@ -56,6 +56,11 @@ const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiV
 
 /** Why an extra manifest may not carry `object` (the agent writes it itself during the run), or undefined. */
 export function agentObjectProblem(object: ManifestObject): string | undefined {
+  // core's logins anywhere else are merged in by the MCO beside 99-master-ssh, out of the next site's reach (src/steps/ssh-key.ts).
+  const users = (object.spec as { config?: { passwd?: { users?: unknown } } } | undefined)?.config?.passwd?.users;
+  if (object.kind === 'MachineConfig' && groupOf(object.apiVersion) === MCO && Array.isArray(users) && users.length > 0) {
+    return "gives a user SSH keys or a password: the machine-config operator would add them beside the agent's 99-master-ssh, out of the next site's reach; set spec.ssh";
+  }
   const held = AGENT_OBJECTS.find((h) => h.kind === object.kind && h.group === groupOf(object.apiVersion) && h.name === object.metadata.name && (h.namespace === undefined || h.namespace === object.metadata.namespace));
   if (!held) return undefined;
   return `is an object the agent itself ${held.does}: an extra manifest, signed or not, must not change it during the run; ${held.instead}`;

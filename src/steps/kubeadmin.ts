@@ -38,7 +38,7 @@ const isFactoryPassword = (v: unknown): v is FactoryPassword => {
 };
 
 const WHAT = "kubeadmin's password";
-const recordedPassword = (host: Host, stateDir: string) => readFactoryRecord(host, stateDir, STATE_FILES.kubeadminFactory, isFactoryPassword, WHAT);
+export const recordedPassword = (host: Host, stateDir: string) => readFactoryRecord(host, stateDir, STATE_FILES.kubeadminFactory, isFactoryPassword, WHAT);
 const BACK = "kubeadmin's password back to the factory's: an earlier site's no longer logs in";
 
 async function assess(ctx: StepContext): Promise<{ factory: FactoryPassword; change?: Change; restore?: string } | undefined> {

@@ -14,7 +14,7 @@ import { R } from '../cluster/resources';
 import type { ClusterClient, KubeObject } from '../cluster/types';
 import type { Host } from '../host/host';
 import { createOrUpdate } from '../cluster/objects';
-import type { Change, Step, StepContext } from '../engine/step';
+import { StepError, type Change, type Step, type StepContext } from '../engine/step';
 import { distinctKeys } from '../siteconfig/ssh-keys';
 import { notInPlace } from './not-in-place';
 import { STATE_FILES } from '../paths';
@@ -72,8 +72,28 @@ const asFound = (mc: MachineConfig | undefined): FactoryKeys => {
 };
 const WHAT = "core's SSH keys";
 
+/**
+ * Refuses when another master MachineConfig gives core SSH keys or a password. The MCO merges every MachineConfig of
+ * the pool into one config, in name order, with Ignition's merge, users joined by name (machine-config-operator
+ * release-4.14…4.16 pkg/controller/common/helpers.go MergeMachineConfigs), so such a login reaches the node beside
+ * 99-master-ssh, and neither the site-config nor `prepare` could take it back: one made by hand at store A logged in
+ * at store B (the seventeenth hostile re-test of issue 36, Q3).
+ */
+export async function refuseOtherCoreLogins(client: ClusterClient, then: string): Promise<void> {
+  const mcs = (await client.list<MachineConfig>(R.machineConfigs, { labelSelector: `machineconfiguration.openshift.io/role=${MASTER_POOL}` })).items;
+  const core = (mc: MachineConfig) => coreOf(mc) ?? {};
+  const others = mcs.filter((mc) => ![SSH_MACHINECONFIG, undefined].includes(mc.metadata?.name) && !mc.metadata!.name!.startsWith('rendered-') && (keyLines(core(mc).sshAuthorizedKeys).length > 0 || core(mc).passwordHash !== undefined)).map((mc) => mc.metadata!.name!);
+  if (others.length === 0) return;
+  throw new StepError(
+    `the MachineConfig ${others.join(', ')} gives core SSH keys or a password besides ${SSH_MACHINECONFIG}: the machine-config operator adds them to the node, where no site-config can take them back`,
+    'Nothing at the node changes this: call the office.',
+    false,
+    { office: `core's logins belong in ${SSH_MACHINECONFIG}, which holds the factory's and each site's own: delete ${others.length === 1 ? 'it' : 'them'} (oc delete machineconfig ${others.join(' ')}) — a key the factory wants kept goes in ${SSH_MACHINECONFIG} at the factory — then ${then}` },
+  );
+}
+
 /** The record (factory-record.ts), its entries as key lines (a hand-edited one may hold several in one entry). */
-async function recordedKeys(host: Host, stateDir: string): Promise<FactoryKeys | undefined> {
+export async function recordedKeys(host: Host, stateDir: string): Promise<FactoryKeys | undefined> {
   const recorded = await readFactoryRecord(host, stateDir, STATE_FILES.sshKeysFactory, isFactoryKeys, WHAT);
   return recorded && { ...recorded, keys: keyLines(recorded.keys) };
 }
@@ -101,7 +121,9 @@ async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: Fact
   const ssh = ctx.site.resolved.ssh;
   const recorded = await recordedKeys(ctx.host, ctx.stateDir);
   if (!ssh && !recorded) return undefined;
-  const mc = await (await ctx.cluster()).get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
+  const client = await ctx.cluster();
+  await refuseOtherCoreLogins(client, 'restart the service');
+  const mc = await client.get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
   const present = keyLines(coreOf(mc)?.sshAuthorizedKeys);
   const factory = recorded ?? asFound(mc);
   // Unsigned media take logins away and add none: without spec.ssh they remove an earlier site's keys, and give back
@@ -120,6 +142,7 @@ async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: Fact
  */
 export async function factoryKeysAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<FactoryLoginAction | undefined> {
   const recorded = await recordedKeys(host, stateDir);
+  await refuseOtherCoreLogins(client, 'run prepare again');
   const mc = await client.get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
   if (!recorded) {
     const found = asFound(mc);

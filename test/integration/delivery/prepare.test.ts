@@ -266,6 +266,18 @@ describe('prepare', () => {
         assert.match(dry.out, /systemctl disable --now sno-reconfigure-renew\.timer/);
         assert.deepEqual(mc().spec.config.passwd.users[0]!.sshAuthorizedKeys, [...factoryKeys, storeKey], 'a dry run changes nothing');
 
+        // The seventeenth (Q3): store A's key in a MachineConfig of its own, which the MCO merges in beside 99-master-ssh.
+        const other = { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '99-master-ssh-storea', labels: { 'machineconfiguration.openshift.io/role': 'master' } }, spec: { config: { ignition: { version: '3.2.0' }, passwd: { users: [{ name: 'core', sshAuthorizedKeys: [storeKey] }] } } } };
+        sim.store.create(R.machineConfigs, other as never);
+        await rolledOut();
+        const refused = await prepare(node);
+        sim.store.delete(R.machineConfigs, other.metadata.name);
+        await rolledOut();
+        assert.equal(refused.code, 1, refused.out);
+        assert.match(refused.out, /FAIL {2}ssh-keys +the MachineConfig 99-master-ssh-storea gives core SSH keys or a password besides 99-master-ssh: the machine-config operator adds them to the node, where no site-config can take them back\n/);
+        assert.match(refused.out, /→ core's logins belong in 99-master-ssh, which holds the factory's and each site's own: delete it \(oc delete machineconfig 99-master-ssh-storea\)[^\n]*then run prepare again/);
+        assert.equal(existsSync(early), true, 'a refused prepare changes nothing');
+
         const res = await prepare(node, '--json');
         assert.equal(res.code, 0, res.out + res.err);
         assert.deepEqual(mc().spec.config.passwd.users[0]!.sshAuthorizedKeys, factoryKeys);

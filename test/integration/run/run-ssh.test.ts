@@ -152,7 +152,9 @@ test("a damaged record of the factory's keys stops the step in a sentence with t
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'replace' }, timeouts: { settleStability: '2s' } } }) }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(res.code, 0);
-    assert.ok(res.logs.some((l) => /the record of core's SSH keys as the factory left it \(\/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\) is damaged/.test(l.msg)), res.stdout.slice(-3000));
+    assert.ok(res.logs.some((l) => /the record of core's SSH keys as the factory left it \(\/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\) is damaged/.test(l.msg) && l.step === 'ssh-early'), res.stdout.slice(-3000));
+    // Found first, with the network as it was (the seventeenth: at its step, after the node had moved).
+    assert.ok(!res.logs.some((l) => l.step === 'network'), 'the network step never ran');
     // A sentence with the way out (the fifteenth hostile re-test found it said as an internal error).
     assert.doesNotMatch(res.stdout + res.stderr, /internal error/);
     assert.match(res.stdout, /mv \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\.bad/);
@@ -189,6 +191,45 @@ test("unsigned media without spec.ssh remove an earlier site's keys and give bac
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(coreKeys(s), [], "the earlier site's key is gone, and the factory's is not given back by unsigned media");
     assert.equal(mc().spec.config.passwd.users.find((u) => u.name === 'core')?.passwordHash, undefined, 'nor its password');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+// The seventeenth (Q3): store A's key in a MachineConfig of its own name, which the MCO merges in beside 99-master-ssh,
+// still logged in at store B, and neither prepare nor the ssh-key step looked at it.
+test("another MachineConfig giving core keys is refused by name at the next store, and 99-master-ssh is left as it was", async () => {
+  const s = await startScenario();
+  try {
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) }, { issued: '2026-11-01T09:00:00Z' }));
+    assert.equal((await s.run(['--once'], { timeoutMs: 15 * 60_000 })).code, 0);
+    s.sim.store.create(R.machineConfigs, { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '99-master-ssh-storea', labels: { 'machineconfiguration.openshift.io/role': 'master' } }, spec: { config: { ignition: { version: '3.2.0' }, passwd: { users: [{ name: 'core', sshAuthorizedKeys: [FILE_KEY] }] } } } });
+
+    const res = await runAtNextStore(s);
+    assert.notEqual(res.code, 0);
+    const refusal = res.logs.find((l) => l.step === 'ssh-key' && /the MachineConfig 99-master-ssh-storea gives core SSH keys or a password besides 99-master-ssh: the machine-config operator adds them to the node, where no site-config can take them back/.test(l.msg));
+    assert.ok(refusal, res.stdout.slice(-3000));
+    assert.match(res.stdout, /oc delete machineconfig 99-master-ssh-storea/);
+    assert.doesNotMatch(res.stdout + res.stderr, /internal error/);
+    assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY], 'unchanged: the step refused before writing');
+  } finally {
+    await s.cleanup();
+  }
+});
+
+// The seventeenth (K4/K7): a damaged record of kubeadmin's password was found at the kubeadmin step, after the network had
+// moved, though the site-config asked for neither login.
+test("a damaged record of kubeadmin's password stops the run before the network, even for a config without logins", async () => {
+  const s = await startScenario();
+  try {
+    mkdirSync(path.join(s.node.root, 'var/lib/sno-reconfigure'), { recursive: true });
+    writeFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/kubeadmin-factory.json'), '{"data": 5}');
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { settleStability: '2s' } } }) }));
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    assert.notEqual(res.code, 0);
+    assert.ok(res.logs.some((l) => l.step === 'ssh-early' && /the record of kubeadmin's password as the factory left it \(\/var\/lib\/sno-reconfigure\/kubeadmin-factory\.json\) is damaged/.test(l.msg)), res.stdout.slice(-3000));
+    assert.ok(!res.logs.some((l) => l.step === 'network'), 'the network step never ran');
+    assert.doesNotMatch(res.stdout + res.stderr, /internal error/);
   } finally {
     await s.cleanup();
   }

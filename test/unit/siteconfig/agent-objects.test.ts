@@ -45,6 +45,17 @@ test('an extra manifest may not write an object the agent itself writes during t
   for (const o of allowed) assert.equal(agentObjectProblem(o), undefined, `${o.kind} ${o.metadata.name}`);
 });
 
+// The seventeenth hostile re-test (Q3): core's logins in a MachineConfig of another name are merged in by the MCO beside
+// 99-master-ssh, where neither the next site nor prepare takes them back.
+test('an extra manifest may not give core SSH keys or a password in a MachineConfig of any name', () => {
+  const withUsers = (name: string, users: unknown[]): ManifestObject => ({ ...obj('machineconfiguration.openshift.io/v1', 'MachineConfig', name), spec: { config: { ignition: { version: '3.2.0' }, passwd: { users } } } });
+  for (const o of [withUsers('99-master-ssh-storea', [{ name: 'core', sshAuthorizedKeys: ['ssh-ed25519 AAAA store'] }]), withUsers('50-core-password', [{ name: 'core', passwordHash: '$6$x$y' }])]) {
+    assert.equal(agentObjectProblem(o), "gives a user SSH keys or a password: the machine-config operator would add them beside the agent's 99-master-ssh, out of the next site's reach; set spec.ssh", o.metadata.name);
+  }
+  assert.equal(agentObjectProblem(withUsers('50-master-store-motd', [])), undefined, 'no users: nothing to refuse');
+  assert.equal(agentObjectProblem({ ...withUsers('x', [{ name: 'core' }]), apiVersion: 'example.com/v1' }), undefined, 'another API group');
+});
+
 test('the list names what the steps write', () => {
   const has = (group: string, kind: string, name: string, namespace?: string) => AGENT_OBJECTS.some((h) => h.group === group && h.kind === kind && h.name === name && h.namespace === namespace);
   assert.ok(has(R.machineConfigPools.group, R.machineConfigPools.kind, MASTER_POOL));

@@ -149,7 +149,9 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
       // passwd (core's SSH keys) apart from the rest: the MCD applies it without a reboot (postConfigAction).
       const spec = (mc.spec ?? {}) as { config?: { passwd?: unknown } };
       const { passwd, ...config } = spec.config ?? {};
-      sources[`mc/${name}`] = sha256(JSON.stringify({ ...spec, config }));
+      // One that holds nothing else (core's keys alone) adds nothing else to the rendered config, whose old and new
+      // versions the MCD compares (pkg/daemon/update.go calculatePostConfigChangeAction): it does not reboot.
+      if (!holdsOnly(spec, ['ignition', 'passwd'])) sources[`mc/${name}`] = sha256(JSON.stringify({ ...spec, config }));
       if (passwd !== undefined) sources[`passwd/${name}`] = sha256(JSON.stringify(passwd));
     }
     const sorted = Object.fromEntries(Object.entries(sources).sort(([a], [b]) => a.localeCompare(b)));
@@ -346,6 +348,12 @@ function registryEntries(objects: readonly KubeObject[]): Record<string, string>
     for (const m of spec.repositoryDigestMirrors ?? []) if (m.source) blocked.set(m.source, blocked.get(m.source) ?? false);
   }
   return Object.fromEntries([...blocked].map(([source, b]) => [`registry/${source}`, b ? 'blocked' : 'open']));
+}
+
+/** Whether a MachineConfig's spec holds nothing but empty fields and `config` entries named in `keys`. */
+function holdsOnly(spec: { config?: Record<string, unknown> } & Record<string, unknown>, keys: string[]): boolean {
+  const empty = (v: unknown) => v === undefined || v === null || v === '' || v === false || (Array.isArray(v) && v.length === 0);
+  return Object.entries(spec).every(([k, v]) => (k === 'config' ? Object.keys(v ?? {}).every((c) => keys.includes(c)) : empty(v)));
 }
 
 /** The MCD's action for a change of the pool's inputs (see PostConfigAction). */
