@@ -19,8 +19,8 @@
 // - imageDigestMirrors: images pulled by digest are checked against the digest whatever mirror serves them.
 // - ntp: where chronyd takes the time from; timeouts: the agent's own deadlines (at most 24h each).
 // - sha256: pins only constrain the referenced files.
-// - kubeadminPassword.remove, ssh.factoryKeys: delete a login, add none (an image-based manifest.json without a
-//   hash means the first); the keys beside factoryKeys are what needs the signature.
+// - kubeadminPassword.remove: deletes a login, adds none (an image-based manifest.json without a hash means it).
+//   Not ssh.factoryKeys: the schema takes it only beside keys, which need the signature, so spec.ssh is signed-only.
 //
 // Signed media only (the reason is the refusal's message):
 import { isPlainObject, subPath } from './problems';
@@ -31,7 +31,7 @@ import type { ValidationProblem } from './types';
 const UNSIGNED_SPEC = new Set('match clusterName hostname baseDomain network pullSecret pullSecretFile pullSecretMode imageDigestMirrors ntp timeouts sha256'.split(' '));
 
 /** Keys of an otherwise signed-only section that unsigned media may carry. */
-const UNSIGNED_KEYS: Record<string, string> = { kubeadminPassword: 'remove', ssh: 'factoryKeys' };
+const UNSIGNED_KEYS: Record<string, string> = { kubeadminPassword: 'remove' };
 
 /** Why each known field needs signed media: what it would hand to whoever holds the stick. */
 const NEEDS_SIGNATURE: Record<string, string> = {

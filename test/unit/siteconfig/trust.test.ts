@@ -30,7 +30,8 @@ test('signed media: bound to a machine and a date; expired, inverted and replaye
 
 test('unsigned media: the allowlist names each field that needs signed media', () => {
   const d = doc({}, { network: {}, ntp: {}, ssh: { authorizedKeys: ['k'], factoryKeys: 'keep' }, kubeadminPassword: { remove: true }, proxy: { httpProxy: 'x' } });
-  assert.deepEqual(unsignedProblems(d).map((p) => p.path), ['spec.ssh.authorizedKeys', 'spec.proxy.httpProxy']);
+  // spec.ssh whole: factoryKeys comes only with keys (the seventeenth hostile re-test of issue 36, M5: the table allowed it alone).
+  assert.deepEqual(unsignedProblems(d).map((p) => p.path), ['spec.ssh.authorizedKeys', 'spec.ssh.factoryKeys', 'spec.proxy.httpProxy']);
 });
 
 test('the last issue date is kept, only ever moving forward; a damaged record is damaged, not none', async () => {
@@ -138,11 +139,12 @@ test('signed media: an expiry not after the issue date is refused as such; a lat
   assert.deepEqual(signedProblems(doc({ issued: '2026-10-01T00:00:00Z' }), NOW, 'not a date'), [], 'a last issue date that is no timestamp compares with nothing');
 });
 
-test('unsigned media: a signed-only field is refused whole when it holds no keys of its own (an empty ssh or kubeadminPassword adds nothing), with the reason it needs a signature', () => {
+test('unsigned media: a signed-only field is refused whole when it holds no keys of its own, an empty ssh too (only kubeadminPassword.remove may come alone), with the reason it needs a signature', () => {
   const d = doc({}, { extraManifestFiles: ['operators.yaml'], proxy: {}, ssh: {}, kubeadminPassword: { remove: true, hash: 'x' } });
   assert.deepEqual(unsignedProblems(d), [
     { path: 'spec.extraManifestFiles', message: needsSignedMedia('extraManifestFiles') },
     { path: 'spec.proxy', message: needsSignedMedia('proxy') },
+    { path: 'spec.ssh', message: needsSignedMedia('ssh') },
     { path: 'spec.kubeadminPassword.hash', message: needsSignedMedia('kubeadminPassword') },
   ]);
   assert.equal(needsSignedMedia('proxy'), 'needs signed media: a proxy sees, and with its CA may change, the cluster\'s outbound traffic. This node takes from unsigned media only the network, names, pull secret, digest mirrors, NTP and timeouts; the office must send signed media, or media without this field');
