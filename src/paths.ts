@@ -76,6 +76,8 @@ export const STATE_FILES = {
   sshKeysFactory: 'ssh-keys-factory.json',
   /** kube-system/kubeadmin's data as the factory left it (src/steps/kubeadmin.ts): kept for good, by prepare too. */
   kubeadminFactory: 'kubeadmin-factory.json',
+  /** The master pool's MachineConfigs as the factory left them (src/factory/machineconfigs.ts): kept for good. */
+  machineConfigsFactory: 'machineconfigs-factory.json',
 } as const;
 export const DEFAULT_LABELS = ['site-config', 'cluster-config', 'relocation-config'];
 /**

@@ -8,6 +8,7 @@ import { DEFAULT_KUBECONFIG, STATIC_POD_RESOURCES_DIR } from '../paths';
 import type { KubeObject } from '../cluster/types';
 import { checkAgainstCluster } from '../siteconfig/cluster-check';
 import { readKubeadminState } from './kubeadmin';
+import { refuseOtherCoreLoginsEarly } from './ssh-key';
 import { retryOn, type Backoff } from '../util/backoff';
 
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -113,6 +114,8 @@ export const apiStep: Step = {
           : 'Provide a site-config written for this cluster (its clusterName and hostname must match; renaming is not supported by OpenShift).',
       );
     }
+    // Found here, not at step ssh-key once the domain has moved (the eighteenth hostile re-test of issue 36).
+    await refuseOtherCoreLoginsEarly(ctx);
     const node = await (await ctx.cluster()).get<V1Node & KubeObject>(R.nodes, ctx.facts.nodeName ?? '');
     if (!node) ctx.warn(`the cluster has no Node named "${ctx.facts.nodeName}" yet; kubelet will register it`);
   },

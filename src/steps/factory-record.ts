@@ -12,9 +12,10 @@ export async function readFactoryRecord<T>(host: Host, stateDir: string, file: s
   try {
     // A folder or an unreadable file is damaged too: moved aside, the record would be made anew from an earlier
     // site's logins (the sixteenth hostile re-test of issue 36).
+    // A symlink that leads nowhere too (the eighteenth): taken for none, the record was made anew from an earlier site's.
     const text = await host.readTextIfExists(at);
-    if (text === undefined) return undefined;
-    const record: unknown = JSON.parse(text);
+    if (text === undefined && (await host.stat(at)) === undefined) return undefined;
+    const record: unknown = JSON.parse(text!);
     if (valid(record)) return record;
   } catch {
     // Said below, as damaged.

@@ -54,6 +54,29 @@ export interface ClusterOperator extends KubeObject {
   status?: { conditions?: Condition[] };
 }
 
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** A LabelSelector as the API's labelSelector query (apimachinery pkg/apis/meta/v1/helpers.go LabelSelectorAsSelector). */
+export function selectorQuery(selector: LabelSelector): string {
+  const expression = ({ key, operator, values }: { key: string; operator: string; values?: string[] }) =>
+    operator === 'Exists' ? key : operator === 'DoesNotExist' ? `!${key}` : `${key} ${operator.toLowerCase()} (${(values ?? []).join(',')})`;
+  return [...Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`), ...(selector.matchExpressions ?? []).map(expression)].join(',');
+}
+
+/**
+ * The MachineConfigs the master pool merges into the node's configuration: those its machineConfigSelector selects, by
+ * labels alone, whatever their names (machine-config-operator release-4.14…4.16 pkg/controller/render/
+ * render_controller.go getMachineConfigsForPool), not the pool's own rendered configs (owned by it).
+ */
+export async function poolMachineConfigs<T extends KubeObject>(client: ClusterClient): Promise<T[]> {
+  const pool = await client.get<KubeObject & { spec?: { machineConfigSelector?: LabelSelector } }>(R.machineConfigPools, MASTER_POOL);
+  const selector = selectorQuery(pool?.spec?.machineConfigSelector ?? { matchLabels: { 'machineconfiguration.openshift.io/role': MASTER_POOL } });
+  return (await client.list<T>(R.machineConfigs, { labelSelector: selector })).items.filter((mc) => !mc.metadata?.ownerReferences?.some((o) => o.kind === 'MachineConfigPool' && o.controller));
+}
+
 export const rolloutId = (t: RolloutTarget): string => `${t.kind === 'clusteroperator' ? 'co' : 'mcp'}/${t.name}`;
 
 export function coBaseline(co: ClusterOperator | undefined): string | null {

@@ -20,7 +20,7 @@ import { notInPlace } from './not-in-place';
 import { STATE_FILES } from '../paths';
 import { keepFactoryRecord, readFactoryRecord, type FactoryLoginAction } from './factory-record';
 import { resilient } from './resilient';
-import { MASTER_POOL, recordRollouts } from './rollouts';
+import { MASTER_POOL, poolMachineConfigs, recordRollouts } from './rollouts';
 
 export const SSH_MACHINECONFIG = `99-${MASTER_POOL}-ssh`;
 
@@ -34,11 +34,15 @@ interface MachineConfig extends KubeObject {
   spec?: { config?: { ignition?: { version?: string }; passwd?: { users?: PasswdUser[] }; [k: string]: unknown }; [k: string]: unknown };
 }
 
-const coreOf = (mc: MachineConfig | undefined): PasswdUser | undefined => mc?.spec?.config?.passwd?.users?.find((u) => u.name === 'core');
+/** core's entry; none where passwd is not as Ignition has it (the MCO renders no such config: it gives no login). */
+const coreOf = (mc: MachineConfig | undefined): PasswdUser | undefined => {
+  const users: unknown = mc?.spec?.config?.passwd?.users;
+  return Array.isArray(users) ? (users as (PasswdUser | null)[]).find((u) => u?.name === 'core') ?? undefined : undefined;
+};
 
 /** The key lines of sshAuthorizedKeys entries (one entry may hold several lines, as the installer writes it). */
 export function keyLines(entries: readonly string[] | undefined): string[] {
-  return (entries ?? []).flatMap((e) => e.split('\n')).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  return (Array.isArray(entries) ? entries : []).flatMap((e) => (typeof e === 'string' ? e.split('\n') : [])).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
 }
 
 /** The keys core should have: the site's alone (replace), or the factory's and the site's (keep). Pure. */
@@ -80,9 +84,9 @@ const WHAT = "core's SSH keys";
  * at store B (the seventeenth hostile re-test of issue 36, Q3).
  */
 export async function refuseOtherCoreLogins(client: ClusterClient, then: string): Promise<void> {
-  const mcs = (await client.list<MachineConfig>(R.machineConfigs, { labelSelector: `machineconfiguration.openshift.io/role=${MASTER_POOL}` })).items;
+  const mcs = await poolMachineConfigs<MachineConfig>(client);
   const core = (mc: MachineConfig) => coreOf(mc) ?? {};
-  const others = mcs.filter((mc) => ![SSH_MACHINECONFIG, undefined].includes(mc.metadata?.name) && !mc.metadata!.name!.startsWith('rendered-') && (keyLines(core(mc).sshAuthorizedKeys).length > 0 || core(mc).passwordHash !== undefined)).map((mc) => mc.metadata!.name!);
+  const others = mcs.filter((mc) => mc.metadata?.name !== SSH_MACHINECONFIG && (keyLines(core(mc).sshAuthorizedKeys).length > 0 || core(mc).passwordHash !== undefined)).map((mc) => mc.metadata!.name!);
   if (others.length === 0) return;
   throw new StepError(
     `the MachineConfig ${others.join(', ')} gives core SSH keys or a password besides ${SSH_MACHINECONFIG}: the machine-config operator adds them to the node, where no site-config can take them back`,
@@ -90,6 +94,11 @@ export async function refuseOtherCoreLogins(client: ClusterClient, then: string)
     false,
     { office: `core's logins belong in ${SSH_MACHINECONFIG}, which holds the factory's and each site's own: delete ${others.length === 1 ? 'it' : 'them'} (oc delete machineconfig ${others.join(' ')}) — a key the factory wants kept goes in ${SSH_MACHINECONFIG} at the factory — then ${then}` },
   );
+}
+
+/** The refusal above where the agent keeps core's logins: step api asks it before the run's first change in the cluster. */
+export async function refuseOtherCoreLoginsEarly(ctx: StepContext): Promise<void> {
+  if (ctx.site.resolved.ssh || (await recordedKeys(ctx.host, ctx.stateDir))) await refuseOtherCoreLogins(await ctx.cluster(), 'restart the service');
 }
 
 /** The record (factory-record.ts), its entries as key lines (a hand-edited one may hold several in one entry). */

@@ -235,12 +235,20 @@ describe('prepare', () => {
       // A change of 99-master-ssh rolls the pool out; prepare refuses a pool that is not Updated.
       const rolledOut = async () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
-        await sim.waitFor(() => (sim.store.get(R.machineConfigPools, 'master')?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.some((c) => c.type === 'Updated' && c.status === 'True') === true, 60_000, 'pool master updated');
+        const holds = (o: unknown, type: string) => ((o as { status?: { conditions?: { type: string; status: string }[] } } | undefined)?.status?.conditions ?? []).some((c) => c.type === type && c.status === 'True');
+        await sim.waitFor(() => holds(sim.store.get(R.machineConfigPools, 'master'), 'Updated'), 60_000, 'pool master updated');
+        // A file's rollout reboots the node.
+        await sim.waitFor(() => holds(sim.store.get(R.nodes, sim.options.nodeName), 'Ready'), 60_000, 'node Ready');
       };
+      // A MachineConfig of the factory's own; the eighteenth: one added or changed at store A goes with the node.
+      const motd = (text: string) => ({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '50-master-factory-motd', labels: { 'machineconfiguration.openshift.io/role': 'master' } }, spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: '/etc/motd', contents: { source: `data:,${text}` }, mode: 420 }] } } } });
+      sim.store.create(R.machineConfigs, motd('factory') as never);
+      await rolledOut();
       try {
         const first = await prepare(node, '--json');
         assert.equal(first.code, 0, first.out + first.err);
         assert.deepEqual(JSON.parse(readFileSync(path.join(state, 'ssh-keys-factory.json'), 'utf8')), { keys: factoryKeys });
+        assert.deepEqual(Object.keys(JSON.parse(readFileSync(path.join(state, 'machineconfigs-factory.json'), 'utf8')) as object), ['50-master-factory-motd'], "the pool's MachineConfigs but the generated and the agent's own");
         assert.deepEqual(JSON.parse(readFileSync(path.join(state, 'kubeadmin-factory.json'), 'utf8')), { data: factorySecret.data.kubeadmin });
 
         // Store A: a key added by hand, a password of its own, early keys left by a run cut short, the timer enabled.
@@ -278,6 +286,22 @@ describe('prepare', () => {
         assert.match(refused.out, /→ core's logins belong in 99-master-ssh, which holds the factory's and each site's own: delete it \(oc delete machineconfig 99-master-ssh-storea\)[^\n]*then run prepare again/);
         assert.equal(existsSync(early), true, 'a refused prepare changes nothing');
 
+        // The eighteenth (R2): a key file in a MachineConfig of store A's, and the factory's MachineConfig changed there.
+        const keyFile = { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '99-master-storea-keys', labels: { 'machineconfiguration.openshift.io/role': 'master' } }, spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: '/home/core/.ssh/authorized_keys.d/storea', contents: { source: `data:,${encodeURIComponent(storeKey)}` }, mode: 384 }] } } } };
+        sim.store.create(R.machineConfigs, keyFile as never);
+        const changed = motd('store A');
+        sim.store.update(R.machineConfigs, { ...changed, metadata: { ...changed.metadata, resourceVersion: (sim.store.get(R.machineConfigs, changed.metadata.name) as Mc).metadata.resourceVersion } } as never);
+        await rolledOut();
+        const added = await prepare(node);
+        sim.store.delete(R.machineConfigs, keyFile.metadata.name);
+        const factoryMotd = motd('factory');
+        sim.store.update(R.machineConfigs, { ...factoryMotd, metadata: { ...factoryMotd.metadata, resourceVersion: (sim.store.get(R.machineConfigs, factoryMotd.metadata.name) as Mc).metadata.resourceVersion } } as never);
+        await rolledOut();
+        assert.equal(added.code, 1, added.out);
+        assert.match(added.out, /FAIL {2}machineconfigs +the MachineConfig 50-master-factory-motd, 99-master-storea-keys was added or changed after the factory: the machine-config operator applies it at every next site, whatever it holds \(a file can give a login\)\n/);
+        assert.match(added.out, /→ delete it \(oc delete machineconfig 50-master-factory-motd 99-master-storea-keys\) or restore the factory's, then run prepare again; to keep it for every site, move the record aside \(mv \/var\/lib\/sno-reconfigure\/machineconfigs-factory\.json [^)]*\) and run prepare again/);
+        assert.equal(existsSync(early), true, 'a refused prepare changes nothing');
+
         const res = await prepare(node, '--json');
         assert.equal(res.code, 0, res.out + res.err);
         assert.deepEqual(mc().spec.config.passwd.users[0]!.sshAuthorizedKeys, factoryKeys);
@@ -287,6 +311,7 @@ describe('prepare', () => {
         assert.ok(node.calls('systemctl').some((c) => c.args.join(' ') === 'disable --now sno-reconfigure-renew.timer'));
         assert.ok(!JSON.stringify(res.result).includes(factorySecret.data.kubeadmin!), 'the hash is in no output');
       } finally {
+        sim.store.delete(R.machineConfigs, '50-master-factory-motd');
         sim.store.update(R.machineConfigs, { ...factoryMc, metadata: { ...factoryMc.metadata, resourceVersion: mc().metadata.resourceVersion } } as never);
         sim.store.update(R.secrets, { ...factorySecret, metadata: { ...factorySecret.metadata, resourceVersion: secret().metadata.resourceVersion } } as never);
         await rolledOut();

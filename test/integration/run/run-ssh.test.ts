@@ -3,7 +3,7 @@
 // early file goes once settle saw the pool updated; a re-run changes nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
@@ -198,18 +198,25 @@ test("unsigned media without spec.ssh remove an earlier site's keys and give bac
 
 // The seventeenth (Q3): store A's key in a MachineConfig of its own name, which the MCO merges in beside 99-master-ssh,
 // still logged in at store B, and neither prepare nor the ssh-key step looked at it.
-test("another MachineConfig giving core keys is refused by name at the next store, and 99-master-ssh is left as it was", async () => {
+test("another MachineConfig giving core keys, whatever its name, is refused by name at the next store before the cluster changes, and 99-master-ssh is left as it was", async () => {
   const s = await startScenario();
   try {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) }, { issued: '2026-11-01T09:00:00Z' }));
     assert.equal((await s.run(['--once'], { timeoutMs: 15 * 60_000 })).code, 0);
-    s.sim.store.create(R.machineConfigs, { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '99-master-ssh-storea', labels: { 'machineconfiguration.openshift.io/role': 'master' } }, spec: { config: { ignition: { version: '3.2.0' }, passwd: { users: [{ name: 'core', sshAuthorizedKeys: [FILE_KEY] }] } } } });
+    const mc = (name: string, passwd: unknown, labels: Record<string, string> = { 'machineconfiguration.openshift.io/role': 'master' }) => ({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name, labels }, spec: { config: { ignition: { version: '3.2.0' }, passwd } } });
+    s.sim.store.create(R.machineConfigs, mc('99-master-ssh-storea', { users: [{ name: 'core', sshAuthorizedKeys: [FILE_KEY] }] }));
+    // The eighteenth: a hand-made one named like a rendered config, and one of a malformed shape (the MCO renders no
+    // such config; it had crashed the step as an "internal error").
+    s.sim.store.create(R.machineConfigs, mc('rendered-storea', { users: [{ name: 'core', passwordHash: '$6$storeA$x' }] }));
+    s.sim.store.create(R.machineConfigs, mc('50-master-odd', { users: { name: 'core', sshAuthorizedKeys: 'ssh-ed25519 x' } }));
 
     const res = await runAtNextStore(s);
     assert.notEqual(res.code, 0);
-    const refusal = res.logs.find((l) => l.step === 'ssh-key' && /the MachineConfig 99-master-ssh-storea gives core SSH keys or a password besides 99-master-ssh: the machine-config operator adds them to the node, where no site-config can take them back/.test(l.msg));
+    // Found by step api, before the run's first change in the cluster (the eighteenth: at step ssh-key, after the domain).
+    const refusal = res.logs.find((l) => l.step === 'api' && /the MachineConfig 99-master-ssh-storea, rendered-storea gives core SSH keys or a password besides 99-master-ssh: the machine-config operator adds them to the node, where no site-config can take them back/.test(l.msg));
     assert.ok(refusal, res.stdout.slice(-3000));
-    assert.match(res.stdout, /oc delete machineconfig 99-master-ssh-storea/);
+    assert.ok(!res.logs.some((l) => l.step === 'domain'), 'the domain step never ran');
+    assert.match(res.stdout, /oc delete machineconfig 99-master-ssh-storea rendered-storea/);
     assert.doesNotMatch(res.stdout + res.stderr, /internal error/);
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY], 'unchanged: the step refused before writing');
   } finally {
@@ -223,7 +230,8 @@ test("a damaged record of kubeadmin's password stops the run before the network,
   const s = await startScenario();
   try {
     mkdirSync(path.join(s.node.root, 'var/lib/sno-reconfigure'), { recursive: true });
-    writeFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/kubeadmin-factory.json'), '{"data": 5}');
+    // A symlink that leads nowhere (the eighteenth: it was taken for no record, and one made anew from an earlier site's).
+    symlinkSync('/var/lib/sno-reconfigure/gone.json', path.join(s.node.root, 'var/lib/sno-reconfigure/kubeadmin-factory.json'));
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { settleStability: '2s' } } }) }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.notEqual(res.code, 0);

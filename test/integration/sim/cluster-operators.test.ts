@@ -333,6 +333,29 @@ describe('machine-config: pull secret and mirrors', () => {
     });
   });
 
+  // The MCD compares the old and new rendered configs (machine-config-operator release-4.14…4.16 pkg/daemon/update.go
+  // calculatePostConfigChangeAction), which the MCO merges from every MachineConfig of the pool (pkg/controller/common/
+  // helpers.go MergeMachineConfigs): a MachineConfig of core's keys alone changes passwd only; an empty one changes nothing.
+  test("a MachineConfig of core's keys alone is rolled out without a drain or reboot; one that holds nothing renders no new config", async () => {
+    await withSimulator({}, async (sim, admin) => {
+      const events: string[] = [];
+      sim.events.on('reboot', (e: { phase: string }) => events.push(`reboot:${e.phase}`));
+      const rendered = async () => ((await admin.get(R.machineConfigPools, 'master')).spec as { configuration: { name: string } }).configuration.name;
+      const mc = (name: string, config: Record<string, unknown>) => ({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name, labels: { 'machineconfiguration.openshift.io/role': 'master' } }, spec: { config: { ignition: { version: '3.2.0' }, ...config } } });
+      const before = await rendered();
+      await admin.create(R.machineConfigs, mc('99-master-empty', {}));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(await rendered(), before, 'an empty MachineConfig adds nothing to the rendered config');
+      const times = rolloutTimes(sim, 'machine-config');
+      await admin.create(R.machineConfigs, mc('99-master-ssh-storea', { passwd: { users: [{ name: 'core', sshAuthorizedKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStoreA storea@example.com'] }] } }));
+      await sim.waitFor(async () => (await rendered()) !== before, 3000, 'a new rendered config');
+      await times;
+      assert.equal(conditionStatus(await admin.get(R.machineConfigPools, 'master'), 'Updated'), 'True');
+      assert.equal(((await admin.get(R.nodes, sim.options.nodeName)).spec as { unschedulable?: boolean }).unschedulable ?? false, false);
+      assert.deepEqual(events, [], 'no reboot');
+    });
+  });
+
   test('a MachineConfig change drains and reboots the node; its API is down with it', async () => {
     await withSimulator({}, async (sim, admin) => {
       const events: string[] = [];
@@ -346,7 +369,8 @@ describe('machine-config: pull secret and mirrors', () => {
         apiVersion: 'machineconfiguration.openshift.io/v1',
         kind: 'MachineConfig',
         metadata: { name: '99-master-site', labels: { 'machineconfiguration.openshift.io/role': 'master' } },
-        spec: { config: { ignition: { version: '3.2.0' } } },
+        // A file: one that held nothing but its Ignition version would add nothing to the rendered config.
+        spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: '/etc/site-motd', contents: { source: 'data:,store' }, mode: 420 }] } } },
       });
       await sim.waitFor(async () => ((await admin.get(R.nodes, sim.options.nodeName)).spec as { unschedulable?: boolean }).unschedulable === true, 3000, 'node cordoned for the drain');
       await sim.waitFor(() => events.includes('reboot:down'), 3000, 'reboot');

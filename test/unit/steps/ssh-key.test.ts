@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { desiredKeys, keyLines } from '../../../src/steps/ssh-key';
+import { selectorQuery } from '../../../src/steps/rollouts';
+import { parseLabelSelector } from '../../sim/apiserver/selectors';
 import { distinctKeys, sshPublicKeyProblem } from '../../../src/siteconfig/ssh-keys';
 
 /** An OpenSSH ed25519 public key line, built from a real key (RFC 8709: string "ssh-ed25519", string key). */
@@ -39,6 +41,9 @@ test("the installer's one entry with several lines counts as several keys; comme
   const [a, b] = [ed25519Line('a'), ed25519Line('b')];
   assert.deepEqual(keyLines([`${a}\n${b}\n`, '# comment', '']), [a, b]);
   assert.deepEqual(keyLines(undefined), []);
+  // Another MachineConfig's passwd is read too, whatever shape it has (the eighteenth hostile re-test: a crash).
+  assert.deepEqual(keyLines(a as never), []);
+  assert.deepEqual(keyLines([5, null, a] as never), [a]);
 });
 
 test("replace keeps only the site keys; keep adds them after the factory's; a key is never there twice", () => {
@@ -48,4 +53,19 @@ test("replace keeps only the site keys; keep adds them after the factory's; a ke
   assert.deepEqual(desiredKeys([factory, site], [site], 'keep'), [factory, site]);
   // The same key with another comment is the same key.
   assert.deepEqual(distinctKeys([site, site.replace(/ site$/, ' renamed')]), [site]);
+});
+
+// The MachineConfigs the pool merges are the ones its machineConfigSelector selects, role label or not (the seventeenth
+// hostile re-test of issue 36, Q3): the selector goes to the API as its query, every operator of a LabelSelector kept.
+test("a pool's machineConfigSelector becomes the API's label query, each operator kept", () => {
+  const role = 'machineconfiguration.openshift.io/role';
+  assert.equal(selectorQuery({ matchLabels: { [role]: 'master' } }), `${role}=master`);
+  const query = selectorQuery({ matchExpressions: [{ key: role, operator: 'In', values: ['master', 'store'] }, { key: 'tier', operator: 'NotIn', values: ['lab'] }, { key: 'site', operator: 'Exists' }, { key: 'lab', operator: 'DoesNotExist' }] });
+  assert.equal(query, `${role} in (master,store),tier notin (lab),site,!lab`);
+  const selects = parseLabelSelector(query);
+  const mc = (labels: Record<string, string>) => ({ metadata: { name: 'x', labels } });
+  assert.equal(selects(mc({ [role]: 'store', site: 'a' })), true);
+  assert.equal(selects(mc({ [role]: 'master', site: 'a', lab: 'y' })), false);
+  assert.equal(selects(mc({ [role]: 'worker', site: 'a' })), false);
+  assert.equal(selectorQuery({}), '', 'an empty selector selects every MachineConfig');
 });

@@ -109,7 +109,8 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     }
     if (r.plural === 'secrets' && r.group === '') return e.object.metadata?.namespace === 'openshift-config' && e.object.metadata?.name === 'pull-secret';
     if (r.plural === 'configmaps' && r.group === '') return e.object.metadata?.namespace === 'openshift-config';
-    if (r.plural === R.machineConfigs.plural && r.group === R.machineConfigs.group) return !e.object.metadata?.name?.startsWith('rendered-');
+    // Not for a rendered config of its own (owned by the pool): a hand-made `rendered-*` is an input like any other.
+    if (r.plural === R.machineConfigs.plural && r.group === R.machineConfigs.group) return !e.object.metadata?.ownerReferences?.some((o) => o.kind === 'MachineConfigPool');
     if (r.plural === R.proxies.plural && r.group === R.proxies.group) return true;
     return [R.imageDigestMirrorSets, R.imageTagMirrorSets, R.imageContentSourcePolicies, R.images].some((t) => t.plural === r.plural && t.group === r.group);
   }
@@ -142,10 +143,8 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     const caNames = ['user-ca-bundle', ...(proxy?.spec?.trustedCA?.name && proxy.spec.trustedCA.name !== 'user-ca-bundle' ? [proxy.spec.trustedCA.name] : [])];
     const cas = caNames.map((n) => (this.ctx.store.get(R.configMaps, n, 'openshift-config')?.data as Record<string, string> | undefined)?.['ca-bundle.crt'] ?? '').join('');
     if (cas) sources['user-ca/bundle'] = sha256(cas);
-    for (const mc of this.listSafe(R.machineConfigs)) {
+    for (const mc of this.poolMachineConfigs()) {
       const name = mc.metadata?.name ?? '';
-      const role = mc.metadata?.labels?.[`${MCO_ANN}/role`];
-      if (name.startsWith('rendered-') || role !== POOL) continue;
       // passwd (core's SSH keys) apart from the rest: the MCD applies it without a reboot (postConfigAction).
       const spec = (mc.spec ?? {}) as { config?: { passwd?: unknown } };
       const { passwd, ...config } = spec.config ?? {};
@@ -268,9 +267,18 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     });
   }
 
+  /**
+   * The MachineConfigs the pool merges: those its machineConfigSelector selects, by labels alone, whatever their names
+   * (release-4.14…4.16 pkg/controller/render/render_controller.go getMachineConfigsForPool; LabelSelectorAsSelector).
+   * The rendered ones carry no labels.
+   */
+  private poolMachineConfigs(): KubeObject[] {
+    const selector = ((this.ctx.store.get(R.machineConfigPools, POOL)?.spec ?? {}) as { machineConfigSelector?: LabelSelector }).machineConfigSelector ?? { matchLabels: { [`${MCO_ANN}/role`]: POOL } };
+    return this.listSafe(R.machineConfigs).filter((mc) => selects(selector, (mc.metadata?.labels ?? {}) as Record<string, string>));
+  }
+
   private sourceRefs(): { apiVersion: string; kind: string; name: string }[] {
-    return this.listSafe(R.machineConfigs)
-      .filter((mc) => !mc.metadata?.name?.startsWith('rendered-') && mc.metadata?.labels?.[`${MCO_ANN}/role`] === POOL)
+    return this.poolMachineConfigs()
       .map((mc) => ({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', name: mc.metadata!.name! }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -348,6 +356,18 @@ function registryEntries(objects: readonly KubeObject[]): Record<string, string>
     for (const m of spec.repositoryDigestMirrors ?? []) if (m.source) blocked.set(m.source, blocked.get(m.source) ?? false);
   }
   return Object.fromEntries([...blocked].map(([source, b]) => [`registry/${source}`, b ? 'blocked' : 'open']));
+}
+
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** apimachinery's LabelSelector semantics: every matchLabels pair and every expression must hold. */
+function selects(selector: LabelSelector, labels: Record<string, string>): boolean {
+  const has = (k: string) => Object.hasOwn(labels, k);
+  return Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v) && (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) =>
+    operator === 'In' ? has(key) && values.includes(labels[key]!) : operator === 'NotIn' ? !has(key) || !values.includes(labels[key]!) : operator === 'Exists' ? has(key) : !has(key));
 }
 
 /** Whether a MachineConfig's spec holds nothing but empty fields and `config` entries named in `keys`. */
