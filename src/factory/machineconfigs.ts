@@ -39,9 +39,9 @@ export async function factoryMachineConfigsAtPrepare(host: Host, stateDir: strin
   if (since.length === 0) return undefined;
   const at = `${stateDir}/${STATE_FILES.machineConfigsFactory}`;
   throw new StepError(
-    `the MachineConfig ${since.join(', ')} was added or changed after the factory: the machine-config operator applies it at every next site, whatever it holds (a file can give a login)`,
+    `the MachineConfig ${since.join(', ')} was added or changed since prepare recorded the factory's: the machine-config operator applies it at every next site, whatever it holds (a file can give a login)`,
     'Nothing at the node changes this: call the office.',
     false,
-    { office: `delete it (oc delete machineconfig ${since.join(' ')}) or restore the factory's, then run prepare again; to keep it for every site, move the record aside (mv ${at} ${at}.bad) and run prepare again` },
+    { office: `delete it (oc delete machineconfig ${since.join(' ')}) or restore the factory's, then run prepare again; if it is the factory's or every site should have it, move the record aside (mv ${at} ${at}.bad) and run prepare again` },
   );
 }

@@ -298,8 +298,8 @@ describe('prepare', () => {
         sim.store.update(R.machineConfigs, { ...factoryMotd, metadata: { ...factoryMotd.metadata, resourceVersion: (sim.store.get(R.machineConfigs, factoryMotd.metadata.name) as Mc).metadata.resourceVersion } } as never);
         await rolledOut();
         assert.equal(added.code, 1, added.out);
-        assert.match(added.out, /FAIL {2}machineconfigs +the MachineConfig 50-master-factory-motd, 99-master-storea-keys was added or changed after the factory: the machine-config operator applies it at every next site, whatever it holds \(a file can give a login\)\n/);
-        assert.match(added.out, /→ delete it \(oc delete machineconfig 50-master-factory-motd 99-master-storea-keys\) or restore the factory's, then run prepare again; to keep it for every site, move the record aside \(mv \/var\/lib\/sno-reconfigure\/machineconfigs-factory\.json [^)]*\) and run prepare again/);
+        assert.match(added.out, /FAIL {2}machineconfigs +the MachineConfig 50-master-factory-motd, 99-master-storea-keys was added or changed since prepare recorded the factory's: the machine-config operator applies it at every next site, whatever it holds \(a file can give a login\)\n/);
+        assert.match(added.out, /→ delete it \(oc delete machineconfig 50-master-factory-motd 99-master-storea-keys\) or restore the factory's, then run prepare again; if it is the factory's or every site should have it, move the record aside \(mv \/var\/lib\/sno-reconfigure\/machineconfigs-factory\.json [^)]*\) and run prepare again/);
         assert.equal(existsSync(early), true, 'a refused prepare changes nothing');
 
         const res = await prepare(node, '--json');
