@@ -164,6 +164,16 @@ export async function startScenario(opts: { sim?: SimulatorOptions; recoveryToke
  * store 77's config attached on its own stick without spec.ssh or spec.kubeadminPassword — signed for the node and
  * issued after the last one, or unsigned on a node that no longer holds trusted keys. Runs the agent once.
  */
+/** `fn` in a scenario of its own, cleaned up however it ends. */
+export async function inScenario<T>(fn: (s: Scenario) => Promise<T>, opts: Parameters<typeof startScenario>[0] = {}): Promise<T> {
+  const s = await startScenario(opts);
+  try {
+    return await fn(s);
+  } finally {
+    await s.cleanup();
+  }
+}
+
 export function runAtNextStore(s: Scenario, opts: { unsigned?: boolean } = {}): Promise<AgentRun> {
   rmSync(path.join(s.node.root, DONE_MARKER));
   if (opts.unsigned) rmSync(path.join(s.node.root, TRUSTED_KEYS_DIR), { recursive: true });

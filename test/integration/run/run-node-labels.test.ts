@@ -5,12 +5,11 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
-import { runAtNextStore, signedSiteConfigFiles, siteConfigFor, startScenario } from '../../support/scenario';
+import { runAtNextStore, signedSiteConfigFiles, siteConfigFor, inScenario, startScenario } from '../../support/scenario';
 import { bootstrapUserEnabled } from '../../sim/cluster/bootstrap-user';
 
-test('the node carries the site labels after the run, and a re-run leaves them as they are', async () => {
-  const s = await startScenario();
-  try {
+test('the node carries the site labels after the run, and a re-run leaves them as they are', () =>
+  inScenario(async (s) => {
     const node = () => s.sim.store.get(R.nodes, s.sim.options.nodeName) as { metadata: { labels: Record<string, string> } };
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, {
       'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { nodeLabels: { set: { 'store.example.com/region': 'emea', 'store.example.com/store': '0042' }, remove: ['store.example.com/staging'] }, timeouts: { settleStability: '2s' } } }),
@@ -31,10 +30,7 @@ test('the node carries the site labels after the run, and a re-run leaves them a
     const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 0, again.stdout.slice(-3000));
     assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method === 'PATCH' && r.path.includes('/nodes/')).map((r: { path: string }) => r.path), [], 'no second patch of the node');
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
 test('kubeadminPassword: the new hash lands in kube-system/kubeadmin and appears in no output; remove deletes the Secret', async () => {
   const s = await startScenario();

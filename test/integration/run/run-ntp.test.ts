@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import { chronyConf } from '../../../src/host/chrony';
-import { siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
+import { siteConfigFor, inScenario, type Scenario } from '../../support/scenario';
 import { BUNDLE_PATH } from '../../support/bundle';
 
 const NTP = { servers: ['10.20.0.5', 'ntp1.store42.example.com'], pools: ['pool.store42.example.com'] };
@@ -38,9 +38,8 @@ function plan(s: Scenario, yaml: string): Promise<string> {
 }
 const report = (s: Scenario) => JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { node: { clock?: Record<string, unknown> }; warnings: string[] };
 
-test('spec.ntp: chrony.conf before kubelet, a clock 3 hours behind set right, the same file in 99-master-chrony, one reboot', async () => {
-  const s = await startScenario();
-  try {
+test('spec.ntp: chrony.conf before kubelet, a clock 3 hours behind set right, the same file in 99-master-chrony, one reboot', () =>
+  inScenario(async (s) => {
     let reboots = 0;
     s.sim.events.on('reboot', (e: { phase: string }) => { if (e.phase === 'down') reboots++; });
     s.node.setChrony({ synchronised: true, source: '10.20.0.5', offset: -3 * 3600 });
@@ -71,14 +70,10 @@ test('spec.ntp: chrony.conf before kubelet, a clock 3 hours behind set right, th
 
     const status = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--root', s.node.root], { encoding: 'utf8' });
     assert.match(status.stdout, /Clock \(\d{4}-\d\d-\d\dT[^)]*\): The node's clock is synchronised with 10\.20\.0\.5, 0\.000 s from NTP time; it was 3h\S* behind and was set right\./);
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
-test('NTP servers that do not answer: a warning naming them and UDP 123; the run goes on and the MachineConfig is still written', async () => {
-  const s = await startScenario();
-  try {
+test('NTP servers that do not answer: a warning naming them and UDP 123; the run goes on and the MachineConfig is still written', () =>
+  inScenario(async (s) => {
     s.node.setChrony({ synchronised: false });
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ntp: { servers: ['10.20.0.5'] }, timeouts: { settleStability: '2s', clock: '3s' } } }) });
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
@@ -88,14 +83,10 @@ test('NTP servers that do not answer: a warning naming them and UDP 123; the run
     assert.ok(r.warnings.some((w) => w === "The node's clock is not synchronised with the site's NTP servers (10.20.0.5); it keeps its own time after 3s: check that the node can reach them on UDP port 123."), r.warnings.join('\n'));
     assert.ok(!s.node.calls('chronyc').some((c) => c.args[0] === 'makestep'), 'no step without a synchronised source');
     assert.equal(machineConfigFile(s), chronyConf({ servers: ['10.20.0.5'], pools: [] }));
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
-test("chrony.conf owned by the node's MachineConfig: sources added to the running chronyd, the file untouched (no MCD drift)", async () => {
-  const s = await startScenario();
-  try {
+test("chrony.conf owned by the node's MachineConfig: sources added to the running chronyd, the file untouched (no MCD drift)", () =>
+  inScenario(async (s) => {
     const factory = 'server factory-ntp.example.com iburst\n';
     writeFileSync(path.join(s.node.root, 'etc/chrony.conf'), factory);
     mkdirSync(path.join(s.node.root, 'etc/machine-config-daemon'), { recursive: true });
@@ -113,14 +104,10 @@ test("chrony.conf owned by the node's MachineConfig: sources added to the runnin
     assert.deepEqual(s.node.chrony().added, ['server 10.20.0.5 iburst', 'server ntp1.store42.example.com iburst', 'pool pool.store42.example.com iburst']);
     assert.ok(!s.node.calls('systemctl').some((c) => c.args.includes('chronyd.service')), 'chronyd is not restarted (it would forget the added sources)');
     assert.equal(machineConfigFile(s), CONF);
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
-test('a clock before the factory prepared the node stops the run before kubelet, with what to do', async () => {
-  const s = await startScenario();
-  try {
+test('a clock before the factory prepared the node stops the run before kubelet, with what to do', () =>
+  inScenario(async (s) => {
     mkdirSync(path.join(s.node.root, 'etc/sno-reconfigure'), { recursive: true });
     const prepared = new Date(Date.now() + 400 * 86_400_000).toISOString();
     writeFileSync(path.join(s.node.root, 'etc/sno-reconfigure/baseline.json'), JSON.stringify({ preparedAt: prepared }));
@@ -131,14 +118,10 @@ test('a clock before the factory prepared the node stops the run before kubelet,
     assert.match(text, new RegExp(`the node's clock says \\S+, which is before the factory prepared this node \\(${prepared.replace(/[.]/g, '\\.')}\\)`));
     assert.match(res.stdout, /Set the date and time in the server.s firmware/);
     assert.ok(!s.node.calls('systemctl').some((c) => c.args[0] === 'start' && c.args.includes('kubelet.service')), 'kubelet never started');
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
-test('a MachineConfig that would override 99-master-chrony is named, and the run stops before writing one', async () => {
-  const s = await startScenario();
-  try {
+test('a MachineConfig that would override 99-master-chrony is named, and the run stops before writing one', () =>
+  inScenario(async (s) => {
     s.sim.store.create(R.machineConfigs, {
       apiVersion: 'machineconfiguration.openshift.io/v1',
       kind: 'MachineConfig',
@@ -151,7 +134,4 @@ test('a MachineConfig that would override 99-master-chrony is named, and the run
     assert.match(res.stdout, /the MachineConfig 99-master-chrony-factory also writes \/etc\/chrony\.conf and comes after 99-master-chrony in name order, so the cluster would keep its time sources instead of the site's/);
     assert.match(res.stdout, /oc delete machineconfig 99-master-chrony-factory/);
     assert.equal(machineConfigFile(s), undefined, 'no 99-master-chrony was written');
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));

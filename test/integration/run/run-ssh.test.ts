@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, wri
 import * as path from 'node:path';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
-import { runAtNextStore, signedSiteConfigFiles, siteConfigFor, startScenario, type Scenario } from '../../support/scenario';
+import { runAtNextStore, signedSiteConfigFiles, siteConfigFor, inScenario, startScenario, type Scenario } from '../../support/scenario';
 import { FACTORY_SSH_KEY } from '../../support/standin-host';
 
 const SITE_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILIuxglGbYZ7y5raTu96j18a5ek7uLZT+hcz5uSD8a8G field-ops@example.com';
@@ -19,9 +19,8 @@ const coreKeys = (s: Scenario): string[] => {
   return mc.spec.config.passwd.users.find((u) => u.name === 'core')!.sshAuthorizedKeys;
 };
 
-test('factoryKeys replace: keys on the node before the network, then only the site keys in 99-master-ssh, no reboot, early file removed', async () => {
-  const s = await startScenario();
-  try {
+test('factoryKeys replace: keys on the node before the network, then only the site keys in 99-master-ssh, no reboot, early file removed', () =>
+  inScenario(async (s) => {
     let reboots = 0;
     s.sim.events.on('reboot', () => reboots++);
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, {
@@ -47,14 +46,10 @@ test('factoryKeys replace: keys on the node before the network, then only the si
     const again = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(again.code, 0, again.stdout.slice(-3000));
     assert.deepEqual(s.sim.api.requests.slice(before).filter((r: { method: string; path: string }) => r.method !== 'GET' && r.path.includes('machineconfigs')).map((r: { method: string; path: string }) => `${r.method} ${r.path}`), [], 'no second write of the MachineConfig');
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
-test('the early file is 0600, owned by core, in a 0700 directory, and stays when the network step fails', async () => {
-  const s = await startScenario();
-  try {
+test('the early file is 0600, owned by core, in a 0700 directory, and stays when the network step fails', () =>
+  inScenario(async (s) => {
     // Stop the run after the early keys, where a wrong site network would leave it: the file must be usable then.
     s.node.fail('nmstatectl', 'the site network does not come up');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) }));
@@ -66,22 +61,15 @@ test('the early file is 0600, owned by core, in a 0700 directory, and stays when
     assert.equal(st.mode & 0o777, 0o600);
     assert.deepEqual([st.uid, st.gid], [1000, 1000], 'owned by core (uid and gid from /etc/passwd)');
     assert.equal(statSync(path.dirname(file)).mode & 0o777, 0o700);
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
-test('factoryKeys keep: the factory key stays beside the site key in 99-master-ssh', async () => {
-  const s = await startScenario();
-  try {
+test('factoryKeys keep: the factory key stays beside the site key in 99-master-ssh', () =>
+  inScenario(async (s) => {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY, FACTORY_SSH_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) }));
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY], 'the factory key first, the site key added, none twice');
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
 // Issue 29 item 4: RHCOS 8 (OpenShift 4.12) has no ssh-key-dir, so sshd reads ~/.ssh/authorized_keys alone
 // (machine-config-operator release-4.12 pkg/daemon/update.go). The early keys go there between marker lines and
@@ -112,9 +100,8 @@ test('RHCOS 8: the early keys go into authorized_keys between markers, and finis
 
 // The fourteenth hostile re-test of issue 36: store A's signed key still opened the node at store B, whose config asked
 // for no keys, and store A's renewal timer kept running there. Each site's keys are the factory's and its own.
-test("the next store's config without spec.ssh puts the factory's keys back, and one without the renewal timer disables the earlier store's", async () => {
-  const s = await startScenario();
-  try {
+test("the next store's config without spec.ssh puts the factory's keys back, and one without the renewal timer disables the earlier store's", () =>
+  inScenario(async (s) => {
     // The MachineConfig ships the renewal timer (disabled) in /etc/systemd/system.
     mkdirSync(path.join(s.node.root, 'etc/systemd/system'), { recursive: true });
     writeFileSync(path.join(s.node.root, 'etc/systemd/system/sno-reconfigure-renew.timer'), '[Timer]\nOnCalendar=daily\n');
@@ -137,14 +124,10 @@ test("the next store's config without spec.ssh puts the factory's keys back, and
     const report = JSON.parse(readFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/report.json'), 'utf8')) as { changes: { kind: string; target: string; action: string; detail?: string }[] };
     assert.deepEqual(report.changes.find((c) => c.target === '99-master-ssh'), { kind: 'MachineConfig', target: '99-master-ssh', action: 'update', detail: "core's SSH keys back to the factory's 1, 1 key(s) of an earlier site removed; applied by the machine-config operator without a reboot" });
     assert.ok(s.node.calls('systemctl').some((c) => c.args.join(' ') === 'disable --now sno-reconfigure-renew.timer'));
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
-test("a damaged record of the factory's keys stops the step in a sentence with the way out, and the keys stay as they are", async () => {
-  const s = await startScenario();
-  try {
+test("a damaged record of the factory's keys stops the step in a sentence with the way out, and the keys stay as they are", () =>
+  inScenario(async (s) => {
     // A folder where the record belongs is damaged too (the sixteenth: its generic "move it aside" made a new record
     // from an earlier site's keys); here a file that is no record.
     mkdirSync(path.join(s.node.root, 'var/lib/sno-reconfigure'), { recursive: true });
@@ -159,10 +142,7 @@ test("a damaged record of the factory's keys stops the step in a sentence with t
     assert.doesNotMatch(res.stdout + res.stderr, /internal error/);
     assert.match(res.stdout, /mv \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json \/var\/lib\/sno-reconfigure\/ssh-keys-factory\.json\.bad/);
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY]);
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
 // The fifteenth: unsigned media take logins away and add none. Without spec.ssh they remove an earlier site's keys, and
 // give back no factory key a signed `replace` removed.
@@ -198,9 +178,8 @@ test("unsigned media without spec.ssh remove an earlier site's keys and give bac
 
 // The seventeenth (Q3): store A's key in a MachineConfig of its own name, which the MCO merges in beside 99-master-ssh,
 // still logged in at store B, and neither prepare nor the ssh-key step looked at it.
-test("another MachineConfig giving core keys, whatever its name, is refused by name at the next store before the cluster changes, and 99-master-ssh is left as it was", async () => {
-  const s = await startScenario();
-  try {
+test("another MachineConfig giving core keys, whatever its name, is refused by name at the next store before the cluster changes, and 99-master-ssh is left as it was", () =>
+  inScenario(async (s) => {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { ssh: { authorizedKeys: [SITE_KEY], factoryKeys: 'keep' }, timeouts: { settleStability: '2s' } } }) }, { issued: '2026-11-01T09:00:00Z' }));
     assert.equal((await s.run(['--once'], { timeoutMs: 15 * 60_000 })).code, 0);
     const mc = (name: string, passwd: unknown, labels: Record<string, string> = { 'machineconfiguration.openshift.io/role': 'master' }) => ({ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name, labels }, spec: { config: { ignition: { version: '3.2.0' }, passwd } } });
@@ -219,16 +198,12 @@ test("another MachineConfig giving core keys, whatever its name, is refused by n
     assert.match(res.stdout, /oc delete machineconfig 99-master-ssh-storea rendered-storea/);
     assert.doesNotMatch(res.stdout + res.stderr, /internal error/);
     assert.deepEqual(coreKeys(s), [FACTORY_SSH_KEY, SITE_KEY], 'unchanged: the step refused before writing');
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
 
 // The seventeenth (K4/K7): a damaged record of kubeadmin's password was found at the kubeadmin step, after the network had
 // moved, though the site-config asked for neither login.
-test("a damaged record of kubeadmin's password stops the run before the network, even for a config without logins", async () => {
-  const s = await startScenario();
-  try {
+test("a damaged record of kubeadmin's password stops the run before the network, even for a config without logins", () =>
+  inScenario(async (s) => {
     mkdirSync(path.join(s.node.root, 'var/lib/sno-reconfigure'), { recursive: true });
     // A symlink that leads nowhere (the eighteenth: it was taken for no record, and one made anew from an earlier site's).
     symlinkSync('/var/lib/sno-reconfigure/gone.json', path.join(s.node.root, 'var/lib/sno-reconfigure/kubeadmin-factory.json'));
@@ -238,7 +213,4 @@ test("a damaged record of kubeadmin's password stops the run before the network,
     assert.ok(res.logs.some((l) => l.step === 'ssh-early' && /the record of kubeadmin's password as the factory left it \(\/var\/lib\/sno-reconfigure\/kubeadmin-factory\.json\) is damaged/.test(l.msg)), res.stdout.slice(-3000));
     assert.ok(!res.logs.some((l) => l.step === 'network'), 'the network step never ran');
     assert.doesNotMatch(res.stdout + res.stderr, /internal error/);
-  } finally {
-    await s.cleanup();
-  }
-});
+  }));
