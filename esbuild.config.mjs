@@ -131,14 +131,15 @@ export const workstationOptions = { ...bundleOptions, target: 'node20', entryPoi
  * than esbuild's own names: -5.0 KB in the MachineConfig (204,668 -> 199,612 bytes carried; npm run bench:bundle,
  * 2026-11-27); and since 2026-11-28 two compress passes over the file as one top level (`toplevel`: top-level code
  * nothing reaches goes, top-level constants are inlined; no property renamed, none of terser's unsafe transforms):
- * -1.6 KB more (205,376 -> 203,756 bytes carried), 4.4 s of build instead of 1.8 s. On 2026-11-28, measured against
- * the other settings of these safe transforms: three passes, only simple functions inlined (`inline: 1`) and no
- * statements joined into comma sequences, whose brotli output is smaller (204,920 -> 204,700 bytes carried; 5 s).
- * The whole test suite runs this bundle.
+ * -1.6 KB more (205,376 -> 203,756 bytes carried), 4.4 s of build instead of 1.8 s. On 2026-11-28 (stop 53), of two to
+ * five passes, simple or all functions inlined, statements joined into comma sequences or not (twenty builds, each
+ * payload at its best block size), four passes, simple functions only, without sequences packed smallest: -136 bytes
+ * carried against three passes, the best of the same grid two hours earlier; which setting wins moves with the code,
+ * by ±0.2 KiB, like brotli's block size (src/render/payload.ts). About 6 s. The whole test suite runs this bundle.
  */
 export async function renameForSize(file) {
   const { minify } = await import('terser');
-  const { code } = await minify(await readFile(file, 'utf8'), { compress: { passes: 3, toplevel: true, inline: 1, sequences: false }, mangle: { toplevel: true }, format: { comments: false, shebang: true } });
+  const { code } = await minify(await readFile(file, 'utf8'), { compress: { passes: 4, toplevel: true, inline: 1, sequences: false }, mangle: { toplevel: true }, format: { comments: false, shebang: true } });
   await writeFile(file, code);
 }
 

@@ -11,7 +11,7 @@ import { systemctl } from '../host/systemctl';
 import { StepError } from '../engine/step';
 import { factoryKeysAtPrepare } from '../steps/ssh-key';
 import { factoryPasswordAtPrepare } from '../steps/kubeadmin';
-import { factoryMachineConfigsAtPrepare } from './machineconfigs';
+import { factoryMachineConfigsAtPrepare } from '../steps/factory-machineconfigs';
 import { earlyKeysLeft, removeEarlyKeys } from '../steps/ssh-early';
 import { BASELINE_FILE, DEFAULT_DROP_DIR, DONE_MARKER, RENEW_TIMER, EARLY_NETWORK_UNIT, EARLY_NETWORK_UNIT_PATH, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
 import { generateNodeKeyPair, publicKeyOf, SealedFileError } from '../siteconfig/sealed';

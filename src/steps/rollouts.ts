@@ -68,13 +68,13 @@ export function selectorQuery(selector: LabelSelector): string {
 
 /**
  * The MachineConfigs the master pool merges into the node's configuration: those its machineConfigSelector selects, by
- * labels alone, whatever their names (machine-config-operator release-4.14…4.16 pkg/controller/render/
- * render_controller.go getMachineConfigsForPool), not the pool's own rendered configs (owned by it).
+ * labels alone, whatever their names or owners (machine-config-operator release-4.14…4.16 pkg/controller/render/
+ * render_controller.go getMachineConfigsForPool). Its rendered configs carry no labels.
  */
 export async function poolMachineConfigs<T extends KubeObject>(client: ClusterClient): Promise<T[]> {
   const pool = await client.get<KubeObject & { spec?: { machineConfigSelector?: LabelSelector } }>(R.machineConfigPools, MASTER_POOL);
   const selector = selectorQuery(pool?.spec?.machineConfigSelector ?? { matchLabels: { 'machineconfiguration.openshift.io/role': MASTER_POOL } });
-  return (await client.list<T>(R.machineConfigs, { labelSelector: selector })).items.filter((mc) => !mc.metadata?.ownerReferences?.some((o) => o.kind === 'MachineConfigPool' && o.controller));
+  return (await client.list<T>(R.machineConfigs, { labelSelector: selector })).items;
 }
 
 export const rolloutId = (t: RolloutTarget): string => `${t.kind === 'clusteroperator' ? 'co' : 'mcp'}/${t.name}`;

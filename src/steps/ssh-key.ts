@@ -130,9 +130,7 @@ async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: Fact
   const ssh = ctx.site.resolved.ssh;
   const recorded = await recordedKeys(ctx.host, ctx.stateDir);
   if (!ssh && !recorded) return undefined;
-  const client = await ctx.cluster();
-  await refuseOtherCoreLogins(client, 'restart the service');
-  const mc = await client.get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
+  const mc = await (await ctx.cluster()).get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
   const present = keyLines(coreOf(mc)?.sshAuthorizedKeys);
   const factory = recorded ?? asFound(mc);
   // Unsigned media take logins away and add none: without spec.ssh they remove an earlier site's keys, and give back

@@ -248,7 +248,10 @@ describe('prepare', () => {
         const first = await prepare(node, '--json');
         assert.equal(first.code, 0, first.out + first.err);
         assert.deepEqual(JSON.parse(readFileSync(path.join(state, 'ssh-keys-factory.json'), 'utf8')), { keys: factoryKeys });
-        assert.deepEqual(Object.keys(JSON.parse(readFileSync(path.join(state, 'machineconfigs-factory.json'), 'utf8')) as object), ['50-master-factory-motd'], "the pool's MachineConfigs but the generated and the agent's own");
+        const recorded = JSON.parse(readFileSync(path.join(state, 'machineconfigs-factory.json'), 'utf8')) as Record<string, string>;
+        assert.deepEqual(Object.keys(recorded).sort(), ['00-master', '01-master-container-runtime', '01-master-kubelet', '50-master-factory-motd', '97-master-generated-kubelet', '99-master-generated-registries'], "the pool's MachineConfigs but the agent's 99-master-ssh");
+        assert.match(recorded['50-master-factory-motd']!, /^[0-9a-f]{64}$/, 'compared by content');
+        assert.equal(recorded['00-master'], '', "a controller's by name alone");
         assert.deepEqual(JSON.parse(readFileSync(path.join(state, 'kubeadmin-factory.json'), 'utf8')), { data: factorySecret.data.kubeadmin });
 
         // Store A: a key added by hand, a password of its own, early keys left by a run cut short, the timer enabled.
@@ -289,17 +292,31 @@ describe('prepare', () => {
         // The eighteenth (R2): a key file in a MachineConfig of store A's, and the factory's MachineConfig changed there.
         const keyFile = { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '99-master-storea-keys', labels: { 'machineconfiguration.openshift.io/role': 'master' } }, spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: '/home/core/.ssh/authorized_keys.d/storea', contents: { source: `data:,${encodeURIComponent(storeKey)}` }, mode: 384 }] } } } };
         sim.store.create(R.machineConfigs, keyFile as never);
+        // The nineteenth: the same file behind metadata anyone can write — a controller's annotation, the agent's unit name,
+        // an ownerReference to the pool — and in 99-master-chrony, which should hold chrony.conf alone.
+        const dodges = [
+          { ...keyFile, metadata: { ...keyFile.metadata, name: '50-master-fake-generated', annotations: { 'machineconfiguration.openshift.io/generated-by-controller-version': 'copied' } } },
+          { ...keyFile, metadata: { ...keyFile.metadata, name: '51-master-fake-agent' }, spec: { config: { ...keyFile.spec.config, systemd: { units: [{ name: 'sno-reconfigure.service', enabled: true }] } } } },
+          { ...keyFile, metadata: { ...keyFile.metadata, name: '52-master-owned', ownerReferences: [{ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfigPool', name: 'master', uid: sim.store.get(R.machineConfigPools, 'master')!.metadata!.uid!, controller: true }] } },
+          { ...keyFile, metadata: { ...keyFile.metadata, name: '99-master-chrony' } },
+        ];
+        // And a controller's MachineConfig, recorded by name alone, that lost its mark.
+        const generated = sim.store.get(R.machineConfigs, '01-master-kubelet')!;
+        sim.store.update(R.machineConfigs, { ...generated, metadata: { ...generated.metadata, annotations: {} } });
+        for (const d of dodges) sim.store.create(R.machineConfigs, d as never);
         const changed = motd('store A');
         sim.store.update(R.machineConfigs, { ...changed, metadata: { ...changed.metadata, resourceVersion: (sim.store.get(R.machineConfigs, changed.metadata.name) as Mc).metadata.resourceVersion } } as never);
         await rolledOut();
         const added = await prepare(node);
-        sim.store.delete(R.machineConfigs, keyFile.metadata.name);
+        for (const d of [keyFile, ...dodges]) sim.store.delete(R.machineConfigs, d.metadata.name);
+        sim.store.update(R.machineConfigs, { ...sim.store.get(R.machineConfigs, '01-master-kubelet')!, metadata: { ...sim.store.get(R.machineConfigs, '01-master-kubelet')!.metadata, annotations: generated.metadata!.annotations! } });
         const factoryMotd = motd('factory');
         sim.store.update(R.machineConfigs, { ...factoryMotd, metadata: { ...factoryMotd.metadata, resourceVersion: (sim.store.get(R.machineConfigs, factoryMotd.metadata.name) as Mc).metadata.resourceVersion } } as never);
         await rolledOut();
         assert.equal(added.code, 1, added.out);
-        assert.match(added.out, /FAIL {2}machineconfigs +the MachineConfig 50-master-factory-motd, 99-master-storea-keys was added or changed since prepare recorded the factory's: the machine-config operator applies it at every next site, whatever it holds \(a file can give a login\)\n/);
-        assert.match(added.out, /→ delete it \(oc delete machineconfig 50-master-factory-motd 99-master-storea-keys\) or restore the factory's, then run prepare again; if it is the factory's or every site should have it, move the record aside \(mv \/var\/lib\/sno-reconfigure\/machineconfigs-factory\.json [^)]*\) and run prepare again/);
+        const refusal = /FAIL {2}machineconfigs +the MachineConfig ([^\n]*) was added or changed since prepare recorded the factory's: the machine-config operator applies it at every next site, whatever it holds \(a file can give a login\)\n/.exec(added.out);
+        assert.deepEqual(refusal?.[1]?.split(', ').sort(), ['01-master-kubelet', '50-master-factory-motd', '50-master-fake-generated', '51-master-fake-agent', '52-master-owned', '99-master-chrony', '99-master-storea-keys'], added.out);
+        assert.match(added.out, /→ delete it \(oc delete machineconfig [^)]*99-master-storea-keys[^)]*\) or restore the factory's, then run prepare again; to keep it for every site, move the record aside \(mv \/var\/lib\/sno-reconfigure\/machineconfigs-factory\.json [^)]*\) and run prepare again/);
         assert.equal(existsSync(early), true, 'a refused prepare changes nothing');
 
         const res = await prepare(node, '--json');

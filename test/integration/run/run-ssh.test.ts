@@ -186,7 +186,9 @@ test("another MachineConfig giving core keys, whatever its name, is refused by n
     s.sim.store.create(R.machineConfigs, mc('99-master-ssh-storea', { users: [{ name: 'core', sshAuthorizedKeys: [FILE_KEY] }] }));
     // The eighteenth: a hand-made one named like a rendered config, and one of a malformed shape (the MCO renders no
     // such config; it had crashed the step as an "internal error").
-    s.sim.store.create(R.machineConfigs, mc('rendered-storea', { users: [{ name: 'core', passwordHash: '$6$storeA$x' }] }));
+    // The nineteenth: with an ownerReference to the pool, as its own rendered configs have (the MCO selects by labels).
+    const pool = s.sim.store.get(R.machineConfigPools, 'master')!;
+    s.sim.store.create(R.machineConfigs, { ...mc('rendered-storea', { users: [{ name: 'core', passwordHash: '$6$storeA$x' }] }), metadata: { name: 'rendered-storea', labels: { 'machineconfiguration.openshift.io/role': 'master' }, ownerReferences: [{ apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfigPool', name: 'master', uid: pool.metadata!.uid!, controller: true }] } });
     s.sim.store.create(R.machineConfigs, mc('50-master-odd', { users: { name: 'core', sshAuthorizedKeys: 'ssh-ed25519 x' } }));
 
     const res = await runAtNextStore(s);
@@ -213,4 +215,22 @@ test("a damaged record of kubeadmin's password stops the run before the network,
     assert.ok(res.logs.some((l) => l.step === 'ssh-early' && /the record of kubeadmin's password as the factory left it \(\/var\/lib\/sno-reconfigure\/kubeadmin-factory\.json\) is damaged/.test(l.msg)), res.stdout.slice(-3000));
     assert.ok(!res.logs.some((l) => l.step === 'network'), 'the network step never ran');
     assert.doesNotMatch(res.stdout + res.stderr, /internal error/);
+  }));
+
+// The nineteenth: a MachineConfig added after prepare re-armed the node (a key file, here) went to the next store, since
+// only prepare compared the pool's MachineConfigs with the factory's.
+test("a MachineConfig added after prepare recorded the factory's is refused by step api, before the cluster changes", () =>
+  inScenario(async (s) => {
+    const role = 'machineconfiguration.openshift.io/role';
+    // The record as prepare makes it here: the controllers' MachineConfigs by name alone (the simulator's seed).
+    const pool = (s.sim.store.list(R.machineConfigs) as KubeObject[]).filter((m) => m.metadata?.labels?.[role] === 'master' && m.metadata.name !== '99-master-ssh');
+    mkdirSync(path.join(s.node.root, 'var/lib/sno-reconfigure'), { recursive: true });
+    writeFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/machineconfigs-factory.json'), JSON.stringify(Object.fromEntries(pool.map((m) => [m.metadata!.name!, '']))));
+    s.sim.store.create(R.machineConfigs, { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '53-master-plain', labels: { [role]: 'master' } }, spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: '/home/core/.ssh/authorized_keys.d/storea', contents: { source: 'data:,ssh-ed25519%20AAAA%20storeA' }, mode: 384 }] } } } });
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { settleStability: '2s' } } }) }));
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    assert.notEqual(res.code, 0);
+    assert.ok(res.logs.some((l) => l.step === 'api' && /the MachineConfig 53-master-plain was added or changed since prepare recorded the factory's/.test(l.msg)), res.stdout.slice(-3000));
+    assert.ok(!res.logs.some((l) => l.step === 'domain'), 'the domain step never ran');
+    assert.match(res.stdout, /oc delete machineconfig 53-master-plain\)[^\n]*then restart the service/);
   }));

@@ -109,8 +109,9 @@ export class MachineConfigOperator extends RolloutOperator<MachineConfigState> {
     }
     if (r.plural === 'secrets' && r.group === '') return e.object.metadata?.namespace === 'openshift-config' && e.object.metadata?.name === 'pull-secret';
     if (r.plural === 'configmaps' && r.group === '') return e.object.metadata?.namespace === 'openshift-config';
-    // Not for a rendered config of its own (owned by the pool): a hand-made `rendered-*` is an input like any other.
-    if (r.plural === R.machineConfigs.plural && r.group === R.machineConfigs.group) return !e.object.metadata?.ownerReferences?.some((o) => o.kind === 'MachineConfigPool');
+    // Not for a rendered config of its own (it carries no labels): a hand-made `rendered-*` or one with an owner is an
+    // input like any other.
+    if (r.plural === R.machineConfigs.plural && r.group === R.machineConfigs.group) return Object.keys(e.object.metadata?.labels ?? {}).length > 0;
     if (r.plural === R.proxies.plural && r.group === R.proxies.group) return true;
     return [R.imageDigestMirrorSets, R.imageTagMirrorSets, R.imageContentSourcePolicies, R.images].some((t) => t.plural === r.plural && t.group === r.group);
   }
