@@ -10,6 +10,7 @@ import { checkAgainstCluster } from '../siteconfig/cluster-check';
 import { readKubeadminState } from './kubeadmin';
 import { refuseOtherCoreLoginsEarly } from './ssh-key';
 import { refuseChangedMachineConfigs } from './factory-machineconfigs';
+import { poolMachineConfigs } from './rollouts';
 import { retryOn, type Backoff } from '../util/backoff';
 
 const REQUEST_TIMEOUT_MS = 5_000;
@@ -117,8 +118,9 @@ export const apiStep: Step = {
     }
     // Found here, not at step ssh-key once the domain has moved (the eighteenth hostile re-test of issue 36); and a
     // MachineConfig added after prepare re-armed the node (the nineteenth).
-    await refuseOtherCoreLoginsEarly(ctx);
-    await refuseChangedMachineConfigs(ctx.host, ctx.stateDir, await ctx.cluster(), (ctx.site.resolved.extraManifests ?? []).filter((m) => m.object.kind === 'MachineConfig').map((m) => m.object.metadata.name));
+    const mcs = await poolMachineConfigs(await ctx.cluster());
+    await refuseOtherCoreLoginsEarly(ctx, mcs);
+    await refuseChangedMachineConfigs(ctx.host, ctx.stateDir, mcs, (ctx.site.resolved.extraManifests ?? []).filter((m) => m.object.kind === 'MachineConfig').map((m) => m.object.metadata.name));
     const node = await (await ctx.cluster()).get<V1Node & KubeObject>(R.nodes, ctx.facts.nodeName ?? '');
     if (!node) ctx.warn(`the cluster has no Node named "${ctx.facts.nodeName}" yet; kubelet will register it`);
   },

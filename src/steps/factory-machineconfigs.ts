@@ -45,8 +45,8 @@ function valueOf(mc: MachineConfig): string | undefined {
   return createHash('sha256').update(JSON.stringify(mc.spec ?? null)).digest('hex');
 }
 
-async function present(client: ClusterClient): Promise<Recorded> {
-  const entries = (await poolMachineConfigs<MachineConfig>(client)).map((mc) => [mc.metadata!.name!, valueOf(mc)] as const);
+function present(mcs: MachineConfig[]): Recorded {
+  const entries = mcs.map((mc) => [mc.metadata!.name!, valueOf(mc)] as const);
   return Object.fromEntries(entries.filter((e): e is readonly [string, string] => e[1] !== undefined));
 }
 
@@ -68,7 +68,7 @@ function refuseChanged(recorded: Recorded, now: Recorded, skip: (name: string) =
 
 /** For `prepare`: the pool's MachineConfigs recorded as the factory's, or those added or changed since refused by name. */
 export async function factoryMachineConfigsAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<FactoryLoginAction | undefined> {
-  const now = await present(client);
+  const now = present(await poolMachineConfigs(client));
   const recorded = await readRecord(host, stateDir);
   if (!recorded) return { description: `record the pool ${MASTER_POOL}'s ${Object.keys(now).length} MachineConfigs as the factory's: one added or changed later is refused at re-arming`, apply: () => keepFactoryRecord(host, stateDir, STATE_FILES.machineConfigsFactory, now) };
   refuseChanged(recorded, now, () => false, 'run prepare again', stateDir);
@@ -80,9 +80,9 @@ export async function factoryMachineConfigsAtPrepare(host: Host, stateDir: strin
  * changes anything in the cluster (the nineteenth). Not the ones this site-config's own extra manifests write (a re-run
  * finds them), nor those compared by name alone (a re-run finds the controllers' of its own manifests too).
  */
-export async function refuseChangedMachineConfigs(host: Host, stateDir: string, client: ClusterClient, ownManifests: string[]): Promise<void> {
+export async function refuseChangedMachineConfigs(host: Host, stateDir: string, mcs: KubeObject[], ownManifests: string[]): Promise<void> {
   const recorded = await readRecord(host, stateDir);
   if (!recorded) return;
-  const now = await present(client);
+  const now = present(mcs);
   refuseChanged(recorded, now, (name) => ownManifests.includes(name) || now[name] === '', 'restart the service', stateDir);
 }

@@ -10,9 +10,8 @@ import { StepError } from '../engine/step';
 export async function readFactoryRecord<T>(host: Host, stateDir: string, file: string, valid: (v: unknown) => v is T, what: string): Promise<T | undefined> {
   const at = `${stateDir}/${file}`;
   try {
-    // A folder or an unreadable file is damaged too: moved aside, the record would be made anew from an earlier
-    // site's logins (the sixteenth hostile re-test of issue 36).
-    // A symlink that leads nowhere too (the eighteenth): taken for none, the record was made anew from an earlier site's.
+    // A folder, an unreadable file or a symlink that leads nowhere is damaged too: taken for none or moved aside, the
+    // record would be made anew from an earlier site's logins (the sixteenth and eighteenth hostile re-tests of issue 36).
     const text = await host.readTextIfExists(at);
     if (text === undefined && (await host.stat(at)) === undefined) return undefined;
     const record: unknown = JSON.parse(text!);

@@ -83,8 +83,7 @@ const WHAT = "core's SSH keys";
  * 99-master-ssh, and neither the site-config nor `prepare` could take it back: one made by hand at store A logged in
  * at store B (the seventeenth hostile re-test of issue 36, Q3).
  */
-export async function refuseOtherCoreLogins(client: ClusterClient, then: string): Promise<void> {
-  const mcs = await poolMachineConfigs<MachineConfig>(client);
+export function refuseOtherCoreLogins(mcs: MachineConfig[], then: string): void {
   const core = (mc: MachineConfig) => coreOf(mc) ?? {};
   const others = mcs.filter((mc) => mc.metadata?.name !== SSH_MACHINECONFIG && (keyLines(core(mc).sshAuthorizedKeys).length > 0 || core(mc).passwordHash !== undefined)).map((mc) => mc.metadata!.name!);
   if (others.length === 0) return;
@@ -96,9 +95,12 @@ export async function refuseOtherCoreLogins(client: ClusterClient, then: string)
   );
 }
 
-/** The refusal above where the agent keeps core's logins: step api asks it before the run's first change in the cluster. */
-export async function refuseOtherCoreLoginsEarly(ctx: StepContext): Promise<void> {
-  if (ctx.site.resolved.ssh || (await recordedKeys(ctx.host, ctx.stateDir))) await refuseOtherCoreLogins(await ctx.cluster(), 'restart the service');
+/**
+ * The refusal above where the agent keeps core's logins: step api asks it before the run's first change in the cluster,
+ * of the pool's MachineConfigs it read once for this and the factory's record (factory-machineconfigs.ts).
+ */
+export async function refuseOtherCoreLoginsEarly(ctx: StepContext, mcs: KubeObject[]): Promise<void> {
+  if (ctx.site.resolved.ssh || (await recordedKeys(ctx.host, ctx.stateDir))) refuseOtherCoreLogins(mcs, 'restart the service');
 }
 
 /** The record (factory-record.ts), its entries as key lines (a hand-edited one may hold several in one entry). */
@@ -149,7 +151,7 @@ async function assess(ctx: StepContext): Promise<{ keys: string[]; factory: Fact
  */
 export async function factoryKeysAtPrepare(host: Host, stateDir: string, client: ClusterClient): Promise<FactoryLoginAction | undefined> {
   const recorded = await recordedKeys(host, stateDir);
-  await refuseOtherCoreLogins(client, 'run prepare again');
+  refuseOtherCoreLogins(await poolMachineConfigs(client), 'run prepare again');
   const mc = await client.get<MachineConfig>(R.machineConfigs, SSH_MACHINECONFIG);
   if (!recorded) {
     const found = asFound(mc);
