@@ -6,6 +6,8 @@ export const UNIT_NAME = 'sno-reconfigure.service';
 export const EARLY_NETWORK_UNIT = 'sno-reconfigure-network.service';
 /** Where Ignition writes it: the network step takes the early path when the node has it. */
 export const EARLY_NETWORK_UNIT_PATH = `/etc/systemd/system/${EARLY_NETWORK_UNIT}`;
+/** A random UUID the kernel makes at each boot (proc(5), /proc/sys/kernel/random/boot_id). */
+export const BOOT_ID_FILE = '/proc/sys/kernel/random/boot_id';
 /** The unit's RestartSec=: how long after a failed run systemd starts the next (the banner says when). */
 export const SERVICE_RESTART_SEC = 30;
 export const KUBELET_UNIT = 'kubelet.service';

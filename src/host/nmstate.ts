@@ -28,11 +28,6 @@ export async function nmstateApplyNoCommit(host: Host, stateFile: string, timeou
   await nmstatectl(host, ['apply', '--no-commit', '--timeout', String(timeoutSeconds), host.toolPath(stateFile)], (timeoutSeconds + 120) * 1000);
 }
 
-/** Applies and commits at once (used to restore a saved state). */
-export async function nmstateApply(host: Host, stateFile: string): Promise<void> {
-  await nmstatectl(host, ['apply', host.toolPath(stateFile)], 300_000);
-}
-
 export async function nmstateCommit(host: Host): Promise<void> {
   await nmstatectl(host, ['commit'], 60_000);
 }
@@ -43,17 +38,3 @@ export async function nmstateRollback(host: Host): Promise<boolean> {
   return res.code === 0;
 }
 
-/**
- * Re-runs configure-ovs (`ovs-configuration.service`, Type=oneshot: `restart` returns when the script is done).
- * With br-ex gone it rebuilds the bridge on the interface that carries the default route, from that interface's
- * profile (machine-config-operator templates/common/_base/files/configure-ovs-network.yaml, release-4.12 …
- * release-4.16: "Bridge br-ex is not active, restoring previous configuration before proceeding"). Bounded: from
- * release-4.14 a failed run sleeps and retries every 15 minutes (RETRY="${RETRY-15m}") inside the same start.
- */
-export async function rerunConfigureOvs(host: Host, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
-  const res = await host.run('systemctl', ['restart', OVS_CONFIGURATION_UNIT], { timeoutMs });
-  const said = (res.stderr.trim() || res.stdout.trim()).split('\n').pop() ?? '';
-  return { ok: res.code === 0, detail: res.code === 0 ? 'done' : `${OVS_CONFIGURATION_UNIT} did not rebuild br-ex (${said || `exit ${res.code ?? res.signal}`})` };
-}
-
-export const OVS_CONFIGURATION_UNIT = 'ovs-configuration.service';

@@ -110,6 +110,8 @@ export interface EarlyRecord {
   lastFailure?: string;
   /** The attempt's state was refused by nmstate as wrong: trying it again cannot help. */
   refused?: boolean;
+  /** The run's network step has reported this commit (a later run finds the network already in place). */
+  reported?: boolean;
 }
 
 export type BootAction = 'nothing' | 'restore-then-apply' | 'restore-only' | 'apply' | 'give-up';

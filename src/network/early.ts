@@ -18,8 +18,8 @@ import type { Logger } from '../log';
 import { emitYaml } from '../util/yaml';
 import { checkUntilAllPass, connectivityChecks, type CheckOutcome } from '../host/netcheck';
 import { nmstateApplyNoCommit, nmstateCommit, nmstateRollback, nmstateShow, NmstateError } from '../host/nmstate';
-import { parseTopology } from './topology';
-import { refusalsAgainst, siteUplink, type NmState } from './uplink';
+import { refusalsAgainst, siteUplink, type NmState, type Refusal } from './uplink';
+import { BR_EX, parseTopology, type Topology } from './topology';
 import { bootAction, configuredGateways, defaultRouteInterface, earlyState, hintAfter, siteInterfaceNames, MAX_NETWORK_ATTEMPTS, EARLY_PHASES, type EarlyPhase, type EarlyRecord } from './early-state';
 import { parseSavedProfiles, PROFILE_DIR, profilesDiffer, readProfiles, writeProfilesBack, type SavedProfile } from './profiles';
 
@@ -75,6 +75,22 @@ export interface EarlyOptions {
   internal: readonly string[];
   networkTimeoutMs: number;
   clock: EarlyClock;
+}
+
+/**
+ * From release-4.16 br-ex may be nmstate's own (installed from /etc/nmstate/openshift/*.yml by
+ * nmstate-configuration.sh, which touches this file) and configure-ovs then exits at once ("Skipping configure-ovs
+ * due to manual network configuration"; machine-config-operator release-4.16 configure-ovs-network.yaml,
+ * nmstate-configuration.yaml): configure-ovs would not build br-ex from the NIC's profile the site state changes.
+ */
+const NMSTATE_OWNS_BR_EX = '/etc/nmstate/openshift/applied';
+
+/** Why the site's state cannot be applied on this node (uplink.ts refusalsAgainst), and a br-ex that is nmstate's. */
+export async function refusalsOnNode(host: Host, state: NmState, topo: Topology, early?: { defaultRouteVia: string | undefined }): Promise<Refusal[]> {
+  const owned = (await host.exists(NMSTATE_OWNS_BR_EX))
+    ? [{ message: `this node's ${BR_EX} was set up by nmstate at install (OpenShift 4.16 and later), which the agent cannot move onto the site network`, remedy: 'Call the office: this node needs its site network set another way; nothing was changed.' }]
+    : [];
+  return [...owned, ...refusalsAgainst(state, topo, early)];
 }
 
 export type EarlyOutcome = 'nothing' | 'committed' | 'failed' | 'refused' | 'restored' | 'gave-up';
@@ -158,7 +174,13 @@ async function verify(o: EarlyOptions, gateways: readonly string[], windowMs: nu
   const v = o.network!.verify;
   const deadline = o.clock.now() + windowMs;
   const window = { expired: () => o.clock.now() >= deadline, remainingMs: () => deadline - o.clock.now() };
-  return checkUntilAllPass(connectivityChecks(o.host, [...gateways, ...v.ping], v.resolve), window, (ms) => o.clock.sleep(ms));
+  // The journal hears from the wait at once, then every 30 s: never silent for the whole window (issue 27).
+  let loggedAt = -Infinity;
+  return checkUntilAllPass(connectivityChecks(o.host, [...gateways, ...v.ping], v.resolve), window, (ms) => o.clock.sleep(ms), (pending) => {
+    if (o.clock.now() - loggedAt < 30_000) return;
+    loggedAt = o.clock.now();
+    o.log.info(`verifying the site network: waiting for ${pending.join(', ')} (${Math.ceil(window.remainingMs() / 1000)} s left)`);
+  });
 }
 
 const describe = (outcomes: CheckOutcome[]) => outcomes.filter((x) => !x.ok).map((x) => `${x.kind} ${x.target}: ${x.detail}`);
@@ -187,7 +209,7 @@ export async function earlyNetwork(o: EarlyOptions): Promise<{ outcome: EarlyOut
   rec = { digest: digest!, phase: 'saved', failures };
 
   const topo = parseTopology(await nmstateShow(host));
-  const refusals = refusalsAgainst(site, topo, { defaultRouteVia: defaultRouteInterface(topo) });
+  const refusals = await refusalsOnNode(host, site, topo, { defaultRouteVia: defaultRouteInterface(topo) });
   if (refusals.length > 0) {
     rec.refused = true;
     rec.lastFailure = `${refusals.map((r) => r.message).join('; ')}. ${[...new Set(refusals.map((r) => r.remedy))].join(' ')}`;

@@ -1,12 +1,9 @@
 // What the site's nmstate means on this node, decided without touching it (docs/network.md has the why).
-// The site describes the uplink (NIC, bond or VLAN), never br-ex. On an OVN-Kubernetes node the agent applies it
-// in one state together with br-ex `state: absent`: nmstate then detaches br-ex's ports (nmstate/nmstate base,
-// rust/src/lib/iface.rs get_changed_ports: an absent controller lists all its current ports as detached;
-// apply_ctrller_change gives them an empty controller, so preserve_current_controller_info leaves them free and
-// base.rs validate_can_have_ip lets the NIC hold the address). configure-ovs then rebuilds br-ex on the interface
-// that carries the default route (machine-config-operator templates/common/_base/files/configure-ovs-network.yaml,
-// release-4.12 … release-4.16, get_nodeip_interface / convert_to_bridge).
-import { BR_EX, findInterface, readInterface, type IpSettings, type NetInterface, type Topology } from './topology';
+// The site describes the uplink (NIC, bond or VLAN), never br-ex. The early network phase applies it at boot, before
+// configure-ovs, which then builds br-ex on the interface that carries the default route (machine-config-operator
+// templates/common/_base/files/configure-ovs-network.yaml, release-4.12 … release-4.16, get_nodeip_interface /
+// convert_to_bridge).
+import { BR_EX, findInterface, readInterface, type NetInterface, type Topology } from './topology';
 
 export type NmState = Record<string, unknown>;
 
@@ -113,87 +110,7 @@ export function refusalsAgainst(state: NmState, topo: Topology, early?: { defaul
   return out;
 }
 
-/**
- * The state the agent applies on an OVN node: the site's uplink, with br-ex released for configure-ovs to rebuild.
- * When the site moves the address elsewhere (a VLAN on the NIC, a bond) and does not name today's uplink, that NIC
- * is written without IP: its persistent profile still holds the factory address and default route, and
- * configure-ovs would otherwise find two interfaces carrying a default route.
- */
-export function releaseState(state: NmState, topo?: Topology): NmState {
-  const released: Record<string, unknown>[] = [
-    { name: BR_EX, type: 'ovs-interface', state: 'absent' },
-    { name: BR_EX, type: 'ovs-bridge', state: 'absent' },
-  ];
-  const old = topo?.brEx?.uplink ? findInterface(topo, topo.brEx.uplink) : undefined;
-  if (old && !siteInterfaces(state).some((i) => i.name === old.name)) {
-    released.push({ name: old.name, type: old.type, state: 'up', ipv4: { enabled: false }, ipv6: { enabled: false } });
-  }
-  return { ...state, interfaces: [...released, ...(Array.isArray(state.interfaces) ? state.interfaces : [])] };
-}
-
-const bare = (cidr: string) => cidr.replace(/\/\d*$/, '');
-const LINK_LOCAL = /^(169\.254\.|fe80:)/i;
-
-function ipState(ip: IpSettings | undefined): Record<string, unknown> {
-  if (!ip?.enabled) return { enabled: false };
-  if (ip.dhcp || ip.autoconf) return { enabled: true, dhcp: ip.dhcp, ...(ip.autoconf ? { autoconf: true } : {}) };
-  // Link-local addresses are not the node's: OVN-Kubernetes puts its masquerade address (169.254.169.2/29) on br-ex.
-  const address = ip.addresses.filter((a) => !LINK_LOCAL.test(a)).map((a) => ({ ip: bare(a), 'prefix-length': Number(a.split('/')[1]) }));
-  return { enabled: address.length > 0, dhcp: false, ...(address.length ? { address } : {}) };
-}
-
-/**
- * The factory network written the way the site's is: the uplink with the settings br-ex carries now, its routes and
- * DNS, br-ex released — applying it and re-running configure-ovs rebuilds the factory br-ex even after a reboot into
- * the uncommitted site profile. The internal IP stays in: at the factory it is the node's installed address
- * (docs/factory-and-site.md), and where it is another one our dispatcher finds it present and adds nothing.
- */
-export function factoryState(topo: Topology): NmState | undefined {
-  const uplink = topo.brEx?.uplink ? findInterface(topo, topo.brEx.uplink) : undefined;
-  const settings = topo.brEx?.internal;
-  if (!uplink || !settings) return undefined;
-  const iface: Record<string, unknown> = { name: uplink.name, type: uplink.type, state: 'up', ipv4: ipState(settings.ipv4), ipv6: ipState(settings.ipv6) };
-  if (uplink.type === 'vlan' && uplink.raw.vlan) iface.vlan = uplink.raw.vlan;
-  const routes = topo.routes
-    .filter((r) => r['next-hop-interface'] === BR_EX)
-    .map((r) => ({ ...r, 'next-hop-interface': uplink.name }));
-  return releaseState({
-    interfaces: [iface],
-    ...(routes.length ? { routes: { config: routes } } : {}),
-    ...(topo.dns ? { 'dns-resolver': { config: topo.dns } } : {}),
-  });
-}
-
 /** Static `ip/prefix` addresses an interface state gives (DHCP ones are learnt from the node afterwards). */
 export function staticAddresses(i: NetInterface): string[] {
   return [i.ipv4, i.ipv6].flatMap((ip) => (ip?.enabled && !ip.dhcp && !ip.autoconf ? ip.addresses : []));
-}
-
-/**
- * What is wrong with br-ex after configure-ovs rebuilt it, against what the state asked: br-ex exists, `uplink`
- * is its port, and br-ex holds the uplink's static addresses (or, with DHCP/autoconf, an address of that family).
- * Empty when br-ex is as asked.
- */
-export function brExProblems(topo: Topology, uplink: NetInterface, internal: readonly string[]): string[] {
-  if (!topo.brEx) return [`${BR_EX} was not rebuilt`];
-  const problems: string[] = [];
-  if (topo.brEx.uplink !== uplink.name) problems.push(`${BR_EX}'s port is ${topo.brEx.uplink ?? 'missing'}, not ${uplink.name}`);
-  const held = brExAddresses(topo, internal);
-  const internalIps = new Set(internal.map(bare));
-  for (const a of staticAddresses(uplink)) if (!held.includes(a) && !internalIps.has(bare(a))) problems.push(`${BR_EX} does not hold ${a}`);
-  for (const [family, ip, now] of [[4, uplink.ipv4, topo.brEx.internal?.ipv4], [6, uplink.ipv6, topo.brEx.internal?.ipv6]] as const) {
-    if (!ip?.enabled) continue;
-    const got = held.some((a) => a.includes(':') === (family === 6));
-    if ((ip.dhcp || ip.autoconf) && !got) problems.push(`${BR_EX} got no IPv${family} address by ${ip.dhcp ? 'DHCP' : 'autoconf'}`);
-    // configure-ovs clones the method too: a DHCP uplink gives a DHCP br-ex, a static one a static br-ex.
-    if (ip.dhcp !== (now?.dhcp ?? false)) problems.push(`${BR_EX} ${now?.dhcp ? 'uses' : 'does not use'} DHCP for IPv${family}`);
-  }
-  return problems;
-}
-
-/** The `ip/prefix` addresses br-ex holds besides the internal IP (the site's, static or leased). */
-export function brExAddresses(topo: Topology, internal: readonly string[]): string[] {
-  const drop = new Set(internal.map(bare));
-  const held = [...(topo.brEx?.internal?.ipv4?.addresses ?? []), ...(topo.brEx?.internal?.ipv6?.addresses ?? [])];
-  return held.filter((a) => !drop.has(bare(a)) && !LINK_LOCAL.test(a));
 }

@@ -50,15 +50,25 @@ function clusterNameOf(ctx: StepContext, installed: InstalledNames | undefined):
  * The new domain's api and *.apps → the site address, in the node-local DNS (when the node has one). `actual` is
  * the address the node holds after the change (with DHCP the state names none: the lease on br-ex decides).
  */
-export async function publishSiteNames(ctx: StepContext, actual?: string): Promise<void> {
-  const installed = await installedNames(ctx.host);
-  const cluster = clusterNameOf(ctx, installed);
+/** The site's names in the node-local DNS as they should be now, or undefined when the node has nothing to publish. */
+async function siteNames(ctx: StepContext, actual?: string): Promise<{ text: string; domain: string; address: string } | undefined> {
+  const cluster = clusterNameOf(ctx, await installedNames(ctx.host));
   const address = actual ?? siteAddress(ctx);
-  if (!cluster || !address || !(await hasLocalDns(ctx.host))) return;
+  if (!cluster || !address || !(await hasLocalDns(ctx.host))) return undefined;
   const domain = `${cluster}.${ctx.site.resolved.baseDomain}`;
-  const text = dnsmasqRecords(`The new names of ${cluster} at this site, to the site address.`, clusterRecords(domain, address, false));
-  if ((await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === text) return;
-  await ctx.host.writeFileAtomic(SITE_NAMES_CONF, text, 0o644);
+  return { text: dnsmasqRecords(`The new names of ${cluster} at this site, to the site address.`, clusterRecords(domain, address, false)), domain, address };
+}
+
+/** Whether the node-local DNS already answers the site's names as publishSiteNames would write them. */
+export async function siteNamesInPlace(ctx: StepContext, actual?: string): Promise<boolean> {
+  const names = await siteNames(ctx, actual);
+  return !names || (await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === names.text;
+}
+
+export async function publishSiteNames(ctx: StepContext, actual?: string): Promise<void> {
+  const names = await siteNames(ctx, actual);
+  if (!names || (await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === names.text) return;
+  await ctx.host.writeFileAtomic(SITE_NAMES_CONF, names.text, 0o644);
   // Whichever dnsmasq runs (ours, or assisted-service's dnsmasq.service) reads it on restart.
   try {
     await systemctl(ctx.host, ['try-restart', LOCAL_DNS_UNIT, 'dnsmasq.service'], 60_000);
@@ -66,7 +76,7 @@ export async function publishSiteNames(ctx: StepContext, actual?: string): Promi
     if (!(e instanceof CommandError)) throw e;
     ctx.log.warn(`could not restart the node-local DNS (${e.detail})`);
   }
-  ctx.changed({ kind: 'file', target: SITE_NAMES_CONF, action: 'write', detail: `api.${domain} and *.apps.${domain} → ${address} in the node-local DNS` });
+  ctx.changed({ kind: 'file', target: SITE_NAMES_CONF, action: 'write', detail: `api.${names.domain} and *.apps.${names.domain} → ${names.address} in the node-local DNS` });
 }
 
 /**

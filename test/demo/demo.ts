@@ -1,7 +1,8 @@
 // `npm run demo`: the real bundled agent (`dist/sno-reconfigure.cjs run`) against the built-in cluster
 // simulator and a temp node root with stand-in host tools. The node boots and waits; a few seconds later
-// the site-config "USB stick" is inserted; the agent reconfigures network, kubelet, CSRs, domain, pull
-// secret, mirrors and registry trust, waits for the cluster to settle, and disables itself.
+// the site-config "USB stick" is inserted; the agent restarts the node once so that the site network is applied at
+// boot, then reconfigures kubelet, CSRs, domain, pull secret, mirrors and registry trust, waits for the cluster to
+// settle, and disables itself.
 //
 //   SNO_DEMO_TIME_SCALE=1 npm run demo   # real rollout durations (kube-apiserver revision ~6 min)
 //   default 0.02: every simulated minute takes 1.2 s
@@ -32,17 +33,28 @@ async function main(): Promise<number> {
     process.stdout.write(files['site-config.yaml']!.replace(/^/gm, '    '));
 
     say('powering on the node: sno-reconfigure.service starts and waits for its site-config');
-    const child = s.spawnRun(['--log-level', 'info']);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    const show = (line: string) => {
       const out = prettyLogLine(line, color);
       if (out) process.stdout.write(`    ${out}\n`);
-    });
-    createInterface({ input: child.stderr! }).on('line', (line) => process.stderr.write(`    ${line}\n`));
+    };
+    const agent = () => {
+      const child = s.spawnRun(['--log-level', 'info']);
+      createInterface({ input: child.stdout! }).on('line', show);
+      createInterface({ input: child.stderr! }).on('line', (line) => process.stderr.write(`    ${line}\n`));
+      return new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+    };
     setTimeout(() => {
       say('the technician inserts the USB stick labelled SITE-CONFIG');
       s.node.attachVolume('sdb1', 'SITE-CONFIG', files);
     }, 4_000);
-    const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+    let code = await agent();
+    // The stick came after boot: the site network is applied at the next boot, before configure-ovs (docs/network.md).
+    while (s.node.rebootRequested()) {
+      say('the node restarts; at boot, sno-reconfigure-network.service applies the site network before configure-ovs builds br-ex');
+      for (const line of s.node.powerCycle().split('\n')) show(line);
+      say('sno-reconfigure.service starts again and carries on');
+      code = await agent();
+    }
     say(`the agent exited with status ${code}`);
 
     const status = spawnSync(process.execPath, [BUNDLE_PATH, 'status', '--root', s.node.root], { encoding: 'utf8' });

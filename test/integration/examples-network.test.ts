@@ -1,8 +1,9 @@
-// Every example's network, run through the network step on a stand-in node shaped like a real OpenShift node with
-// OVN-Kubernetes (eno1 the port of br-ex, installed on a factory LAN; test/support/stand-ins/network-model.cjs) and
-// cabled into a store LAN made from the example itself (its subnet, gateway, the hosts it pings, its VLAN tag or
-// DHCP lease): the step must commit with br-ex rebuilt on the example's uplink carrying its addresses. The
-// real-OVS testbed runs the same examples against real interfaces (test/e2e).
+// Every example's network, run through the early network phase at the boot of a stand-in node shaped like a real
+// OpenShift node with OVN-Kubernetes (eno1 the port of br-ex, installed on a factory LAN;
+// test/support/stand-ins/network-model.cjs) and cabled into a store LAN made from the example itself (its subnet,
+// gateway, the hosts it pings, its VLAN tag or DHCP lease): the phase must commit, and configure-ovs then build br-ex on
+// the example's uplink carrying its addresses. The real-OVS testbed runs the same examples against real interfaces
+// and the real NetworkManager (test/e2e).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
@@ -11,11 +12,12 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { TRUSTED_KEYS_DIR } from '../../src/paths';
 import { parse } from 'yaml';
 import { loadSiteConfig } from '../../src/siteconfig/load';
-import { networkStep } from '../../src/steps/network';
+import { earlyNetwork } from '../../src/network/early';
+import { createLogger } from '../../src/log';
 import { siteUplink, staticAddresses } from '../../src/network/uplink';
 import { PROJECT_ROOT } from '../support/bundle';
 import { createStandInNode, defaultLan, type StandInLan } from '../support/standin-host';
-import { fastClock, testContext } from '../support/step-context';
+import { fastClock, type testContext } from '../support/step-context';
 
 const EXAMPLES = path.join(PROJECT_ROOT, 'examples');
 const WITH_NETWORK = ['bond', 'dhcp', 'ipv6-dual-stack', 'mirrors-and-ca', 'signed-vlan-store', 'static-ip', 'vlan'];
@@ -57,8 +59,11 @@ describe('every example network commits on a br-ex node cabled into its store LA
       const node = createStandInNode({ lan: lanFor(net.nmstate, net.verify.ping) });
       try {
         const host = new LocalHost({ root: node.root, env: node.env });
-        const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
-        await networkStep.apply(ctx);
+        node.bootUntilEarlyPhase();
+        const clock = fastClock();
+        const early = await earlyNetwork({ host, log: createLogger({ level: 'error' }), stateDir: '/var/lib/sno-reconfigure', network: net, internal: [], networkTimeoutMs: site.resolved.timeouts.network, clock: { now: () => clock.now(), sleep: (ms) => clock.sleep(ms) } });
+        assert.equal(early.outcome, 'committed', JSON.stringify(early.record));
+        node.finishBoot();
         assert.deepEqual(node.nmstateHistory(), ['apply --no-commit', 'commit']);
         const uplink = siteUplink(net.nmstate)!;
         const ifaces = node.network().runtime.ifaces as { name: string; type: string; bridge?: { port: { name: string }[] }; ipv4?: { address?: { ip: string; 'prefix-length': number }[] }; ipv6?: { address?: { ip: string; 'prefix-length': number }[] } }[];

@@ -117,40 +117,59 @@ export async function startScenario(opts: { sim?: SimulatorOptions; recoveryToke
   const bundle = ensureBundle();
   const timeScale = opts.sim?.timeScale ?? 0.002;
   const sim = await startSimulator({ timeScale, ...opts.sim, durations: { csrRefile: csrRefileAtLeast(60_000, timeScale), ...opts.sim?.durations } });
-  const node = createStandInNode({ nodeName: sim.options.nodeName, nodeIps: sim.options.kubeletIPs, siteAddress: sim.options.nodeIPs[0]!, simControlUrl: sim.controlUrl, ...opts.node });
+  // The agent's `systemctl reboot` stops it, as systemd would (stand-ins/host-tool.cjs); the boot is played below.
+  const node = createStandInNode({ nodeName: sim.options.nodeName, nodeIps: sim.options.kubeletIPs, siteAddress: sim.options.nodeIPs[0]!, simControlUrl: sim.controlUrl, ...opts.node, extraEnv: { STANDIN_STOP_ON_REBOOT: '1', ...opts.node?.extraEnv } });
   const kubeconfig = path.join(node.root, DEFAULT_KUBECONFIG);
   mkdirSync(path.dirname(kubeconfig), { recursive: true });
   copyFileSync(sim.kubeconfigs.localhostRecovery, kubeconfig);
   if (opts.recoveryToken !== false) cpSync(sim.staticPodResourcesDir, path.join(node.root, STATIC_POD_RESOURCES_DIR), { recursive: true });
   const agentArgs = ['--root', node.root, '--ingress-endpoint', `${sim.endpoints.ingress.host}:${sim.endpoints.ingress.port}`];
   const children = new Set<ChildProcess>();
+  // The reboot the agent asks for (the network step's `systemctl reboot`): the stand-in stops the agent (SIGTERM) as
+  // systemd would, and the agent's next start comes after the boot, whose early network phase does the work
+  // (node.powerCycle()).
   const spawnRun = (extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}) => {
+    if (node.rebootRequested()) node.powerCycle();
     const child = spawn(process.execPath, [bundle, 'run', ...agentArgs, ...extraArgs], { env: { ...node.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
     child.on('exit', () => children.delete(child));
     return child;
   };
+  const runOnce = (extraArgs: string[], env: NodeJS.ProcessEnv | undefined, timeoutMs: number) =>
+    new Promise<AgentRun>((resolve, reject) => {
+      const child = spawnRun(extraArgs, env);
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`agent run did not finish within the time left (${timeoutMs} ms)\n${stdout.slice(-4000)}\n${stderr.slice(-2000)}`));
+      }, timeoutMs);
+      // 'close', not 'exit': the last output of a short run may come after the process has exited.
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal, stdout, stderr, logs: [] });
+      });
+    });
   return {
     sim,
     node,
     agentArgs,
     spawnRun,
-    run: (extraArgs = [], runOpts = {}) =>
-      new Promise<AgentRun>((resolve, reject) => {
-        const child = spawnRun(extraArgs, runOpts.env);
-        let stdout = '';
-        let stderr = '';
-        child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          reject(new Error(`agent run did not finish within ${runOpts.timeoutMs ?? 120_000} ms\n${stdout.slice(-4000)}\n${stderr.slice(-2000)}`));
-        }, runOpts.timeoutMs ?? 120_000);
-        child.on('exit', (code, signal) => {
-          clearTimeout(timer);
-          resolve({ code, signal, stdout, stderr, logs: parseLogs(stdout) });
-        });
-      }),
+    // Until the agent ends without asking for a reboot: each boot's early-phase lines and each start's output, in order.
+    run: async (extraArgs = [], runOpts = {}) => {
+      const deadline = Date.now() + (runOpts.timeoutMs ?? 120_000);
+      let stdout = '';
+      let stderr = '';
+      for (;;) {
+        if (node.rebootRequested()) stdout += node.powerCycle();
+        const res = await runOnce(extraArgs, runOpts.env, Math.max(1, deadline - Date.now()));
+        stdout += res.stdout;
+        stderr += res.stderr;
+        if (!node.rebootRequested()) return { ...res, stdout, stderr, logs: parseLogs(stdout) };
+      }
+    },
     cleanup: async () => {
       for (const c of children) c.kill('SIGKILL');
       await sim.stop();

@@ -1,7 +1,8 @@
 // A temp node for tests of the agent: a host root, the stand-in host tools on PATH, and helpers to attach
 // "volumes", inject failures and read back what the agent asked the host to do.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import type { Socket } from 'node:net';
 import * as path from 'node:path';
@@ -9,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach } from 'node:test';
 import { LocalHost } from '../../src/host/host';
 import { KUBELET_HOLD_FILE } from '../../src/paths';
+import { ensureBundle } from './bundle';
 
 const TOOL_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stand-ins', 'host-tool.cjs');
 /** The simplest tools are a shell script, not a Node start per call (stand-ins/shell-tools.sh). */
@@ -17,7 +19,7 @@ const SHELL_TOOLS = ['agetty', 'systemd-notify', 'dig', 'getent', 'lsblk', 'blki
 /** The others: a bash client that hands the call to this process's tool server (stand-ins/tool-server.cjs). */
 const TOOL_CLIENT_SCRIPT = path.join(path.dirname(TOOL_SCRIPT), 'tool-client.sh');
 const TOOL_SERVER_SCRIPT = path.join(path.dirname(TOOL_SCRIPT), 'tool-server.cjs');
-export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'dig', 'ip', 'chronyc', 'systemd-notify', 'agetty', 'node-power-cycle'];
+export const STAND_IN_TOOLS = ['systemctl', 'nmstatectl', 'mount', 'umount', 'lsblk', 'blkid', 'ping', 'getent', 'dig', 'ip', 'chronyc', 'systemd-notify', 'agetty', 'node-power-cycle', 'nmcli'];
 
 let toolServerPortFile: string | undefined;
 /**
@@ -91,8 +93,16 @@ export interface StandInNode {
   network(): { runtime: { ifaces: Record<string, unknown>[]; routes: Record<string, unknown>[] }; profiles: { ifaces: Record<string, unknown>[] }; checkpoint?: unknown };
   /** configure-ovs runs (one line each: rebuilt br-ex / failed: why). */
   configureOvsRuns(): string[];
-  /** A power cut and boot: the checkpoint is lost and configure-ovs rebuilds br-ex from the persistent profiles. */
-  powerCycle(): void;
+  /**
+   * A power cut and boot: the checkpoint is lost, NetworkManager brings the profiles up, the agent's early network
+   * phase runs (its journal lines returned), then configure-ovs builds br-ex from the persistent profiles.
+   */
+  powerCycle(): string;
+  /** The boot up to the early network phase (checkpoint lost, the profiles up, no br-ex), and the rest of it (configure-ovs). */
+  bootUntilEarlyPhase(): void;
+  finishBoot(): void;
+  /** The agent asked for a reboot (`systemctl reboot`) and the boot has not been played yet. */
+  rebootRequested(): boolean;
   /** Re-cables the node (a new wire); the network state is kept. */
   setLan(lan: StandInLan): void;
   /** chronyd as the stand-in chronyc reports it (offset in seconds, positive when the clock is ahead). */
@@ -121,6 +131,9 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
   chmodSync(TOOL_CLIENT_SCRIPT, 0o755);
   for (const t of STAND_IN_TOOLS) symlinkSync(SHELL_TOOLS.includes(t) ? SHELL_TOOLS_SCRIPT : TOOL_CLIENT_SCRIPT, path.join(bin, t));
   writeFileSync(path.join(root, 'etc', 'hostname'), `${opts.nodeName ?? 'sno1-node'}\n`);
+  // The kernel's boot ID, a new one at each boot (node-power-cycle).
+  mkdirSync(path.join(root, 'proc/sys/kernel/random'), { recursive: true });
+  writeFileSync(path.join(root, 'proc/sys/kernel/random/boot_id'), `${randomUUID()}\n`);
   // RHCOS's users: Ignition creates `core` at first boot, its home under /var/home (/home links there), and the
   // MCD keeps the cluster's keys in authorized_keys.d/ignition (RHCOS 9).
   writeFileSync(path.join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/bash\ncore:x:1000:1000:CoreOS Admin:/var/home/core:/bin/bash\n');
@@ -147,6 +160,10 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
   delete env.NOTIFY_SOCKET;
   delete env.WATCHDOG_USEC;
   delete env.JOURNAL_STREAM;
+  const bootPhase = (args: string[]) => {
+    const res = spawnSync(path.join(bin, 'node-power-cycle'), args, { env, encoding: 'utf8' });
+    if (res.status !== 0) throw new Error(`power cycle failed: ${res.stderr}`);
+  };
   const readLines = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : []);
   return {
     dir,
@@ -187,7 +204,11 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
     nmstateHistory: () => readLines(path.join(standinDir, 'nmstate', 'history.log')),
     network: () => {
       spawnSync(path.join(bin, 'ip'), ['-j', 'addr'], { env });
-      return JSON.parse(readFileSync(path.join(standinDir, 'net', 'state.json'), 'utf8'));
+      const profileDir = path.join(root, 'etc/NetworkManager/system-connections');
+      const ifaces = (existsSync(profileDir) ? readdirSync(profileDir).sort() : [])
+        .map((f) => /^state=(.*)$/m.exec(readFileSync(path.join(profileDir, f), 'utf8'))?.[1])
+        .flatMap((json) => (json ? [(JSON.parse(json) as { interface: Record<string, unknown> }).interface] : []));
+      return { ...JSON.parse(readFileSync(path.join(standinDir, 'net', 'state.json'), 'utf8')), profiles: { ifaces } };
     },
     setLan: (lan) => {
       writeFileSync(path.join(standinDir, 'net', 'lan.json'), JSON.stringify(lan));
@@ -195,9 +216,17 @@ export function createStandInNode(opts: { nodeName?: string; nodeIps?: string[];
     },
     configureOvsRuns: () => readLines(path.join(standinDir, 'net', 'configure-ovs.log')),
     powerCycle: () => {
-      const res = spawnSync(path.join(bin, 'node-power-cycle'), [], { env, encoding: 'utf8' });
-      if (res.status !== 0) throw new Error(`power cycle failed: ${res.stderr}`);
+      bootPhase([]);
+      // sno-reconfigure-network.service: after NetworkManager, before ovs-configuration (src/render/unit.ts).
+      // Exit 1 (the known good not brought back) fails the unit, not the boot: what it said is returned.
+      const early = spawnSync(process.execPath, [ensureBundle(), 'early-network', '--root', root], { env, encoding: 'utf8', timeout: 10 * 60_000 });
+      if (early.status !== 0 && early.status !== 1) throw new Error(`the early network phase crashed (exit ${early.status}): ${early.stdout.slice(-2000)}${early.stderr.slice(-2000)}`);
+      bootPhase(['--configure-ovs']);
+      return early.stdout;
     },
+    bootUntilEarlyPhase: () => bootPhase([]),
+    finishBoot: () => bootPhase(['--configure-ovs']),
+    rebootRequested: () => existsSync(path.join(standinDir, 'reboot-requested')),
     setChrony: (state) => writeFileSync(path.join(standinDir, 'chrony.json'), JSON.stringify({ source: '192.0.2.123', offset: 0.000012, added: [], ...state })),
     chrony: () => {
       const f = path.join(standinDir, 'chrony.json');

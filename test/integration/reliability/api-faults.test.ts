@@ -99,7 +99,7 @@ interface RunOutcome {
 }
 
 async function runWithFaults(round: number, steps: StepName[]): Promise<RunOutcome> {
-  const s = await newScenario({ timeScale: SCALE });
+  const s = await newScenario({ timeScale: SCALE, poweredOn: true });
   try {
     const plan = steps.map((step, i) => ({ step, fault: FAULTS[(i + round) % FAULTS.length]! }));
     const injected: Injected[] = [];

@@ -20,7 +20,7 @@ interface CsrView {
 const decided = (csr: CsrView | undefined, type: 'Approved' | 'Denied') => Boolean(csr?.status?.conditions?.some((c) => c.type === type && c.status === 'True'));
 
 test('hostile CSRs filed during the run are never approved (nor denied); the node\'s own are approved', async () => {
-  const s = await newScenario();
+  const s = await newScenario({ poweredOn: true });
   try {
     const steps = agentSteps();
     const rounds: StepName[] = ['csr', ...steps.slice(steps.indexOf('csr') + 1, steps.indexOf('csr') + 2).filter((x) => x !== 'finish')];

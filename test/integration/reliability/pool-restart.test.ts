@@ -11,7 +11,7 @@ const RELEASED = /Let the node apply the machine configuration — (done in|alre
 const PAUSED = /machine-config pool master paused/;
 
 test('a power cut after the pool was released: the restarted run does not pause it again, and it ends unpaused', { timeout: 15 * 60_000 }, async () => {
-  const s = await newScenario();
+  const s = await newScenario({ poweredOn: true });
   try {
     const child = s.spawnRun();
     let out = '';

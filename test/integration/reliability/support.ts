@@ -39,10 +39,16 @@ export function titleOf(step: StepName): string {
   return found.title;
 }
 
-export async function newScenario(opts: { timeScale?: number } = {}): Promise<Scenario> {
+/**
+ * `poweredOn`: the node then boots with the stick in, so its early network phase commits the site network before the
+ * agent starts and one start of the agent runs every step; otherwise the stick is there for the agent's first start,
+ * which asks for the reboot that applies the network (the scenario plays it).
+ */
+export async function newScenario(opts: { timeScale?: number; poweredOn?: boolean } = {}): Promise<Scenario> {
   const s = await startScenario({ sim: { timeScale: opts.timeScale ?? TIME_SCALE } });
   // Signed: a registry CA needs signed media (src/siteconfig/trust.ts).
   s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: siteExtras(s.sim) }) }));
+  if (opts.poweredOn) s.node.powerCycle();
   return s;
 }
 

@@ -46,7 +46,7 @@ test('plan before the API is up: node steps in detail, cluster steps say they ne
   assert.equal(res.status, 0, res.stderr);
   assert.match(res.stdout, /Plan for site-config "store-0042" .* on node sno1-node — nothing is changed/);
   assert.match(res.stdout, /1\. Let the site log in over SSH \[ssh-early\]\n {3}- (?:write file \/var\/home\/core\/\.ssh\/authorized_keys\.d\/sno-reconfigure|nothing to change)\n/);
-  assert.match(res.stdout, /2\. Apply the site network \[network\]\n {3}- apply network eno1 — nmstatectl apply with a checkpoint, br-ex released from eno1 and rebuilt by configure-ovs on eno1 holding [\d.]+\/24; verify ping .*; commit, or roll back to the network it has now \(br-ex included\) on failure\n/);
+  assert.match(res.stdout, /2\. Apply the site network \[network\]\n {3}- apply network eno1 — at the next boot, before configure-ovs and nodeip-configuration \(the node reboots once for it when the media came after boot\): the network profiles saved as known good, nmstatectl apply with a checkpoint on eno1 holding [\d.]+\/24, .*; verify ping [\d.]+ \(the configured gateway\), ping .*; commit, or bring the known-good profiles back; configure-ovs then builds br-ex from the result\n/);
   assert.match(res.stdout, /3\. Check the node's clock \[clock\]\n {3}- nothing to change\n4\. Start kubelet \[kubelet\]\n {3}- delete file \/etc\/sno-reconfigure\/kubelet-hold/);
   assert.match(res.stdout, /Move the cluster to the new domain \[domain\]\n {3}requires the API to plan in detail/);
   assert.deepEqual(changingCalls(), []);

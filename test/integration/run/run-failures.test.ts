@@ -71,6 +71,10 @@ test('an invalid site-config changes nothing, is reported at priority err, and a
       s.node.attachVolume('sdc1', 'site-config', { 'site-config.yaml': siteConfigFor(s.sim) });
       const code = await new Promise<number | null>((r) => child.on('exit', r));
       assert.equal(code, 0, readFileSync(logFile, 'utf8').slice(-3000));
+      // Stopped for the reboot that applies the site network at boot; the next start finishes.
+      assert.equal(s.node.rebootRequested(), true);
+      const after = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+      assert.equal(after.code, 0, after.stdout.slice(-3000));
       assert.equal(status(s).phase, 'succeeded');
     } finally {
       child.kill('SIGKILL');
@@ -131,6 +135,8 @@ test('a stop mid-run (systemctl stop, a shutdown) is normal: exit 0, one info li
   withScenario(
     async (s) => {
       s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
+      // Powered on with the stick in: the early network phase commits at boot, and the run goes on to the API.
+      s.node.powerCycle();
       const child = s.spawnRun();
       let out = '';
       let err = '';

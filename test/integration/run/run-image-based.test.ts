@@ -126,6 +126,8 @@ describe('image-based install configuration media', { concurrency: 2 }, () => {
       // stopped there as `systemctl stop` would; the window itself and a run to done are proven with site-configs that
       // set spec.timeouts.settleStability (test/integration/steps/settle.test.ts, run-happy.test.ts, version-matrix.test.ts).
       s.node.attachVolume('sr0', 'cluster-config', volume(s));
+      // Powered on with the media in: the early network phase applies the site network at boot.
+      s.node.powerCycle();
       const res = await runUntilSettled(s);
       assert.equal(res.code, 0, res.stdout.slice(-3000));
       assert.ok(res.logs.some((l) => l.msg === 'stopped during "Wait for the cluster to settle"; the run resumes there at the next start'), res.stdout.slice(-3000));

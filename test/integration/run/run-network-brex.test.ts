@@ -1,13 +1,17 @@
-// The site network on a node shaped like a real OpenShift node with OVN-Kubernetes (issue 26): the uplink eno1 is a
-// port of br-ex, which ovs-configuration.service rebuilds at every boot. The stand-in (test/support/stand-ins/
-// network-model.cjs) refuses what nmstate refuses, so an agent that writes the address on a port fails here.
+// The site network on a node shaped like a real OpenShift node with OVN-Kubernetes (issues 26 and 35): the uplink eno1
+// is a port of br-ex, which ovs-configuration.service builds at every boot. The agent's run asks for one reboot; at
+// that boot the early network phase applies the site state to eno1's own profile before configure-ovs. The stand-in
+// (test/support/stand-ins/network-model.cjs) refuses what nmstate refuses and gives back on rollback only the
+// profiles that were active, so an agent that writes the address on a port, or counts on a checkpoint taken under
+// br-ex, fails here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { BASELINE_FILE } from '../../../src/paths';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { ensureBundle } from '../../support/bundle';
 import { parse, stringify } from 'yaml';
 import { startScenario, siteConfigFor, type Scenario } from '../../support/scenario';
 import { defaultLan, type StandInNode } from '../../support/standin-host';
@@ -35,22 +39,27 @@ const withSite = async (use: (s: Scenario, site: string) => Promise<void>, opts:
   }
 };
 
-test('a relocation on a br-ex node commits with br-ex on eno1 carrying the site address beside the internal IP, and a reboot keeps it', { timeout: 20 * 60_000 }, async () => {
+const reboots = (s: Scenario) => s.node.calls('systemctl').filter((c) => c.args[0] === 'reboot').length;
+
+test('a relocation on a br-ex node reboots once; the early phase commits, and configure-ovs builds br-ex on eno1 with the site address before the internal IP; a reboot keeps it', { timeout: 20 * 60_000 }, async () => {
   await withSite(async (s, site) => {
     assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: ['172.31.250.10/24', INTERNAL] }, 'the factory network');
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
+    assert.equal(reboots(s), 1, 'one reboot, for the early phase');
+    assert.ok(res.logs.some((l) => l.msg.startsWith('network pending for the next boot')), res.stdout.slice(-2000));
     assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'commit']);
     assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: [`${site}/24`, INTERNAL] });
-    assert.ok(res.logs.some((l) => l.msg.startsWith(`site network applied (br-ex on eno1 holding ${site}/24) and committed`)), res.stdout.slice(-2000));
-    // Any later boot: configure-ovs rebuilds br-ex from eno1's persistent profile, which now holds the site settings.
+    assert.ok(res.logs.some((l) => l.msg === 'the site network on eno1 was applied at boot, verified and committed'), res.stdout.slice(-2000));
+    // Any later boot: configure-ovs builds br-ex from eno1's persistent profile, which now holds the site settings.
     s.node.powerCycle();
     assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: [`${site}/24`, INTERNAL] });
+    assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'commit'], 'nothing applied again');
   });
 });
 
-test("the state written like the examples, applied as the old agent did (no br-ex release), is refused by nmstate's rule", { timeout: 10 * 60_000 }, async () => {
+test("the state written like the examples, applied under br-ex (no release), is refused by nmstate's rule", { timeout: 10 * 60_000 }, async () => {
   await withSite(async (s) => {
     const site = parse(siteConfigFor(s.sim)) as { spec: { network: { nmstate: unknown } } };
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'nm-')), 'state.yaml');
@@ -63,7 +72,21 @@ test("the state written like the examples, applied as the old agent did (no br-e
   });
 });
 
-test('a wrong gateway fails verification and is rolled back to the factory network, br-ex included', { timeout: 20 * 60_000 }, async () => {
+test('under br-ex a checkpoint does not give back the NIC\'s own profile (it runs on configure-ovs\'s): a state applied then and rolled back comes back at the next boot', { timeout: 10 * 60_000 }, async () => {
+  await withSite(async (s) => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'nm-')), 'state.yaml');
+    writeFileSync(file, stringify({ interfaces: [{ name: 'br-ex', type: 'ovs-interface', state: 'absent' }, { name: 'br-ex', type: 'ovs-bridge', state: 'absent' }, { name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '10.1.2.3', 'prefix-length': 24 }] } }] }));
+    const tool = (...args: string[]) => spawnSync(path.join(s.node.bin, 'nmstatectl'), args, { env: s.node.env, encoding: 'utf8' });
+    assert.equal(tool('apply', '--no-commit', '--timeout', '60', file).status, 0);
+    assert.equal(tool('rollback').status, 0);
+    assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: ['172.31.250.10/24', INTERNAL] }, 'live, br-ex is back');
+    s.node.bootUntilEarlyPhase();
+    s.node.finishBoot();
+    assert.deepEqual(brEx(s.node)?.addresses, ['10.1.2.3/24', INTERNAL], 'the failed settings were left in eno1\'s own profile (real-node-network observation 4)');
+  });
+});
+
+test('a wrong gateway fails verification at boot and is rolled back to the factory network: attempt 1 of 3, and the factory network after the next boot too', { timeout: 20 * 60_000 }, async () => {
   await withSite(async (s, site) => {
     const wrong = site.replace(/\.\d+$/, '.254');
     const doc = parse(siteConfigFor(s.sim, { extraSpec: { timeouts: { network: '20s', settleStability: '2s' } } })) as { spec: { network: { nmstate: { routes: { config: Record<string, unknown>[] } }; verify: { ping: string[] } } } };
@@ -72,44 +95,45 @@ test('a wrong gateway fails verification and is rolled back to the factory netwo
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': stringify(doc) });
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 1);
-    assert.ok(res.logs.some((l) => l.msg.includes(`did not verify and was rolled back (attempt 1 of 3): ping ${wrong}`)), res.stdout.slice(-2000));
+    assert.ok(res.logs.some((l) => l.msg.includes(`the site network did not verify at boot and was rolled back (attempt 1 of 3): ping ${wrong}`)), res.stdout.slice(-2000));
     assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'rollback']);
     assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: ['172.31.250.10/24', INTERNAL] }, 'br-ex is back with the factory address');
+    // The next boot tries again (attempt 2), fails the same way, and the node still comes up on the factory network.
     s.node.powerCycle();
-    assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: ['172.31.250.10/24', INTERNAL] }, 'and stays so after a reboot: the factory profile is what persists');
+    assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'rollback', 'apply --no-commit', 'rollback']);
+    assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: ['172.31.250.10/24', INTERNAL] }, 'the factory profile is what persists');
   });
 });
 
-test('killed between apply and commit: the checkpoint rolls back by itself, the next start brings br-ex back and commits', { timeout: 20 * 60_000 }, async () => {
+test('the early phase killed between apply and commit, then a power cut: the next boot writes the known good back, applies again and commits; the run carries on', { timeout: 20 * 60_000 }, async () => {
   await withSite(async (s, site) => {
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
-    const child: ChildProcess = s.spawnRun();
+    s.node.bootUntilEarlyPhase();
+    const release = s.node.hold('nmstatectl-commit');
+    // Its own process group, killed whole as systemd kills the unit's control group (nmstatectl with it).
+    const early = spawn(process.execPath, [ensureBundle(), 'early-network', '--root', s.node.root], { env: s.node.env, stdio: 'ignore', detached: true });
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
-        if (s.node.nmstateHistory().includes('apply --no-commit')) {
+        if (s.node.calls('nmstatectl').some((c) => c.args[0] === 'commit')) {
           clearInterval(timer);
-          child.kill('SIGKILL');
+          process.kill(-early.pid!, 'SIGKILL');
         }
       }, 20);
-      child.on('exit', (_code, signal) => (clearInterval(timer), signal === 'SIGKILL' ? resolve() : reject(new Error('the agent ended before the kill point'))));
+      early.on('exit', (_code, signal) => (clearInterval(timer), signal === 'SIGKILL' ? resolve() : reject(new Error('the early phase ended before the kill point'))));
     });
+    release();
     assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit'], 'killed on the site network, uncommitted');
-    assert.notEqual(s.node.network().checkpoint, undefined);
-    // Nobody commits: NetworkManager's timer rolls the checkpoint back (its deadline moved to now).
-    const stateFile = path.join(s.node.standinDir, 'net', 'state.json');
-    const state = JSON.parse(readFileSync(stateFile, 'utf8'));
-    state.checkpoint.deadline = Date.now() - 1;
-    writeFileSync(stateFile, JSON.stringify(state));
-    assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: ['172.31.250.10/24', INTERNAL] }, 'rolled back by the checkpoint, br-ex included');
+    const bootLog = s.node.powerCycle();
+    assert.match(bootLog, /the last attempt at the site network was cut off \(phase committing\) before it was committed/);
+    assert.deepEqual(s.node.nmstateHistory(), ['apply --no-commit', 'apply --no-commit', 'commit']);
+    assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: [`${site}/24`, INTERNAL] });
     const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
     assert.equal(res.code, 0, res.stdout.slice(-3000));
-    assert.ok(res.logs.some((l) => l.msg.includes('the previous attempt at the site network was interrupted before it was committed')));
-    assert.deepEqual(brEx(s.node), { port: 'eno1', addresses: [`${site}/24`, INTERNAL] });
-    assert.deepEqual(s.node.nmstateHistory().slice(-2), ['apply --no-commit', 'commit']);
+    assert.equal(reboots(s), 0, 'committed at the boot before the run: no reboot asked');
   });
 });
 
-test('a node without br-ex (OpenShiftSDN): the state applies to eno1 directly and ovs-configuration is never run', { timeout: 20 * 60_000 }, async () => {
+test('a node without br-ex (OpenShiftSDN): the early phase applies the state to eno1 and no br-ex is built', { timeout: 20 * 60_000 }, async () => {
   await withSite(async (s, site) => {
     s.node.setLan({ ...defaultLan(site), ovn: false });
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim) });
@@ -118,6 +142,6 @@ test('a node without br-ex (OpenShiftSDN): the state applies to eno1 directly an
     assert.equal(brEx(s.node), undefined);
     assert.deepEqual(s.node.configureOvsRuns(), []);
     const eno1 = s.node.network().runtime.ifaces.find((i) => i.name === 'eno1') as { ipv4: { address: { ip: string }[] } };
-    assert.deepEqual(eno1.ipv4.address.map((a) => a.ip), [site]);
+    assert.deepEqual(eno1.ipv4.address.map((a) => a.ip), [site, INTERNAL.replace(/\/\d+$/, '')]);
   });
 });

@@ -1,6 +1,7 @@
 // After the third failed verification of the site network the config is refused (issue #17): the verification
 // failure stays on the console, and the same config runs again when its media is re-inserted or
-// `run --retry-network` asks — a cable that was out is no fault of the file.
+// `run --retry-network` asks — a cable that was out is no fault of the file. Each attempt is made by the early
+// network phase at a boot the run asks for (docs/network.md); the scenario plays each boot.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,7 +39,7 @@ test('a network that failed three times (a cable out) is tried again on re-inser
       }
     }
     const failure = status(s).lastError!.message;
-    assert.match(failure, /^the site network did not verify and was rolled back \(attempt 3 of 3\): ping /);
+    assert.match(failure, /^the site network did not verify at boot and was rolled back \(attempt 3 of 3\): ping /);
 
     // The next start finds the same stick still in: not tried again, and the screen says why and what to do.
     const again = await s.run(['--once']);
@@ -78,7 +79,12 @@ test('a network that failed three times (a cable out) is tried again on re-inser
     s.node.attachVolume('sdb1', 'SITE-CONFIG', { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { network: '20s', settleStability: '2s' } } }) });
     // The kernel makes a new device node for the re-inserted stick.
     writeFileSync(path.join(s.node.root, 'dev', 'sdb1'), '');
-    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    let code = await new Promise<number | null>((r) => child.on('exit', r));
+    // The run asked for the boot that applies the network: the node restarts and the agent carries on.
+    assert.equal(s.node.rebootRequested(), true, out.slice(-3000));
+    const afterBoot = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    code = afterBoot.code;
+    out += afterBoot.stdout;
     assert.equal(code, 0, out.slice(-3000));
     assert.ok(parseLogs(out).some((l) => l.msg === 'retrying the site network of "store-0042": the stick /dev/sdb1 (SITE-CONFIG) was inserted again'));
   } finally {

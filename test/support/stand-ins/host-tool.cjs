@@ -53,6 +53,7 @@ async function runTool({ tool, args, env, stdin = '', cwd = process.cwd(), gone 
     ip,
     chronyc,
     'node-power-cycle': powerCycle,
+    nmcli,
     // agetty, systemd-notify, dig, getent, and lsblk and blkid but for labels beyond ASCII: ./shell-tools.sh.
   };
   try {
@@ -190,9 +191,19 @@ async function runTool({ tool, args, env, stdin = '', cwd = process.cwd(), gone 
       }
       case 'daemon-reload':
         break;
-      // The node stays up: the call is recorded (calls('systemctl')) and a test plays the boot itself.
-      case 'reboot':
+      // The node stays up: the call is recorded (calls('systemctl')) and marked, and the caller (the agent) is stopped
+      // with SIGTERM as systemd stops the services at a reboot; the test harness plays the boot (test/support/scenario.ts).
+      case 'reboot': {
+        fs.writeFileSync(p('reboot-requested'), `${Date.now()}\n`);
+        // Only where the harness plays boots (test/support/scenario.ts): a unit test calling it is not stopped.
+        const caller = env.STANDIN_STOP_ON_REBOOT ? Number(env.STANDIN_CALLER_PID) : 0;
+        try {
+          if (caller > 1) process.kill(caller, 'SIGTERM');
+        } catch {
+          // gone already
+        }
         break;
+      }
       default:
         err(`systemctl stand-in: unsupported verb ${verb}\n`);
         exit(1);
@@ -201,7 +212,8 @@ async function runTool({ tool, args, env, stdin = '', cwd = process.cwd(), gone 
   }
 
   /** nmstatectl over the node's network model (network-model.cjs has the rules and their sources). */
-  function nmstatectl() {
+  async function nmstatectl() {
+    await holdIfAsked(args[0]);
     const model = net.load(dir, env);
     net.expireCheckpoint(model);
     const hist = (line) => fs.appendFileSync(path.join(dir, 'nmstate', 'history.log'), `${line}\n`);
@@ -222,11 +234,8 @@ async function runTool({ tool, args, env, stdin = '', cwd = process.cwd(), gone 
       } else if (verb === 'commit' || verb === 'rollback') {
         const cp = model.state.checkpoint;
         if (!cp) throw new net.NmstateError('NotFoundError', 'No checkpoint');
-        if (verb === 'rollback') {
-          model.state.profiles = cp.profiles;
-          model.state.runtime = cp.runtime;
-        }
-        delete model.state.checkpoint;
+        if (verb === 'rollback') net.rollback(model);
+        else delete model.state.checkpoint;
         model.save();
         hist(verb);
       } else {
@@ -248,7 +257,7 @@ async function runTool({ tool, args, env, stdin = '', cwd = process.cwd(), gone 
       err('Failed to restart ovs-configuration.service: Unit ovs-configuration.service not found.\n');
       exit(5);
     }
-    const res = net.configureOvs(model.lan, net.render(model.lan, model.state.profiles));
+    const res = net.configureOvs(model.lan, net.render(model.lan, model.profiles));
     model.state.runtime = res.runtime;
     model.save();
     fs.appendFileSync(p('net', 'configure-ovs.log'), `${res.ok ? 'rebuilt br-ex' : `failed: ${res.why}`}\n`);
@@ -258,12 +267,46 @@ async function runTool({ tool, args, env, stdin = '', cwd = process.cwd(), gone 
     }
   }
 
-  /** `node-power-cycle` (tests only): a reboot — the checkpoint is lost, configure-ovs rebuilds br-ex from the profiles. */
+  /**
+   * `node-power-cycle` (tests only): a power cut and the boot up to the early network phase — the checkpoint is lost,
+   * NetworkManager brings the interfaces up from their profiles, no br-ex yet. `node-power-cycle --configure-ovs`: the
+   * rest of the boot, ovs-configuration.service building br-ex from the profiles (the harness runs the agent's early
+   * phase in between, as sno-reconfigure-network.service is ordered).
+   */
   function powerCycle() {
     const model = net.load(dir, env);
-    delete model.state.checkpoint;
-    model.state.runtime = net.boot(model.lan, model.state.profiles).runtime;
+    if (args.includes('--configure-ovs')) {
+      const res = net.boot(model.lan, model.profiles);
+      model.state.runtime = res.runtime;
+      if (model.lan.ovn) fs.appendFileSync(p('net', 'configure-ovs.log'), `${res.ok ? 'rebuilt br-ex' : `failed: ${res.why}`}\n`);
+    } else {
+      delete model.state.checkpoint;
+      model.state.runtime = net.render(model.lan, model.profiles);
+      fs.rmSync(p('reboot-requested'), { force: true });
+      if (env.STANDIN_ROOT) fs.writeFileSync(path.join(env.STANDIN_ROOT, 'proc/sys/kernel/random/boot_id'), `${require('node:crypto').randomUUID()}\n`);
+    }
     model.save();
+  }
+
+  /** nmcli (nmcli(1)): `connection reload` reads the profile files (the model always does); `connection up id X` re-activates X from its profile. */
+  function nmcli() {
+    failIfAsked(args[1]);
+    const model = net.load(dir, env);
+    net.expireCheckpoint(model);
+    if (args[0] !== 'connection' || !['reload', 'up'].includes(args[1])) {
+      err(`nmcli stand-in: unsupported ${args.join(' ')}\n`);
+      exit(2);
+    }
+    if (args[1] === 'up') {
+      const id = args[args.length - 1];
+      if (!model.profiles.ifaces.some((i) => i.name === id)) {
+        err(`Error: unknown connection '${id}'.\n`);
+        exit(10);
+      }
+      const fresh = net.render(model.lan, model.profiles);
+      model.state.runtime = model.state.runtime.ifaces.some((i) => i.name === net.BR_EX) ? net.configureOvs(model.lan, fresh).runtime : fresh;
+      model.save();
+    }
   }
 
   function mount() {

@@ -1,11 +1,15 @@
-// The stand-in node's network for the integration tests' nmstatectl, systemctl (ovs-configuration.service), ping
-// and ip: a model of an OpenShift node with OVN-Kubernetes (the uplink NIC a port of br-ex) or without (SDN). It
+// The stand-in node's network for the integration tests' nmstatectl, nmcli, systemctl (ovs-configuration.service),
+// ping and ip: a model of an OpenShift node with OVN-Kubernetes (the uplink NIC a port of br-ex) or without (SDN). It
 // says no where nmstate says no, so an agent that writes the wrong state fails here. The real-OVS testbed
-// (test/e2e/testbed) runs the same rules against real interfaces; this model keeps the integration tests fast.
+// (test/e2e/testbed) runs the same rules against real interfaces and the real NetworkManager; this model keeps the
+// integration tests fast.
 //
-// State in $STANDIN_DIR/net/: lan.json (the wire: NICs, the factory settings, the store LAN the cable is in now),
-// state.json { profiles, runtime, checkpoint }. `profiles` are NetworkManager's persistent profiles (what nmstate
-// writes, kept across a reboot); `runtime` is what `nmstatectl show` reports now.
+// State: $STANDIN_DIR/net/lan.json (the wire: NICs, the factory settings, the store LAN the cable is in now) and
+// state.json { runtime, checkpoint }; NetworkManager's persistent profiles are files on the node's disk, one per
+// interface (a keyfile whose [connection] section names it, its settings in nmstate's shape as one JSON value), in
+// $STANDIN_ROOT/etc/NetworkManager/system-connections:
+// the agent's early network phase reads, saves and writes them back itself. `runtime` is what `nmstatectl show`
+// reports now.
 //
 // Rules, each from the real tool:
 // - nmstate keeps an interface's current controller when the desired state names none
@@ -20,7 +24,11 @@
 // - `apply --no-commit --timeout N` takes a checkpoint of every device with DELETE_NEW_CONNECTIONS and
 //   DISCONNECT_NEW_DEVICES (rust/src/lib/nm/nm_dbus/dbus.rs checkpoint_create); NetworkManager rolls it back by
 //   itself after N seconds even when the caller is gone (modelled lazily: the next tool call after the deadline
-//   rolls back first); a second checkpoint is a CheckpointConflict; a reboot loses it. Profiles are on disk at once.
+//   rolls back first); a second checkpoint is a CheckpointConflict; a reboot loses it. A rollback gives back only
+//   the profiles that were active on a device when the checkpoint was taken, and deletes the profiles made since:
+//   under br-ex the NIC runs on configure-ovs's own port profile, so its /etc profile is not given back (the real
+//   NetworkManager 1.42: reference real-node-network, observations 4-6). At early boot, before configure-ovs, the
+//   NIC's own profile is the active one and comes back (observations 11-12).
 // - ovs-configuration.service (machine-config-operator templates/common/_base/files/configure-ovs-network.yaml,
 //   release-4.12 … 4.16): at boot and on a re-run with br-ex gone it drops its own br-ex, finds the interface that
 //   carries the default route, makes it br-ex's port (no IP of its own) and clones its IP settings (static or DHCP)
@@ -64,9 +72,53 @@ const addrsOf = (ipcfg) => (ipcfg && ipcfg.enabled !== false && Array.isArray(ip
 const isTrue = (v) => v === true || v === 'true';
 
 // ---- state ---------------------------------------------------------------------------------------------------
-// `env`: the caller's environment, for the internal IPs the dispatcher adds to br-ex and the kubelet's node IPs.
+const SUFFIX = '.nmconnection';
+const profileDir = (dir, env) => path.join(env.STANDIN_ROOT || path.join(dir, '..', 'root'), 'etc', 'NetworkManager', 'system-connections');
+const isDefaultRoute = (r) => r.destination === '0.0.0.0/0' || r.destination === '::/0';
+
+/** The profile files now: file name → text (ours only: one per interface, nmstate's shape). */
+function readFiles(pdir) {
+  const out = {};
+  if (!fs.existsSync(pdir)) return out;
+  for (const f of fs.readdirSync(pdir)) if (f.endsWith(SUFFIX)) out[f] = fs.readFileSync(path.join(pdir, f), 'utf8');
+  return out;
+}
+
+function writeFiles(pdir, files) {
+  fs.mkdirSync(pdir, { recursive: true });
+  const now = readFiles(pdir);
+  for (const f of Object.keys(now)) if (!(f in files)) fs.rmSync(path.join(pdir, f));
+  for (const [f, text] of Object.entries(files)) if (now[f] !== text) fs.writeFileSync(path.join(pdir, f), text, { mode: 0o600 });
+}
+
+/** { ifaces, routes, dns } from the files: each interface's routes and DNS live in its own profile, as in NetworkManager. */
+function fromFiles(files) {
+  const profiles = { ifaces: [], routes: [], dns: undefined };
+  for (const f of Object.keys(files).sort()) {
+    const m = /^state=(.*)$/m.exec(files[f]);
+    const p = m ? JSON.parse(m[1]) : {};
+    if (p.interface) profiles.ifaces.push(p.interface);
+    profiles.routes.push(...(p.routes || []));
+    if (p.dns) profiles.dns = p.dns;
+  }
+  return profiles;
+}
+
+function toFiles(profiles) {
+  const dnsOn = (profiles.routes.find((r) => isDefaultRoute(r) && profiles.ifaces.some((i) => i.name === r['next-hop-interface'])) || {})['next-hop-interface'] || (profiles.ifaces[0] || {}).name;
+  const files = {};
+  for (const i of profiles.ifaces) {
+    const routes = profiles.routes.filter((r) => r['next-hop-interface'] === i.name);
+    const settings = { interface: i, ...(routes.length ? { routes } : {}), ...(profiles.dns && i.name === dnsOn ? { dns: profiles.dns } : {}) };
+    files[`${i.name}${SUFFIX}`] = `[connection]\nid=${i.name}\ninterface-name=${i.name}\n\n[nmstate]\nstate=${JSON.stringify(settings)}\n`;
+  }
+  return files;
+}
+
+// `env`: the caller's environment, for the node's root, the internal IPs the dispatcher adds to br-ex and the kubelet's node IPs.
 function load(dir, env = process.env) {
   const p = paths(dir);
+  const pdir = profileDir(dir, env);
   const ips = (v) => (v || '').split(',').filter(Boolean);
   const lan = { ...JSON.parse(fs.readFileSync(p.lan, 'utf8')), internalIps: ips(env.STANDIN_INTERNAL_IPS), nodeIps: ips(env.STANDIN_NODE_IPS) };
   let state;
@@ -83,19 +135,48 @@ function load(dir, env = process.env) {
       routes: f.dhcp ? [] : [{ destination: '0.0.0.0/0', 'next-hop-address': f.gateway, 'next-hop-interface': lan.nics[0] }],
       dns: { server: [f.gateway] },
     };
-    state = { profiles, runtime: boot(lan, profiles).runtime };
+    writeFiles(pdir, toFiles(profiles));
+    state = { runtime: boot(lan, profiles).runtime };
     fs.writeFileSync(p.state, JSON.stringify(state, null, 2));
   }
-  return { lan, state, save: () => fs.writeFileSync(p.state, JSON.stringify(state, null, 2)) };
+  const model = {
+    lan,
+    state,
+    profileDir: pdir,
+    get profiles() {
+      return (this._profiles ??= fromFiles(readFiles(pdir)));
+    },
+    set profiles(v) {
+      this._profiles = v;
+    },
+    save() {
+      if (this._profiles) writeFiles(pdir, toFiles(this._profiles));
+      fs.writeFileSync(p.state, JSON.stringify(state, null, 2));
+    },
+  };
+  return model;
+}
+
+/**
+ * NetworkManager's rollback of a checkpoint: the profiles that were active when it was taken come back, profiles
+ * made since go (DELETE_NEW_CONNECTIONS), the devices as they were.
+ */
+function rollback(model) {
+  const cp = model.state.checkpoint;
+  const files = readFiles(model.profileDir);
+  for (const f of Object.keys(files)) if (!cp.existing.includes(f)) delete files[f];
+  Object.assign(files, cp.files);
+  writeFiles(model.profileDir, files);
+  model._profiles = undefined;
+  model.state.runtime = cp.runtime;
+  delete model.state.checkpoint;
 }
 
 /** NetworkManager's timer: a checkpoint past its deadline is rolled back before anything else happens. */
 function expireCheckpoint(model) {
   const cp = model.state.checkpoint;
   if (cp && Date.now() > cp.deadline) {
-    model.state.profiles = cp.profiles;
-    model.state.runtime = cp.runtime;
-    delete model.state.checkpoint;
+    rollback(model);
     model.save();
     return true;
   }
@@ -237,9 +318,12 @@ function apply(model, desiredState, opts) {
   const controllers = mergeControllers(lan, state.runtime, desired);
   if (opts.noCommit) {
     if (state.checkpoint) throw new NmstateError('CheckpointConflict', 'Another checkpoint exists, please wait its timeout or destroy it');
-    state.checkpoint = { profiles: clone(state.profiles), runtime: clone(state.runtime), deadline: Date.now() + opts.timeout * 1000 };
+    // The profiles active now: a NIC that is br-ex's port runs on configure-ovs's profile, not on its own.
+    const files = readFiles(model.profileDir);
+    const active = state.runtime.ifaces.filter((i) => i.type !== 'ovs-bridge' && i.state === 'up' && i.controller !== BR_EX).map((i) => `${i.name}${SUFFIX}`);
+    state.checkpoint = { files: Object.fromEntries(Object.entries(files).filter(([f]) => active.includes(f))), existing: Object.keys(files), runtime: clone(state.runtime), deadline: Date.now() + opts.timeout * 1000 };
   }
-  const profiles = state.profiles;
+  const profiles = model.profiles;
   let brExGone = !state.runtime.ifaces.some((i) => i.name === BR_EX);
   for (const d of desired) {
     if (d.name === BR_EX) {
@@ -323,4 +407,4 @@ function ipAddr(model) {
   return [{ ifindex: 1, ifname: 'lo', addr_info: [{ family: 'inet', local: '127.0.0.1', scope: 'host' }] }, ...links];
 }
 
-module.exports = { load, expireCheckpoint, apply, show, configureOvs, render, boot, reachable, ipAddr, NmstateError, BR_EX };
+module.exports = { load, expireCheckpoint, rollback, apply, show, configureOvs, render, boot, reachable, ipAddr, NmstateError, BR_EX };

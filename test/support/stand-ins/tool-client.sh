@@ -16,9 +16,10 @@ if [ -n "${STANDIN_TOOL_SERVER:-}" ] && [ -f "$STANDIN_TOOL_SERVER" ]; then read
 [[ $port =~ ^[0-9]+$ ]] || alone "$@"
 { exec 3<> "/dev/tcp/127.0.0.1/$port"; } 2> /dev/null || alone "$@"
 
-# What host-tool.cjs reads of its environment.
+# What host-tool.cjs reads of its environment, and who called (systemctl reboot stops the caller, as systemd would).
+export STANDIN_CALLER_PID=$PPID
 envs=()
-for name in STANDIN_DIR SIM_CONTROL_URL NOTIFY_SOCKET STANDIN_INTERNAL_IPS STANDIN_NODE_IPS; do
+for name in STANDIN_DIR SIM_CONTROL_URL NOTIFY_SOCKET STANDIN_INTERNAL_IPS STANDIN_NODE_IPS STANDIN_CALLER_PID STANDIN_ROOT STANDIN_STOP_ON_REBOOT; do
   if [ -n "${!name+set}" ]; then envs+=("$name=${!name}"); fi
 done
 # stdin: what is already waiting when the call starts (`read -t 0`), as host-tool.cjs reads it as a program — a

@@ -1,10 +1,9 @@
-// The network step's decisions as rows: what `nmstatectl show` of a node says, the site's state → refused or not,
-// and the factory state that restoreKnownGood applies.
+// The site state's refusals as rows: what `nmstatectl show` of a node says, the site's state → refused or not.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
 import { parseTopology } from '../../../src/network/topology';
-import { brExProblems, factoryState, refusalsAgainst, releaseState, siteUplink, type NmState } from '../../../src/network/uplink';
+import { refusalsAgainst, type NmState } from '../../../src/network/uplink';
 
 const eth = (name: string, extra: Record<string, unknown> = {}) => ({ name, type: 'ethernet', state: 'up', ipv4: { enabled: false }, ipv6: { enabled: false }, ...extra });
 const addr = (ip: string, prefix: number) => ({ enabled: true, dhcp: false, address: [{ ip, 'prefix-length': prefix }] });
@@ -57,35 +56,4 @@ test('refusals against the node, as rows', () => {
     row.refused.forEach((re, i) => assert.match(refusals[i]!.message, re, row.name));
     for (const r of refusals) assert.match(r.remedy, /spec\.network\.nmstate/, row.name);
   }
-});
-
-test('the state applied on an OVN node releases br-ex; configure-ovs builds it on the interface of the default route', () => {
-  const applied = releaseState(SITE);
-  assert.deepEqual((applied.interfaces as { name: string; type: string; state: string }[]).slice(0, 2), [
-    { name: 'br-ex', type: 'ovs-interface', state: 'absent' },
-    { name: 'br-ex', type: 'ovs-bridge', state: 'absent' },
-  ]);
-  const bond: NmState = {
-    interfaces: [eth('eno1'), { name: 'bond0', type: 'bond', 'link-aggregation': { port: ['eno1', 'eno2'] }, ipv4: addr('10.42.0.10', 24) }],
-    routes: { config: [{ destination: '0.0.0.0/0', 'next-hop-address': '10.42.0.1', 'next-hop-interface': 'bond0' }] },
-  };
-  assert.equal(siteUplink(bond)?.name, 'bond0');
-});
-
-test('the factory state is the uplink with br-ex settings, without OVN\'s masquerade address, its routes moved to the uplink', () => {
-  const factory = factoryState(ovnNode());
-  assert.deepEqual(factory?.interfaces, [
-    { name: 'br-ex', type: 'ovs-interface', state: 'absent' },
-    { name: 'br-ex', type: 'ovs-bridge', state: 'absent' },
-    { name: 'eno1', type: 'ethernet', state: 'up', ipv4: { enabled: true, dhcp: false, address: [{ ip: '172.31.250.10', 'prefix-length': 24 }, { ip: '10.99.0.10', 'prefix-length': 32 }] }, ipv6: { enabled: false } },
-  ]);
-  assert.deepEqual(factory?.routes, { config: [{ destination: '0.0.0.0/0', 'next-hop-address': '172.31.250.1', 'next-hop-interface': 'eno1' }] });
-});
-
-test('br-ex after the rebuild is checked against the state, not only for existing', () => {
-  const uplink = siteUplink(SITE)!;
-  assert.deepEqual(brExProblems(ovnNode(), uplink, []), ['br-ex does not hold 10.42.0.10/24']);
-  assert.deepEqual(brExProblems(parseTopology(stringify({ interfaces: [eth('eno1', { ipv4: addr('10.42.0.10', 24) })] })), uplink, []), ['br-ex was not rebuilt']);
-  const dhcp = siteUplink({ interfaces: [{ name: 'eno1', type: 'ethernet', ipv4: { enabled: true, dhcp: true } }] })!;
-  assert.deepEqual(brExProblems(ovnNode(), dhcp, []), ['br-ex does not use DHCP for IPv4'], 'a static br-ex is not what a DHCP uplink gives');
 });

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { networkStep } from '../../../src/steps/network';
 import { ConfigRejectedError, StepError } from '../../../src/engine/step';
-import { EARLY_NETWORK_UNIT_PATH } from '../../../src/paths';
+import { BOOT_ID_FILE } from '../../../src/paths';
 import { committedFile, desiredDigest, earlyRecordFile } from '../../../src/network/early';
 import { standInNodeEachTest, type StandInNode } from '../../support/standin-host';
 import { fastClock, siteOf, testContext } from '../../support/step-context';
@@ -34,7 +34,6 @@ describe('network step with the early phase', () => {
   const reboots = () => node.calls('systemctl').filter((c) => c.args[0] === 'reboot').length;
 
   test('not committed: journals the pending change, says so on the console, reboots once; then reads the committed outcome', async () => {
-    write(EARLY_NETWORK_UNIT_PATH, '[Unit]\n');
     const { ctx, journal, logs } = await testContext(networkStep, { host, site, clock: fastClock() });
     assert.equal(await networkStep.check(ctx), false);
     // The stand-in's reboot returns and the node stays up: the step says the node did not restart.
@@ -53,7 +52,6 @@ describe('network step with the early phase', () => {
   });
 
   test('a failed attempt at boot is reported as attempt n of 3; the next start reboots for the next attempt; the third is a refusal', async () => {
-    write(EARLY_NETWORK_UNIT_PATH, '[Unit]\n');
     const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
     for (let n = 1; n <= 3; n++) {
       earlyPhaseRan({ phase: 'rolled-back', failures: n, lastFailure: 'ping 192.168.42.1: 100% packet loss' });
@@ -68,15 +66,21 @@ describe('network step with the early phase', () => {
   });
 
   test('a reboot that did not bring the early phase is not asked again: the office is called', async () => {
-    write(EARLY_NETWORK_UNIT_PATH, '[Unit]\n');
     const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
     await assert.rejects(networkStep.apply(ctx), /did not restart/);
+    write(BOOT_ID_FILE, 'a3a0f0d2-0d6e-4a38-9c55-2f8f1e0b7a11\n');
     await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof StepError && /not applied at boot/.test(e.message) && /office/i.test(e.remedy));
     assert.equal(reboots(), 1);
   });
 
+  test('the agent started again in the same boot (killed, or the reboot never came): the reboot is asked again, not the office', async () => {
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    await assert.rejects(networkStep.apply(ctx), /did not restart/);
+    await assert.rejects(networkStep.apply(ctx), /did not restart/);
+    assert.equal(reboots(), 2);
+  });
+
   test('refused by nmstate at boot: a refusal of the file, not a link problem', async () => {
-    write(EARLY_NETWORK_UNIT_PATH, '[Unit]\n');
     earlyPhaseRan({ phase: 'rolled-back', failures: 0, refused: true, lastFailure: 'nmstate refused the site network in spec.network (InvalidArgument: Ethernet interface eno9 does not exists)' });
     const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
     // A first run after a refusal with the step's record gone is a retry request: the count starts over.
@@ -88,7 +92,6 @@ describe('network step with the early phase', () => {
   // The fourteenth hostile re-test of issue 36 (N7): the boot's refusal was taken for a fresh offer of a refused config
   // (its count started over), and the run said the early phase had not run at all.
   test('refused at the boot the step asked for: said as the refusal, not as an early phase that did not run', async () => {
-    write(EARLY_NETWORK_UNIT_PATH, '[Unit]\n');
     const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
     await assert.rejects(networkStep.apply(ctx), /did not restart/);
     earlyPhaseRan({ phase: 'rolled-back', failures: 0, refused: true, lastFailure: 'nmstate refused the site network in spec.network (InvalidArgument: Ethernet interface eno9 does not exists)' });
