@@ -7,13 +7,13 @@ import { R } from '../cluster/resources';
 import { MASTER_POOL, mcpBaseline, readBaseline, type MachineConfigPool } from '../steps/rollouts';
 import { poolBlockers } from '../steps/settle/conditions';
 import type { Host } from '../host/host';
-import { systemctl } from '../host/systemctl';
+import { agentUnits, systemctl } from '../host/systemctl';
 import { StepError } from '../engine/step';
 import { factoryKeysAtPrepare } from '../steps/ssh-key';
 import { factoryPasswordAtPrepare } from '../steps/kubeadmin';
 import { factoryMachineConfigsAtPrepare } from '../steps/factory-machineconfigs';
 import { earlyKeysLeft, removeEarlyKeys } from '../steps/ssh-early';
-import { BASELINE_FILE, DEFAULT_DROP_DIR, DONE_MARKER, RENEW_TIMER, EARLY_NETWORK_UNIT, EARLY_NETWORK_UNIT_PATH, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES, UNIT_NAME } from '../paths';
+import { BASELINE_FILE, DEFAULT_DROP_DIR, DONE_MARKER, RENEW_TIMER, FACTORY_ADMIN_KUBECONFIG, INVENTORY_ROW_FILE, NODE_KEY_FILE, NODE_PUBLIC_KEY_FILE, STATE_FILES } from '../paths';
 import { generateNodeKeyPair, publicKeyOf, SealedFileError } from '../siteconfig/sealed';
 import { mediaTrustLine, readMediaTrust } from '../siteconfig/signature';
 import { createHash } from 'node:crypto';
@@ -344,7 +344,7 @@ export async function prepare(opts: PrepareOptions): Promise<PrepareResult> {
     actions.push({ id: 'baseline', description: `record the factory baseline in ${BASELINE_FILE}`, apply: () => host.writeFileAtomic(BASELINE_FILE, `${JSON.stringify(baseline, null, 2)}\n`, 0o644) });
   }
   // The early network phase (src/network/early.ts) is armed with the agent: before prepare it has nothing to do.
-  const units = (await host.exists(EARLY_NETWORK_UNIT_PATH)) ? [UNIT_NAME, EARLY_NETWORK_UNIT] : [UNIT_NAME];
+  const units = await agentUnits(host);
   actions.push({
     id: 'enable-agent',
     description: `systemctl enable ${units.join(' ')}`,

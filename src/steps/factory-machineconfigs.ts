@@ -62,7 +62,7 @@ function refuseChanged(recorded: Recorded, now: Recorded, skip: (name: string) =
     `the MachineConfig ${since.join(', ')} was added or changed since prepare recorded the factory's: the machine-config operator applies it at every next site, whatever it holds (a file can give a login)`,
     'Nothing at the node changes this: call the office.',
     false,
-    { office: `delete it (oc delete machineconfig ${since.join(' ')}) or restore the factory's, then ${then}; to keep it for every site, move the record aside (mv ${at} ${at}.bad) and run prepare again` },
+    { office: `delete it (oc delete machineconfig ${since.join(' ')}; for one a controller generated, what it comes from: its ownerReferences name it) or restore the factory's, then ${then}; to keep it for every site, move the record aside (mv ${at} ${at}.bad) and run prepare again` },
   );
 }
 
@@ -77,12 +77,17 @@ export async function factoryMachineConfigsAtPrepare(host: Host, stateDir: strin
 
 /**
  * For step api, where the factory recorded them: one added after `prepare` re-armed the node is refused before the run
- * changes anything in the cluster (the nineteenth). Not the ones this site-config's own extra manifests write (a re-run
- * finds them), nor those compared by name alone (a re-run finds the controllers' of its own manifests too).
+ * changes anything in the cluster (the nineteenth). Not the ones this site-config's own extra manifests replace whole (a
+ * re-run finds them; one merged into is compared: what it merges into may hold the last site's files, the twentieth, X6),
+ * nor a controller's not recorded by content (a re-run finds the controllers' of its own manifests too; a recorded one
+ * that now carries the mark is compared: anyone can write it, X7).
  */
 export async function refuseChangedMachineConfigs(host: Host, stateDir: string, mcs: KubeObject[], ownManifests: string[]): Promise<void> {
   const recorded = await readRecord(host, stateDir);
   if (!recorded) return;
   const now = present(mcs);
-  refuseChanged(recorded, now, (name) => ownManifests.includes(name) || now[name] === '', 'restart the service', stateDir);
+  refuseChanged(recorded, now, (name) => ownManifests.includes(name) || (now[name] === '' && !recorded[name]), 'restart the service', stateDir);
 }
+
+/** Read first by step ssh-early: a damaged record stops the run before the network moves (the twentieth, X1). */
+export const recordedMachineConfigs = readRecord;

@@ -3,7 +3,7 @@
 // disables itself (seed 001). Marker before disable: a power cut between them leaves an enabled unit that
 // systemd will not start again (the condition), never a second run.
 import { CommandError } from '../host/command-error';
-import { systemctl, unitQuery } from '../host/systemctl';
+import { agentUnits, systemctl, unitQuery } from '../host/systemctl';
 import { DONE_MARKER, RENEW_TIMER, STATE_FILES, UNIT_NAME } from '../paths';
 import { writeDoneMarker } from '../engine/done-marker';
 import { closeRelocation } from '../engine/relocation-end';
@@ -69,12 +69,13 @@ export const finishStep: Step = {
     // After the marker: a power cut before it resumes this run, which still needs its records; one right after it is
     // closed by the next start (runner.ts reportAlreadyDone).
     await closeRelocation(ctx.host, ctx.stateDir);
+    const units = await agentUnits(ctx.host);
     try {
-      await systemctl(ctx.host, ['disable', UNIT_NAME], 60_000);
-      ctx.changed({ kind: 'unit', target: UNIT_NAME, action: 'disable' });
+      await systemctl(ctx.host, ['disable', ...units], 60_000);
+      ctx.changed({ kind: 'unit', target: units.join(', '), action: 'disable' });
     } catch (e) {
       if (!(e instanceof CommandError)) throw e;
-      ctx.warn(`could not disable ${UNIT_NAME} (${e.detail}); the done marker ${DONE_MARKER} keeps it from running again`);
+      ctx.warn(`could not disable ${units.join(', ')} (${e.detail}); the done marker ${DONE_MARKER} keeps them from running again`);
     }
     await shown;
   },

@@ -24,6 +24,7 @@ import { StepError, type Change, type Step, type StepContext } from '../engine/s
 import { notInPlace } from './not-in-place';
 import { recordedPassword } from './kubeadmin';
 import { recordedKeys } from './ssh-key';
+import { recordedMachineConfigs } from './factory-machineconfigs';
 
 const USER = 'core';
 /** Relative to core's home; the name says whose it is. */
@@ -66,7 +67,7 @@ const EARLIER = "an earlier site's early SSH keys, which no longer log in";
 async function pending(ctx: StepContext): Promise<{ file: string; content: string; change?: Change } | undefined> {
   // The records of the factory's logins are read first: a damaged one stops the run here, with the network as it was,
   // not at its step once the node has moved (the seventeenth hostile re-test of issue 36, M3).
-  await Promise.all([recordedKeys(ctx.host, ctx.stateDir), recordedPassword(ctx.host, ctx.stateDir)]);
+  await Promise.all([recordedKeys(ctx.host, ctx.stateDir), recordedPassword(ctx.host, ctx.stateDir), recordedMachineConfigs(ctx.host, ctx.stateDir)]);
   const ssh = ctx.site.resolved.ssh;
   // Without spec.ssh, early keys left by an earlier site's run that never finished go before anything else (the
   // fifteenth hostile re-test of issue 36: store A's key still logged in while store B's run failed at its network).

@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import { stringify } from 'yaml';
 import { R } from '../../../src/cluster/resources';
 import type { KubeObject } from '../../../src/cluster/types';
 import { runAtNextStore, signedSiteConfigFiles, siteConfigFor, inScenario, startScenario, type Scenario } from '../../support/scenario';
@@ -219,6 +221,44 @@ test("a damaged record of kubeadmin's password stops the run before the network,
 
 // The nineteenth: a MachineConfig added after prepare re-armed the node (a key file, here) went to the next store, since
 // only prepare compared the pool's MachineConfigs with the factory's.
+// The twentieth hostile re-test of issue 36: a factory MachineConfig recorded by its content, changed at store A (a key
+// file), passed step api when store A also wrote the controller's annotation on it (X7), or when store B's own signed
+// manifest merged into it (X6). Both are refused, and a damaged record stops the run before the network (X1).
+for (const dodge of ['a copied controller annotation', "the next store's signed manifest merged into it"] as const) {
+  test(`a factory MachineConfig changed at the last store is refused by step api, even with ${dodge}`, () =>
+    inScenario(async (s) => {
+      const role = 'machineconfiguration.openshift.io/role';
+      const spec = { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: '/etc/office.conf', contents: { source: 'data:,office' }, mode: 420 }] } } };
+      const pool = (s.sim.store.list(R.machineConfigs) as KubeObject[]).filter((m) => m.metadata?.labels?.[role] === 'master' && m.metadata.name !== '99-master-ssh');
+      mkdirSync(path.join(s.node.root, 'var/lib/sno-reconfigure'), { recursive: true });
+      const hash = createHash('sha256').update(JSON.stringify(spec)).digest('hex');
+      writeFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/machineconfigs-factory.json'), JSON.stringify({ ...Object.fromEntries(pool.map((m) => [m.metadata!.name!, ''])), '50-master-office': hash }));
+      const keyFile = { path: '/home/core/.ssh/authorized_keys.d/storea', contents: { source: 'data:,ssh-ed25519%20AAAA%20storeA' }, mode: 384 };
+      const annotations: Record<string, string> = dodge === 'a copied controller annotation' ? { 'machineconfiguration.openshift.io/generated-by-controller-version': 'storea-1' } : {};
+      s.sim.store.create(R.machineConfigs, { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '50-master-office', labels: { [role]: 'master' }, annotations }, spec: { config: { ...spec.config, storage: { files: [...spec.config.storage.files, keyFile] } } } });
+      const merge = { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '50-master-office', labels: { [role]: 'master' }, annotations: { 'lca.openshift.io/apply-type': 'merge' } }, spec: { kernelArguments: ['nosmt'] } };
+      const manifests = dodge === 'a copied controller annotation' ? {} : { extraManifestFiles: ['mc.yaml'] };
+      const files = { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { settleStability: '2s' }, ...manifests } }), ...(dodge === 'a copied controller annotation' ? {} : { 'mc.yaml': stringify(merge) }) };
+      s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, files));
+      const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+      assert.notEqual(res.code, 0, res.stdout.slice(-3000));
+      assert.ok(res.logs.some((l) => l.step === 'api' && /the MachineConfig 50-master-office was added or changed since prepare recorded the factory's/.test(l.msg)), res.stdout.slice(-3000));
+      assert.ok(!res.logs.some((l) => l.step === 'domain' || l.step === 'manifests'), 'the cluster was not changed');
+    }));
+}
+
+test("a damaged record of the pool's MachineConfigs stops the run at its first step, before the network", () =>
+  inScenario(async (s) => {
+    mkdirSync(path.join(s.node.root, 'var/lib/sno-reconfigure'), { recursive: true });
+    writeFileSync(path.join(s.node.root, 'var/lib/sno-reconfigure/machineconfigs-factory.json'), 'garbage');
+    s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, { 'site-config.yaml': siteConfigFor(s.sim) }));
+    const res = await s.run(['--once'], { timeoutMs: 15 * 60_000 });
+    assert.notEqual(res.code, 0);
+    assert.ok(res.logs.some((l) => l.step === 'ssh-early' && l.level === 'error' && /machineconfigs-factory\.json/.test(l.msg)), res.stdout.slice(-3000));
+    assert.deepEqual(s.node.calls('systemctl').filter((c) => c.args[0] === 'reboot'), [], 'no reboot for the network');
+    assert.deepEqual(s.node.nmstateHistory(), []);
+  }));
+
 test("a MachineConfig added after prepare recorded the factory's is refused by step api, before the cluster changes", () =>
   inScenario(async (s) => {
     const role = 'machineconfiguration.openshift.io/role';
@@ -232,5 +272,5 @@ test("a MachineConfig added after prepare recorded the factory's is refused by s
     assert.notEqual(res.code, 0);
     assert.ok(res.logs.some((l) => l.step === 'api' && /the MachineConfig 53-master-plain was added or changed since prepare recorded the factory's/.test(l.msg)), res.stdout.slice(-3000));
     assert.ok(!res.logs.some((l) => l.step === 'domain'), 'the domain step never ran');
-    assert.match(res.stdout, /oc delete machineconfig 53-master-plain\)[^\n]*then restart the service/);
+    assert.match(res.stdout, /oc delete machineconfig 53-master-plain;[^\n]*then restart the service/);
   }));

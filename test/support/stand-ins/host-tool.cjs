@@ -87,10 +87,14 @@ async function runTool({ tool, args, env, stdin = '', cwd = process.cwd(), gone 
 
   async function holdIfAsked(verb) {
     const names = verb ? [`${tool}-${verb}`, tool] : [tool];
+    let held = false;
     while (names.some((n) => fs.existsSync(p('hold', n)))) {
+      held = true;
       if (gone()) exit(137);
       await new Promise((r) => setTimeout(r, 20));
     }
+    // A caller that died while the call was held never has it run (a killed process's nmstatectl commit).
+    if (held && gone()) exit(137);
   }
 
   function copyDir(from, to) {
