@@ -10,7 +10,6 @@ import { checkAgainstCluster } from '../siteconfig/cluster-check';
 import { readKubeadminState } from './kubeadmin';
 import { refuseOtherCoreLoginsEarly } from './ssh-key';
 import { refuseChangedMachineConfigs } from './factory-machineconfigs';
-import { APPLY_TYPE } from '../siteconfig/manifests';
 import { poolMachineConfigs } from './rollouts';
 import { retryOn, type Backoff } from '../util/backoff';
 
@@ -121,7 +120,9 @@ export const apiStep: Step = {
     // MachineConfig added after prepare re-armed the node (the nineteenth).
     const mcs = await poolMachineConfigs(await ctx.cluster());
     await refuseOtherCoreLoginsEarly(ctx, mcs);
-    await refuseChangedMachineConfigs(ctx.host, ctx.stateDir, mcs, (ctx.site.resolved.extraManifests ?? []).filter((m) => m.object.kind === 'MachineConfig' && m.object.metadata.annotations?.[APPLY_TYPE] !== 'merge').map((m) => m.object.metadata.name));
+    // The machine-config operator's own kind only: another group's MachineConfig is no MachineConfig of the pool (the
+    // twenty-first re-test, F2).
+    await refuseChangedMachineConfigs(ctx.host, ctx.stateDir, mcs, (ctx.site.resolved.extraManifests ?? []).filter((m) => m.object.kind === 'MachineConfig' && m.object.apiVersion.startsWith(`${R.machineConfigs.group}/`)).map((m) => m.object.metadata.name));
     const node = await (await ctx.cluster()).get<V1Node & KubeObject>(R.nodes, ctx.facts.nodeName ?? '');
     if (!node) ctx.warn(`the cluster has no Node named "${ctx.facts.nodeName}" yet; kubelet will register it`);
   },

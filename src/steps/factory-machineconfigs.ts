@@ -77,16 +77,17 @@ export async function factoryMachineConfigsAtPrepare(host: Host, stateDir: strin
 
 /**
  * For step api, where the factory recorded them: one added after `prepare` re-armed the node is refused before the run
- * changes anything in the cluster (the nineteenth). Not the ones this site-config's own extra manifests replace whole (a
- * re-run finds them; one merged into is compared: what it merges into may hold the last site's files, the twentieth, X6),
- * nor a controller's not recorded by content (a re-run finds the controllers' of its own manifests too; a recorded one
- * that now carries the mark is compared: anyone can write it, X7).
+ * changes anything in the cluster (the nineteenth). Not a new one this site-config's own extra manifests write, nor a new
+ * controller's (a re-run finds them, and the controllers' of its own manifests). One the factory recorded by content is
+ * always compared, whatever the run's manifests or its marks say: a manifest merged into it, or one that replaces it but
+ * leaves fields it does not name, keeps what the last site added (the twentieth and twenty-first re-tests, X6, F1), and
+ * anyone can write a controller's mark (X7).
  */
 export async function refuseChangedMachineConfigs(host: Host, stateDir: string, mcs: KubeObject[], ownManifests: string[]): Promise<void> {
   const recorded = await readRecord(host, stateDir);
   if (!recorded) return;
   const now = present(mcs);
-  refuseChanged(recorded, now, (name) => ownManifests.includes(name) || (now[name] === '' && !recorded[name]), 'restart the service', stateDir);
+  refuseChanged(recorded, now, (name) => !recorded[name] && (ownManifests.includes(name) || now[name] === ''), 'restart the service', stateDir);
 }
 
 /** Read first by step ssh-early: a damaged record stops the run before the network moves (the twentieth, X1). */

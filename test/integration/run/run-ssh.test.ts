@@ -221,10 +221,11 @@ test("a damaged record of kubeadmin's password stops the run before the network,
 
 // The nineteenth: a MachineConfig added after prepare re-armed the node (a key file, here) went to the next store, since
 // only prepare compared the pool's MachineConfigs with the factory's.
-// The twentieth hostile re-test of issue 36: a factory MachineConfig recorded by its content, changed at store A (a key
-// file), passed step api when store A also wrote the controller's annotation on it (X7), or when store B's own signed
-// manifest merged into it (X6). Both are refused, and a damaged record stops the run before the network (X1).
-for (const dodge of ['a copied controller annotation', "the next store's signed manifest merged into it"] as const) {
+// The twentieth and twenty-first hostile re-tests of issue 36: a factory MachineConfig recorded by its content, changed
+// at store A (a key file), passed step api when store A also wrote the controller's annotation on it (X7), or when
+// store B's own signed manifest merged into it (X6) or replaced it with the factory's content (F1: the manifests step
+// keeps fields a manifest does not name). All are refused, and a damaged record stops the run before the network (X1).
+for (const dodge of ['a copied controller annotation', "the next store's signed manifest merged into it", "the next store's signed manifest replacing it"] as const) {
   test(`a factory MachineConfig changed at the last store is refused by step api, even with ${dodge}`, () =>
     inScenario(async (s) => {
       const role = 'machineconfiguration.openshift.io/role';
@@ -236,7 +237,9 @@ for (const dodge of ['a copied controller annotation', "the next store's signed 
       const keyFile = { path: '/home/core/.ssh/authorized_keys.d/storea', contents: { source: 'data:,ssh-ed25519%20AAAA%20storeA' }, mode: 384 };
       const annotations: Record<string, string> = dodge === 'a copied controller annotation' ? { 'machineconfiguration.openshift.io/generated-by-controller-version': 'storea-1' } : {};
       s.sim.store.create(R.machineConfigs, { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '50-master-office', labels: { [role]: 'master' }, annotations }, spec: { config: { ...spec.config, storage: { files: [...spec.config.storage.files, keyFile] } } } });
-      const merge = { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '50-master-office', labels: { [role]: 'master' }, annotations: { 'lca.openshift.io/apply-type': 'merge' } }, spec: { kernelArguments: ['nosmt'] } };
+      const merge = dodge.endsWith('replacing it')
+        ? { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '50-master-office', labels: { [role]: 'master' } }, spec }
+        : { apiVersion: 'machineconfiguration.openshift.io/v1', kind: 'MachineConfig', metadata: { name: '50-master-office', labels: { [role]: 'master' }, annotations: { 'lca.openshift.io/apply-type': 'merge' } }, spec: { kernelArguments: ['nosmt'] } };
       const manifests = dodge === 'a copied controller annotation' ? {} : { extraManifestFiles: ['mc.yaml'] };
       const files = { 'site-config.yaml': siteConfigFor(s.sim, { extraSpec: { timeouts: { settleStability: '2s' }, ...manifests } }), ...(dodge === 'a copied controller annotation' ? {} : { 'mc.yaml': stringify(merge) }) };
       s.node.attachVolume('sdb1', 'SITE-CONFIG', signedSiteConfigFiles(s.node.root, files));
