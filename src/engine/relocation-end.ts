@@ -13,9 +13,11 @@ const runRecords = (stateDir: string): string[] => [STATE_FILES.dropDirRenames, 
 /**
  * The records of one relocation, which `prepare` removes when it re-arms the node: the run's, and the network committed
  * with the early phase's record (both say committed: the next site's network, the same on paper — a DHCP template —
- * would be skipped as in place, the eleventh and twelfth re-tests).
+ * would be skipped as in place, the eleventh and twelfth re-tests). The early record first: a prepare cut off between
+ * the two must not leave it saying committed without the digest beside it, which the early phase trusts and the run
+ * does not (the twenty-first re-test, F3).
  */
-export const relocationRecords = (stateDir: string): string[] => [...runRecords(stateDir), committedFile(stateDir), desiredStateFile(stateDir), earlyRecordFile(stateDir)];
+export const relocationRecords = (stateDir: string): string[] => [...runRecords(stateDir), earlyRecordFile(stateDir), committedFile(stateDir), desiredStateFile(stateDir)];
 
 export async function closeRelocation(host: Host, stateDir: string): Promise<void> {
   for (const file of runRecords(stateDir)) await host.remove(file);

@@ -82,10 +82,11 @@ async function finishCommitted(ctx: StepContext): Promise<void> {
       { office: `the store's DNS must answer ${apiInt!.key.replace(/^resolve /, '')} with this node's address, or the node must be prepared again with its node-local DNS` },
     );
   }
-  data.phase = 'committed';
-  await ctx.save();
   const { held, named } = await heldAddresses(ctx);
   await publishSiteNames(ctx, named);
+  // After the names: a run cut off before this finds the step to do again, names and all (F4).
+  data.phase = 'committed';
+  await ctx.save();
   const rec = await readEarlyRecord(ctx.host, ctx.stateDir);
   if (rec?.digest === desiredDigest(net.nmstate)) await writeEarlyRecord(ctx, { ...rec, reported: true });
   const where = siteUplink(net.nmstate)?.name ?? interfaceNames(net.nmstate).join(', ');
@@ -138,7 +139,8 @@ async function applyAtBoot(ctx: StepContext): Promise<void> {
   }
   const rebootFor = `${digest}:${mine?.failures ?? 0}`;
   const boot = (await ctx.host.readTextIfExists(BOOT_ID_FILE))?.trim();
-  if (data.rebootFor === rebootFor && data.rebootFrom !== boot) {
+  // A boot ID that cannot be read is no proof of the same boot: the office, not a reboot at every start (F6).
+  if (data.rebootFor === rebootFor && (boot === undefined || data.rebootFrom !== boot)) {
     throw new StepError('the node restarted, but the site network was not applied at boot (sno-reconfigure-network.service did not run or did not finish)', 'Call the office: they read `journalctl -b -u sno-reconfigure-network` on the console.', false);
   }
   // The early phase keeps the known good there: a file in its place stops the run now, not the phase at boot.

@@ -65,10 +65,15 @@ export async function siteNamesInPlace(ctx: StepContext, actual?: string): Promi
   return !names || (await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === names.text;
 }
 
+/**
+ * Writes them and restarts the node-local DNS, also when the file already holds them: a run cut off between the write
+ * and the restart left them unread (the twenty-first hostile re-test of issue 36, F4).
+ */
 export async function publishSiteNames(ctx: StepContext, actual?: string): Promise<void> {
   const names = await siteNames(ctx, actual);
-  if (!names || (await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === names.text) return;
-  await ctx.host.writeFileAtomic(SITE_NAMES_CONF, names.text, 0o644);
+  if (!names) return;
+  const written = (await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === names.text;
+  if (!written) await ctx.host.writeFileAtomic(SITE_NAMES_CONF, names.text, 0o644);
   // Whichever dnsmasq runs (ours, or assisted-service's dnsmasq.service) reads it on restart.
   try {
     await systemctl(ctx.host, ['try-restart', LOCAL_DNS_UNIT, 'dnsmasq.service'], 60_000);
@@ -76,7 +81,7 @@ export async function publishSiteNames(ctx: StepContext, actual?: string): Promi
     if (!(e instanceof CommandError)) throw e;
     ctx.log.warn(`could not restart the node-local DNS (${e.detail})`);
   }
-  ctx.changed({ kind: 'file', target: SITE_NAMES_CONF, action: 'write', detail: `api.${names.domain} and *.apps.${names.domain} → ${names.address} in the node-local DNS` });
+  if (!written) ctx.changed({ kind: 'file', target: SITE_NAMES_CONF, action: 'write', detail: `api.${names.domain} and *.apps.${names.domain} → ${names.address} in the node-local DNS` });
 }
 
 /**

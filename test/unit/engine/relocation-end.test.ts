@@ -32,3 +32,8 @@ test('a finished run forgets the drop directory\'s renames and the steps\' recor
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('prepare removes the early phase\'s record before the committed digest: cut off between them, nothing says committed without the digest (the twenty-first hostile re-test of issue 36, F3)', () => {
+  const names = relocationRecords('/s').map((f) => path.basename(f));
+  assert.ok(names.indexOf('network-early.json') < names.indexOf('network-committed.sha256'), names.join(', '));
+});

@@ -4,12 +4,13 @@
 // (attempt n of 3), refused — and a reboot that did not bring the phase is not asked again.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { LocalHost } from '../../../src/host/host';
 import { networkStep } from '../../../src/steps/network';
 import { ConfigRejectedError, StepError } from '../../../src/engine/step';
-import { BOOT_ID_FILE } from '../../../src/paths';
+import { BOOT_ID_FILE, KUBELET_BOOTSTRAP_KUBECONFIG } from '../../../src/paths';
+import { INSTALLED_NAMES_CONF, LOCAL_DNS_UNIT, clusterRecords, dnsmasqRecords } from '../../../src/render/local-dns';
 import { committedFile, desiredDigest, earlyRecordFile } from '../../../src/network/early';
 import { standInNodeEachTest, type StandInNode } from '../../support/standin-host';
 import { fastClock, siteOf, testContext } from '../../support/step-context';
@@ -71,6 +72,32 @@ describe('network step with the early phase', () => {
     write(BOOT_ID_FILE, 'a3a0f0d2-0d6e-4a38-9c55-2f8f1e0b7a11\n');
     await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof StepError && /not applied at boot/.test(e.message) && /office/i.test(e.remedy));
     assert.equal(reboots(), 1);
+  });
+
+  test('a boot ID that cannot be read is no proof of the same boot: the office is called, not a reboot at every start', async () => {
+    rmSync(path.join(node.root, BOOT_ID_FILE));
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    await assert.rejects(networkStep.apply(ctx), /did not restart/);
+    await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof StepError && /not applied at boot/.test(e.message));
+    assert.equal(reboots(), 1);
+  });
+
+  test('cut off after the site names were written, before the node-local DNS restarted: the next start restarts it', async () => {
+    write(KUBELET_BOOTSTRAP_KUBECONFIG, 'apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: https://api-int.sno1.factory.example.com:6443\n');
+    write(`/etc/systemd/system/${LOCAL_DNS_UNIT}`, '[Unit]\n');
+    write(INSTALLED_NAMES_CONF, dnsmasqRecords('installed names', clusterRecords('sno1.factory.example.com', '192.168.42.10', true)));
+    write(committedFile(STATE), `${desiredDigest(NMSTATE)}\n`);
+    earlyPhaseRan({ phase: 'committed', failures: 0 });
+    const restarts = () => node.calls('systemctl').filter((c) => c.args[0] === 'try-restart').length;
+    await networkStep.apply((await testContext(networkStep, { host, site, clock: fastClock() })).ctx);
+    assert.equal(restarts(), 1);
+    // The kill: the names are on disk, the restart and the saves after it never happened.
+    earlyPhaseRan({ phase: 'committed', failures: 0 });
+    rmSync(path.join(node.root, STATE, 'journal.json'));
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    assert.equal(await networkStep.check(ctx), false);
+    await networkStep.apply(ctx);
+    assert.equal(restarts(), 2, 'the node-local DNS is restarted to read the names');
   });
 
   test('the agent started again in the same boot (killed, or the reboot never came): the reboot is asked again, not the office', async () => {
