@@ -85,9 +85,11 @@ export interface EarlyOptions {
  */
 const NMSTATE_OWNS_BR_EX = '/etc/nmstate/openshift/applied';
 
+export const nmstateOwnsBrEx = (host: Host) => host.exists(NMSTATE_OWNS_BR_EX);
+
 /** Why the site's state cannot be applied on this node (uplink.ts refusalsAgainst), and a br-ex that is nmstate's. */
 export async function refusalsOnNode(host: Host, state: NmState, topo: Topology, early?: { defaultRouteVia: string | undefined }): Promise<Refusal[]> {
-  const owned = (await host.exists(NMSTATE_OWNS_BR_EX))
+  const owned = (await nmstateOwnsBrEx(host))
     ? [{ message: `this node's ${BR_EX} was set up by nmstate at install (OpenShift 4.16 and later), which the agent cannot move onto the site network`, remedy: 'Call the office: this node needs its site network set another way; nothing was changed.' }]
     : [];
   return [...owned, ...refusalsAgainst(state, topo, early)];

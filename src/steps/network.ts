@@ -19,7 +19,7 @@ import { retryNetworkCommand } from '../host/banner';
 import { NEW_MEDIA } from '../util/remedy';
 import { BOOT_ID_FILE } from '../paths';
 import { BR_EX, parseTopology, type Topology } from '../network/topology';
-import { desiredDigest, isCommitted, knownGoodFile, nmstateConfigError, readEarlyRecord, refusalsOnNode, verifyWindows, earlyRecordFile } from '../network/early';
+import { desiredDigest, isCommitted, knownGoodFile, nmstateConfigError, nmstateOwnsBrEx, readEarlyRecord, refusalsOnNode, verifyWindows, earlyRecordFile } from '../network/early';
 import { configuredGateways, MAX_NETWORK_ATTEMPTS, type EarlyRecord } from '../network/early-state';
 import { siteUplink, staticAddresses } from '../network/uplink';
 
@@ -120,7 +120,10 @@ async function applyAtBoot(ctx: StepContext): Promise<void> {
   if (mine?.refused) {
     data.reportedFailures = mine.failures;
     await ctx.save();
-    throw new ConfigRejectedError(`${mine.lastFailure ?? 'nmstate refused the site network'}; nothing was kept and the node keeps its previous network`, 'Nothing at the node changes this: the site-config names the network for another server. If a second stick or image came for this node, try that one.', { office: `${NEW_MEDIA}: spec.network.nmstate must use this node's interface names (\`ip -br link\` on the node lists them)` });
+    const refusal = `${(mine.lastFailure ?? 'nmstate refused the site network').replace(/\.$/, '')}; nothing was kept and the node keeps its previous network`;
+    // A br-ex nmstate owns is the node's, not the file's: no new media helps (the twenty-first hostile re-test, F5).
+    if (await nmstateOwnsBrEx(ctx.host)) throw new StepError(refusal, 'Call the office: this node needs its site network set another way.', false);
+    throw new ConfigRejectedError(refusal, 'Nothing at the node changes this: the site-config names the network for another server. If a second stick or image came for this node, try that one.', { office: `${NEW_MEDIA}: spec.network.nmstate must use this node's interface names (\`ip -br link\` on the node lists them)` });
   }
   if (mine && mine.failures > (data.reportedFailures ?? 0)) {
     data.reportedFailures = mine.failures;

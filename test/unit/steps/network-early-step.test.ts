@@ -116,6 +116,14 @@ describe('network step with the early phase', () => {
     assert.equal(reboots(), 0);
   });
 
+  test('refused at boot because br-ex is nmstate\'s (4.16): a matter for the office, not for new media', async () => {
+    write('/etc/nmstate/openshift/applied', '');
+    earlyPhaseRan({ phase: 'rolled-back', failures: 0, refused: true, lastFailure: "this node's br-ex was set up by nmstate at install (OpenShift 4.16 and later), which the agent cannot move onto the site network. Call the office: this node needs its site network set another way; nothing was changed." });
+    const { ctx } = await testContext(networkStep, { host, site, clock: fastClock() });
+    (ctx.data as { reportedFailures?: number }).reportedFailures = 0;
+    await assert.rejects(networkStep.apply(ctx), (e: unknown) => e instanceof StepError && !(e instanceof ConfigRejectedError) && !e.retryable && /nothing was changed; nothing was kept/.test(e.message) && /^Call the office/.test(e.remedy));
+  });
+
   // The fourteenth hostile re-test of issue 36 (N7): the boot's refusal was taken for a fresh offer of a refused config
   // (its count started over), and the run said the early phase had not run at all.
   test('refused at the boot the step asked for: said as the refusal, not as an early phase that did not run', async () => {
