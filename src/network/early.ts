@@ -114,9 +114,12 @@ export async function readEarlyRecord(host: Host, stateDir: string): Promise<Ear
   return valid ? (r as unknown as EarlyRecord) : { digest: '', phase: 'applying', failures: 0 };
 }
 
+/** The record written whole (atomically): by the phase before each change, and by the run's step when it reports. */
+export const writeEarlyRecord = (host: Host, stateDir: string, rec: EarlyRecord) => host.writeFileAtomic(earlyRecordFile(stateDir), `${JSON.stringify(rec)}\n`, 0o600);
+
 async function journal(o: EarlyOptions, rec: EarlyRecord, phase: EarlyPhase): Promise<void> {
   rec.phase = phase;
-  await o.host.writeFileAtomic(earlyRecordFile(o.stateDir), `${JSON.stringify(rec)}\n`, 0o600);
+  await writeEarlyRecord(o.host, o.stateDir, rec);
 }
 
 /**

@@ -19,8 +19,8 @@ import { retryNetworkCommand } from '../host/banner';
 import { NEW_MEDIA } from '../util/remedy';
 import { BOOT_ID_FILE } from '../paths';
 import { BR_EX, parseTopology, type Topology } from '../network/topology';
-import { desiredDigest, isCommitted, knownGoodFile, nmstateConfigError, nmstateOwnsBrEx, readEarlyRecord, refusalsOnNode, verifyWindows, earlyRecordFile } from '../network/early';
-import { configuredGateways, MAX_NETWORK_ATTEMPTS, type EarlyRecord } from '../network/early-state';
+import { desiredDigest, isCommitted, knownGoodFile, nmstateConfigError, nmstateOwnsBrEx, readEarlyRecord, refusalsOnNode, verifyWindows, writeEarlyRecord } from '../network/early';
+import { configuredGateways, MAX_NETWORK_ATTEMPTS } from '../network/early-state';
 import { siteUplink, staticAddresses } from '../network/uplink';
 
 export { MAX_NETWORK_ATTEMPTS, nmstateConfigError, verifyWindows };
@@ -58,8 +58,6 @@ const internalOf = (ctx: StepContext) => ctx.facts.internalAddresses ?? [];
 /** How long the step waits for the reboot it asked for before saying the node did not restart. */
 const REBOOT_WAIT_MS = 600_000;
 
-const writeEarlyRecord = (ctx: StepContext, rec: EarlyRecord) => ctx.host.writeFileAtomic(earlyRecordFile(ctx.stateDir), `${JSON.stringify(rec)}\n`, 0o600);
-
 /** The addresses the node holds now besides its internal ones (the site's, static or leased), and the one its names get. */
 async function heldAddresses(ctx: StepContext): Promise<{ held: string[]; named?: string }> {
   const held = [...new Set((await currentAddresses(ctx.host)).filter((a) => !internalOf(ctx).some((i) => i.replace(/\/\d*$/, '') === a)))];
@@ -88,7 +86,7 @@ async function finishCommitted(ctx: StepContext): Promise<void> {
   data.phase = 'committed';
   await ctx.save();
   const rec = await readEarlyRecord(ctx.host, ctx.stateDir);
-  if (rec?.digest === desiredDigest(net.nmstate)) await writeEarlyRecord(ctx, { ...rec, reported: true });
+  if (rec?.digest === desiredDigest(net.nmstate)) await writeEarlyRecord(ctx.host, ctx.stateDir, { ...rec, reported: true });
   const where = siteUplink(net.nmstate)?.name ?? interfaceNames(net.nmstate).join(', ');
   ctx.changed({ kind: 'network', target: interfaceNames(net.nmstate).join(', '), action: 'apply', detail: `applied at boot on ${where} before configure-ovs, verified and committed${held.length ? `; the node holds ${held.join(', ')}` : ''}${resolved ? `; ${apiInt!.key}: ${resolved.detail}` : ''}` });
   ctx.log.info(`the site network on ${where} was applied at boot, verified and committed`);
@@ -114,7 +112,7 @@ async function applyAtBoot(ctx: StepContext): Promise<void> {
     // boot's refusal is the outcome to report (the fourteenth hostile re-test of issue 36 was told the phase never ran).
     mine.failures = 0;
     delete mine.refused;
-    await writeEarlyRecord(ctx, mine);
+    await writeEarlyRecord(ctx.host, ctx.stateDir, mine);
   }
   const office = `${NEW_MEDIA} if the address, gateway, VLAN or DNS servers in spec.network are wrong for this site`;
   if (mine?.refused) {

@@ -50,19 +50,23 @@ function clusterNameOf(ctx: StepContext, installed: InstalledNames | undefined):
  * The new domain's api and *.apps → the site address, in the node-local DNS (when the node has one). `actual` is
  * the address the node holds after the change (with DHCP the state names none: the lease on br-ex decides).
  */
-/** The site's names in the node-local DNS as they should be now, or undefined when the node has nothing to publish. */
-async function siteNames(ctx: StepContext, actual?: string): Promise<{ text: string; domain: string; address: string } | undefined> {
+/**
+ * The site's names in the node-local DNS as they should be now, and whether its file holds them already; undefined when
+ * the node has nothing to publish.
+ */
+async function siteNames(ctx: StepContext, actual?: string): Promise<{ text: string; domain: string; address: string; written: boolean } | undefined> {
   const cluster = clusterNameOf(ctx, await installedNames(ctx.host));
   const address = actual ?? siteAddress(ctx);
   if (!cluster || !address || !(await hasLocalDns(ctx.host))) return undefined;
   const domain = `${cluster}.${ctx.site.resolved.baseDomain}`;
-  return { text: dnsmasqRecords(`The new names of ${cluster} at this site, to the site address.`, clusterRecords(domain, address, false)), domain, address };
+  const text = dnsmasqRecords(`The new names of ${cluster} at this site, to the site address.`, clusterRecords(domain, address, false));
+  return { text, domain, address, written: (await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === text };
 }
 
 /** Whether the node-local DNS already answers the site's names as publishSiteNames would write them. */
 export async function siteNamesInPlace(ctx: StepContext, actual?: string): Promise<boolean> {
   const names = await siteNames(ctx, actual);
-  return !names || (await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === names.text;
+  return !names || names.written;
 }
 
 /**
@@ -72,8 +76,7 @@ export async function siteNamesInPlace(ctx: StepContext, actual?: string): Promi
 export async function publishSiteNames(ctx: StepContext, actual?: string): Promise<void> {
   const names = await siteNames(ctx, actual);
   if (!names) return;
-  const written = (await ctx.host.readTextIfExists(SITE_NAMES_CONF)) === names.text;
-  if (!written) await ctx.host.writeFileAtomic(SITE_NAMES_CONF, names.text, 0o644);
+  if (!names.written) await ctx.host.writeFileAtomic(SITE_NAMES_CONF, names.text, 0o644);
   // Whichever dnsmasq runs (ours, or assisted-service's dnsmasq.service) reads it on restart.
   try {
     await systemctl(ctx.host, ['try-restart', LOCAL_DNS_UNIT, 'dnsmasq.service'], 60_000);
@@ -81,7 +84,7 @@ export async function publishSiteNames(ctx: StepContext, actual?: string): Promi
     if (!(e instanceof CommandError)) throw e;
     ctx.log.warn(`could not restart the node-local DNS (${e.detail})`);
   }
-  if (!written) ctx.changed({ kind: 'file', target: SITE_NAMES_CONF, action: 'write', detail: `api.${names.domain} and *.apps.${names.domain} → ${names.address} in the node-local DNS` });
+  if (!names.written) ctx.changed({ kind: 'file', target: SITE_NAMES_CONF, action: 'write', detail: `api.${names.domain} and *.apps.${names.domain} → ${names.address} in the node-local DNS` });
 }
 
 /**
